@@ -1,0 +1,9 @@
+//! steadyhud: an implicit Vulkan layer that timestamps every present, keeps
+//! time-weighted frame-pacing metrics and draws them as a HUD; plus the
+//! library behind the `steadyhud` CLI.
+//!
+//! Data flow: present hook (`layer`) → lock-free ring → analysis thread →
+//! [`metrics::Rolling`] (HUD) and session log; the CLI reads logs through
+//! `formats` and the same [`metrics`] functions.
+
+pub mod metrics;
