@@ -7,3 +7,6 @@
 //! `formats` and the same [`metrics`] functions.
 
 pub mod metrics;
+pub mod config;
+pub mod hud;
+pub mod live;

@@ -1,0 +1,46 @@
+//! Live statistics handed from the analysis thread to the HUD.
+//!
+//! The analysis thread builds a fresh [`LiveStats`] a few times a second and
+//! [`LiveCell::publish`]es it; the present path takes the latest with
+//! [`LiveCell::latest`], which only clones an `Arc` under a lock that is never
+//! held for longer than that clone.
+
+use crate::metrics::Summary;
+use std::sync::{Arc, Mutex};
+
+/// What the HUD draws: the rolling metrics and the recent frame times.
+#[derive(Clone, Debug, Default)]
+pub struct LiveStats {
+    /// METRICS.md values over the rolling window (`None` before two presents).
+    pub summary: Option<Summary>,
+    /// Length of the rolling window, seconds.
+    pub window_s: f64,
+    /// Frame times of the graph span in ms, oldest first.
+    pub recent_ms: Vec<f32>,
+    /// Stutter flag of each entry of `recent_ms` (METRICS.md rule over the window).
+    pub recent_stutter: Vec<bool>,
+    /// Duration of the newest frame, ms.
+    pub last_frame_ms: f32,
+    /// Timestamps the present hook could not queue because the ring was full.
+    pub ring_overflows: u64,
+}
+
+/// Single-slot mailbox for the newest [`LiveStats`].
+#[derive(Default)]
+pub struct LiveCell {
+    slot: Mutex<Arc<LiveStats>>,
+}
+
+impl LiveCell {
+    /// Replaces the published stats.
+    pub fn publish(&self, stats: LiveStats) {
+        let stats = Arc::new(stats);
+        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+        *slot = stats;
+    }
+
+    /// The newest published stats.
+    pub fn latest(&self) -> Arc<LiveStats> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
