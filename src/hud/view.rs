@@ -243,22 +243,34 @@ impl View {
         let bar_w = w / slots as f32;
         let shown = stats.recent_ms.len().min(slots);
         let skip = stats.recent_ms.len() - shown;
-        let frames = stats.recent_ms[skip..].iter().enumerate();
-        for (i, &ms) in frames {
-            let stutter = stats.recent_stutter.get(skip + i).copied().unwrap_or(false);
-            let bx0 = x1 - (shown - i) as f32 * bar_w;
-            let bx1 = (bx0 + bar_w - if bar_w >= 3.0 { 1.0 } else { 0.0 }).max(bx0 + 1.0);
-            let color = if stutter { p.stutter } else { p.bar };
-            draw.add_rect([bx0, y_of(ms)], [bx1, y1], color).filled(true).build();
-            if stutter {
-                draw.add_rect([bx0, y0], [bx1.max(bx0 + 2.0 * self.scale), y0 + tick], color)
-                    .filled(true)
-                    .build();
-            }
+        let frames = || {
+            stats.recent_ms[skip..].iter().enumerate().map(|(i, &ms)| {
+                let stutter = stats.recent_stutter.get(skip + i).copied().unwrap_or(false);
+                (x1 - (shown - i) as f32 * bar_w, ms, stutter)
+            })
+        };
+        let gap = if bar_w >= 3.0 { 1.0 } else { 0.0 };
+        for (bx0, ms, _) in frames().filter(|f| !f.2) {
+            let bx1 = (bx0 + bar_w - gap).max(bx0 + 1.0);
+            draw.add_rect([bx0, y_of(ms)], [bx1, y1], p.bar).filled(true).build();
+        }
+        // Stutters on top, at least 2 px (scaled) wide with a tick above the
+        // graph area, so one frame stays visible when frames are thinner
+        // than a pixel.
+        let sw = (bar_w - gap).max(2.0 * self.scale);
+        for (bx0, ms, _) in frames().filter(|f| f.2) {
+            let bx0 = bx0.min(x1 - sw);
+            draw.add_rect([bx0, y_of(ms)], [bx0 + sw, y1], p.stutter).filled(true).build();
+            draw.add_rect([bx0 - self.scale, y0], [bx0 + sw + self.scale, y0 + tick], p.stutter)
+                .filled(true)
+                .build();
         }
         if target_ms > 0.0 {
-            let y = y_of(target_ms).round();
-            draw.add_line([x0, y], [x1, y], p.target).thickness(self.scale.max(1.0)).build();
+            // A filled rect on whole pixels: crisp at any scale (an
+            // anti-aliased line would blend into two rows).
+            let t = self.scale.round().max(1.0);
+            let y = (y_of(target_ms) - t / 2.0).round();
+            draw.add_rect([x0, y], [x1, y + t], p.target).filled(true).build();
         }
     }
 }
