@@ -10,3 +10,4 @@ pub mod metrics;
 pub mod config;
 pub mod hud;
 pub mod live;
+pub mod layer;
