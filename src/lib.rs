@@ -11,3 +11,4 @@ pub mod config;
 pub mod hud;
 pub mod live;
 pub mod layer;
+pub mod cli;
