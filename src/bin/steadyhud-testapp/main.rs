@@ -1,0 +1,326 @@
+//! `steadyhud-testapp`: a real Vulkan application (ash, X11 window, swapchain)
+//! that presents frames on a scripted schedule, so tests know the ground
+//! truth the steadyhud layer must capture.
+//!
+//! Data flow per schedule point: acquire → submit the pre-recorded band
+//! pattern → sleep until the absolute schedule point → vkQueuePresentKHR.
+
+mod error;
+mod gpu;
+mod pacing;
+mod pattern;
+mod target;
+mod x11;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use ash::vk;
+use clap::{Parser, ValueEnum};
+
+use error::Error;
+use gpu::{Gpu, Instance};
+use pacing::Schedule;
+use pattern::Pattern;
+use target::{PresentOutcome, Ready, SwapchainWish, Target};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    /// VK_FORMAT_B8G8R8A8_UNORM
+    Unorm,
+    /// VK_FORMAT_B8G8R8A8_SRGB
+    Srgb,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PresentModeArg {
+    Fifo,
+    Immediate,
+    Mailbox,
+}
+
+/// Presents frames into real X11 windows following a pacing script.
+///
+/// The app presents 1 + (number of frames in the pattern) times at each
+/// swapchain; the gap between consecutive presents follows the pattern
+/// (absolute schedule: sleep, then spin the last 1.5 ms). Prints
+/// `testapp: presented N frames` (N = number of vkQueuePresentKHR calls) on exit.
+#[derive(Parser, Debug)]
+#[command(name = "steadyhud-testapp", version)]
+struct Args {
+    /// Pacing script: comma-separated GAP[*COUNT], GAP in ns/us/ms/s (ms if
+    /// no unit), e.g. "16.6ms*300,120ms*1,16.6ms*300".
+    #[arg(long, conflicts_with = "frames")]
+    pattern: Option<String>,
+    /// Shorthand for a constant pattern of N frames at --interval.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Gap used by --frames (and by the default pattern).
+    #[arg(long, default_value = "16.6ms")]
+    interval: String,
+    /// Keep presenting the last pattern entry for S extra seconds.
+    #[arg(long, value_name = "S")]
+    hold: Option<f64>,
+    /// Window (and swapchain) size.
+    #[arg(long, default_value = "320x240", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Number of windows/swapchains.
+    #[arg(long, default_value_t = 1)]
+    swapchains: u32,
+    /// Present all swapchains with ONE vkQueuePresentKHR call per schedule
+    /// point (default: one call per swapchain, in turn).
+    #[arg(long)]
+    multi_present: bool,
+    /// Present from T threads, each with its own window and swapchain
+    /// (implies --swapchains T); the queue is shared behind a lock.
+    #[arg(long, default_value_t = 1, value_name = "T")]
+    threads: u32,
+    /// Before present number FRAME (0-based), resize every window to WxH and
+    /// recreate its swapchain. Repeatable.
+    #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
+    resize_at: Vec<(u64, (u32, u32))>,
+    /// Swapchain image format.
+    #[arg(long, value_enum, default_value = "unorm")]
+    format: FormatArg,
+    /// Swapchain present mode.
+    #[arg(long, value_enum, default_value = "immediate")]
+    present_mode: PresentModeArg,
+    /// Do not sleep between presents (soak / overhead runs).
+    #[arg(long)]
+    uncapped: bool,
+    /// Return from main without destroying the device, instance or windows.
+    #[arg(long)]
+    no_destroy: bool,
+    /// Print `testapp: present K` after every schedule point (K = present
+    /// calls so far), flushed, for tests that kill the app mid-run.
+    #[arg(long)]
+    progress: bool,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("`{s}` is not WxH"))?;
+    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
+    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
+    if w == 0 || h == 0 || w > 16384 || h > 16384 {
+        return Err(format!("size `{s}` out of range 1..16384"));
+    }
+    Ok((w, h))
+}
+
+fn parse_resize(s: &str) -> Result<(u64, (u32, u32)), String> {
+    let (f, size) = s.split_once(':').ok_or_else(|| format!("`{s}` is not FRAME:WxH"))?;
+    let f: u64 = f.parse().map_err(|_| format!("bad frame number in `{s}`"))?;
+    Ok((f, parse_size(size)?))
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("testapp: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Total vkQueuePresentKHR calls, across threads.
+static PRESENT_CALLS: AtomicU64 = AtomicU64::new(0);
+
+fn build_pattern(args: &Args) -> Result<Pattern, Error> {
+    let mut p = match (&args.pattern, args.frames) {
+        (Some(text), _) => Pattern::parse(text).map_err(|e| Error::Usage(format!("--pattern: {e}")))?,
+        (None, frames) => {
+            let one = Pattern::parse(&args.interval).map_err(|e| Error::Usage(format!("--interval: {e}")))?;
+            if one.entries.len() != 1 || one.entries[0].count != 1 {
+                return Err(Error::Usage("--interval takes one duration, e.g. 16.6ms".into()));
+            }
+            Pattern::constant(one.entries[0].gap, frames.unwrap_or(300))
+        }
+    };
+    if let Some(s) = args.hold {
+        if !(s.is_finite() && s >= 0.0) {
+            return Err(Error::Usage(format!("--hold {s}: seconds must be >= 0")));
+        }
+        p.hold(Duration::from_secs_f64(s));
+    }
+    Ok(p)
+}
+
+fn run(args: &Args) -> Result<(), Error> {
+    let pattern = build_pattern(args)?;
+    if args.threads == 0 || args.swapchains == 0 {
+        return Err(Error::Usage("--swapchains and --threads must be at least 1".into()));
+    }
+    if args.threads > 1 && args.multi_present {
+        return Err(Error::Usage("--threads and --multi-present cannot be combined".into()));
+    }
+    let windows_n = args.swapchains.max(args.threads);
+    let (width, height) = args.size;
+
+    let display = x11::Display::open()?;
+    let mut windows = Vec::new();
+    for i in 0..windows_n {
+        let x = (i * (width + 8)) as i32;
+        windows.push(display.create_window(x, 0, width, height, &format!("steadyhud-testapp {i}"))?);
+    }
+    let inst = Instance::new(&display)?;
+    let mut surfaces = Vec::new();
+    for w in &windows {
+        surfaces.push(inst.create_surface(&display, w)?);
+    }
+    let gpu = Gpu::new(&inst, &surfaces)?;
+    let wish = SwapchainWish {
+        format: match args.format {
+            FormatArg::Unorm => vk::Format::B8G8R8A8_UNORM,
+            FormatArg::Srgb => vk::Format::B8G8R8A8_SRGB,
+        },
+        present_mode: match args.present_mode {
+            PresentModeArg::Fifo => vk::PresentModeKHR::FIFO,
+            PresentModeArg::Immediate => vk::PresentModeKHR::IMMEDIATE,
+            PresentModeArg::Mailbox => vk::PresentModeKHR::MAILBOX,
+        },
+        width,
+        height,
+    };
+    let mut targets = Vec::new();
+    for &s in &surfaces {
+        targets.push(Target::new(&inst, &gpu, s, wish)?);
+    }
+    eprintln!(
+        "testapp: device {:?}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted",
+        gpu.device_name,
+        targets.len(),
+        targets[0].extent.width,
+        targets[0].extent.height,
+        wish.format,
+        wish.present_mode,
+        pattern.frames()
+    );
+
+    let ctx = LoopCtx { args, inst: &inst, gpu: &gpu, display: &display, pattern: &pattern };
+    let late = if args.threads > 1 {
+        let mut results = Vec::new();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = targets
+                .chunks_mut(1)
+                .zip(windows.chunks(1))
+                .map(|(t, w)| {
+                    let ctx = &ctx;
+                    scope.spawn(move || ctx.present_loop(t, w))
+                })
+                .collect();
+            for h in handles {
+                results.push(h.join().unwrap_or_else(|_| Err(Error::Unsupported("present thread panicked".into()))));
+            }
+        });
+        let mut late = (0, Duration::ZERO);
+        for r in results {
+            let (n, worst) = r?;
+            late = (late.0 + n, late.1.max(worst));
+        }
+        late
+    } else {
+        ctx.present_loop(&mut targets, &windows)?
+    };
+
+    if late.0 > 0 {
+        eprintln!(
+            "testapp: warning: {} present(s) started more than 2 ms late (worst {:.1} ms)",
+            late.0,
+            late.1.as_secs_f64() * 1e3
+        );
+    }
+    let per: Vec<String> = targets.iter().map(|t| t.presented.to_string()).collect();
+    let recreations: u64 = targets.iter().map(|t| t.recreations).sum();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
+    let _ = writeln!(out, "testapp: swapchain recreations {recreations}");
+    let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
+    let _ = out.flush();
+    drop(out);
+
+    if args.no_destroy {
+        // Leave main with the device and instance alive, as some games do.
+        std::process::exit(0);
+    }
+    gpu.wait_idle()?;
+    for t in targets {
+        let s = t.destroy(&gpu);
+        inst.destroy_surface(s);
+    }
+    gpu.destroy();
+    inst.destroy();
+    for w in windows {
+        display.destroy_window(w);
+    }
+    Ok(())
+}
+
+struct LoopCtx<'a> {
+    args: &'a Args,
+    inst: &'a Instance,
+    gpu: &'a Gpu,
+    display: &'a x11::Display,
+    pattern: &'a Pattern,
+}
+
+impl LoopCtx<'_> {
+    /// Presents every target at each schedule point; returns (late presents,
+    /// worst lateness).
+    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<(u64, Duration), Error> {
+        let args = self.args;
+        let mut gaps = self.pattern.gaps();
+        let mut schedule = Schedule::new(Instant::now());
+        let mut ready: Vec<Ready> = Vec::with_capacity(targets.len());
+        let mut outcomes: Vec<PresentOutcome> = Vec::with_capacity(targets.len());
+        let total = self.pattern.frames() + 1;
+        for k in 0..total {
+            for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == k) {
+                for (t, win) in targets.iter_mut().zip(windows) {
+                    self.display.resize(win, *w, *h);
+                    t.wish.width = *w;
+                    t.wish.height = *h;
+                    t.recreate(self.inst, self.gpu)?;
+                }
+            }
+            ready.clear();
+            for t in targets.iter_mut() {
+                ready.push(t.render(self.inst, self.gpu)?);
+            }
+            if k == 0 {
+                // The schedule starts at the first present.
+                schedule = Schedule::new(Instant::now());
+            } else if let Some(gap) = gaps.next() {
+                schedule.advance(gap);
+                if !args.uncapped {
+                    schedule.wait();
+                }
+            }
+            outcomes.clear();
+            if args.multi_present {
+                let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
+                outcomes.extend(target::present(self.gpu, &mut refs, &ready)?);
+                PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+            } else {
+                for (t, r) in targets.iter_mut().zip(&ready) {
+                    outcomes.extend(target::present(self.gpu, &mut [t], std::slice::from_ref(r))?);
+                    PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            for (t, o) in targets.iter_mut().zip(&outcomes) {
+                if *o == PresentOutcome::Recreate {
+                    t.recreate(self.inst, self.gpu)?;
+                }
+            }
+            if args.progress {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "testapp: present {}", PRESENT_CALLS.load(Ordering::Relaxed));
+                let _ = out.flush();
+            }
+        }
+        Ok((schedule.late, schedule.worst_late))
+    }
+}

@@ -1,0 +1,61 @@
+//! Waiting for the next point of the absolute present schedule: sleep most of
+//! the way, spin the last stretch so the present lands within microseconds.
+
+use std::time::{Duration, Instant};
+
+/// How long before the deadline we stop sleeping and start spinning.
+const SPIN: Duration = Duration::from_micros(1500);
+
+/// The absolute schedule of presents: point k = start + sum of the first k gaps.
+/// Absolute (not relative to the previous present) so lateness never
+/// accumulates into drift.
+pub struct Schedule {
+    next: Instant,
+    /// Presents that started more than 2 ms after their scheduled point.
+    pub late: u64,
+    /// The largest lateness seen.
+    pub worst_late: Duration,
+}
+
+impl Schedule {
+    /// Starts the schedule at `start` (the first present).
+    pub fn new(start: Instant) -> Schedule {
+        Schedule { next: start, late: 0, worst_late: Duration::ZERO }
+    }
+
+    /// Advances the schedule by `gap`; returns the new deadline.
+    pub fn advance(&mut self, gap: Duration) -> Instant {
+        self.next += gap;
+        self.next
+    }
+
+    /// Blocks until the current deadline (sleep, then spin).
+    pub fn wait(&mut self) {
+        let now = Instant::now();
+        if now > self.next {
+            let late = now - self.next;
+            if late > Duration::from_millis(2) {
+                self.late += 1;
+            }
+            self.worst_late = self.worst_late.max(late);
+            return;
+        }
+        sleep_until(self.next);
+    }
+}
+
+/// Sleeps until `deadline`, spinning for the final [`SPIN`].
+pub fn sleep_until(deadline: Instant) {
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            return;
+        }
+        let left = deadline - now;
+        if left > SPIN {
+            std::thread::sleep(left - SPIN);
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
