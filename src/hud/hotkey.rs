@@ -54,6 +54,12 @@ impl Hotkey {
     /// Parses `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`) and
     /// opens the X display named by `$DISPLAY`.
     pub fn new(combo: &str) -> Result<Hotkey, HotkeyError> {
+        let display = std::env::var("DISPLAY").unwrap_or_default();
+        Hotkey::on_display(combo, &display)
+    }
+
+    /// Like [`Hotkey::new`] on the X display `display_name` (e.g. `:1`).
+    pub fn on_display(combo: &str, display_name: &str) -> Result<Hotkey, HotkeyError> {
         let names = parse_combo(combo)?;
         // SAFETY: loading the system libX11 runs its (trivial) initialisers.
         let lib = unsafe { libloading::Library::new("libX11.so.6") }
@@ -68,14 +74,15 @@ impl Hotkey {
                 *lib.get::<XQueryKeymapFn>(b"XQueryKeymap\0").map_err(HotkeyError::NoLibX11)?,
             )
         };
-        let display_name = std::env::var("DISPLAY").unwrap_or_default();
         if display_name.is_empty() {
             return Err(HotkeyError::NoDisplay("$DISPLAY unset".to_string()));
         }
-        // SAFETY: NULL asks Xlib to use $DISPLAY.
-        let display = unsafe { open(std::ptr::null()) };
+        let c_name = CString::new(display_name)
+            .map_err(|_| HotkeyError::NoDisplay(display_name.to_string()))?;
+        // SAFETY: a NUL-terminated display name.
+        let display = unsafe { open(c_name.as_ptr()) };
         if display.is_null() {
-            return Err(HotkeyError::NoDisplay(display_name));
+            return Err(HotkeyError::NoDisplay(display_name.to_string()));
         }
         let mut hotkey = Hotkey {
             display,
@@ -152,16 +159,21 @@ fn parse_combo(combo: &str) -> Result<Vec<String>, HotkeyError> {
     Ok(names)
 }
 
-/// Spellings to try for a key name: as written, then with the first letter
-/// upper-cased (`shift_R` → `Shift_R`), then all upper-case (`f12` → `F12`).
+/// Spellings to try for a key name: as written, then each `_`-separated
+/// part capitalised (`control_l` → `Control_L`, `page_up` → `Page_Up`, `f12` →
+/// `F12`), then all lower-case (`A` → `a`).
 fn candidates(name: &str) -> Vec<String> {
-    let mut out = vec![name.to_string()];
-    let mut chars = name.chars();
-    if let Some(first) = chars.next() {
-        out.push(first.to_uppercase().chain(chars).collect());
-    }
-    out.push(name.to_uppercase());
-    out
+    let titled: Vec<String> = name
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            match chars.next() {
+                Some(first) => first.to_uppercase().chain(chars).collect(),
+                None => String::new(),
+            }
+        })
+        .collect();
+    vec![name.to_string(), titled.join("_"), name.to_lowercase()]
 }
 
 #[cfg(test)]
@@ -177,7 +189,9 @@ mod tests {
 
     #[test]
     fn candidates_fix_case() {
-        assert_eq!(candidates("shift_R"), vec!["shift_R", "Shift_R", "SHIFT_R"]);
-        assert!(candidates("f12").contains(&"F12".to_string()));
+        assert_eq!(candidates("shift_R")[1], "Shift_R");
+        assert_eq!(candidates("control_l")[1], "Control_L");
+        assert_eq!(candidates("f12")[1], "F12");
+        assert_eq!(candidates("A")[2], "a");
     }
 }
