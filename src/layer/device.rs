@@ -109,7 +109,7 @@ pub(crate) unsafe extern "system" fn create_device(
         let inst = find_instance(dispatch_key(physical_device)).or_else(super::only_instance)?;
         let (gipa, gdpa) = loader::take_device_link(&*info)?;
         let create: vk::PFN_vkCreateDevice =
-            std::mem::transmute_copy(&gipa(inst.handle, b"vkCreateDevice\0".as_ptr() as *const c_char)?);
+            std::mem::transmute_copy(&gipa(inst.handle, c"vkCreateDevice".as_ptr())?);
         Some((inst, gdpa, create))
     });
     let Some((inst, gdpa, create)) = linked else {

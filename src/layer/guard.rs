@@ -75,7 +75,7 @@ fn injected_site() -> Option<Site> {
 }
 
 /// Panics once per process at `site` when `STEADYHUD_TEST_PANIC` names it.
-#[inline]
+#[track_caller]
 pub fn inject(site: Site) {
     static FIRED: AtomicBool = AtomicBool::new(false);
     if injected_site() == Some(site) && !FIRED.swap(true, Ordering::Relaxed) {
