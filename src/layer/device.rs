@@ -58,6 +58,17 @@ impl DeviceData {
         })
     }
 
+    /// The HUD view for a present on `queue`: when that queue is in the HUD's
+    /// (graphics) family the HUD submits right there, on the queue the app
+    /// is presenting on and thus not using from another thread.
+    pub fn hud_for_present(&self, queue: vk::Queue) -> Option<HudDevice<'_>> {
+        let mut hd = self.hud()?;
+        if self.queues.iter().any(|&(q, f)| q == queue && f == hd.graphics_family) {
+            hd.graphics_queue = queue;
+        }
+        Some(hd)
+    }
+
     /// Family of a queue the app created (the HUD's family when unknown).
     pub fn family_of(&self, queue: vk::Queue) -> u32 {
         self.queues

@@ -157,7 +157,7 @@ unsafe fn before_present(dev: &DeviceData, queue: vk::Queue, info: &vk::PresentI
     if !HUD_VISIBLE.load(Ordering::Relaxed) {
         return None;
     }
-    let hd = dev.hud()?;
+    let hd = dev.hud_for_present(queue)?;
     let family = dev.family_of(queue);
     let app_wait = slice(info.p_wait_semaphores, info.wait_semaphore_count);
     // Several swapchains in one present: chain the HUD draws, each waiting on
