@@ -15,9 +15,9 @@ const MS: u64 = 1_000_000;
 fn duration() -> impl Strategy<Value = u64> {
     prop_oneof![
         4 => prop::sample::select(vec![10 * MS, 16_666_667, 20 * MS, 33_333_333, 6_944_444]),
-        4 => (5 * MS..40 * MS),
-        1 => (40 * MS..400 * MS),
-        1 => (1u64..2_000_000),
+        4 => 5 * MS..40 * MS,
+        1 => 40 * MS..400 * MS,
+        1 => 1u64..2_000_000,
     ]
 }
 
@@ -225,9 +225,9 @@ proptest! {
     fn stk_matches_scan_over_every_f(
         // ≥ 1 ms so that the reference scans at most ~1000 targets.
         d in prop::collection::vec(prop_oneof![
-            3 => (1 * MS..40 * MS),
+            3 => MS..40 * MS,
             1 => prop::sample::select(vec![10 * MS, 16_666_667, 20 * MS, 25 * MS]),
-            1 => (40 * MS..1500 * MS),
+            1 => 40 * MS..1500 * MS,
         ], 1..40),
     ) {
         let s = summarize(&d, &Options::default()).unwrap();

@@ -12,7 +12,7 @@
 //! take the OSC percentiles by selection.
 
 use super::sorted::SortedDurations;
-use super::stutter::{self, FrameShape, HALF_WINDOW, WINDOW};
+use super::stutter::{self, FrameShape, WindowShapes, HALF_WINDOW, WINDOW};
 use super::{assemble, Options, Summary};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -188,24 +188,26 @@ impl Rolling {
         SortedDurations::from_sorted(sorted)
     }
 
-    /// Every frame's shape over the current window, oldest first.
-    fn shapes(&self) -> Vec<FrameShape> {
+    /// Every frame's shape over the current window, oldest first: interior
+    /// frames' are stored, the clipped edge frames' recomputed.
+    fn shapes(&self) -> WindowShapes {
         let n = self.slots.len();
         let slots = &self.slots;
         let theta = self.opts.stutter_threshold;
-        (0..n)
-            .map(|i| {
-                slots[i]
-                    .interior
-                    .unwrap_or_else(|| stutter::shape_at(|k| slots[k].d, i, n, theta))
-            })
-            .collect()
+        let mut out = WindowShapes::with_capacity(n);
+        for (i, slot) in slots.iter().enumerate() {
+            out.push(
+                slot.interior
+                    .unwrap_or_else(|| stutter::shape_at(|k| slots[k].d, i, n, theta)),
+            );
+        }
+        out
     }
 
     /// Stutter flag of each frame of the window, oldest first (the rule
     /// applied to the window as a session, as in `summary().stutter_frames`).
     pub fn stutter_flags(&self) -> Vec<bool> {
-        self.shapes().iter().map(|s| s.stutter).collect()
+        flags_of(&self.shapes().stutter_frames, self.slots.len())
     }
 
     /// `summarize(&self.frames(), opts)`, computed incrementally.
@@ -213,18 +215,23 @@ impl Rolling {
         if self.slots.is_empty() {
             return None;
         }
-        Some(assemble(&self.sorted(), &self.shapes()))
+        Some(assemble(&self.sorted(), self.shapes()))
     }
 
     /// [`Rolling::summary`] and [`Rolling::stutter_flags`] from one pass.
     pub fn summary_and_flags(&self) -> Option<(Summary, Vec<bool>)> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let shapes = self.shapes();
-        let flags = shapes.iter().map(|s| s.stutter).collect();
-        Some((assemble(&self.sorted(), &shapes), flags))
+        let summary = self.summary()?;
+        let flags = flags_of(&summary.stutter_frames, self.slots.len());
+        Some((summary, flags))
     }
+}
+
+fn flags_of(stutter_frames: &[usize], n: usize) -> Vec<bool> {
+    let mut flags = vec![false; n];
+    for &i in stutter_frames {
+        flags[i] = true;
+    }
+    flags
 }
 
 #[cfg(test)]
