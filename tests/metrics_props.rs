@@ -70,12 +70,13 @@ fn check_rolling(
         let from_summary: Vec<usize> =
             flags.iter().enumerate().filter(|(_, &f)| f).map(|(i, _)| i).collect();
         prop_assert_eq!(from_summary, exact.map(|s| s.stutter_frames).unwrap_or_default());
+        prop_assert_eq!(r.sorted().stk_curve(150), stk_curve(&all[start..], 150));
     }
     Ok(())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 160, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
     fn rolling_equals_exact_small_windows(
@@ -89,7 +90,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
     fn rolling_equals_exact_long_sequences(

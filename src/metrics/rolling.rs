@@ -162,6 +162,21 @@ impl Rolling {
         self.slots.is_empty()
     }
 
+    /// The window length given to [`Rolling::new`], ns.
+    pub fn window_ns(&self) -> u64 {
+        self.window_ns
+    }
+
+    /// The frame cap given to [`Rolling::new`].
+    pub fn max_frames(&self) -> usize {
+        self.max_frames
+    }
+
+    /// The options the window is judged with.
+    pub fn options(&self) -> Options {
+        self.opts
+    }
+
     /// Frames pushed since creation.
     pub fn pushed(&self) -> u64 {
         self.pushed
