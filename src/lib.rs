@@ -10,3 +10,6 @@ pub mod metrics;
 pub mod config;
 pub mod hud;
 pub mod live;
+pub mod formats;
+pub mod session_log;
+pub mod cli;

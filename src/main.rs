@@ -12,10 +12,13 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Analyse a frame-time log (steadyhud, PresentMon, CapFrameX/OCAT, MangoHud, plain ms).
+    Analyze(steadyhud::cli::analyze::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Analyze(a) => steadyhud::cli::analyze::run(a),
     }
 }

@@ -1,0 +1,3 @@
+//! The `steadyhud` subcommands, one module each (main.rs only dispatches).
+
+pub mod analyze;
