@@ -226,18 +226,14 @@ fn run(args: &Args) -> Result<(), Error> {
         ctx.present_loop(&mut targets, &windows)?
     };
 
-    if late.0 > 0 {
-        eprintln!(
-            "testapp: warning: {} present(s) started more than 2 ms late (worst {:.1} ms)",
-            late.0,
-            late.1.as_secs_f64() * 1e3
-        );
-    }
     let per: Vec<String> = targets.iter().map(|t| t.presented.to_string()).collect();
     let recreations: u64 = targets.iter().map(|t| t.recreations).sum();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
     let _ = writeln!(out, "testapp: swapchain recreations {recreations}");
+    // How far the app itself missed its script (the ground truth tests trust):
+    // presents that started more than 2 ms after their schedule point.
+    let _ = writeln!(out, "testapp: late presents {} worst {:.3} ms", late.0, late.1.as_secs_f64() * 1e3);
     let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
     let _ = out.flush();
     drop(out);
