@@ -389,7 +389,8 @@ impl RunOutput {
         self.stdout.lines().find_map(|l| {
             let rest = l.strip_prefix("testapp: late presents ")?;
             let (n, worst) = rest.split_once(" worst ")?;
-            Some((n.parse().ok()?, worst.strip_suffix(" ms")?.parse().ok()?))
+            let (ms, _at) = worst.split_once(" ms")?;
+            Some((n.parse().ok()?, ms.parse().ok()?))
         })
     }
 

@@ -216,10 +216,12 @@ fn run(args: &Args) -> Result<(), Error> {
                 results.push(h.join().unwrap_or_else(|_| Err(Error::Unsupported("present thread panicked".into()))));
             }
         });
-        let mut late = (0, Duration::ZERO);
+        let mut late = (0, Duration::ZERO, Vec::new());
         for r in results {
-            let (n, worst) = r?;
-            late = (late.0 + n, late.1.max(worst));
+            let (n, worst, at) = r?;
+            late.0 += n;
+            late.1 = late.1.max(worst);
+            late.2.extend(at);
         }
         late
     } else {
@@ -233,7 +235,14 @@ fn run(args: &Args) -> Result<(), Error> {
     let _ = writeln!(out, "testapp: swapchain recreations {recreations}");
     // How far the app itself missed its script (the ground truth tests trust):
     // presents that started more than 2 ms after their schedule point.
-    let _ = writeln!(out, "testapp: late presents {} worst {:.3} ms", late.0, late.1.as_secs_f64() * 1e3);
+    let at: Vec<String> = late.2.iter().map(|k| k.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "testapp: late presents {} worst {:.3} ms at [{}]",
+        late.0,
+        late.1.as_secs_f64() * 1e3,
+        at.join(",")
+    );
     let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
     let _ = out.flush();
     drop(out);
@@ -265,8 +274,8 @@ struct LoopCtx<'a> {
 
 impl LoopCtx<'_> {
     /// Presents every target at each schedule point; returns (late presents,
-    /// worst lateness).
-    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<(u64, Duration), Error> {
+    /// worst lateness, first late present numbers).
+    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<(u64, Duration, Vec<u64>), Error> {
         let args = self.args;
         let mut gaps = self.pattern.gaps();
         let mut schedule = Schedule::new(Instant::now());
@@ -317,6 +326,6 @@ impl LoopCtx<'_> {
                 let _ = out.flush();
             }
         }
-        Ok((schedule.late, schedule.worst_late))
+        Ok((schedule.late, schedule.worst_late, schedule.late_at))
     }
 }
