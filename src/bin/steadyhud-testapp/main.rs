@@ -97,6 +97,11 @@ struct Args {
     /// calls so far), flushed, for tests that kill the app mid-run.
     #[arg(long)]
     progress: bool,
+    /// Print to stderr, per schedule point, the time spent acquiring and
+    /// submitting (render, includes the wait for the schedule) and inside
+    /// vkQueuePresentKHR.
+    #[arg(long)]
+    trace: bool,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -291,6 +296,7 @@ impl LoopCtx<'_> {
                     t.recreate(self.inst, self.gpu)?;
                 }
             }
+            let t_render = Instant::now();
             ready.clear();
             for t in targets.iter_mut() {
                 ready.push(t.render(self.inst, self.gpu)?);
@@ -304,6 +310,7 @@ impl LoopCtx<'_> {
                     schedule.wait();
                 }
             }
+            let t_present = Instant::now();
             outcomes.clear();
             if args.multi_present {
                 let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
@@ -319,6 +326,14 @@ impl LoopCtx<'_> {
                 if *o == PresentOutcome::Recreate {
                     t.recreate(self.inst, self.gpu)?;
                 }
+            }
+            if args.trace {
+                let done = Instant::now();
+                eprintln!(
+                    "testapp: trace present {k} render {:.3} ms present {:.3} ms",
+                    (t_present - t_render).as_secs_f64() * 1e3,
+                    (done - t_present).as_secs_f64() * 1e3
+                );
             }
             if args.progress {
                 let mut out = std::io::stdout().lock();
