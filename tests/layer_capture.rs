@@ -50,6 +50,7 @@ fn assert_same_metrics(a: &Summary, b: &Summary, what: &str) {
 
 #[test]
 fn scripted_stutters_are_captured_exactly() {
+    let _serial = serial();
     let h = Harness::new();
     h.assert_layer_inserted();
     let ideal = script_durations_ns(PATTERN);
@@ -125,6 +126,7 @@ fn scripted_stutters_are_captured_exactly() {
 
 #[test]
 fn sigkill_mid_run_leaves_a_csv_analyze_reads() {
+    let _serial = serial();
     let h = Harness::new();
     let out = run_killed_after(
         h.testapp(&["--frames", "1000", "--interval", "10ms", "--progress"]).layer(),

@@ -761,3 +761,10 @@ pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
         })
         .collect()
 }
+
+/// Serialises the timing-sensitive tests of one test binary: hold the guard
+/// for the whole test (a panicking holder does not poison it for the others).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
