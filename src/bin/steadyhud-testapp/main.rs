@@ -10,6 +10,7 @@ mod gpu;
 mod pacing;
 mod pattern;
 mod target;
+mod workload;
 mod x11;
 
 use std::io::Write;
@@ -81,6 +82,14 @@ struct Args {
     /// recreate its swapchain. Repeatable.
     #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
     resize_at: Vec<(u64, (u32, u32))>,
+    /// Right before present number FRAME, create N graphics pipelines (each
+    /// compiled anew): a shader-compile stutter on frame FRAME-1. Repeatable.
+    #[arg(long, value_name = "FRAME:N", value_parser = workload::parse_at)]
+    pipelines_at: Vec<(u64, u32)>,
+    /// Right before present number FRAME, allocate MIB MiB of device memory
+    /// (one vkAllocateMemory). Repeatable.
+    #[arg(long, value_name = "FRAME:MIB", value_parser = workload::parse_at)]
+    alloc_at: Vec<(u64, u32)>,
     /// Swapchain image format.
     #[arg(long, value_enum, default_value = "unorm")]
     format: FormatArg,
@@ -205,7 +214,14 @@ fn run(args: &Args) -> Result<(), Error> {
         pattern.frames()
     );
 
-    let ctx = LoopCtx { args, inst: &inst, gpu: &gpu, display: &display, pattern: &pattern };
+    let ctx = LoopCtx {
+        args,
+        inst: &inst,
+        gpu: &gpu,
+        display: &display,
+        pattern: &pattern,
+        leftovers: std::sync::Mutex::new(workload::Leftovers::default()),
+    };
     let late = if args.threads > 1 {
         let mut results = Vec::new();
         std::thread::scope(|scope| {
@@ -257,6 +273,7 @@ fn run(args: &Args) -> Result<(), Error> {
         std::process::exit(0);
     }
     gpu.wait_idle()?;
+    ctx.leftovers.into_inner().unwrap_or_else(|e| e.into_inner()).destroy(&gpu);
     for t in targets {
         let s = t.destroy(&gpu);
         inst.destroy_surface(s);
@@ -275,9 +292,38 @@ struct LoopCtx<'a> {
     gpu: &'a Gpu,
     display: &'a x11::Display,
     pattern: &'a Pattern,
+    /// Objects created by injected work, destroyed at exit.
+    leftovers: std::sync::Mutex<workload::Leftovers>,
 }
 
 impl LoopCtx<'_> {
+    /// Runs the `--pipelines-at` / `--alloc-at` work due before present `k`,
+    /// then shifts the schedule by the time it took.
+    fn inject_work(&self, k: u64, targets: &[Target], schedule: &mut Schedule) -> Result<(), Error> {
+        let args = self.args;
+        let work = args
+            .pipelines_at
+            .iter()
+            .filter(|(f, _)| *f == k)
+            .map(|(_, n)| workload::Work::Pipelines(*n))
+            .chain(args.alloc_at.iter().filter(|(f, _)| *f == k).map(|(_, n)| workload::Work::AllocMib(*n)));
+        let start = Instant::now();
+        let mut any = false;
+        for w in work {
+            any = true;
+            let mut left = self.leftovers.lock().unwrap_or_else(|e| e.into_inner());
+            left.run(self.gpu, targets[0].render_pass(), w)?;
+        }
+        if any {
+            let took = start.elapsed();
+            schedule.shift(took);
+            if args.trace {
+                eprintln!("testapp: trace work before present {k} took {:.3} ms", took.as_secs_f64() * 1e3);
+            }
+        }
+        Ok(())
+    }
+
     /// Presents every target at each schedule point; returns (late presents,
     /// worst lateness, first late present numbers).
     fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<(u64, Duration, Vec<u64>), Error> {
@@ -310,6 +356,7 @@ impl LoopCtx<'_> {
                     schedule.wait();
                 }
             }
+            self.inject_work(k, targets, &mut schedule)?;
             let t_present = Instant::now();
             outcomes.clear();
             if args.multi_present {

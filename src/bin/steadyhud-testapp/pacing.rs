@@ -33,6 +33,12 @@ impl Schedule {
         self.next
     }
 
+    /// Moves the rest of the schedule later by `d` (after injected work, so
+    /// the frames after it keep their scripted gaps).
+    pub fn shift(&mut self, d: Duration) {
+        self.next += d;
+    }
+
     /// Blocks until the current deadline (sleep, then spin).
     pub fn wait(&mut self) {
         let now = Instant::now();
