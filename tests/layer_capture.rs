@@ -160,3 +160,17 @@ fn leaving_main_without_destroy_still_writes_the_log_and_summary() {
     let s = summary_of(&log.summary_json(), "summary.json");
     assert_eq!(s.frames, 60);
 }
+
+#[test]
+fn layer_is_off_without_steadyhud_1_and_with_disable_steadyhud() {
+    let h = Harness::new();
+    let args = ["--frames", "10", "--interval", "5ms"];
+    // Positive control: with STEADYHUD=1 a log appears.
+    run(h.testapp(&args).layer()).assert_success("testapp with layer");
+    assert_eq!(h.session_logs().len(), 1, "STEADYHUD=1 wrote no log: {:?}", list_dir(&h.log_dir));
+    h.clear_logs();
+    run(&mut h.testapp(&args)).assert_success("testapp without STEADYHUD");
+    assert!(h.session_logs().is_empty(), "a log without STEADYHUD=1: {:?}", list_dir(&h.log_dir));
+    run(h.testapp(&args).layer().env("DISABLE_STEADYHUD", "1")).assert_success("testapp with DISABLE_STEADYHUD=1");
+    assert!(h.session_logs().is_empty(), "a log despite DISABLE_STEADYHUD=1: {:?}", list_dir(&h.log_dir));
+}
