@@ -529,7 +529,7 @@ impl Running {
     /// Waits for exit (SIGKILL and panic after [`RUN_TIMEOUT`]).
     pub fn wait(mut self) -> RunOutput {
         loop {
-            if let Some(_) = self.child.try_wait().expect("wait for child") {
+            if self.child.try_wait().expect("wait for child").is_some() {
                 break;
             }
             if self.start.elapsed() > RUN_TIMEOUT {
