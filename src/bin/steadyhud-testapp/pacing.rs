@@ -15,18 +15,28 @@ pub struct Schedule {
     pub late: u64,
     /// The largest lateness seen.
     pub worst_late: Duration,
+    /// Schedule index (present number after the first) of the first late presents.
+    pub late_at: Vec<u64>,
+    index: u64,
 }
 
 impl Schedule {
     /// Starts the schedule at `start` (the first present).
     pub fn new(start: Instant) -> Schedule {
-        Schedule { next: start, late: 0, worst_late: Duration::ZERO }
+        Schedule { next: start, late: 0, worst_late: Duration::ZERO, late_at: Vec::new(), index: 0 }
     }
 
     /// Advances the schedule by `gap`; returns the new deadline.
     pub fn advance(&mut self, gap: Duration) -> Instant {
         self.next += gap;
+        self.index += 1;
         self.next
+    }
+
+    /// Moves the rest of the schedule later by `d` (after injected work, so
+    /// the frames after it keep their scripted gaps).
+    pub fn shift(&mut self, d: Duration) {
+        self.next += d;
     }
 
     /// Blocks until the current deadline (sleep, then spin).
@@ -36,6 +46,9 @@ impl Schedule {
             let late = now - self.next;
             if late > Duration::from_millis(2) {
                 self.late += 1;
+                if self.late_at.len() < 16 {
+                    self.late_at.push(self.index);
+                }
             }
             self.worst_late = self.worst_late.max(late);
             return;

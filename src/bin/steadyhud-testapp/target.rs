@@ -312,6 +312,11 @@ impl Target {
         }
     }
 
+    /// The render pass the pattern is drawn with (pipelines made for it are compatible).
+    pub fn render_pass(&self) -> vk::RenderPass {
+        self.render_pass
+    }
+
     /// Recreates the swapchain (resize, out of date, suboptimal).
     pub fn recreate(&mut self, inst: &Instance, gpu: &Gpu) -> Result<(), Error> {
         gpu.wait_idle()?;
