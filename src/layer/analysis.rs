@@ -70,7 +70,8 @@ impl StreamAnalysis {
         match self.last_t {
             None => {
                 self.first_t = Some(t);
-                self.log.open(self.stream.id, SystemTime::now());
+                let ordinal = WINDOWS_OPENED.fetch_add(1, Ordering::Relaxed) + 1;
+                self.log.open(ordinal, SystemTime::now());
             }
             Some(prev) => {
                 let d = t - prev; // ring is strictly increasing (capture.rs)
@@ -188,12 +189,15 @@ struct Running {
 
 static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
 static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+/// Windows whose log was opened since the thread (re)started: names logs.
+static WINDOWS_OPENED: AtomicU64 = AtomicU64::new(0);
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn start() -> Running {
+    WINDOWS_OPENED.store(0, Ordering::Relaxed);
     let cfg = super::config();
     let opts = Options { stutter_threshold: cfg.stutter_threshold };
     let window_s = cfg.window_seconds;
