@@ -12,10 +12,19 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Install the layer for this user (implicit, enabled by STEADYHUD=1).
+    Install(steadyhud::cli::install::InstallArgs),
+    /// Remove the user-level layer installed by `steadyhud install`.
+    Uninstall(steadyhud::cli::install::UninstallArgs),
+    /// Run a program with the layer on, installed or not.
+    Run(steadyhud::cli::run::RunArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Install(a) => steadyhud::cli::install::run_install(a),
+        Command::Uninstall(a) => steadyhud::cli::install::run_uninstall(a),
+        Command::Run(a) => steadyhud::cli::run::run(a),
     }
 }
