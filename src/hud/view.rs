@@ -153,8 +153,9 @@ impl View {
         }
     }
 
-    /// Builds the HUD window for a display of `size` pixels.
-    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats) {
+    /// Builds the HUD window for a display of `size` pixels; returns the
+    /// window's rectangle `[x0, y0, x1, y1]` (the only pixels it touches).
+    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats) -> [f32; 4] {
         let margin = 10.0 * self.scale;
         let (pos, pivot) = match self.position {
             Position::TopLeft => ([margin, margin], [0.0, 0.0]),
@@ -173,7 +174,12 @@ impl View {
             .position(pos, Condition::Always)
             .position_pivot(pivot)
             .flags(flags)
-            .build(|| self.contents(ui, stats));
+            .build(|| {
+                self.contents(ui, stats);
+                let (p, s) = (ui.window_pos(), ui.window_size());
+                [p[0], p[1], p[0] + s[0], p[1] + s[1]]
+            })
+            .unwrap_or([0.0; 4])
     }
 
     fn contents(&mut self, ui: &Ui, stats: &LiveStats) {
