@@ -726,40 +726,19 @@ impl Harness {
     }
 }
 
-/// Frame durations (ns) logged in a steadyhud session CSV, in row order.
-///
-/// Reads the header for a duration column (`*_ns` preferred, `*_ms` scaled);
-/// lines starting with `#` or `//` are comments.
+/// Frame durations (ns) logged in a steadyhud session CSV, in row order,
+/// read with the crate's own session-log reader (`steadyhud::formats`, which
+/// ignores a cut-off last line). Panics, naming file, line and column, if
+/// the file is not a steadyhud session log.
 pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
-    let text = std::fs::read_to_string(csv).unwrap_or_else(|e| panic!("read {}: {e}", csv.display()));
-    let mut rows = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("//"));
-    let header: Vec<String> = rows
-        .next()
-        .unwrap_or_else(|| panic!("{} has no header", csv.display()))
-        .split(',')
-        .map(|h| h.trim().to_ascii_lowercase())
-        .collect();
-    let find = |names: &[&str]| names.iter().find_map(|n| header.iter().position(|h| h == n));
-    let (col, scale) = if let Some(c) = find(&["frame_ns", "duration_ns", "frametime_ns", "frame_time_ns"]) {
-        (c, 1.0)
-    } else if let Some(c) = find(&["frame_ms", "duration_ms", "frametime_ms", "frame_time_ms", "msbetweenpresents"]) {
-        (c, 1e6)
-    } else {
-        panic!("{}: no frame duration column in header {header:?}", csv.display())
+    let opts = steadyhud::formats::ReadOptions {
+        format: Some(steadyhud::formats::Format::SteadyHud),
+        ..Default::default()
     };
-    rows.enumerate()
-        .map(|(i, l)| {
-            let cell = l.split(',').nth(col).unwrap_or_else(|| panic!("{} row {}: short row {l:?}", csv.display(), i + 1));
-            let v: f64 = cell
-                .trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("{} row {}: bad duration {cell:?}", csv.display(), i + 1));
-            (v * scale).round() as u64
-        })
-        .collect()
+    match steadyhud::formats::read_path(csv, &opts) {
+        Ok(log) => log.durations_ns,
+        Err(e) => panic!("{} is not a readable steadyhud session log: {e}", csv.display()),
+    }
 }
 
 /// Serialises the timing-sensitive tests of one test binary: hold the guard

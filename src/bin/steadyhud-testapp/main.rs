@@ -111,6 +111,12 @@ struct Args {
     /// vkQueuePresentKHR.
     #[arg(long)]
     trace: bool,
+    /// Write the CLOCK_MONOTONIC ns taken right before each
+    /// vkQueuePresentKHR call to FILE, one per line (`# thread T` lines
+    /// separate threads): what the app really presented, to compare with
+    /// what the layer captured.
+    #[arg(long, value_name = "FILE")]
+    timestamps: Option<std::path::PathBuf>,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -222,7 +228,7 @@ fn run(args: &Args) -> Result<(), Error> {
         pattern: &pattern,
         leftovers: std::sync::Mutex::new(workload::Leftovers::default()),
     };
-    let late = if args.threads > 1 {
+    let reports: Vec<LoopReport> = if args.threads > 1 {
         let mut results = Vec::new();
         std::thread::scope(|scope| {
             let handles: Vec<_> = targets
@@ -237,17 +243,16 @@ fn run(args: &Args) -> Result<(), Error> {
                 results.push(h.join().unwrap_or_else(|_| Err(Error::Unsupported("present thread panicked".into()))));
             }
         });
-        let mut late = (0, Duration::ZERO, Vec::new());
-        for r in results {
-            let (n, worst, at) = r?;
-            late.0 += n;
-            late.1 = late.1.max(worst);
-            late.2.extend(at);
-        }
-        late
+        results.into_iter().collect::<Result<_, _>>()?
     } else {
-        ctx.present_loop(&mut targets, &windows)?
+        vec![ctx.present_loop(&mut targets, &windows)?]
     };
+    let late = reports.iter().map(|r| r.late).sum::<u64>();
+    let worst = reports.iter().map(|r| r.worst).max().unwrap_or_default();
+    let late_at: Vec<u64> = reports.iter().flat_map(|r| r.late_at.iter().copied()).collect();
+    if let Some(path) = &args.timestamps {
+        write_timestamps(path, &reports)?;
+    }
 
     let per: Vec<String> = targets.iter().map(|t| t.presented.to_string()).collect();
     let recreations: u64 = targets.iter().map(|t| t.recreations).sum();
@@ -256,12 +261,11 @@ fn run(args: &Args) -> Result<(), Error> {
     let _ = writeln!(out, "testapp: swapchain recreations {recreations}");
     // How far the app itself missed its script (the ground truth tests trust):
     // presents that started more than 2 ms after their schedule point.
-    let at: Vec<String> = late.2.iter().map(|k| k.to_string()).collect();
+    let at: Vec<String> = late_at.iter().map(|k| k.to_string()).collect();
     let _ = writeln!(
         out,
-        "testapp: late presents {} worst {:.3} ms at [{}]",
-        late.0,
-        late.1.as_secs_f64() * 1e3,
+        "testapp: late presents {late} worst {:.3} ms at [{}]",
+        worst.as_secs_f64() * 1e3,
         at.join(",")
     );
     let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
@@ -284,6 +288,30 @@ fn run(args: &Args) -> Result<(), Error> {
         display.destroy_window(w);
     }
     Ok(())
+}
+
+/// What one present loop reports back.
+struct LoopReport {
+    late: u64,
+    worst: Duration,
+    late_at: Vec<u64>,
+    /// CLOCK_MONOTONIC ns at each vkQueuePresentKHR call (with --timestamps).
+    stamps: Vec<u64>,
+}
+
+/// Writes the present-call timestamps, one per line, threads separated.
+fn write_timestamps(path: &std::path::Path, reports: &[LoopReport]) -> Result<(), Error> {
+    let mut text = String::new();
+    for (i, r) in reports.iter().enumerate() {
+        if reports.len() > 1 {
+            text.push_str(&format!("# thread {i}\n"));
+        }
+        for t in &r.stamps {
+            text.push_str(&t.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(path, text).map_err(|source| Error::Io { what: format!("writing --timestamps {}", path.display()), source })
 }
 
 struct LoopCtx<'a> {
@@ -326,13 +354,18 @@ impl LoopCtx<'_> {
 
     /// Presents every target at each schedule point; returns (late presents,
     /// worst lateness, first late present numbers).
-    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<(u64, Duration, Vec<u64>), Error> {
+    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<LoopReport, Error> {
         let args = self.args;
         let mut gaps = self.pattern.gaps();
         let mut schedule = Schedule::new(Instant::now());
         let mut ready: Vec<Ready> = Vec::with_capacity(targets.len());
         let mut outcomes: Vec<PresentOutcome> = Vec::with_capacity(targets.len());
         let total = self.pattern.frames() + 1;
+        let mut stamps: Vec<u64> = if args.timestamps.is_some() {
+            Vec::with_capacity((total as usize).saturating_mul(targets.len()))
+        } else {
+            Vec::new()
+        };
         for k in 0..total {
             for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == k) {
                 for (t, win) in targets.iter_mut().zip(windows) {
@@ -359,14 +392,28 @@ impl LoopCtx<'_> {
             self.inject_work(k, targets, &mut schedule)?;
             let t_present = Instant::now();
             outcomes.clear();
+            let mut first_entry = None;
             if args.multi_present {
                 let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
-                outcomes.extend(target::present(self.gpu, &mut refs, &ready)?);
+                let e = target::present(self.gpu, &mut refs, &ready, &mut outcomes)?;
                 PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                first_entry = Some(e.at);
+                if args.timestamps.is_some() {
+                    stamps.push(e.monotonic_ns);
+                }
             } else {
                 for (t, r) in targets.iter_mut().zip(&ready) {
-                    outcomes.extend(target::present(self.gpu, &mut [t], std::slice::from_ref(r))?);
+                    let e = target::present(self.gpu, &mut [t], std::slice::from_ref(r), &mut outcomes)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                    first_entry.get_or_insert(e.at);
+                    if args.timestamps.is_some() {
+                        stamps.push(e.monotonic_ns);
+                    }
+                }
+            }
+            if k > 0 && !args.uncapped {
+                if let Some(at) = first_entry {
+                    schedule.entered(at);
                 }
             }
             for (t, o) in targets.iter_mut().zip(&outcomes) {
@@ -388,6 +435,6 @@ impl LoopCtx<'_> {
                 let _ = out.flush();
             }
         }
-        Ok((schedule.late, schedule.worst_late, schedule.late_at))
+        Ok(LoopReport { late: schedule.late, worst: schedule.worst_late, late_at: schedule.late_at, stamps })
     }
 }

@@ -40,8 +40,14 @@ impl Schedule {
     }
 
     /// Blocks until the current deadline (sleep, then spin).
-    pub fn wait(&mut self) {
-        let now = Instant::now();
+    pub fn wait(&self) {
+        sleep_until(self.next);
+    }
+
+    /// Records that the present of the current schedule point starts at
+    /// `now` (taken right before vkQueuePresentKHR, after any preemption
+    /// during the wait), counting it late if more than 2 ms past its point.
+    pub fn entered(&mut self, now: Instant) {
         if now > self.next {
             let late = now - self.next;
             if late > Duration::from_millis(2) {
@@ -51,10 +57,16 @@ impl Schedule {
                 }
             }
             self.worst_late = self.worst_late.max(late);
-            return;
         }
-        sleep_until(self.next);
     }
+}
+
+/// CLOCK_MONOTONIC now in ns (the clock steadyhud timestamps presents with).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// Sleeps until `deadline`, spinning for the final [`SPIN`].
