@@ -4,7 +4,8 @@
 //!
 //! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
 //! the stream into frame durations, streams one log row per frame (flushed
-//! every 250 ms), feeds [`Rolling`] and publishes [`LiveStats`] ~10×/s, and
+//! every 250 ms), feeds [`Rolling`] and, while the HUD is visible, publishes [`LiveStats`]
+//! ~10×/s, and
 //! polls the HUD hotkey every 50 ms. A stream ends when its device is
 //! destroyed or at shutdown: the rest of the ring is drained and the summary
 //! (METRICS.md keys + STK curves) is written.
@@ -164,7 +165,8 @@ struct Analyzer {
 impl Analyzer {
     fn tick(&mut self) {
         let now = Instant::now();
-        let live = now.duration_since(self.last_live) >= LIVE_EVERY;
+        // Live statistics only feed the HUD: skip them while it is hidden.
+        let live = now.duration_since(self.last_live) >= LIVE_EVERY && super::HUD_VISIBLE.load(Ordering::Relaxed);
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         for s in &mut self.streams {
             s.drain(&mut self.buf);
