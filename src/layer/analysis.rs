@@ -271,6 +271,11 @@ pub fn new_stream(device_key: usize) -> Arc<Stream> {
     let opts = Options { stutter_threshold: cfg.stutter_threshold };
     let analysis = StreamAnalysis::new(stream.clone(), cons, log, cfg.window_seconds, opts);
     let mut running = lock(&RUNNING);
+    if running.as_ref().is_some_and(|r| r.pid != std::process::id()) {
+        // A forked child inherited the parent's state but not its thread.
+        // Forget it (without joining or finishing the parent's logs).
+        std::mem::forget(running.take());
+    }
     let r = running.get_or_insert_with(start);
     lock(&r.analyzer).streams.push(analysis);
     stream
