@@ -28,8 +28,8 @@ pub enum ErrorKind {
     Nul,
     #[error("invalid UTF-8: expected a text frame-time log")]
     Utf8,
-    #[error("unrecognised format: expected a steadyhud log, PresentMon/CapFrameX/OCAT or MangoHud CSV, or one frame time in ms per line; found {found:?}")]
-    Unknown { found: String },
+    #[error("line longer than {max} bytes: expected a text frame-time log")]
+    LineTooLong { max: u64 },
     #[error("no frame-time column: expected one of {expected}; header has {found}")]
     NoColumn { expected: String, found: String },
     #[error("no {what} header line: expected {expected}")]
