@@ -279,3 +279,28 @@ proptest! {
         prop_assert_eq!(s.stutter_frames, st);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    /// Any u64 durations (zeros, u64::MAX): no panic or overflow anywhere,
+    /// and rolling still equals exact.
+    #[test]
+    fn extreme_durations_never_panic(
+        d in prop::collection::vec(prop_oneof![
+            Just(0u64), Just(1u64), Just(u64::MAX), any::<u64>(), duration()
+        ], 0..60),
+        window_ns in any::<u64>(),
+        max_frames in 0usize..40,
+    ) {
+        let _ = summarize(&d, &Options::default());
+        let _ = stk_curve(&d, 50);
+        let mut r = Rolling::new(window_ns, max_frames, Options::default());
+        for &x in &d {
+            r.push(x);
+        }
+        let exact = summarize(&r.frames(), &Options::default());
+        // NaN can appear here (0/0 with zero durations): compare the Debug form.
+        prop_assert_eq!(format!("{:?}", r.summary()), format!("{:?}", exact));
+    }
+}

@@ -146,7 +146,7 @@ impl WindowShapes {
     }
 
     /// The OSC rule: P90(spread) > 4 ms and P90(ratio) > 1.2. Reorders the
-    /// columns (selection), so it consumes them.
+    /// columns in place (selection, O(n)).
     pub fn osc(&mut self) -> bool {
         let spread = p90(&mut self.spread);
         if spread.partial_cmp(&OSC_MIN_SPREAD_NS) != Some(Ordering::Greater) {
