@@ -172,7 +172,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         meta.notes.push(format!(
             "{} other process/swapchain group(s) with {rows} rows not analysed (largest: {}); choose with --process/--swapchain",
             others.len(),
-            others.iter().max_by_key(|g| g.rows).map(|g| g.label()).unwrap_or_default()
+            others.iter().rev().max_by_key(|g| g.rows).map(|g| g.label()).unwrap_or_default()
         ));
     }
     if na_rows > 0 {
