@@ -37,6 +37,11 @@ where
             .has_headers(false)
             .flexible(true)
             .buffer_capacity(64 * 1024)
+            // '\n' only: with the default CRLF terminator a record's
+            // position points at the '\n' of the previous "\r\n", one line
+            // early. A trailing '\r' stays in the last field, which every
+            // use trims.
+            .terminator(csv::Terminator::Any(b'\n'))
             .from_reader(&mut *inner);
         let mut rec = csv::ByteRecord::new();
         loop {

@@ -61,7 +61,7 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
         rows += 1;
         let field = &rec[ft_i];
         let Some(v) = number(field) else {
-            let found: String = String::from_utf8_lossy(field).chars().take(40).collect();
+            let found: String = String::from_utf8_lossy(field).trim().chars().take(40).collect();
             return Err((ft_i, ErrorKind::NotNumber { column: column.clone(), unit: "ms or µs", found }));
         };
         // Sign and finiteness do not depend on the unit: check now.

@@ -132,7 +132,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         group.rows += 1;
         let Some(durations) = group.durations.as_mut() else { return Ok(()) };
         let field = &rec[frame_i];
-        if field == b"NA" {
+        if field.trim_ascii() == b"NA" {
             na_rows += 1;
             if first_na_line == 0 {
                 first_na_line = line;
@@ -235,6 +235,15 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::Nul));
         let e = parse("Application,MsBetweenPresents\n").err().unwrap();
         assert!(matches!(e.kind, ErrorKind::NoFrames { .. }));
+    }
+
+    #[test]
+    fn crlf_files_locate_errors_and_skip_na() {
+        let log = parse("Application,MsBetweenPresents\r\na,16\r\na,NA\r\n\r\na,17\r\n").unwrap();
+        assert_eq!(log.durations_ns, vec![16_000_000, 17_000_000]);
+        let e = parse("Application,MsBetweenPresents\r\na,16\r\na,16\r\na,-1\r\n").err().unwrap();
+        assert_eq!(e.pos, Some(Pos::new(4, 3)));
+        assert!(matches!(e.kind, ErrorKind::NotPositive { ref found, .. } if found == "-1"));
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn parse_ns(field: &[u8], unit: Unit, column: &str, pos: Pos) -> Result<u64,
             ErrorKind::NotNumber {
                 column: column.to_string(),
                 unit: unit.name(),
-                found: String::from_utf8_lossy(field).chars().take(40).collect(),
+                found: String::from_utf8_lossy(field).trim().chars().take(40).collect(),
             },
         )),
     }
