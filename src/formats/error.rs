@@ -53,26 +53,25 @@ pub enum ErrorKind {
 }
 
 /// A frame log that could not be read: file, position (when there is one)
-/// and what went wrong. Displays as `file:line:col: what` (compiler style).
-#[derive(Debug)]
+/// and what went wrong. Displays as `file:line:col: what` (compiler style),
+/// or `file: what` when there is no position (e.g. cannot open).
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {kind}", .path.display(), PosSuffix(*.pos))]
 pub struct ParseError {
     pub path: PathBuf,
     pub pos: Option<Pos>,
     pub kind: ErrorKind,
 }
 
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.pos {
-            Some(p) => write!(f, "{}:{}:{}: {}", self.path.display(), p.line, p.col, self.kind),
-            None => write!(f, "{}: {}", self.path.display(), self.kind),
-        }
-    }
-}
+/// `:line:col`, or nothing.
+struct PosSuffix(Option<Pos>);
 
-impl std::error::Error for ParseError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.kind.source()
+impl fmt::Display for PosSuffix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(p) => write!(f, ":{}:{}", p.line, p.col),
+            None => Ok(()),
+        }
     }
 }
 

@@ -8,7 +8,7 @@
 //! `NA` (PresentMon's "not available") rows are skipped and counted.
 
 use super::error::{At, ErrorKind, Pos};
-use super::csvbody::{for_each_row, split_header};
+use super::csvbody::{for_each_row, split_header, Flow};
 use super::text::{clip, Lines};
 use super::value::{parse_ns, Unit};
 use super::{Filter, FrameLog, Format, Meta};
@@ -130,18 +130,18 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         };
         let group = &mut groups[g];
         group.rows += 1;
-        let Some(durations) = group.durations.as_mut() else { return Ok(()) };
+        let Some(durations) = group.durations.as_mut() else { return Ok(Flow::Continue) };
         let field = &rec[frame_i];
         if field.trim_ascii() == b"NA" {
             na_rows += 1;
             if first_na_line == 0 {
                 first_na_line = line;
             }
-            return Ok(());
+            return Ok(Flow::Continue);
         }
         let ns = parse_ns(field, Unit::Ms, &column, Pos::new(line, 0)).map_err(|e| (frame_i, e.kind))?;
         durations.push(ns);
-        Ok(())
+        Ok(Flow::Continue)
     })?;
 
     if data_rows == 0 {
