@@ -165,7 +165,8 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     if let Some((_, name)) = metadata.iter().find(|(k, v)| k.eq_ignore_ascii_case("ProcessName") && !v.is_empty()) {
         source.push_str(&format!(" — {name}"));
     }
-    meta.source = Some(source);
+    // A bare frame-time table names no program.
+    meta.source = (app_i.is_some() || pid_i.is_some() || sc_i.is_some() || !metadata.is_empty()).then_some(source);
     let others: Vec<&Group> = groups.iter().enumerate().filter(|(g, _)| *g != best).map(|(_, g)| g).collect();
     if !others.is_empty() {
         let rows: u64 = others.iter().map(|g| g.rows).sum();
@@ -244,6 +245,13 @@ mod tests {
         let e = parse("Application,MsBetweenPresents\r\na,16\r\na,16\r\na,-1\r\n").err().unwrap();
         assert_eq!(e.pos, Some(Pos::new(4, 3)));
         assert!(matches!(e.kind, ErrorKind::NotPositive { ref found, .. } if found == "-1"));
+    }
+
+    #[test]
+    fn bare_frametime_column_has_no_source() {
+        let log = parse("FrameTime\n16.5\n17\n").unwrap();
+        assert_eq!(log.durations_ns, vec![16_500_000, 17_000_000]);
+        assert_eq!(log.meta.source, None);
     }
 
     #[test]
