@@ -44,6 +44,16 @@ pub struct HudDevice<'a> {
     pub graphics_family: u32,
 }
 
+/// The image usage the layer should request for an app's swapchain:
+/// the app's own flags plus `TRANSFER_DST` when the surface supports it
+/// (`supported` = `VkSurfaceCapabilitiesKHR::supportedUsageFlags`), which
+/// lets the HUD copy a cached panel instead of drawing imgui into every
+/// frame. Adding a usage flag never changes what the app may do with its
+/// images.
+pub fn swapchain_usage(requested: vk::ImageUsageFlags, supported: vk::ImageUsageFlags) -> vk::ImageUsageFlags {
+    requested | (supported & vk::ImageUsageFlags::TRANSFER_DST)
+}
+
 /// Dear ImGui keeps its current context in a process-wide global, so only
 /// one swapchain may have its context active at a time: every activation
 /// (setup, draw, teardown) happens under this lock. It is uncontended unless
