@@ -11,4 +11,6 @@ pub mod config;
 pub mod hud;
 pub mod live;
 pub mod layer;
+pub mod formats;
+pub mod session_log;
 pub mod cli;

@@ -18,6 +18,8 @@ enum Command {
     Uninstall(steadyhud::cli::install::UninstallArgs),
     /// Run a program with the layer on, installed or not.
     Run(steadyhud::cli::run::RunArgs),
+    /// Analyse a frame-time log (steadyhud, PresentMon, CapFrameX/OCAT, MangoHud, plain ms).
+    Analyze(steadyhud::cli::analyze::AnalyzeArgs),
 }
 
 fn main() -> ExitCode {
@@ -26,5 +28,6 @@ fn main() -> ExitCode {
         Command::Install(a) => steadyhud::cli::install::run_install(a),
         Command::Uninstall(a) => steadyhud::cli::install::run_uninstall(a),
         Command::Run(a) => steadyhud::cli::run::run(a),
+        Command::Analyze(a) => steadyhud::cli::analyze::run(a),
     }
 }

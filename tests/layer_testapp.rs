@@ -44,6 +44,7 @@ fn testapp_counts_presents_in_every_mode_and_is_validation_clean() {
         (&["--frames", "8", "--format", "srgb", "--present-mode", "fifo"], 9, &[9]),
         (&["--frames", "8", "--present-mode", "mailbox", "--no-destroy"], 9, &[9]),
         (&["--frames", "50", "--uncapped"], 51, &[51]),
+        (&["--frames", "12", "--pipelines-at", "4:3", "--alloc-at", "6:8", "--swapchains", "2"], 26, &[13, 13]),
     ];
     for (args, presents, per) in cases {
         let out = run(h.testapp(args).validation());

@@ -2,3 +2,4 @@
 
 pub mod install;
 pub mod run;
+pub mod analyze;

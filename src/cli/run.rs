@@ -149,10 +149,7 @@ pub fn command_with_layer(layer_dir: &Path, log_dir: Option<&Path>, cmd: &[OsStr
 fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
     let lib = find_lib(args.lib.as_deref())?;
     let dir = LayerDir::create(&lib)?;
-    let log_dir = match &args.log_dir {
-        Some(d) => Some(std::path::absolute(d).unwrap_or_else(|_| d.clone())),
-        None => None,
-    };
+    let log_dir = args.log_dir.as_ref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
     let mut cmd = command_with_layer(&dir.0, log_dir.as_deref(), &args.command);
     install_forwarding();
     let mut child = cmd.spawn().map_err(|source| RunError::Spawn {

@@ -58,6 +58,17 @@ impl DeviceData {
         })
     }
 
+    /// The HUD view for a present on `queue`: when that queue is in the HUD's
+    /// (graphics) family the HUD submits right there, on the queue the app
+    /// is presenting on and thus not using from another thread.
+    pub fn hud_for_present(&self, queue: vk::Queue) -> Option<HudDevice<'_>> {
+        let mut hd = self.hud()?;
+        if self.queues.iter().any(|&(q, f)| q == queue && f == hd.graphics_family) {
+            hd.graphics_queue = queue;
+        }
+        Some(hd)
+    }
+
     /// Family of a queue the app created (the HUD's family when unknown).
     pub fn family_of(&self, queue: vk::Queue) -> u32 {
         self.queues
@@ -109,7 +120,7 @@ pub(crate) unsafe extern "system" fn create_device(
         let inst = find_instance(dispatch_key(physical_device)).or_else(super::only_instance)?;
         let (gipa, gdpa) = loader::take_device_link(&*info)?;
         let create: vk::PFN_vkCreateDevice =
-            std::mem::transmute_copy(&gipa(inst.handle, b"vkCreateDevice\0".as_ptr() as *const c_char)?);
+            std::mem::transmute_copy(&gipa(inst.handle, c"vkCreateDevice".as_ptr())?);
         Some((inst, gdpa, create))
     });
     let Some((inst, gdpa, create)) = linked else {

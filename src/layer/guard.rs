@@ -9,6 +9,7 @@
 //! `STEADYHUD_TEST_PANIC=present` or `=analysis` the named site panics once.
 //! It is compiled into every build and inert unless the variable is set.
 
+use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Once, OnceLock};
@@ -24,10 +25,20 @@ pub enum Site {
 
 static HOOK: Once = Once::new();
 
+thread_local! {
+    /// Depth of [`contain`]/[`try_run`] calls on this thread: panics outside
+    /// them (e.g. in a test binary linking the rlib) keep the usual report.
+    static GUARDED: Cell<u32> = const { Cell::new(0) };
+}
+
 /// Installs the one-line panic hook (idempotent).
 pub fn install_hook() {
     HOOK.call_once(|| {
-        panic::set_hook(Box::new(|info| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(|g| g.get()) == 0 {
+                return previous(info);
+            }
             let msg = info
                 .payload()
                 .downcast_ref::<&str>()
@@ -42,17 +53,16 @@ pub fn install_hook() {
 
 /// Runs `f`; on panic returns `fallback` (the hook already printed one line).
 pub fn contain<R>(fallback: R, f: impl FnOnce() -> R) -> R {
-    install_hook();
-    match panic::catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(_) => fallback,
-    }
+    try_run(f).unwrap_or(fallback)
 }
 
 /// Like [`contain`] but reports whether `f` panicked.
 pub fn try_run<R>(f: impl FnOnce() -> R) -> Option<R> {
     install_hook();
-    panic::catch_unwind(AssertUnwindSafe(f)).ok()
+    GUARDED.with(|g| g.set(g.get() + 1));
+    let r = panic::catch_unwind(AssertUnwindSafe(f)).ok();
+    GUARDED.with(|g| g.set(g.get().saturating_sub(1)));
+    r
 }
 
 fn injected_site() -> Option<Site> {
@@ -65,7 +75,7 @@ fn injected_site() -> Option<Site> {
 }
 
 /// Panics once per process at `site` when `STEADYHUD_TEST_PANIC` names it.
-#[inline]
+#[track_caller]
 pub fn inject(site: Site) {
     static FIRED: AtomicBool = AtomicBool::new(false);
     if injected_site() == Some(site) && !FIRED.swap(true, Ordering::Relaxed) {

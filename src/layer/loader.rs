@@ -114,19 +114,19 @@ unsafe fn find_entry(
 }
 
 /// The instance chain's link entry.
-pub unsafe fn instance_link_info(info: &vk::InstanceCreateInfo) -> *mut LayerInstanceCreateInfo {
+pub(crate) unsafe fn instance_link_info(info: &vk::InstanceCreateInfo) -> *mut LayerInstanceCreateInfo {
     find_entry(info.p_next, vk::StructureType::LOADER_INSTANCE_CREATE_INFO, LayerFunction::LAYER_LINK_INFO)
         as *mut LayerInstanceCreateInfo
 }
 
 /// The device chain's link entry.
-pub unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut LayerDeviceCreateInfo {
+pub(crate) unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut LayerDeviceCreateInfo {
     find_entry(info.p_next, vk::StructureType::LOADER_DEVICE_CREATE_INFO, LayerFunction::LAYER_LINK_INFO)
         as *mut LayerDeviceCreateInfo
 }
 
 /// `vkSetDeviceLoaderData` from the device chain, if the loader gave one.
-pub unsafe fn device_loader_data_callback(info: &vk::DeviceCreateInfo) -> Option<PfnSetDeviceLoaderData> {
+pub(crate) unsafe fn device_loader_data_callback(info: &vk::DeviceCreateInfo) -> Option<PfnSetDeviceLoaderData> {
     let e = find_entry(
         info.p_next,
         vk::StructureType::LOADER_DEVICE_CREATE_INFO,
@@ -145,7 +145,7 @@ pub unsafe fn device_loader_data_callback(info: &vk::DeviceCreateInfo) -> Option
 
 /// The next layer's link for this instance; advances the chain for the next
 /// layer down, as the loader requires before calling its `vkCreateInstance`.
-pub unsafe fn take_instance_link(info: &vk::InstanceCreateInfo) -> Option<vk::PFN_vkGetInstanceProcAddr> {
+pub(crate) unsafe fn take_instance_link(info: &vk::InstanceCreateInfo) -> Option<vk::PFN_vkGetInstanceProcAddr> {
     let e = instance_link_info(info);
     if e.is_null() {
         return None;
@@ -160,7 +160,7 @@ pub unsafe fn take_instance_link(info: &vk::InstanceCreateInfo) -> Option<vk::PF
 }
 
 /// The next layer's gipa/gdpa for this device; advances the chain.
-pub unsafe fn take_device_link(
+pub(crate) unsafe fn take_device_link(
     info: &vk::DeviceCreateInfo,
 ) -> Option<(vk::PFN_vkGetInstanceProcAddr, vk::PFN_vkGetDeviceProcAddr)> {
     let e = device_link_info(info);

@@ -145,6 +145,10 @@ fn instance_hook(name: *const c_char) -> vk::PFN_vkVoidFunction {
 }
 
 /// Our `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// Called by the loader or the app with a valid (or null) instance and a
+/// NUL-terminated name.
 pub unsafe extern "system" fn get_instance_proc_addr(
     instance: vk::Instance,
     name: *const c_char,
@@ -162,6 +166,10 @@ pub unsafe extern "system" fn get_instance_proc_addr(
 }
 
 /// Our `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// Called by the loader or the app with a valid (or null) device and a
+/// NUL-terminated name.
 pub unsafe extern "system" fn get_device_proc_addr(
     device: vk::Device,
     name: *const c_char,

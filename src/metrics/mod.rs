@@ -23,8 +23,9 @@ pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, MOSTLY_STEADY, STEADY, TYPICAL};
 pub use stutter::{
-    frame_shape, oscillation, p90, quantile_sorted, shapes, stutters, window_of, FrameShape,
-    HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
+    for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shapes,
+    stutters, window_of, window_shapes, FrameShape, WindowShapes, HALF_WINDOW, OSC_MIN_RATIO,
+    OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
 
 use serde::{Deserialize, Serialize};
@@ -83,8 +84,8 @@ pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
         return None;
     }
     let sorted = SortedDurations::new(durations_ns);
-    let shapes = stutter::shapes(durations_ns, opts.stutter_threshold);
-    Some(assemble(&sorted, &shapes))
+    let shapes = stutter::window_shapes(durations_ns, opts.stutter_threshold);
+    Some(assemble(&sorted, shapes))
 }
 
 /// slow(f) and excess(f) for f = 1..=max_fps (empty for no frames).
@@ -94,9 +95,10 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
 
 /// Builds the [`Summary`] from the sorted durations and the per-frame
 /// shapes; shared by [`summarize`] and [`Rolling`] so both give the same bits.
-fn assemble(sorted: &SortedDurations, shapes: &[FrameShape]) -> Summary {
+fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Summary {
     let ms = |p_ppm: u64| sorted.percentile_ppm(p_ppm).map_or(f64::NAN, |d| d as f64 / 1e6);
-    let stutter_frames = stutter::stutter_indices(shapes);
+    let osc = shapes.osc();
+    let stutter_frames = shapes.stutter_frames;
     Summary {
         frames: sorted.len(),
         duration_s: sorted.duration_s(),
@@ -113,6 +115,6 @@ fn assemble(sorted: &SortedDurations, shapes: &[FrameShape]) -> Summary {
         typical_fps: sorted.stk_fps(TYPICAL),
         stutter_count: stutter_frames.len(),
         stutter_frames,
-        osc: stutter::osc_of(shapes),
+        osc,
     }
 }

@@ -12,7 +12,7 @@
 //! take the OSC percentiles by selection.
 
 use super::sorted::SortedDurations;
-use super::stutter::{self, FrameShape, HALF_WINDOW, WINDOW};
+use super::stutter::{self, FrameShape, WindowShapes, HALF_WINDOW, WINDOW};
 use super::{assemble, Options, Summary};
 use std::collections::{BTreeMap, VecDeque};
 
@@ -23,6 +23,50 @@ struct Slot {
     /// The frame's shape over its full 19-frame window, kept while the
     /// frame is interior (≥ 9 frames on both sides inside the window).
     interior: Option<FrameShape>,
+}
+
+/// The last 19 pushed durations, in push order (a ring) and sorted: the
+/// window of the frame that becomes interior at each push, kept sorted by
+/// one replace-and-bubble step instead of a sort.
+#[derive(Clone, Debug)]
+struct Tail {
+    ring: [u64; WINDOW],
+    sorted: [u64; WINDOW],
+    len: usize,
+    next: usize,
+}
+
+impl Tail {
+    fn new() -> Self {
+        Tail { ring: [0; WINDOW], sorted: [0; WINDOW], len: 0, next: 0 }
+    }
+
+    fn push(&mut self, d: u64) {
+        let mut i = if self.len < WINDOW {
+            self.len += 1;
+            self.len - 1
+        } else {
+            let old = self.ring[self.next];
+            self.sorted.partition_point(|&x| x < old)
+        };
+        self.ring[self.next] = d;
+        self.next = (self.next + 1) % WINDOW;
+        let s = &mut self.sorted[..self.len];
+        s[i] = d;
+        while i > 0 && s[i - 1] > s[i] {
+            s.swap(i - 1, i);
+            i -= 1;
+        }
+        while i + 1 < s.len() && s[i + 1] < s[i] {
+            s.swap(i, i + 1);
+            i += 1;
+        }
+    }
+
+    /// The sorted tail once it holds 19 frames.
+    fn full(&self) -> Option<&[u64; WINDOW]> {
+        (self.len == WINDOW).then_some(&self.sorted)
+    }
 }
 
 /// Sliding-window engine for the live HUD: `summary()` equals
@@ -39,6 +83,7 @@ pub struct Rolling {
     window_sum: u128,
     /// Frames pushed since creation.
     pushed: u64,
+    tail: Tail,
 }
 
 impl Rolling {
@@ -56,12 +101,14 @@ impl Rolling {
             by_duration: BTreeMap::new(),
             window_sum: 0,
             pushed: 0,
+            tail: Tail::new(),
         }
     }
 
     /// Adds the newest frame.
     pub fn push(&mut self, duration_ns: u64) {
         self.pushed += 1;
+        self.tail.push(duration_ns);
         self.slots.push_back(Slot { d: duration_ns, interior: None });
         *self.by_duration.entry(duration_ns).or_insert(0) += 1;
         self.window_sum += u128::from(duration_ns);
@@ -87,11 +134,11 @@ impl Rolling {
         }
         // The frame 9 places from the newest end now has its 9 newer
         // neighbours; it is interior if it also has 9 older ones.
+        // Its window is the last 19 pushed frames, all still in the window.
         let n = self.slots.len();
-        if n >= WINDOW {
+        if let (true, Some(window)) = (n >= WINDOW, self.tail.full()) {
             let i = n - 1 - HALF_WINDOW;
-            let slots = &self.slots;
-            let shape = stutter::shape_at(|k| slots[k].d, i, n, self.opts.stutter_threshold);
+            let shape = stutter::frame_shape(window, self.slots[i].d, self.opts.stutter_threshold);
             self.slots[i].interior = Some(shape);
         }
     }
@@ -113,6 +160,21 @@ impl Rolling {
 
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+
+    /// The window length given to [`Rolling::new`], ns.
+    pub fn window_ns(&self) -> u64 {
+        self.window_ns
+    }
+
+    /// The frame cap given to [`Rolling::new`].
+    pub fn max_frames(&self) -> usize {
+        self.max_frames
+    }
+
+    /// The options the window is judged with.
+    pub fn options(&self) -> Options {
+        self.opts
     }
 
     /// Frames pushed since creation.
@@ -141,24 +203,26 @@ impl Rolling {
         SortedDurations::from_sorted(sorted)
     }
 
-    /// Every frame's shape over the current window, oldest first.
-    fn shapes(&self) -> Vec<FrameShape> {
+    /// Every frame's shape over the current window, oldest first: interior
+    /// frames' are stored, the clipped edge frames' recomputed.
+    fn shapes(&self) -> WindowShapes {
         let n = self.slots.len();
         let slots = &self.slots;
         let theta = self.opts.stutter_threshold;
-        (0..n)
-            .map(|i| {
-                slots[i]
-                    .interior
-                    .unwrap_or_else(|| stutter::shape_at(|k| slots[k].d, i, n, theta))
-            })
-            .collect()
+        let mut out = WindowShapes::with_capacity(n);
+        for (i, slot) in slots.iter().enumerate() {
+            out.push(
+                slot.interior
+                    .unwrap_or_else(|| stutter::shape_at(|k| slots[k].d, i, n, theta)),
+            );
+        }
+        out
     }
 
     /// Stutter flag of each frame of the window, oldest first (the rule
     /// applied to the window as a session, as in `summary().stutter_frames`).
     pub fn stutter_flags(&self) -> Vec<bool> {
-        self.shapes().iter().map(|s| s.stutter).collect()
+        flags_of(&self.shapes().stutter_frames, self.slots.len())
     }
 
     /// `summarize(&self.frames(), opts)`, computed incrementally.
@@ -166,23 +230,42 @@ impl Rolling {
         if self.slots.is_empty() {
             return None;
         }
-        Some(assemble(&self.sorted(), &self.shapes()))
+        Some(assemble(&self.sorted(), self.shapes()))
     }
 
     /// [`Rolling::summary`] and [`Rolling::stutter_flags`] from one pass.
     pub fn summary_and_flags(&self) -> Option<(Summary, Vec<bool>)> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let shapes = self.shapes();
-        let flags = shapes.iter().map(|s| s.stutter).collect();
-        Some((assemble(&self.sorted(), &shapes), flags))
+        let summary = self.summary()?;
+        let flags = flags_of(&summary.stutter_frames, self.slots.len());
+        Some((summary, flags))
     }
+}
+
+fn flags_of(stutter_frames: &[usize], n: usize) -> Vec<bool> {
+    let mut flags = vec![false; n];
+    for &i in stutter_frames {
+        flags[i] = true;
+    }
+    flags
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tail_stays_sorted_with_ties() {
+        let mut t = Tail::new();
+        let mut pushed = Vec::new();
+        for k in 0..200u64 {
+            let d = (k * 37) % 11 + (k % 3) * 5;
+            t.push(d);
+            pushed.push(d);
+            let mut want: Vec<u64> = pushed[pushed.len().saturating_sub(WINDOW)..].to_vec();
+            want.sort_unstable();
+            assert_eq!(&t.sorted[..t.len], &want[..], "after {k}");
+        }
+    }
     use crate::metrics::summarize;
 
     const MS: u64 = 1_000_000;

@@ -39,7 +39,7 @@ impl SortedDurations {
         let f = u128::from(f);
         let slow_ok = 1000 * s < u128::from(bound.slow_permille) * t;
         // f·S ≥ 1e9·C because every slow frame has d·f > 1e9.
-        let excess_num = f.saturating_mul(s) - u128::from(NS_PER_S) * u128::from(c);
+        let excess_num = f.saturating_mul(s).saturating_sub(u128::from(NS_PER_S) * u128::from(c));
         let excess_ok = excess_num.saturating_mul(1000)
             < u128::from(bound.excess_permille).saturating_mul(f).saturating_mul(t);
         slow_ok && excess_ok

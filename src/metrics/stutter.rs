@@ -115,27 +115,57 @@ pub fn p90(values: &mut [f64]) -> f64 {
     lerp(a, b, t)
 }
 
-/// The OSC rule from the per-frame shapes.
-pub fn osc_of(shapes: &[FrameShape]) -> bool {
-    let mut spread: Vec<f64> = shapes.iter().map(|s| s.spread).collect();
-    if p90(&mut spread).partial_cmp(&OSC_MIN_SPREAD_NS) != Some(Ordering::Greater) {
-        return false;
-    }
-    let mut ratio: Vec<f64> = shapes.iter().map(|s| s.ratio).collect();
-    p90(&mut ratio) > OSC_MIN_RATIO
+/// The per-frame shapes of a sequence, kept as the stutter indices and the
+/// spread and ratio columns (what the summary needs, 16 bytes a frame).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WindowShapes {
+    /// Positions of the stutter frames, ascending.
+    pub stutter_frames: Vec<usize>,
+    /// q3 − q1 of each frame's window, ns.
+    pub spread: Vec<f64>,
+    /// q3 / q1 of each frame's window.
+    pub ratio: Vec<f64>,
 }
 
-/// Every frame's shape over the whole session, sliding a sorted 19-frame
-/// window along (O(19) per frame).
-pub fn shapes(durations_ns: &[u64], theta: f64) -> Vec<FrameShape> {
+impl WindowShapes {
+    pub fn with_capacity(n: usize) -> Self {
+        WindowShapes {
+            stutter_frames: Vec::new(),
+            spread: Vec::with_capacity(n),
+            ratio: Vec::with_capacity(n),
+        }
+    }
+
+    /// Appends the next frame's shape.
+    pub fn push(&mut self, shape: FrameShape) {
+        if shape.stutter {
+            self.stutter_frames.push(self.spread.len());
+        }
+        self.spread.push(shape.spread);
+        self.ratio.push(shape.ratio);
+    }
+
+    /// The OSC rule: P90(spread) > 4 ms and P90(ratio) > 1.2. Reorders the
+    /// columns in place (selection, O(n)).
+    pub fn osc(&mut self) -> bool {
+        let spread = p90(&mut self.spread);
+        if spread.partial_cmp(&OSC_MIN_SPREAD_NS) != Some(Ordering::Greater) {
+            return false;
+        }
+        p90(&mut self.ratio) > OSC_MIN_RATIO
+    }
+}
+
+/// Calls `each` with every frame's shape over the whole session, in order,
+/// sliding a sorted 19-frame window along (O(19) per frame).
+pub fn for_each_shape(durations_ns: &[u64], theta: f64, mut each: impl FnMut(FrameShape)) {
     let n = durations_ns.len();
-    let mut out = Vec::with_capacity(n);
     let mut win: Vec<u64> = Vec::with_capacity(WINDOW);
     for &d in &durations_ns[..n.min(HALF_WINDOW + 1)] {
         insert_sorted(&mut win, d);
     }
     for (i, &d) in durations_ns.iter().enumerate() {
-        out.push(frame_shape(&win, d, theta));
+        each(frame_shape(&win, d, theta));
         if i >= HALF_WINDOW {
             let old = durations_ns[i - HALF_WINDOW];
             if let Ok(k) = win.binary_search(&old) {
@@ -146,6 +176,19 @@ pub fn shapes(durations_ns: &[u64], theta: f64) -> Vec<FrameShape> {
             insert_sorted(&mut win, new);
         }
     }
+}
+
+/// Every frame's shape over the whole session.
+pub fn shapes(durations_ns: &[u64], theta: f64) -> Vec<FrameShape> {
+    let mut out = Vec::with_capacity(durations_ns.len());
+    for_each_shape(durations_ns, theta, |s| out.push(s));
+    out
+}
+
+/// The shapes of a whole session, as columns.
+pub fn window_shapes(durations_ns: &[u64], theta: f64) -> WindowShapes {
+    let mut out = WindowShapes::with_capacity(durations_ns.len());
+    for_each_shape(durations_ns, theta, |s| out.push(s));
     out
 }
 
@@ -156,23 +199,20 @@ fn insert_sorted(win: &mut Vec<u64>, d: u64) {
 
 /// Indices of the stutter frames of a whole session.
 pub fn stutters(durations_ns: &[u64], opts: &Options) -> Vec<usize> {
-    stutter_indices(&shapes(durations_ns, opts.stutter_threshold))
+    let mut out = Vec::new();
+    let mut i = 0;
+    for_each_shape(durations_ns, opts.stutter_threshold, |s| {
+        if s.stutter {
+            out.push(i);
+        }
+        i += 1;
+    });
+    out
 }
 
-/// The OSC flag of a whole session.
+/// The OSC flag of a whole session (θ plays no part in it).
 pub fn oscillation(durations_ns: &[u64]) -> bool {
-    // θ does not enter spread/ratio.
-    osc_of(&shapes(durations_ns, Options::default().stutter_threshold))
-}
-
-/// Positions of the flagged frames.
-pub fn stutter_indices(shapes: &[FrameShape]) -> Vec<usize> {
-    shapes
-        .iter()
-        .enumerate()
-        .filter(|(_, s)| s.stutter)
-        .map(|(i, _)| i)
-        .collect()
+    window_shapes(durations_ns, Options::default().stutter_threshold).osc()
 }
 
 #[cfg(test)]
@@ -204,8 +244,8 @@ mod tests {
     fn sliding_window_matches_per_frame_sort() {
         let d: Vec<u64> = (0..60u64).map(|i| (i * 7919) % 23 * MS + MS).collect();
         let fast = shapes(&d, 0.2);
-        for i in 0..d.len() {
-            assert_eq!(fast[i], shape_at(|k| d[k], i, d.len(), 0.2), "frame {i}");
+        for (i, shape) in fast.iter().enumerate() {
+            assert_eq!(*shape, shape_at(|k| d[k], i, d.len(), 0.2), "frame {i}");
         }
     }
 

@@ -383,6 +383,17 @@ impl RunOutput {
             .unwrap_or_default()
     }
 
+    /// (count, worst ms) from `testapp: late presents N worst X ms`: how
+    /// far the app itself missed its script.
+    pub fn late_presents(&self) -> Option<(u64, f64)> {
+        self.stdout.lines().find_map(|l| {
+            let rest = l.strip_prefix("testapp: late presents ")?;
+            let (n, worst) = rest.split_once(" worst ")?;
+            let (ms, _at) = worst.split_once(" ms")?;
+            Some((n.parse().ok()?, ms.parse().ok()?))
+        })
+    }
+
     /// Largest `testapp: present K` progress count read at or before `t`
     /// after spawn (0 if none).
     pub fn presents_by(&self, t: Duration) -> u64 {
@@ -518,7 +529,7 @@ impl Running {
     /// Waits for exit (SIGKILL and panic after [`RUN_TIMEOUT`]).
     pub fn wait(mut self) -> RunOutput {
         loop {
-            if let Some(_) = self.child.try_wait().expect("wait for child") {
+            if self.child.try_wait().expect("wait for child").is_some() {
                 break;
             }
             if self.start.elapsed() > RUN_TIMEOUT {
@@ -682,4 +693,57 @@ pub const BAND_B_UNORM: [u8; 3] = [230, 140, 26];
 /// Whether `px` is within `tol` of `want` in every channel.
 pub fn close(px: [u8; 3], want: [u8; 3], tol: u8) -> bool {
     px.iter().zip(&want).all(|(a, b)| a.abs_diff(*b) <= tol)
+}
+
+/// The test app's own pattern parser (same source file), so tests compute
+/// the script's ideal frame durations exactly as the app schedules them.
+#[path = "../../src/bin/steadyhud-testapp/pattern.rs"]
+#[allow(clippy::all)]
+mod pattern;
+
+/// The ideal frame durations (ns) of a `--pattern` script: frame i is the
+/// gap between present i and present i+1.
+pub fn script_durations_ns(pattern: &str) -> Vec<u64> {
+    pattern::Pattern::parse(pattern)
+        .unwrap_or_else(|e| panic!("bad pattern {pattern:?}: {e}"))
+        .gaps()
+        .map(|g| g.as_nanos() as u64)
+        .collect()
+}
+
+impl Harness {
+    /// Panics with the loader's view unless `STEADYHUD=1` makes the loader
+    /// insert the steadyhud layer from this harness's manifest.
+    pub fn assert_layer_inserted(&self) {
+        let out = run(self.testapp(&["--frames", "1"]).layer().env("VK_LOADER_DEBUG", "layer"));
+        assert!(
+            out.stderr.contains(&format!("Insert instance layer \"{LAYER_NAME}\"")),
+            "the loader did not insert {LAYER_NAME} (manifest under {}):\n{}",
+            self.data_home.display(),
+            tail(&out.stderr, 40)
+        );
+        self.clear_logs();
+    }
+}
+
+/// Frame durations (ns) logged in a steadyhud session CSV, in row order,
+/// read with the crate's own session-log reader (`steadyhud::formats`, which
+/// ignores a cut-off last line). Panics, naming file, line and column, if
+/// the file is not a steadyhud session log.
+pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
+    let opts = steadyhud::formats::ReadOptions {
+        format: Some(steadyhud::formats::Format::SteadyHud),
+        ..Default::default()
+    };
+    match steadyhud::formats::read_path(csv, &opts) {
+        Ok(log) => log.durations_ns,
+        Err(e) => panic!("{} is not a readable steadyhud session log: {e}", csv.display()),
+    }
+}
+
+/// Serialises the timing-sensitive tests of one test binary: hold the guard
+/// for the whole test (a panicking holder does not poison it for the others).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }

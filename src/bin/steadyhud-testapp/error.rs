@@ -14,6 +14,8 @@ pub enum Error {
     Vulkan { what: &'static str, result: vk::Result },
     #[error("{0}")]
     Unsupported(String),
+    #[error("{what}: {source}")]
+    Io { what: String, source: std::io::Error },
 }
 
 /// Attaches "what we were doing" to a Vulkan result.

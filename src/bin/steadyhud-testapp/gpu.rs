@@ -73,6 +73,8 @@ pub struct Gpu {
     pub queue: Mutex<vk::Queue>,
     pub swapchain_fn: khr::swapchain::Device,
     pub device_name: String,
+    /// Property flags of each memory type, by index.
+    pub memory_types: Vec<vk::MemoryPropertyFlags>,
 }
 
 impl Gpu {
@@ -123,7 +125,9 @@ impl Gpu {
         let device = unsafe { inst.instance.create_device(physical, &info, None) }.ctx("vkCreateDevice")?;
         let queue = unsafe { device.get_device_queue(family, 0) };
         let swapchain_fn = khr::swapchain::Device::new(&inst.instance, &device);
-        Ok(Gpu { physical, device, family, queue: Mutex::new(queue), swapchain_fn, device_name })
+        let mem = unsafe { inst.instance.get_physical_device_memory_properties(physical) };
+        let memory_types = mem.memory_types_as_slice().iter().map(|t| t.property_flags).collect();
+        Ok(Gpu { physical, device, family, queue: Mutex::new(queue), swapchain_fn, device_name, memory_types })
     }
 
     pub fn wait_idle(&self) -> Result<(), Error> {

@@ -10,6 +10,7 @@ mod gpu;
 mod pacing;
 mod pattern;
 mod target;
+mod workload;
 mod x11;
 
 use std::io::Write;
@@ -81,6 +82,14 @@ struct Args {
     /// recreate its swapchain. Repeatable.
     #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
     resize_at: Vec<(u64, (u32, u32))>,
+    /// Right before present number FRAME, create N graphics pipelines (each
+    /// compiled anew): a shader-compile stutter on frame FRAME-1. Repeatable.
+    #[arg(long, value_name = "FRAME:N", value_parser = workload::parse_at)]
+    pipelines_at: Vec<(u64, u32)>,
+    /// Right before present number FRAME, allocate MIB MiB of device memory
+    /// (one vkAllocateMemory). Repeatable.
+    #[arg(long, value_name = "FRAME:MIB", value_parser = workload::parse_at)]
+    alloc_at: Vec<(u64, u32)>,
     /// Swapchain image format.
     #[arg(long, value_enum, default_value = "unorm")]
     format: FormatArg,
@@ -97,6 +106,17 @@ struct Args {
     /// calls so far), flushed, for tests that kill the app mid-run.
     #[arg(long)]
     progress: bool,
+    /// Print to stderr, per schedule point, the time spent acquiring and
+    /// submitting (render, includes the wait for the schedule) and inside
+    /// vkQueuePresentKHR.
+    #[arg(long)]
+    trace: bool,
+    /// Write the CLOCK_MONOTONIC ns taken right before each
+    /// vkQueuePresentKHR call to FILE, one per line (`# thread T` lines
+    /// separate threads): what the app really presented, to compare with
+    /// what the layer captured.
+    #[arg(long, value_name = "FILE")]
+    timestamps: Option<std::path::PathBuf>,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -200,8 +220,15 @@ fn run(args: &Args) -> Result<(), Error> {
         pattern.frames()
     );
 
-    let ctx = LoopCtx { args, inst: &inst, gpu: &gpu, display: &display, pattern: &pattern };
-    let late = if args.threads > 1 {
+    let ctx = LoopCtx {
+        args,
+        inst: &inst,
+        gpu: &gpu,
+        display: &display,
+        pattern: &pattern,
+        leftovers: std::sync::Mutex::new(workload::Leftovers::default()),
+    };
+    let reports: Vec<LoopReport> = if args.threads > 1 {
         let mut results = Vec::new();
         std::thread::scope(|scope| {
             let handles: Vec<_> = targets
@@ -216,28 +243,31 @@ fn run(args: &Args) -> Result<(), Error> {
                 results.push(h.join().unwrap_or_else(|_| Err(Error::Unsupported("present thread panicked".into()))));
             }
         });
-        let mut late = (0, Duration::ZERO);
-        for r in results {
-            let (n, worst) = r?;
-            late = (late.0 + n, late.1.max(worst));
-        }
-        late
+        results.into_iter().collect::<Result<_, _>>()?
     } else {
-        ctx.present_loop(&mut targets, &windows)?
+        vec![ctx.present_loop(&mut targets, &windows)?]
     };
-
-    if late.0 > 0 {
-        eprintln!(
-            "testapp: warning: {} present(s) started more than 2 ms late (worst {:.1} ms)",
-            late.0,
-            late.1.as_secs_f64() * 1e3
-        );
+    let late = reports.iter().map(|r| r.late).sum::<u64>();
+    let worst = reports.iter().map(|r| r.worst).max().unwrap_or_default();
+    let late_at: Vec<u64> = reports.iter().flat_map(|r| r.late_at.iter().copied()).collect();
+    if let Some(path) = &args.timestamps {
+        write_timestamps(path, &reports)?;
     }
+
     let per: Vec<String> = targets.iter().map(|t| t.presented.to_string()).collect();
     let recreations: u64 = targets.iter().map(|t| t.recreations).sum();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
     let _ = writeln!(out, "testapp: swapchain recreations {recreations}");
+    // How far the app itself missed its script (the ground truth tests trust):
+    // presents that started more than 2 ms after their schedule point.
+    let at: Vec<String> = late_at.iter().map(|k| k.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "testapp: late presents {late} worst {:.3} ms at [{}]",
+        worst.as_secs_f64() * 1e3,
+        at.join(",")
+    );
     let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
     let _ = out.flush();
     drop(out);
@@ -247,6 +277,7 @@ fn run(args: &Args) -> Result<(), Error> {
         std::process::exit(0);
     }
     gpu.wait_idle()?;
+    ctx.leftovers.into_inner().unwrap_or_else(|e| e.into_inner()).destroy(&gpu);
     for t in targets {
         let s = t.destroy(&gpu);
         inst.destroy_surface(s);
@@ -259,24 +290,82 @@ fn run(args: &Args) -> Result<(), Error> {
     Ok(())
 }
 
+/// What one present loop reports back.
+struct LoopReport {
+    late: u64,
+    worst: Duration,
+    late_at: Vec<u64>,
+    /// CLOCK_MONOTONIC ns at each vkQueuePresentKHR call (with --timestamps).
+    stamps: Vec<u64>,
+}
+
+/// Writes the present-call timestamps, one per line, threads separated.
+fn write_timestamps(path: &std::path::Path, reports: &[LoopReport]) -> Result<(), Error> {
+    let mut text = String::new();
+    for (i, r) in reports.iter().enumerate() {
+        if reports.len() > 1 {
+            text.push_str(&format!("# thread {i}\n"));
+        }
+        for t in &r.stamps {
+            text.push_str(&t.to_string());
+            text.push('\n');
+        }
+    }
+    std::fs::write(path, text).map_err(|source| Error::Io { what: format!("writing --timestamps {}", path.display()), source })
+}
+
 struct LoopCtx<'a> {
     args: &'a Args,
     inst: &'a Instance,
     gpu: &'a Gpu,
     display: &'a x11::Display,
     pattern: &'a Pattern,
+    /// Objects created by injected work, destroyed at exit.
+    leftovers: std::sync::Mutex<workload::Leftovers>,
 }
 
 impl LoopCtx<'_> {
+    /// Runs the `--pipelines-at` / `--alloc-at` work due before present `k`,
+    /// then shifts the schedule by the time it took.
+    fn inject_work(&self, k: u64, targets: &[Target], schedule: &mut Schedule) -> Result<(), Error> {
+        let args = self.args;
+        let work = args
+            .pipelines_at
+            .iter()
+            .filter(|(f, _)| *f == k)
+            .map(|(_, n)| workload::Work::Pipelines(*n))
+            .chain(args.alloc_at.iter().filter(|(f, _)| *f == k).map(|(_, n)| workload::Work::AllocMib(*n)));
+        let start = Instant::now();
+        let mut any = false;
+        for w in work {
+            any = true;
+            let mut left = self.leftovers.lock().unwrap_or_else(|e| e.into_inner());
+            left.run(self.gpu, targets[0].render_pass(), w)?;
+        }
+        if any {
+            let took = start.elapsed();
+            schedule.shift(took);
+            if args.trace {
+                eprintln!("testapp: trace work before present {k} took {:.3} ms", took.as_secs_f64() * 1e3);
+            }
+        }
+        Ok(())
+    }
+
     /// Presents every target at each schedule point; returns (late presents,
-    /// worst lateness).
-    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<(u64, Duration), Error> {
+    /// worst lateness, first late present numbers).
+    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<LoopReport, Error> {
         let args = self.args;
         let mut gaps = self.pattern.gaps();
         let mut schedule = Schedule::new(Instant::now());
         let mut ready: Vec<Ready> = Vec::with_capacity(targets.len());
         let mut outcomes: Vec<PresentOutcome> = Vec::with_capacity(targets.len());
         let total = self.pattern.frames() + 1;
+        let mut stamps: Vec<u64> = if args.timestamps.is_some() {
+            Vec::with_capacity((total as usize).saturating_mul(targets.len()))
+        } else {
+            Vec::new()
+        };
         for k in 0..total {
             for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == k) {
                 for (t, win) in targets.iter_mut().zip(windows) {
@@ -286,6 +375,7 @@ impl LoopCtx<'_> {
                     t.recreate(self.inst, self.gpu)?;
                 }
             }
+            let t_render = Instant::now();
             ready.clear();
             for t in targets.iter_mut() {
                 ready.push(t.render(self.inst, self.gpu)?);
@@ -299,15 +389,31 @@ impl LoopCtx<'_> {
                     schedule.wait();
                 }
             }
+            self.inject_work(k, targets, &mut schedule)?;
+            let t_present = Instant::now();
             outcomes.clear();
+            let mut first_entry = None;
             if args.multi_present {
                 let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
-                outcomes.extend(target::present(self.gpu, &mut refs, &ready)?);
+                let e = target::present(self.gpu, &mut refs, &ready, &mut outcomes)?;
                 PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                first_entry = Some(e.at);
+                if args.timestamps.is_some() {
+                    stamps.push(e.monotonic_ns);
+                }
             } else {
                 for (t, r) in targets.iter_mut().zip(&ready) {
-                    outcomes.extend(target::present(self.gpu, &mut [t], std::slice::from_ref(r))?);
+                    let e = target::present(self.gpu, &mut [t], std::slice::from_ref(r), &mut outcomes)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                    first_entry.get_or_insert(e.at);
+                    if args.timestamps.is_some() {
+                        stamps.push(e.monotonic_ns);
+                    }
+                }
+            }
+            if k > 0 && !args.uncapped {
+                if let Some(at) = first_entry {
+                    schedule.entered(at);
                 }
             }
             for (t, o) in targets.iter_mut().zip(&outcomes) {
@@ -315,12 +421,20 @@ impl LoopCtx<'_> {
                     t.recreate(self.inst, self.gpu)?;
                 }
             }
+            if args.trace {
+                let done = Instant::now();
+                eprintln!(
+                    "testapp: trace present {k} render {:.3} ms present {:.3} ms",
+                    (t_present - t_render).as_secs_f64() * 1e3,
+                    (done - t_present).as_secs_f64() * 1e3
+                );
+            }
             if args.progress {
                 let mut out = std::io::stdout().lock();
                 let _ = writeln!(out, "testapp: present {}", PRESENT_CALLS.load(Ordering::Relaxed));
                 let _ = out.flush();
             }
         }
-        Ok((schedule.late, schedule.worst_late))
+        Ok(LoopReport { late: schedule.late, worst: schedule.worst_late, late_at: schedule.late_at, stamps })
     }
 }

@@ -90,7 +90,7 @@ impl Pattern {
     pub fn gaps(&self) -> impl Iterator<Item = Duration> + '_ {
         self.entries
             .iter()
-            .flat_map(|e| std::iter::repeat(e.gap).take(e.count as usize))
+            .flat_map(|e| std::iter::repeat_n(e.gap, e.count as usize))
     }
 }
 

@@ -312,6 +312,11 @@ impl Target {
         }
     }
 
+    /// The render pass the pattern is drawn with (pipelines made for it are compatible).
+    pub fn render_pass(&self) -> vk::RenderPass {
+        self.render_pass
+    }
+
     /// Recreates the swapchain (resize, out of date, suboptimal).
     pub fn recreate(&mut self, inst: &Instance, gpu: &Gpu) -> Result<(), Error> {
         gpu.wait_idle()?;
@@ -407,8 +412,22 @@ pub enum PresentOutcome {
     Recreate,
 }
 
-/// Presents the given (swapchain, image) pairs with ONE vkQueuePresentKHR call.
-pub fn present(gpu: &Gpu, targets: &mut [&mut Target], ready: &[Ready]) -> Result<Vec<PresentOutcome>, Error> {
+/// When a vkQueuePresentKHR call was entered: right before the call, after
+/// the queue lock (both clocks).
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub at: std::time::Instant,
+    pub monotonic_ns: u64,
+}
+
+/// Presents the given (swapchain, image) pairs with ONE vkQueuePresentKHR
+/// call; appends each swapchain's outcome to `outcomes`.
+pub fn present(
+    gpu: &Gpu,
+    targets: &mut [&mut Target],
+    ready: &[Ready],
+    outcomes: &mut Vec<PresentOutcome>,
+) -> Result<Entry, Error> {
     let swapchains: Vec<vk::SwapchainKHR> = targets.iter().map(|t| t.swapchain).collect();
     let indices: Vec<u32> = ready.iter().map(|r| r.index).collect();
     let waits: Vec<vk::Semaphore> = ready.iter().map(|r| r.wait).collect();
@@ -418,23 +437,23 @@ pub fn present(gpu: &Gpu, targets: &mut [&mut Target], ready: &[Ready]) -> Resul
         .swapchains(&swapchains)
         .image_indices(&indices)
         .results(&mut results);
-    let overall = {
+    let (overall, entry) = {
         let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let entry = Entry { at: std::time::Instant::now(), monotonic_ns: crate::pacing::monotonic_ns() };
         // SAFETY: every image was acquired and its render submitted.
-        unsafe { gpu.swapchain_fn.queue_present(*q, &info) }
+        (unsafe { gpu.swapchain_fn.queue_present(*q, &info) }, entry)
     };
     match overall {
         Ok(_) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {}
         Err(e) => return Err(Error::Vulkan { what: "vkQueuePresentKHR", result: e }),
     }
-    let mut out = Vec::with_capacity(results.len());
     for (t, r) in targets.iter_mut().zip(&results) {
         t.presented += 1;
-        out.push(match *r {
+        outcomes.push(match *r {
             vk::Result::SUCCESS => PresentOutcome::Ok,
             vk::Result::SUBOPTIMAL_KHR | vk::Result::ERROR_OUT_OF_DATE_KHR => PresentOutcome::Recreate,
             e => return Err(Error::Vulkan { what: "vkQueuePresentKHR (per-swapchain result)", result: e }),
         });
     }
-    Ok(out)
+    Ok(entry)
 }
