@@ -9,11 +9,11 @@
 //! previous submission → record → submit on the graphics queue, waiting on
 //! the app's present semaphores, signalling this image's semaphore → the
 //! layer presents waiting on that. Two ways to record:
-//! - cached panel ([`panel`], when the swapchain images accept
+//! - cached panel (`panel`, when the swapchain images accept
 //!   `TRANSFER_DST`, see [`swapchain_usage`]): imgui renders into a small
 //!   opaque image only when the live stats changed (~10×/s); every present
 //!   copies it into the corner;
-//! - direct ([`render`]): imgui draws into the swapchain image in a
+//! - direct (`render`): imgui draws into the swapchain image in a
 //!   LOAD_OP_LOAD render pass limited to the HUD's rectangle.
 //!
 //! Modules: `render` (per-swapchain Vulkan objects), `panel` (cached
