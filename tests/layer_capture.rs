@@ -178,6 +178,7 @@ fn sigkill_mid_run_leaves_a_csv_analyze_reads() {
     let log = h.only_session_log();
     let a = h.analyze(&log.csv);
     let frames = a["frames"].as_u64().expect("frames");
+    eprintln!("killed at {killed_at:?}: CSV frames {frames}, presents {by} at kill-1s, {at_kill} at the kill");
     assert!(
         frames + 1 >= by && frames < at_kill,
         "CSV of the killed app has {frames} frames; presents were {by} at kill-1s and {at_kill} at the kill"
