@@ -383,6 +383,13 @@ impl RunOutput {
             .unwrap_or_default()
     }
 
+    /// M of `testapp: swapchain recreations M`.
+    pub fn swapchain_recreations(&self) -> Option<u64> {
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("testapp: swapchain recreations ")?.trim().parse().ok())
+    }
+
     /// (count, worst ms) from `testapp: late presents N worst X ms`: how
     /// far the app itself missed its script.
     pub fn late_presents(&self) -> Option<(u64, f64)> {
