@@ -83,7 +83,7 @@ fn harness_kill_records_progress() {
     let h = Harness::new();
     let out = run_killed_after(
         &mut h.testapp(&["--frames", "1000", "--interval", "10ms", "--progress"]),
-        Duration::from_millis(1500),
+        Duration::from_millis(2500),
     );
     assert!(out.killed_at.is_some());
     assert!(!out.status.success());

@@ -224,6 +224,16 @@ impl Harness {
         c
     }
 
+    /// Writes `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf` for every command
+    /// of this harness.
+    pub fn write_config(&self, text: &str) -> PathBuf {
+        let dir = self.config_home.join("steadyhud");
+        std::fs::create_dir_all(&dir).expect("create config dir");
+        let p = dir.join("steadyhud.conf");
+        std::fs::write(&p, text).expect("write steadyhud.conf");
+        p
+    }
+
     /// Session logs in the log dir, sorted by name.
     pub fn session_logs(&self) -> Vec<SessionLog> {
         session_logs_in(&self.log_dir)
