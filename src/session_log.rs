@@ -170,37 +170,38 @@ impl SessionLog {
     ) -> Result<PathBuf, LogError> {
         self.failed = false;
         self.flush()?;
-        let mut obj = match summary.map(serde_json::to_value) {
-            Some(Ok(serde_json::Value::Object(m))) => m,
-            _ => {
-                let mut m = serde_json::Map::new();
-                m.insert("frames".into(), 0.into());
-                m
-            }
+        let mut extra = match extra {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
         };
         let unix = self.start.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
         let wall = SystemTime::now().duration_since(self.start).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        let stk_json = serde_json::to_value(stk).unwrap_or(serde_json::Value::Null);
         let file_name = self.csv_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        for (k, v) in [
-            ("stk_curve", stk_json),
-            ("ring_overflows", self.lost.into()),
-            ("ring_overflow_events", self.overflow_events.into()),
-            ("exe", self.exe.clone().into()),
-            ("start", self.start_local.clone().into()),
-            ("start_unix_s", unix.into()),
-            ("wall_s", wall.into()),
-            ("log", file_name.into()),
-            ("tool", format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into()),
-        ] {
-            obj.insert(k.to_string(), v);
+        // Summary keys win over extra keys of the same name; session keys
+        // take the caller's value when it gives one.
+        if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
+            for k in keys.keys() {
+                extra.remove(k);
+            }
         }
-        if let serde_json::Value::Object(extra) = extra {
-            obj.extend(extra);
-        }
+        let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
+        let out = SummaryFile {
+            summary,
+            frames: summary.is_none().then_some(0),
+            stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
+            ring_overflows: take("ring_overflows", self.lost.into()),
+            ring_overflow_events: take("ring_overflow_events", self.overflow_events.into()),
+            exe: take("exe", self.exe.clone().into()),
+            start: take("start", self.start_local.clone().into()),
+            start_unix_s: take("start_unix_s", unix.into()),
+            wall_s: take("wall_s", wall.into()),
+            log: take("log", file_name.into()),
+            tool: take("tool", format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into()),
+            extra,
+        };
         let path = self.summary_path();
         let tmp = path.with_extension("json.tmp");
-        let text = serde_json::to_string_pretty(&serde_json::Value::Object(obj)).unwrap_or_default();
+        let text = serde_json::to_string_pretty(&out).unwrap_or_default();
         let werr = |source| LogError::Write { path: path.clone(), source };
         fs::write(&tmp, text + "\n").map_err(werr)?;
         fs::rename(&tmp, &path).map_err(werr)?;
@@ -216,6 +217,26 @@ impl SessionLog {
             LogError::Write { path: self.csv_path.clone(), source }
         })
     }
+}
+
+/// Layout of `<stem>.summary.json`: METRICS.md keys first, in order.
+#[derive(serde::Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frames: Option<u64>,
+    stk_curve: serde_json::Value,
+    ring_overflows: serde_json::Value,
+    ring_overflow_events: serde_json::Value,
+    exe: serde_json::Value,
+    start: serde_json::Value,
+    start_unix_s: serde_json::Value,
+    wall_s: serde_json::Value,
+    log: serde_json::Value,
+    tool: serde_json::Value,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
 }
 
 /// `<stem>.summary.json` beside a session CSV.

@@ -437,7 +437,7 @@ fn hud_draws_over_the_app_frame_with_correct_colours_on_unorm_and_srgb() {
                     q.iter().zip(&CLEAR).any(|(a, b)| a.abs_diff(*b) > 3)
                 })
                 .count();
-            assert!(hud_changed > 20_000, "{name}: only {hud_changed} HUD pixels");
+            assert!(hud_changed > 10_000, "{name}: only {hud_changed} HUD pixels");
         }
         // Bars, stutter marks and the target line come out in the intended
         // sRGB colour on both targets: an SRGB target is not washed out.

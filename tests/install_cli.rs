@@ -116,8 +116,11 @@ fn run_enables_the_layer_without_install_and_keeps_other_layers() {
     let h = Harness::new();
     h.assert_validation_active();
     let empty = fresh_data_home(&h, "no-layer-installed");
+    let logs = h.root.path().join("run-logs");
     let out = run(h
-        .steadyhud(&["run", "--lib"])
+        .steadyhud(&["run", "--log-dir"])
+        .arg(&logs)
+        .arg("--lib")
         .arg(layer_library())
         .args(["--", "vkcube", "--c", "60"])
         .env("XDG_DATA_HOME", &empty)
@@ -129,6 +132,11 @@ fn run_enables_the_layer_without_install_and_keeps_other_layers() {
         out.stderr.contains(&format!("Insert instance layer \"{VALIDATION}\"")),
         "run hid the user's validation layer"
     );
+    // The layer really captured: vkcube's 60 presents are 59 frames in the
+    // log folder given to run.
+    let csvs: Vec<_> = list_dir(&logs).into_iter().filter(|p| p.extension().is_some_and(|e| e == "csv")).collect();
+    assert_eq!(csvs.len(), 1, "expected one session log in {}: {:?}", logs.display(), list_dir(&logs));
+    assert_eq!(h.analyze(&csvs[0])["frames"], 59);
     // Its private manifest folder is gone afterwards.
     let leftovers: Vec<_> = list_dir(&h.runtime_dir)
         .into_iter()

@@ -111,21 +111,31 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     }
 }
 
-/// The `--json` object: METRICS.md keys, then `format`, `format_detail`,
-/// `source`, `column`, `file`, `notes`.
+/// The `--json` object: METRICS.md keys in their order, then `format`,
+/// `format_detail`, `source`, `column`, `file`, `notes`.
 pub fn json(a: &Analysis) -> String {
-    let mut obj = match serde_json::to_value(&a.summary) {
-        Ok(serde_json::Value::Object(m)) => m,
-        _ => serde_json::Map::new(),
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        #[serde(flatten)]
+        summary: &'a Summary,
+        format: &'a str,
+        format_detail: &'a str,
+        source: Option<&'a str>,
+        column: &'a str,
+        file: String,
+        notes: &'a [String],
+    }
+    let m = &a.log.meta;
+    let out = Out {
+        summary: &a.summary,
+        format: m.format.name(),
+        format_detail: &m.detail,
+        source: m.source.as_deref(),
+        column: &m.column,
+        file: a.path.display().to_string(),
+        notes: &m.notes,
     };
-    let meta = &a.log.meta;
-    obj.insert("format".into(), meta.format.name().into());
-    obj.insert("format_detail".into(), meta.detail.clone().into());
-    obj.insert("source".into(), meta.source.clone().map_or(serde_json::Value::Null, Into::into));
-    obj.insert("column".into(), meta.column.clone().into());
-    obj.insert("file".into(), a.path.display().to_string().into());
-    obj.insert("notes".into(), meta.notes.clone().into());
-    serde_json::to_string_pretty(&serde_json::Value::Object(obj)).unwrap_or_else(|_| "{}".into())
+    serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
 }
 
 /// Stutters listed in the table.

@@ -153,36 +153,37 @@ impl SwapchainHud {
         let (Some(renderer), Some(_)) = (self.renderer.as_mut(), self.imgui.as_ref()) else {
             return Err(HudError::NotBuilt);
         };
-        let cmd = self.target.begin(dev, image_index, present_family)?;
         let now = Instant::now();
         let dt = self.last_draw.map_or(1.0 / 60.0, |t| (now - t).as_secs_f32()).max(1e-4);
         self.last_draw = Some(now);
 
-        let recorded = {
-            let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-            let suspended = self.imgui.take().map(|c| c.0);
-            match suspended.map(SuspendedContext::activate) {
-                Some(Ok(mut ctx)) => {
-                    let size = [self.target.extent.width as f32, self.target.extent.height as f32];
-                    ctx.io_mut().display_size = size;
-                    ctx.io_mut().delta_time = dt;
-                    let ui = ctx.new_frame();
-                    self.view.build(ui, size, stats);
-                    let result = renderer.cmd_draw(cmd, ctx.render());
-                    self.imgui = Some(ImguiContext(ctx.suspend()));
-                    result.map_err(HudError::from)
-                }
-                Some(Err(suspended)) => {
-                    self.imgui = Some(ImguiContext(suspended));
-                    Err(HudError::ImguiBusy)
-                }
-                None => Err(HudError::NotBuilt),
+        // Build the imgui frame first: its window rectangle is the render area.
+        let lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ctx = match self.imgui.take().map(|c| c.0.activate()) {
+            Some(Ok(ctx)) => ctx,
+            Some(Err(suspended)) => {
+                self.imgui = Some(ImguiContext(suspended));
+                return Err(HudError::ImguiBusy);
             }
+            None => return Err(HudError::NotBuilt),
         };
-        if let Err(e) = recorded {
-            self.target.abandon(dev);
-            return Err(e);
-        }
+        let size = [self.target.extent.width as f32, self.target.extent.height as f32];
+        ctx.io_mut().display_size = size;
+        ctx.io_mut().delta_time = dt;
+        let area = self.view.build(ctx.new_frame(), size, stats);
+        let draw_data = ctx.render();
+        let recorded = match self.target.begin(dev, image_index, present_family, area) {
+            Ok(cmd) => renderer.cmd_draw(cmd, draw_data).map_err(|e| {
+                self.target.abandon(dev);
+                HudError::from(e)
+            }),
+            Err(e) => Err(e),
+        };
+        // Suspend before anything else can fail: an active context left
+        // behind would block every other swapchain's HUD.
+        self.imgui = Some(ImguiContext(ctx.suspend()));
+        drop(lock);
+        recorded?;
         self.target.submit(dev, image_index, present_family, wait)
     }
 

@@ -199,6 +199,7 @@ impl Target {
         dev: &HudDevice,
         image_index: u32,
         present_family: u32,
+        area: [f32; 4],
     ) -> Result<vk::CommandBuffer, HudError> {
         let d = dev.device;
         let idx = image_index as usize;
@@ -220,7 +221,7 @@ impl Target {
         let rp_begin = vk::RenderPassBeginInfo::default()
             .render_pass(self.render_pass)
             .framebuffer(fb)
-            .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: self.extent });
+            .render_area(self.clamp_area(area));
         d.cmd_begin_render_pass(slot.cmd, &rp_begin, vk::SubpassContents::INLINE);
         Ok(slot.cmd)
     }
@@ -266,6 +267,22 @@ impl Target {
         }
         self.next_slot = (slot_index + 1) % self.slots.len();
         Ok(signal[0])
+    }
+
+    /// The render area: the HUD's rectangle rounded out to whole pixels and
+    /// clipped to the image (a software rasteriser then touches only those
+    /// tiles; LOAD_OP_LOAD keeps everything outside as the app drew it).
+    /// An empty rectangle (imgui hides a new window for a frame) becomes 1x1.
+    fn clamp_area(&self, area: [f32; 4]) -> vk::Rect2D {
+        let (w, h) = (self.extent.width as f32, self.extent.height as f32);
+        let x0 = area[0].floor().clamp(0.0, w - 1.0);
+        let y0 = area[1].floor().clamp(0.0, h - 1.0);
+        let x1 = area[2].ceil().clamp(x0 + 1.0, w);
+        let y1 = area[3].ceil().clamp(y0 + 1.0, h);
+        vk::Rect2D {
+            offset: vk::Offset2D { x: x0 as i32, y: y0 as i32 },
+            extent: vk::Extent2D { width: (x1 - x0) as u32, height: (y1 - y0) as u32 },
+        }
     }
 
     /// Abandons a begun command buffer after a recording error (the slot's

@@ -17,9 +17,6 @@ const BASE_FONT_PX: f32 = 13.0;
 /// Graph size in unscaled pixels.
 const GRAPH_W: f32 = 240.0;
 const GRAPH_H: f32 = 56.0;
-/// Fewest frame slots across the graph, so a handful of frames is not drawn
-/// as a few huge bars.
-const MIN_GRAPH_SLOTS: usize = 120;
 
 /// sRGB-encoded colours of the HUD (exact values the tests look for).
 pub mod colors {
@@ -29,14 +26,16 @@ pub mod colors {
     pub const STUTTER: [f32; 4] = [1.00, 0.22, 0.22, 1.0];
     /// Target-FPS line.
     pub const TARGET: [f32; 4] = [1.00, 0.80, 0.20, 1.0];
-    /// Graph background.
-    pub const GRAPH_BG: [f32; 4] = [0.10, 0.10, 0.12, 1.0];
+    /// Graph backdrop (translucent: the only filled background).
+    pub const GRAPH_BG: [f32; 4] = [0.0, 0.0, 0.0, 0.45];
+    /// Graph frame.
+    pub const GRAPH_FRAME: [f32; 4] = [0.70, 0.72, 0.78, 0.8];
+    /// Text shadow.
+    pub const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.9];
     /// Labels.
     pub const LABEL: [f32; 4] = [0.70, 0.72, 0.78, 1.0];
     /// Values.
     pub const VALUE: [f32; 4] = [1.00, 1.00, 1.00, 1.0];
-    /// Window background.
-    pub const WINDOW_BG: [f32; 4] = [0.04, 0.04, 0.05, 0.85];
 }
 
 /// HUD scale for a swapchain `height` pixels tall: 1 at 720p, 3 at 4K,
@@ -85,6 +84,8 @@ struct Palette {
     stutter: ImColor32,
     target: ImColor32,
     graph_bg: ImColor32,
+    graph_frame: ImColor32,
+    shadow: ImColor32,
     label: [f32; 4],
     value: [f32; 4],
     warn: [f32; 4],
@@ -98,6 +99,8 @@ impl Palette {
             stutter: c(colors::STUTTER),
             target: c(colors::TARGET),
             graph_bg: c(colors::GRAPH_BG),
+            graph_frame: c(colors::GRAPH_FRAME),
+            shadow: c(colors::SHADOW),
             label: for_target(colors::LABEL, srgb),
             value: for_target(colors::VALUE, srgb),
             warn: for_target(colors::STUTTER, srgb),
@@ -145,7 +148,6 @@ impl View {
         style.window_border_size = 0.0;
         style.window_padding = [8.0, 6.0];
         style.item_spacing = [6.0, 3.0];
-        style.colors[StyleColor::WindowBg as usize] = colors::WINDOW_BG;
         style.colors[StyleColor::Text as usize] = colors::VALUE;
         style.scale_all_sizes(self.scale);
         for c in style.colors.iter_mut() {
@@ -153,8 +155,9 @@ impl View {
         }
     }
 
-    /// Builds the HUD window for a display of `size` pixels.
-    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats) {
+    /// Builds the HUD window for a display of `size` pixels; returns the
+    /// window's rectangle `[x0, y0, x1, y1]` (the only pixels it touches).
+    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats) -> [f32; 4] {
         let margin = 10.0 * self.scale;
         let (pos, pivot) = match self.position {
             Position::TopLeft => ([margin, margin], [0.0, 0.0]),
@@ -162,7 +165,11 @@ impl View {
             Position::BottomLeft => ([margin, size[1] - margin], [0.0, 1.0]),
             Position::BottomRight => ([size[0] - margin, size[1] - margin], [1.0, 1.0]),
         };
+        // No window background: on a software rasteriser a filled backdrop
+        // behind the whole HUD costs as much as the rest of the frame; text
+        // gets a drop shadow instead and only the graph a translucent backdrop.
         let flags = WindowFlags::NO_DECORATION
+            | WindowFlags::NO_BACKGROUND
             | WindowFlags::NO_INPUTS
             | WindowFlags::NO_MOVE
             | WindowFlags::NO_SAVED_SETTINGS
@@ -173,16 +180,27 @@ impl View {
             .position(pos, Condition::Always)
             .position_pivot(pivot)
             .flags(flags)
-            .build(|| self.contents(ui, stats));
+            .build(|| {
+                self.contents(ui, stats);
+                let (p, s) = (ui.window_pos(), ui.window_size());
+                [p[0], p[1], p[0] + s[0], p[1] + s[1]]
+            })
+            .unwrap_or([0.0; 4])
     }
 
     fn contents(&mut self, ui: &Ui, stats: &LiveStats) {
         let p = &self.palette;
         let col_x = ui.calc_text_size("Mostly steady")[0] + 14.0 * self.scale;
+        let shadow = self.scale.round().max(1.0);
+        let text_at_cursor = |color: [f32; 4], text: &str| {
+            let pos = ui.cursor_screen_pos();
+            ui.get_window_draw_list().add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
+            ui.text_colored(color, text);
+        };
         let row = |label: &str, text: &str| {
-            ui.text_colored(p.label, label);
+            text_at_cursor(p.label, label);
             ui.same_line_with_pos(col_x);
-            ui.text_colored(p.value, text);
+            text_at_cursor(p.value, text);
         };
         let text = &mut self.text;
         match &stats.summary {
@@ -199,10 +217,9 @@ impl View {
                 line("Frame", format_args!("{:.1} ms", stats.last_frame_ms));
                 line("P99 (time)", format_args!("{:.1} ms", s.p99_ms));
             }
-            None => ui.text_colored(p.label, "waiting for frames"),
+            None => text_at_cursor(p.label, "waiting for frames"),
         }
         self.graph(ui, stats);
-        let p = &self.palette;
         let text = &mut self.text;
         text.clear();
         let stutters = stats.recent_stutter.iter().filter(|&&s| s).count();
@@ -213,16 +230,17 @@ impl View {
             stutters,
             if stutters == 1 { "" } else { "s" }
         );
-        ui.text_colored(p.label, &*text);
+        text_at_cursor(p.label, text);
         if stats.ring_overflows > 0 {
             text.clear();
             let _ = write!(text, "{} frames lost (ring full)", stats.ring_overflows);
-            ui.text_colored(p.warn, &*text);
+            text_at_cursor(p.warn, text);
         }
     }
 
-    /// Frame-time bars, newest on the right; stutters red with a tick above;
-    /// the target frame time as a horizontal line.
+    /// Frame-time bars over the whole published span (`recent_ms`), newest
+    /// on the right; stutters red with a tick above; the target frame time
+    /// as a horizontal line.
     fn graph(&self, ui: &Ui, stats: &LiveStats) {
         let p = &self.palette;
         let (w, h) = (GRAPH_W * self.scale, GRAPH_H * self.scale);
@@ -232,6 +250,7 @@ impl View {
         let (x0, y0) = (origin[0], origin[1]);
         let (x1, y1) = (x0 + w, y0 + h);
         draw.add_rect([x0, y0], [x1, y1], p.graph_bg).filled(true).build();
+        draw.add_rect([x0 - 1.0, y0 - 1.0], [x1 + 1.0, y1 + 1.0], p.graph_frame).build();
 
         let target_ms = if self.target_fps > 0 { 1000.0 / self.target_fps as f32 } else { 0.0 };
         let max_recent = stats.recent_ms.iter().copied().fold(0.0f32, f32::max);
@@ -239,31 +258,37 @@ impl View {
         let tick = 3.0 * self.scale;
         let y_of = |ms: f32| y1 - (ms / top_ms).min(1.0) * (h - tick);
 
-        let slots = stats.recent_ms.len().max(MIN_GRAPH_SLOTS).min(w as usize).max(1);
-        let bar_w = w / slots as f32;
-        let shown = stats.recent_ms.len().min(slots);
-        let skip = stats.recent_ms.len() - shown;
-        let frames = || {
-            stats.recent_ms[skip..].iter().enumerate().map(|(i, &ms)| {
-                let stutter = stats.recent_stutter.get(skip + i).copied().unwrap_or(false);
-                (x1 - (shown - i) as f32 * bar_w, ms, stutter)
-            })
+        // Columns of 2 px (scaled). With more frames than columns each
+        // column shows the longest frame of its bucket and is red when the
+        // bucket holds a stutter: spikes never disappear into an average.
+        let col_w = (2.0 * self.scale).round().max(1.0);
+        let columns = ((w / col_w) as usize).max(1);
+        let n = stats.recent_ms.len();
+        let per = n.div_ceil(columns).max(1);
+        let used = n.div_ceil(per);
+        let bucket = |c: usize| {
+            let range = c * per..((c + 1) * per).min(n);
+            let ms = stats.recent_ms[range.clone()].iter().copied().fold(0.0f32, f32::max);
+            let stutter = stats.recent_stutter.get(range).is_some_and(|s| s.contains(&true));
+            (x1 - (used - c) as f32 * col_w, ms, stutter)
         };
-        let gap = if bar_w >= 3.0 { 1.0 } else { 0.0 };
-        for (bx0, ms, _) in frames().filter(|f| !f.2) {
-            let bx1 = (bx0 + bar_w - gap).max(bx0 + 1.0);
-            draw.add_rect([bx0, y_of(ms)], [bx1, y1], p.bar).filled(true).build();
+        for c in 0..used {
+            let (bx0, ms, stutter) = bucket(c);
+            if !stutter {
+                draw.add_rect([bx0, y_of(ms)], [bx0 + col_w, y1], p.bar).filled(true).build();
+            }
         }
-        // Stutters on top, at least 2 px (scaled) wide with a tick above the
-        // graph area, so one frame stays visible when frames are thinner
-        // than a pixel.
-        let sw = (bar_w - gap).max(2.0 * self.scale);
-        for (bx0, ms, _) in frames().filter(|f| f.2) {
-            let bx0 = bx0.min(x1 - sw);
-            draw.add_rect([bx0, y_of(ms)], [bx0 + sw, y1], p.stutter).filled(true).build();
-            draw.add_rect([bx0 - self.scale, y0], [bx0 + sw + self.scale, y0 + tick], p.stutter)
-                .filled(true)
-                .build();
+        // Stutters on top with a tick above the bars, at least 2 px wide.
+        let sw = col_w.max(2.0 * self.scale);
+        for c in 0..used {
+            let (bx0, ms, stutter) = bucket(c);
+            if stutter {
+                let bx0 = bx0.min(x1 - sw);
+                draw.add_rect([bx0, y_of(ms)], [bx0 + sw, y1], p.stutter).filled(true).build();
+                draw.add_rect([bx0 - self.scale, y0], [bx0 + sw + self.scale, y0 + tick], p.stutter)
+                    .filled(true)
+                    .build();
+            }
         }
         if target_ms > 0.0 {
             // A filled rect on whole pixels: crisp at any scale (an

@@ -4,7 +4,8 @@
 //!
 //! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
 //! the stream into frame durations, streams one log row per frame (flushed
-//! every 250 ms), feeds [`Rolling`] and publishes [`LiveStats`] ~10×/s, and
+//! every 250 ms), feeds [`Rolling`] and, while the HUD is visible, publishes [`LiveStats`]
+//! ~10×/s, and
 //! polls the HUD hotkey every 50 ms. A stream ends when its device is
 //! destroyed or at shutdown: the rest of the ring is drained and the summary
 //! (METRICS.md keys + STK curves) is written.
@@ -49,6 +50,19 @@ struct StreamAnalysis {
 }
 
 impl StreamAnalysis {
+    fn new(stream: Arc<Stream>, cons: HeapCons<u64>, log: Log, window_s: f64, opts: Options) -> Self {
+        StreamAnalysis {
+            stream,
+            cons,
+            last_t: None,
+            first_t: None,
+            durations: Vec::new(),
+            rolling: Some(Rolling::new((window_s.max(0.1) * 1e9) as u64, ROLLING_MAX_FRAMES, opts)),
+            log,
+            overflows_logged: 0,
+        }
+    }
+
     fn drain(&mut self, buf: &mut [u64]) {
         loop {
             let n = self.cons.pop_slice(buf);
@@ -151,7 +165,8 @@ struct Analyzer {
 impl Analyzer {
     fn tick(&mut self) {
         let now = Instant::now();
-        let live = now.duration_since(self.last_live) >= LIVE_EVERY;
+        // Live statistics only feed the HUD: skip them while it is hidden.
+        let live = now.duration_since(self.last_live) >= LIVE_EVERY && super::HUD_VISIBLE.load(Ordering::Relaxed);
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         for s in &mut self.streams {
             s.drain(&mut self.buf);
@@ -252,20 +267,9 @@ pub fn new_stream(device_key: usize) -> Arc<Stream> {
     let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
     let (stream, cons) = Stream::new(id, device_key);
     let cfg = super::config();
-    let analysis = StreamAnalysis {
-        stream: stream.clone(),
-        cons,
-        last_t: None,
-        first_t: None,
-        durations: Vec::new(),
-        rolling: Some(Rolling::new(
-            (cfg.window_seconds.max(0.1) * 1e9) as u64,
-            ROLLING_MAX_FRAMES,
-            Options { stutter_threshold: cfg.stutter_threshold },
-        )),
-        log: if cfg.log { Log::pending(cfg.log_dir.clone()) } else { Log::disabled() },
-        overflows_logged: 0,
-    };
+    let log = if cfg.log { Log::pending(cfg.log_dir.clone()) } else { Log::disabled() };
+    let opts = Options { stutter_threshold: cfg.stutter_threshold };
+    let analysis = StreamAnalysis::new(stream.clone(), cons, log, cfg.window_seconds, opts);
     let mut running = lock(&RUNNING);
     let r = running.get_or_insert_with(start);
     lock(&r.analyzer).streams.push(analysis);
@@ -300,6 +304,81 @@ pub fn shutdown() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read(p: &std::path::Path) -> String {
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    /// The whole analysis path of one stream without Vulkan: ring → rows →
+    /// live stats → summary, with a ring overflow recorded in the log.
+    #[test]
+    fn stream_rows_overflow_note_live_stats_and_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let (stream, cons) = Stream::new(1, 0);
+        let opts = Options::default();
+        let log = Log::pending(Some(dir.path().to_path_buf()));
+        let mut a = StreamAnalysis::new(stream.clone(), cons, log, 10.0, opts);
+        let mut buf = vec![0u64; 7]; // smaller than a batch: exercises the drain loop
+        let ms = 1_000_000u64;
+        let mut t = 1_000 * ms;
+        for i in 0..30u64 {
+            t += if i == 20 { 50 * ms } else { 10 * ms };
+            stream.record(t);
+        }
+        a.drain(&mut buf);
+        a.publish_live(10.0);
+        let live = stream.live.latest();
+        assert_eq!(live.recent_ms.len(), 29);
+        assert_eq!(live.summary.as_ref().unwrap().frames, 29);
+        assert_eq!(live.recent_stutter.iter().filter(|&&f| f).count(), 1);
+        // Fill the ring past capacity without draining: the excess is lost and noted.
+        for _ in 0..capture_capacity() + 3 {
+            t += 10 * ms;
+            stream.record(t);
+        }
+        a.drain(&mut buf);
+        let frames = a.durations.len();
+        assert_eq!(frames, 29 + capture_capacity());
+        a.finish(&mut buf, &opts);
+
+        let csv = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "csv"))
+            .expect("csv written");
+        let text = read(&csv);
+        let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("frame")).collect();
+        assert_eq!(rows.len(), frames);
+        assert_eq!(rows[0], "0,10000000,10.000000");
+        assert_eq!(rows[19], "19,240000000,50.000000");
+        assert!(text.contains("# ring overflow: 3 timestamps lost"), "{text}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        assert_eq!(summary["frames"], frames);
+        assert_eq!(summary["ring_overflows"], 3);
+        assert_eq!(summary["stutter_frames"], serde_json::json!([19]));
+        assert!(summary["stk_curve"].as_array().is_some_and(|c| c.len() == 101));
+    }
+
+    fn capture_capacity() -> usize {
+        super::super::capture::RING_CAPACITY
+    }
+
+    #[test]
+    fn unwritable_folder_disables_the_log_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"x").unwrap();
+        let (stream, cons) = Stream::new(1, 0);
+        let mut a = StreamAnalysis::new(stream.clone(), cons, Log::pending(Some(file.join("logs"))), 10.0, Options::default());
+        for i in 1..=5u64 {
+            stream.record(i * 10_000_000);
+        }
+        let mut buf = vec![0u64; 64];
+        a.drain(&mut buf);
+        assert!(matches!(a.log, Log::Disabled));
+        assert_eq!(a.durations.len(), 4, "capture and statistics go on without a log");
+    }
 
     #[test]
     fn stk_range_covers_fastest_frame() {

@@ -12,9 +12,10 @@ use ash::vk;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Serializes every HUD call of the process: the HUD submits to a queue the
-/// layer picked, which two presenting threads must not use at once. Taken
-/// only on the HUD path, so presents without a visible HUD never touch it.
+/// Serializes HUD use of the device's fallback graphics queue (setup,
+/// teardown, and draws for presents on a queue outside the HUD's family),
+/// which two threads must not use at once. Draws submitted on the present
+/// queue itself skip it; presents without a visible HUD never touch it.
 static HUD_LOCK: Mutex<()> = Mutex::new(());
 
 /// What the layer keeps per swapchain.
@@ -172,7 +173,9 @@ unsafe fn before_present(dev: &DeviceData, queue: vk::Queue, info: &vk::PresentI
             Some(x) => std::slice::from_ref(x),
             None => app_wait,
         };
-        let _g = HUD_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        // On the present queue we are the only user (the app synchronizes
+        // its presents); the fallback graphics queue is shared between threads.
+        let _g = (hd.graphics_queue != queue).then(|| HUD_LOCK.lock().unwrap_or_else(|e| e.into_inner()));
         match hud.draw(&hd, family, index, wait, &stats) {
             Ok(sem) => signal = Some(sem),
             Err(e) => hud_disabled(&format!("draw failed: {e}")),
