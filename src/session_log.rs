@@ -351,7 +351,7 @@ pub fn local_time(t: SystemTime) -> LocalTime {
     if !ok {
         let days = secs.div_euclid(86_400);
         let rem = secs.rem_euclid(86_400);
-        let (y, m, d) = civil_from_days(days as i64);
+        let (y, m, d) = civil_from_days(days);
         return LocalTime {
             year: y as i32,
             month: m,

@@ -296,6 +296,8 @@ fn bad_input_gives_exit_2_and_file_line_col() {
     expect_error("inf.txt", b"inf\n", &[], "1:1", "finite");
     let neg = format!("{PM_HEAD}g.exe,1,0x1,DXGI,16.6,0.1\ng.exe,1,0x1,DXGI,-16.6,0.1\n");
     expect_error("neg.csv", neg.as_bytes(), &[], "3:18", "MsBetweenPresents: expected a frame time > 0, found -16.6");
+    let crlf = neg.replace('\n', "\r\n");
+    expect_error("neg-crlf.csv", crlf.as_bytes(), &[], "3:18", "MsBetweenPresents: expected a frame time > 0, found -16.6");
     let word = format!("{PM_HEAD}g.exe,1,0x1,DXGI,abc,0.1\n");
     expect_error("word.csv", word.as_bytes(), &[], "2:18", "MsBetweenPresents: expected a frame time in ms, found \"abc\"");
     let trunc = format!("{PM_HEAD}g.exe,1,0x1,DXGI,16.6,0.1\ng.exe,1,0x1,DX\ng.exe,1,0x1,DXGI,16.6,0.1\n");

@@ -157,9 +157,9 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     row("1% low FPS", fps(s.low_1pct_fps));
     row("0.1% low FPS", fps(s.low_0_1pct_fps));
     row("", String::new());
-    row("Frame time by time share", String::new());
+    row("Frame time, time-weighted", "(Pp: a share 1-p of the time is spent in frames at least this long)".into());
     for (k, v) in [("P50", s.p50_ms), ("P90", s.p90_ms), ("P95", s.p95_ms), ("P99", s.p99_ms), ("P99.9", s.p99_9_ms)] {
-        row(&format!("  {k}"), format!("{v:.3} ms"));
+        row(&format!("  {k}"), format!("{v:>9.3} ms"));
     }
     row("", String::new());
     row("Steady FPS", s.steady_fps.to_string());

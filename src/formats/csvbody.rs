@@ -7,6 +7,13 @@ use super::error::{At, ErrorKind, Pos};
 use super::text::{char_col, field_col};
 use std::io::{BufRead, Read, Seek, SeekFrom};
 
+/// What a row handler wants next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
 /// Where on a failing row the column should point.
 enum Spot {
     Field(usize),
@@ -18,8 +25,8 @@ enum Spot {
 /// Reads the rows after the header. `inner` is positioned at the first data
 /// row; `lines_before`/`offset_before` say how many lines and bytes precede
 /// it. Rows with fewer than `needed` fields are truncated (`what_needed`
-/// says which column requires them). `each(row, line)` handles a good row
-/// and may fail on field `i` with a kind.
+/// says which column requires them). `each(row, line)` handles a good row,
+/// may stop the reading early, and may fail on field `i` with a kind.
 pub fn for_each_row<R, F>(
     inner: &mut R,
     lines_before: u64,
@@ -30,13 +37,18 @@ pub fn for_each_row<R, F>(
 ) -> Result<(), At>
 where
     R: BufRead + Seek,
-    F: FnMut(&csv::ByteRecord, u64) -> Result<(), (usize, ErrorKind)>,
+    F: FnMut(&csv::ByteRecord, u64) -> Result<Flow, (usize, ErrorKind)>,
 {
     let outcome = {
         let mut csv = csv::ReaderBuilder::new()
             .has_headers(false)
             .flexible(true)
             .buffer_capacity(64 * 1024)
+            // '\n' only: with the default CRLF terminator a record's
+            // position points at the '\n' of the previous "\r\n", one line
+            // early. A trailing '\r' stays in the last field, which every
+            // use trims.
+            .terminator(csv::Terminator::Any(b'\n'))
             .from_reader(&mut *inner);
         let mut rec = csv::ByteRecord::new();
         loop {
@@ -72,8 +84,10 @@ where
                 };
                 break Err((line, offset, Spot::EndOfLine, kind));
             }
-            if let Err((field, kind)) = each(&rec, line) {
-                break Err((line, offset, Spot::Field(field), kind));
+            match each(&rec, line) {
+                Ok(Flow::Continue) => {}
+                Ok(Flow::Stop) => break Ok(()),
+                Err((field, kind)) => break Err((line, offset, Spot::Field(field), kind)),
             }
         }
     };

@@ -28,8 +28,8 @@ pub enum ErrorKind {
     Nul,
     #[error("invalid UTF-8: expected a text frame-time log")]
     Utf8,
-    #[error("unrecognised format: expected a steadyhud log, PresentMon/CapFrameX/OCAT or MangoHud CSV, or one frame time in ms per line; found {found:?}")]
-    Unknown { found: String },
+    #[error("line longer than {max} bytes: expected a text frame-time log")]
+    LineTooLong { max: u64 },
     #[error("no frame-time column: expected one of {expected}; header has {found}")]
     NoColumn { expected: String, found: String },
     #[error("no {what} header line: expected {expected}")]
@@ -53,26 +53,25 @@ pub enum ErrorKind {
 }
 
 /// A frame log that could not be read: file, position (when there is one)
-/// and what went wrong. Displays as `file:line:col: what` (compiler style).
-#[derive(Debug)]
+/// and what went wrong. Displays as `file:line:col: what` (compiler style),
+/// or `file: what` when there is no position (e.g. cannot open).
+#[derive(Debug, thiserror::Error)]
+#[error("{}{}: {kind}", .path.display(), PosSuffix(*.pos))]
 pub struct ParseError {
     pub path: PathBuf,
     pub pos: Option<Pos>,
     pub kind: ErrorKind,
 }
 
-impl fmt::Display for ParseError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.pos {
-            Some(p) => write!(f, "{}:{}:{}: {}", self.path.display(), p.line, p.col, self.kind),
-            None => write!(f, "{}: {}", self.path.display(), self.kind),
-        }
-    }
-}
+/// `:line:col`, or nothing.
+struct PosSuffix(Option<Pos>);
 
-impl std::error::Error for ParseError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.kind.source()
+impl fmt::Display for PosSuffix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(p) => write!(f, ":{}:{}", p.line, p.col),
+            None => Ok(()),
+        }
     }
 }
 

@@ -3,15 +3,17 @@
 //!
 //! `frametime` is in µs in old MangoHud (0.6.x) and in ms in newer ones.
 //! The unit is decided from the `fps` column: frametime × fps is about 10⁶
-//! for µs and 10³ for ms (median over the first rows, split at √10⁹). With
-//! no `fps` column, a median frame time above 1000 means µs.
+//! for µs and 10³ for ms (median over the first 256 rows, split at √10⁹).
+//! With no `fps` column, a median frame time above 1000 means µs. The unit
+//! is decided in a first pass over those rows; the second pass streams all
+//! rows in it.
 
-use super::csvbody::{for_each_row, split_header};
+use super::csvbody::{for_each_row, split_header, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::text::{clip, Lines};
-use super::value::{number, to_ns, Unit};
+use super::value::{number, parse_ns, Unit};
 use super::{FrameLog, Format, Meta};
-use std::io::{BufRead, Seek};
+use std::io::{BufRead, Seek, SeekFrom};
 
 /// Rows looked at before the unit is decided.
 const SAMPLE_ROWS: usize = 256;
@@ -49,66 +51,43 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
     let needed = ft_i + 1;
 
     let (mut inner, lines_before, offset_before) = lines.into_inner();
-    let mut unit: Option<Unit> = None;
-    // Rows read before the unit is known: (value, line).
-    let mut pending: Vec<(f64, u64)> = Vec::new();
+
+    // Pass 1: the unit, from the first rows' frametime × fps (bad rows are
+    // skipped here; pass 2 reports them).
     let mut ratios: Vec<f64> = Vec::new();
+    let mut values: Vec<f64> = Vec::new();
+    for_each_row(&mut inner, lines_before, offset_before, needed, &column, |rec, _| {
+        let Some(v) = number(&rec[ft_i]).filter(|v| v.is_finite() && *v > 0.0) else {
+            return Ok(Flow::Continue);
+        };
+        values.push(v);
+        if let Some(fps) = fps_i.and_then(|i| rec.get(i)).and_then(number) {
+            if fps.is_finite() && fps > 0.0 {
+                ratios.push(v * fps);
+            }
+        }
+        Ok(if values.len() >= SAMPLE_ROWS { Flow::Stop } else { Flow::Continue })
+    })
+    .or_else(|e| if matches!(e.kind, ErrorKind::Io(_)) { Err(e) } else { Ok(()) })?;
+    let (unit, decided_by_fps) = decide(&ratios, &values);
+
+    // Pass 2: every row, in that unit.
+    inner.seek(SeekFrom::Start(offset_before))?;
     let mut durations: Vec<u64> = Vec::new();
     let mut elapsed: (Option<f64>, Option<f64>) = (None, None);
-    let mut rows = 0u64;
-    let mut decided_by_fps = false;
     for_each_row(&mut inner, lines_before, offset_before, needed, &column, |rec, line| {
-        rows += 1;
         let field = &rec[ft_i];
-        let Some(v) = number(field) else {
-            let found: String = String::from_utf8_lossy(field).chars().take(40).collect();
-            return Err((ft_i, ErrorKind::NotNumber { column: column.clone(), unit: "ms or µs", found }));
-        };
-        // Sign and finiteness do not depend on the unit: check now.
-        to_ns(v, Unit::Ms, &column, field, Pos::new(line, 0))
-            .or_else(|e| if matches!(e.kind, ErrorKind::OutOfRange { .. }) { Ok(1) } else { Err(e) })
-            .map_err(|e| (ft_i, e.kind))?;
+        let ns = parse_ns(field, unit, &column, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?;
+        durations.push(ns);
         if let Some(e) = elapsed_i.and_then(|i| rec.get(i)).and_then(number) {
             elapsed.0.get_or_insert(e);
             elapsed.1 = Some(e);
         }
-        match unit {
-            Some(u) => durations.push(to_ns(v, u, &column, field, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?),
-            None => {
-                if let Some(fps) = fps_i.and_then(|i| rec.get(i)).and_then(number) {
-                    if fps.is_finite() && fps > 0.0 {
-                        ratios.push(v * fps);
-                    }
-                }
-                pending.push((v, line));
-                if pending.len() >= SAMPLE_ROWS {
-                    let (u, by_fps) = decide(&ratios, &pending);
-                    unit = Some(u);
-                    decided_by_fps = by_fps;
-                    for (v, l) in pending.drain(..) {
-                        let shown = v.to_string();
-                        durations.push(to_ns(v, u, &column, shown.as_bytes(), Pos::new(l, 0)).map_err(|e| (ft_i, e.kind))?);
-                    }
-                }
-            }
-        }
-        Ok(())
+        Ok(Flow::Continue)
     })?;
-    if rows == 0 {
+    if durations.is_empty() {
         return Err(At::new(Pos::new(header_line, 1), ErrorKind::NoFrames { what: "MangoHud" }));
     }
-    let unit = match unit {
-        Some(u) => u,
-        None => {
-            let (u, by_fps) = decide(&ratios, &pending);
-            decided_by_fps = by_fps;
-            for &(v, l) in &pending {
-                let shown = v.to_string();
-                durations.push(to_ns(v, u, &column, shown.as_bytes(), Pos::new(l, 1))?);
-            }
-            u
-        }
-    };
     let detail = match unit {
         Unit::Us => "MangoHud CSV (frametime in µs, MangoHud ≤ 0.6)",
         Unit::Ms => "MangoHud CSV (frametime in ms)",
@@ -143,12 +122,12 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
 }
 
 /// (unit, decided from fps?) from frametime × fps ratios, else magnitudes.
-fn decide(ratios: &[f64], pending: &[(f64, u64)]) -> (Unit, bool) {
+fn decide(ratios: &[f64], values: &[f64]) -> (Unit, bool) {
     if !ratios.is_empty() {
         let m = median(ratios.to_vec());
         return (if m > 31_622.8 { Unit::Us } else { Unit::Ms }, true);
     }
-    let m = median(pending.iter().map(|p| p.0).collect());
+    let m = median(values.to_vec());
     (if m > 1000.0 { Unit::Us } else { Unit::Ms }, false)
 }
 

@@ -8,7 +8,7 @@
 //! `NA` (PresentMon's "not available") rows are skipped and counted.
 
 use super::error::{At, ErrorKind, Pos};
-use super::csvbody::{for_each_row, split_header};
+use super::csvbody::{for_each_row, split_header, Flow};
 use super::text::{clip, Lines};
 use super::value::{parse_ns, Unit};
 use super::{Filter, FrameLog, Format, Meta};
@@ -130,18 +130,18 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         };
         let group = &mut groups[g];
         group.rows += 1;
-        let Some(durations) = group.durations.as_mut() else { return Ok(()) };
+        let Some(durations) = group.durations.as_mut() else { return Ok(Flow::Continue) };
         let field = &rec[frame_i];
-        if field == b"NA" {
+        if field.trim_ascii() == b"NA" {
             na_rows += 1;
             if first_na_line == 0 {
                 first_na_line = line;
             }
-            return Ok(());
+            return Ok(Flow::Continue);
         }
         let ns = parse_ns(field, Unit::Ms, &column, Pos::new(line, 0)).map_err(|e| (frame_i, e.kind))?;
         durations.push(ns);
-        Ok(())
+        Ok(Flow::Continue)
     })?;
 
     if data_rows == 0 {
@@ -165,14 +165,15 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     if let Some((_, name)) = metadata.iter().find(|(k, v)| k.eq_ignore_ascii_case("ProcessName") && !v.is_empty()) {
         source.push_str(&format!(" — {name}"));
     }
-    meta.source = Some(source);
+    // A bare frame-time table names no program.
+    meta.source = (app_i.is_some() || pid_i.is_some() || sc_i.is_some() || !metadata.is_empty()).then_some(source);
     let others: Vec<&Group> = groups.iter().enumerate().filter(|(g, _)| *g != best).map(|(_, g)| g).collect();
     if !others.is_empty() {
         let rows: u64 = others.iter().map(|g| g.rows).sum();
         meta.notes.push(format!(
             "{} other process/swapchain group(s) with {rows} rows not analysed (largest: {}); choose with --process/--swapchain",
             others.len(),
-            others.iter().max_by_key(|g| g.rows).map(|g| g.label()).unwrap_or_default()
+            others.iter().rev().max_by_key(|g| g.rows).map(|g| g.label()).unwrap_or_default()
         ));
     }
     if na_rows > 0 {
@@ -235,6 +236,22 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::Nul));
         let e = parse("Application,MsBetweenPresents\n").err().unwrap();
         assert!(matches!(e.kind, ErrorKind::NoFrames { .. }));
+    }
+
+    #[test]
+    fn crlf_files_locate_errors_and_skip_na() {
+        let log = parse("Application,MsBetweenPresents\r\na,16\r\na,NA\r\n\r\na,17\r\n").unwrap();
+        assert_eq!(log.durations_ns, vec![16_000_000, 17_000_000]);
+        let e = parse("Application,MsBetweenPresents\r\na,16\r\na,16\r\na,-1\r\n").err().unwrap();
+        assert_eq!(e.pos, Some(Pos::new(4, 3)));
+        assert!(matches!(e.kind, ErrorKind::NotPositive { ref found, .. } if found == "-1"));
+    }
+
+    #[test]
+    fn bare_frametime_column_has_no_source() {
+        let log = parse("FrameTime\n16.5\n17\n").unwrap();
+        assert_eq!(log.durations_ns, vec![16_500_000, 17_000_000]);
+        assert_eq!(log.meta.source, None);
     }
 
     #[test]

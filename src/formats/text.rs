@@ -2,9 +2,13 @@
 //! binary data, the UTF-8 BOM, and 1-based character columns of CSV fields.
 
 use super::error::{At, ErrorKind, Pos};
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Longest line accepted (a frame-log line is far shorter; this bounds
+/// memory on a binary file without newlines).
+pub const MAX_LINE: u64 = 1 << 20;
 
 /// One line of a file, without its line ending.
 pub struct Line<'a> {
@@ -38,11 +42,15 @@ impl<R: BufRead> Lines<R> {
     /// The next line, `None` at end of file.
     pub fn next_line(&mut self) -> Result<Option<Line<'_>>, At> {
         self.buf.clear();
-        let n = self.inner.read_until(b'\n', &mut self.buf)?;
+        let n = self.inner.by_ref().take(MAX_LINE + 1).read_until(b'\n', &mut self.buf)?;
         if n == 0 {
             return Ok(None);
         }
         self.no += 1;
+        if n as u64 > MAX_LINE {
+            let col = char_col(&self.buf, MAX_LINE as usize);
+            return Err(At::new(Pos::new(self.no, col), ErrorKind::LineTooLong { max: MAX_LINE }));
+        }
         self.offset += n as u64;
         let mut bytes = &self.buf[..];
         if self.no == 1 && bytes.starts_with(BOM) {
@@ -143,6 +151,17 @@ mod tests {
         let e = l.next_line().err().unwrap();
         assert_eq!(e.pos, Some(Pos::new(1, 3)));
         assert!(matches!(e.kind, ErrorKind::Utf8));
+    }
+
+    #[test]
+    fn overlong_line_is_an_error() {
+        let long = vec![b'1'; MAX_LINE as usize + 10];
+        let mut l = Lines::new(&long[..]);
+        let e = l.next_line().err().unwrap();
+        assert!(matches!(e.kind, ErrorKind::LineTooLong { .. }));
+        let mut ok = vec![b'1'; MAX_LINE as usize - 1];
+        ok.push(b'\n');
+        assert!(Lines::new(&ok[..]).next_line().unwrap().is_some());
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub fn parse_ns(field: &[u8], unit: Unit, column: &str, pos: Pos) -> Result<u64,
             ErrorKind::NotNumber {
                 column: column.to_string(),
                 unit: unit.name(),
-                found: String::from_utf8_lossy(field).chars().take(40).collect(),
+                found: String::from_utf8_lossy(field).trim().chars().take(40).collect(),
             },
         )),
     }
@@ -83,7 +83,7 @@ mod tests {
     fn ms_round_to_nearest_ns() {
         assert_eq!(ns("16.666667").unwrap(), 16_666_667);
         assert_eq!(ns(" 100.06489999999999 ").unwrap(), 100_064_900);
-        assert_eq!(ns("0.0000004").unwrap_err().to_string().contains("out of range"), true);
+        assert!(ns("0.0000004").unwrap_err().to_string().contains("out of range"));
         assert_eq!(ns("1e-6").unwrap(), 1);
         assert_eq!(parse_ns(b"2373", Unit::Us, "f", Pos::new(1, 1)).unwrap(), 2_373_000);
     }
