@@ -232,14 +232,17 @@ impl FakeSwapchain {
         s
     }
 
-    fn create_info(&self) -> vk::SwapchainCreateInfoKHR<'static> {
+    /// The create info of a swapchain of these images; `transfer_dst`
+    /// selects the HUD's cached-panel mode.
+    fn create_info(&self, transfer_dst: bool) -> vk::SwapchainCreateInfoKHR<'static> {
+        let extra = if transfer_dst { vk::ImageUsageFlags::TRANSFER_DST } else { vk::ImageUsageFlags::empty() };
         vk::SwapchainCreateInfoKHR::default()
             .min_image_count(self.images.len() as u32)
             .image_format(self.format)
             .image_color_space(vk::ColorSpaceKHR::SRGB_NONLINEAR)
             .image_extent(self.extent)
             .image_array_layers(1)
-            .image_usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC)
+            .image_usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC | extra)
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
     }
 
@@ -387,10 +390,11 @@ fn save_png(px: &[u8], w: u32, h: u32, name: &str) {
 
 /// Renders `frames` HUD frames into a fake swapchain and returns the last
 /// image's pixels.
-unsafe fn render(gpu: &Gpu, format: vk::Format, w: u32, h: u32, config: &Config, name: &str) -> Vec<u8> {
+unsafe fn render(gpu: &Gpu, format: vk::Format, w: u32, h: u32, config: &Config, panel: bool, name: &str) -> Vec<u8> {
     let sc = FakeSwapchain::new(gpu, format, w, h, 3);
     let dev = gpu.hud_device();
-    let mut hud = SwapchainHud::new(&dev, &sc.create_info(), &sc.images, config).expect("HUD setup");
+    let mut hud = SwapchainHud::new(&dev, &sc.create_info(panel), &sc.images, config).expect("HUD setup");
+    assert_eq!(hud.uses_panel(), panel);
     let sem = gpu.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None).unwrap();
     let stats = stats();
     let mut last = Vec::new();
@@ -412,53 +416,67 @@ fn validation_errors() -> Vec<String> {
     VALIDATION.lock().unwrap().clone()
 }
 
+/// Both HUD paths on UNORM and SRGB: the app's frame kept outside the HUD,
+/// the HUD's colours exact on both encodings.
+unsafe fn check_colours(panel: bool) {
+    let gpu = Gpu::new();
+    let config = Config::default();
+    let (w, h) = (1280, 720);
+    let mode = if panel { "panel" } else { "direct" };
+    let unorm = render(&gpu, vk::Format::B8G8R8A8_UNORM, w, h, &config, panel, &format!("offscreen_{mode}_unorm_720p"));
+    let srgb = render(&gpu, vk::Format::B8G8R8A8_SRGB, w, h, &config, panel, &format!("offscreen_{mode}_srgb_720p"));
+    let errors = validation_errors();
+    let validated = gpu.validated;
+    gpu.destroy();
+
+    for (name, px) in [("unorm", &unorm), ("srgb", &srgb)] {
+        // Far from the top-left HUD the app's frame is untouched.
+        let row = (h - 10) as usize;
+        let p = &px[(row * w as usize + (w as usize - 10)) * 4..][..4];
+        assert!(p[..3].iter().zip(&CLEAR).all(|(a, b)| a.abs_diff(*b) <= 1), "{mode} {name}: app pixel {p:?}");
+        // The HUD covers part of the top-left corner.
+        let hud_changed = (0..300usize)
+            .flat_map(|y| (0..300usize).map(move |x| (y, x)))
+            .filter(|&(y, x)| {
+                let q = &px[(y * w as usize + x) * 4..][..3];
+                q.iter().zip(&CLEAR).any(|(a, b)| a.abs_diff(*b) > 3)
+            })
+            .count();
+        assert!(hud_changed > 10_000, "{mode} {name}: only {hud_changed} HUD pixels");
+    }
+    // Bars, stutter marks and the target line come out in the intended
+    // sRGB colour on both targets: an SRGB target is not washed out.
+    let mut checks = vec![
+        ("bar", view::colors::BAR, 2000),
+        ("stutter", view::colors::STUTTER, 30),
+        ("target line", view::colors::TARGET, 150),
+    ];
+    if panel {
+        checks.push(("panel background", view::colors::PANEL_BG, 10_000));
+    }
+    for (what, color, min) in checks {
+        let rgb = to_bytes(color);
+        let (u, s) = (count_near(&unorm, rgb, 3), count_near(&srgb, rgb, 3));
+        assert!(u >= min, "{mode} unorm: {u} {what} pixels of {rgb:?}");
+        assert!(s >= min, "{mode} srgb: {s} {what} pixels of {rgb:?} (washed out?)");
+        let ratio = s as f64 / u as f64;
+        assert!((0.9..1.1).contains(&ratio), "{mode} {what}: srgb {s} vs unorm {u}");
+    }
+    if validated {
+        assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
+    } else {
+        eprintln!("VK_LAYER_KHRONOS_validation not installed: validation not checked");
+    }
+}
+
 #[test]
 fn hud_draws_over_the_app_frame_with_correct_colours_on_unorm_and_srgb() {
-    unsafe {
-        let gpu = Gpu::new();
-        let config = Config::default();
-        let (w, h) = (1280, 720);
-        let unorm = render(&gpu, vk::Format::B8G8R8A8_UNORM, w, h, &config, "offscreen_unorm_720p");
-        let srgb = render(&gpu, vk::Format::B8G8R8A8_SRGB, w, h, &config, "offscreen_srgb_720p");
-        let errors = validation_errors();
-        let validated = gpu.validated;
-        gpu.destroy();
+    unsafe { check_colours(false) }
+}
 
-        for (name, px) in [("unorm", &unorm), ("srgb", &srgb)] {
-            // Far from the top-left HUD the app's frame is untouched (LOAD_OP_LOAD).
-            let row = (h - 10) as usize;
-            let p = &px[(row * w as usize + (w as usize - 10)) * 4..][..4];
-            assert!(p[..3].iter().zip(&CLEAR).all(|(a, b)| a.abs_diff(*b) <= 1), "{name}: app pixel {p:?}");
-            // The HUD covers part of the top-left corner.
-            let hud_changed = (0..300usize)
-                .flat_map(|y| (0..300usize).map(move |x| (y, x)))
-                .filter(|&(y, x)| {
-                    let q = &px[(y * w as usize + x) * 4..][..3];
-                    q.iter().zip(&CLEAR).any(|(a, b)| a.abs_diff(*b) > 3)
-                })
-                .count();
-            assert!(hud_changed > 10_000, "{name}: only {hud_changed} HUD pixels");
-        }
-        // Bars, stutter marks and the target line come out in the intended
-        // sRGB colour on both targets: an SRGB target is not washed out.
-        for (what, color, min) in [
-            ("bar", view::colors::BAR, 2000),
-            ("stutter", view::colors::STUTTER, 30),
-            ("target line", view::colors::TARGET, 150),
-        ] {
-            let rgb = to_bytes(color);
-            let (u, s) = (count_near(&unorm, rgb, 3), count_near(&srgb, rgb, 3));
-            assert!(u >= min, "unorm: {u} {what} pixels of {rgb:?}");
-            assert!(s >= min, "srgb: {s} {what} pixels of {rgb:?} (washed out?)");
-            let ratio = s as f64 / u as f64;
-            assert!((0.9..1.1).contains(&ratio), "{what}: srgb {s} vs unorm {u}");
-        }
-        if validated {
-            assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
-        } else {
-            eprintln!("VK_LAYER_KHRONOS_validation not installed: validation not checked");
-        }
-    }
+#[test]
+fn cached_panel_is_copied_with_correct_colours_on_unorm_and_srgb() {
+    unsafe { check_colours(true) }
 }
 
 #[test]
@@ -467,7 +485,7 @@ fn hud_scales_with_the_swapchain_and_sits_in_the_configured_corner() {
         let gpu = Gpu::new();
         let config = Config { position: Position::BottomRight, ..Config::default() };
         let (w, h) = (3840, 2160);
-        let px = render(&gpu, vk::Format::R8G8B8A8_UNORM, w, h, &config, "offscreen_4k_bottom_right");
+        let px = render(&gpu, vk::Format::R8G8B8A8_UNORM, w, h, &config, false, "offscreen_4k_bottom_right");
         let errors = validation_errors();
         let validated = gpu.validated;
         gpu.destroy();
@@ -502,8 +520,9 @@ fn several_swapchains_draw_alternately() {
         let config = Config::default();
         let a = FakeSwapchain::new(&gpu, vk::Format::B8G8R8A8_UNORM, 640, 480, 2);
         let b = FakeSwapchain::new(&gpu, vk::Format::B8G8R8A8_SRGB, 800, 600, 3);
-        let mut ha = SwapchainHud::new(&dev, &a.create_info(), &a.images, &config).unwrap();
-        let mut hb = SwapchainHud::new(&dev, &b.create_info(), &b.images, &config).unwrap();
+        // One draws directly, the other through its cached panel.
+        let mut ha = SwapchainHud::new(&dev, &a.create_info(false), &a.images, &config).unwrap();
+        let mut hb = SwapchainHud::new(&dev, &b.create_info(true), &b.images, &config).unwrap();
         let sem = gpu.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None).unwrap();
         let stats = stats();
         let bar = to_bytes(view::colors::BAR);

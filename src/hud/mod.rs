@@ -10,6 +10,7 @@ use crate::live::LiveStats;
 use ash::vk;
 
 pub mod hotkey;
+mod panel;
 mod render;
 pub mod view;
 
@@ -43,6 +44,16 @@ pub struct HudDevice<'a> {
     pub graphics_family: u32,
 }
 
+/// The image usage the layer should request for an app's swapchain:
+/// the app's own flags plus `TRANSFER_DST` when the surface supports it
+/// (`supported` = `VkSurfaceCapabilitiesKHR::supportedUsageFlags`), which
+/// lets the HUD copy a cached panel instead of drawing imgui into every
+/// frame. Adding a usage flag never changes what the app may do with its
+/// images.
+pub fn swapchain_usage(requested: vk::ImageUsageFlags, supported: vk::ImageUsageFlags) -> vk::ImageUsageFlags {
+    requested | (supported & vk::ImageUsageFlags::TRANSFER_DST)
+}
+
 /// Dear ImGui keeps its current context in a process-wide global, so only
 /// one swapchain may have its context active at a time: every activation
 /// (setup, draw, teardown) happens under this lock. It is uncontended unless
@@ -66,6 +77,13 @@ pub struct SwapchainHud {
     imgui: Option<ImguiContext>,
     view: view::View,
     last_draw: Option<Instant>,
+    /// Cached panel, when the swapchain images accept transfers.
+    panel: Option<panel::Panel>,
+    /// Identity (address) of the stats the panel was last rendered from.
+    panel_stats: usize,
+    /// Panel renders so far (imgui settles an auto-sized window's layout
+    /// over its first frames, so those are always re-rendered).
+    panel_renders: u32,
 }
 
 impl SwapchainHud {
@@ -80,7 +98,19 @@ impl SwapchainHud {
         config: &Config,
     ) -> Result<Self, HudError> {
         let mut target = render::Target::new(dev, info, images)?;
-        let view = view::View::new(config, target.extent, view::is_srgb(target.format));
+        let srgb = view::is_srgb(target.format);
+        let view = view::View::new(config, target.extent, srgb);
+        let panel = if info.image_usage.contains(vk::ImageUsageFlags::TRANSFER_DST) {
+            match panel::Panel::new(dev, target.format, view::panel_clear(srgb)) {
+                Ok(p) => Some(p),
+                Err(e) => {
+                    target.destroy(dev);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
         match Self::create_imgui(dev, &target, &view) {
             Ok((renderer, imgui)) => Ok(SwapchainHud {
                 target,
@@ -88,12 +118,24 @@ impl SwapchainHud {
                 imgui: Some(imgui),
                 view,
                 last_draw: None,
+                panel,
+                panel_stats: 0,
+                panel_renders: 0,
             }),
             Err(e) => {
+                if let Some(mut p) = panel {
+                    p.destroy(dev);
+                }
                 target.destroy(dev);
                 Err(e)
             }
         }
+    }
+
+    /// Whether this swapchain uses the cached panel (copied per present)
+    /// rather than drawing imgui into every image.
+    pub fn uses_panel(&self) -> bool {
+        self.panel.is_some()
     }
 
     unsafe fn create_imgui(
@@ -150,14 +192,40 @@ impl SwapchainHud {
         wait: &[vk::Semaphore],
         stats: &LiveStats,
     ) -> Result<vk::Semaphore, HudError> {
-        let (Some(renderer), Some(_)) = (self.renderer.as_mut(), self.imgui.as_ref()) else {
+        if self.renderer.is_none() || self.imgui.is_none() {
             return Err(HudError::NotBuilt);
-        };
+        }
         let now = Instant::now();
         let dt = self.last_draw.map_or(1.0 / 60.0, |t| (now - t).as_secs_f32()).max(1e-4);
         self.last_draw = Some(now);
 
-        // Build the imgui frame first: its window rectangle is the render area.
+        let cmd = self.target.begin_cmd(dev, image_index, present_family)?;
+        let recorded = if self.panel.is_some() {
+            self.record_panel(dev, cmd, image_index, stats, dt)
+        } else {
+            self.record_direct(dev, cmd, image_index, stats, dt)
+        };
+        if let Err(e) = recorded {
+            self.target.abandon(dev);
+            return Err(e);
+        }
+        let stage = if self.panel.is_some() {
+            vk::PipelineStageFlags::TRANSFER
+        } else {
+            vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+        };
+        self.target.submit(dev, image_index, present_family, wait, stage)
+    }
+
+    /// Runs one imgui frame with this swapchain's context active; `record`
+    /// gets the window rectangle, the draw data and the renderer.
+    unsafe fn imgui_frame<R>(
+        &mut self,
+        stats: &LiveStats,
+        dt: f32,
+        at_origin: bool,
+        record: impl FnOnce(&mut Self, [f32; 4], &imgui::DrawData, &mut Renderer) -> Result<R, HudError>,
+    ) -> Result<R, HudError> {
         let lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let mut ctx = match self.imgui.take().map(|c| c.0.activate()) {
             Some(Ok(ctx)) => ctx,
@@ -170,21 +238,83 @@ impl SwapchainHud {
         let size = [self.target.extent.width as f32, self.target.extent.height as f32];
         ctx.io_mut().display_size = size;
         ctx.io_mut().delta_time = dt;
-        let area = self.view.build(ctx.new_frame(), size, stats);
+        let area = self.view.build(ctx.new_frame(), size, stats, at_origin);
         let draw_data = ctx.render();
-        let recorded = match self.target.begin(dev, image_index, present_family, area) {
-            Ok(cmd) => renderer.cmd_draw(cmd, draw_data).map_err(|e| {
-                self.target.abandon(dev);
-                HudError::from(e)
-            }),
-            Err(e) => Err(e),
+        let result = match self.renderer.take() {
+            Some(mut renderer) => {
+                let r = record(self, area, draw_data, &mut renderer);
+                self.renderer = Some(renderer);
+                r
+            }
+            None => Err(HudError::NotBuilt),
         };
-        // Suspend before anything else can fail: an active context left
-        // behind would block every other swapchain's HUD.
+        // Suspend whatever happened: an active context left behind would
+        // block every other swapchain's HUD.
         self.imgui = Some(ImguiContext(ctx.suspend()));
         drop(lock);
-        recorded?;
-        self.target.submit(dev, image_index, present_family, wait)
+        result
+    }
+
+    /// Draws imgui straight into the swapchain image (render area = HUD).
+    unsafe fn record_direct(
+        &mut self,
+        dev: &HudDevice,
+        cmd: vk::CommandBuffer,
+        image_index: u32,
+        stats: &LiveStats,
+        dt: f32,
+    ) -> Result<(), HudError> {
+        self.imgui_frame(stats, dt, false, |this, area, draw_data, renderer| {
+            this.target.begin_pass(dev, cmd, image_index, area);
+            let r = renderer.cmd_draw(cmd, draw_data);
+            dev.device.cmd_end_render_pass(cmd);
+            r.map_err(HudError::from)
+        })
+    }
+
+    /// Re-renders the panel when the stats changed, then copies it into the
+    /// swapchain image.
+    unsafe fn record_panel(
+        &mut self,
+        dev: &HudDevice,
+        cmd: vk::CommandBuffer,
+        image_index: u32,
+        stats: &LiveStats,
+        dt: f32,
+    ) -> Result<(), HudError> {
+        let identity = stats as *const LiveStats as usize;
+        let ready = self.panel.as_ref().is_some_and(|p| p.ready());
+        if identity != self.panel_stats || !ready || self.panel_renders < 3 {
+            self.imgui_frame(stats, dt, true, |this, area, draw_data, renderer| {
+                let content = vk::Extent2D {
+                    width: area[2].ceil().max(0.0) as u32,
+                    height: area[3].ceil().max(0.0) as u32,
+                };
+                if content.width == 0 || content.height == 0 || draw_data.total_vtx_count == 0 {
+                    // imgui lays a new window out before showing it.
+                    return Ok(());
+                }
+                let Some(panel) = this.panel.as_mut() else { return Ok(()) };
+                if panel.needs_growth(content) {
+                    // Earlier copies may still read the old image.
+                    this.target.wait_idle(dev);
+                    panel.reserve(dev, content)?;
+                }
+                panel.begin_pass(dev, cmd);
+                let r = renderer.cmd_draw(cmd, draw_data);
+                dev.device.cmd_end_render_pass(cmd);
+                r?;
+                panel.content = content;
+                this.panel_stats = identity;
+                this.panel_renders += 1;
+                Ok(())
+            })?;
+        }
+        if let Some(panel) = self.panel.as_ref().filter(|p| p.ready()) {
+            let offset = self.view.corner_offset(panel.content, self.target.extent);
+            panel.copy_to(dev, cmd, self.target.image(image_index), offset, self.target.extent);
+        }
+        Ok(())
     }
 
     /// Frees everything; called before the swapchain is destroyed.
@@ -194,6 +324,9 @@ impl SwapchainHud {
     pub unsafe fn destroy(&mut self, dev: &HudDevice) {
         self.target.wait_idle(dev);
         self.renderer = None;
+        if let Some(mut panel) = self.panel.take() {
+            panel.destroy(dev);
+        }
         if let Some(ctx) = self.imgui.take() {
             let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
             drop(ctx);

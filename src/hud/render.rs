@@ -15,6 +15,40 @@ pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> HudError {
     move |result| HudError::Vulkan { call, result }
 }
 
+/// Subpass dependencies of both HUD render passes (the swapchain overlay
+/// pass and the cached panel's pass). They must be identical: the imgui
+/// pipeline is built against one and used in both, and dependencies are
+/// part of render pass compatibility.
+///
+/// Before: the app's semaphores are waited at COLOR_ATTACHMENT_OUTPUT (or
+/// TRANSFER), and earlier copies out of the panel (TRANSFER) finish before
+/// the pass writes. After: the writes finish before presentation or before
+/// copies read the panel.
+pub(crate) fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
+    [
+        vk::SubpassDependency {
+            src_subpass: vk::SUBPASS_EXTERNAL,
+            dst_subpass: 0,
+            src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
+                | vk::PipelineStageFlags::TRANSFER,
+            dst_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            src_access_mask: vk::AccessFlags::empty(),
+            dst_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_READ
+                | vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+            dependency_flags: vk::DependencyFlags::empty(),
+        },
+        vk::SubpassDependency {
+            src_subpass: 0,
+            dst_subpass: vk::SUBPASS_EXTERNAL,
+            src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+            dst_stage_mask: vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+            src_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+            dst_access_mask: vk::AccessFlags::TRANSFER_READ,
+            dependency_flags: vk::DependencyFlags::empty(),
+        },
+    ]
+}
+
 /// Command buffer + fence used by one submission in flight.
 struct Slot {
     cmd: vk::CommandBuffer,
@@ -95,29 +129,7 @@ impl Target {
         let subpass = [vk::SubpassDescription::default()
             .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
             .color_attachments(&color_ref)];
-        // The app's semaphores are waited at COLOR_ATTACHMENT_OUTPUT; the
-        // layout transition and our loads/stores come after that.
-        let deps = [
-            vk::SubpassDependency {
-                src_subpass: vk::SUBPASS_EXTERNAL,
-                dst_subpass: 0,
-                src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-                dst_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-                src_access_mask: vk::AccessFlags::empty(),
-                dst_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_READ
-                    | vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
-                dependency_flags: vk::DependencyFlags::empty(),
-            },
-            vk::SubpassDependency {
-                src_subpass: 0,
-                dst_subpass: vk::SUBPASS_EXTERNAL,
-                src_stage_mask: vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-                dst_stage_mask: vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                src_access_mask: vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
-                dst_access_mask: vk::AccessFlags::empty(),
-                dependency_flags: vk::DependencyFlags::empty(),
-            },
-        ];
+        let deps = overlay_dependencies();
         let rp_info = vk::RenderPassCreateInfo::default()
             .attachments(&attachment)
             .subpasses(&subpass)
@@ -189,24 +201,22 @@ impl Target {
     }
 
     /// Waits until the next slot's previous submission is done and returns
-    /// its command buffer, reset and begun, with the render pass begun on
-    /// `image_index`'s framebuffer.
+    /// its command buffer, reset and begun (with the queue-family acquire
+    /// barrier when needed).
     ///
     /// # Safety
     /// `image_index` is an image of this swapchain the app is presenting.
-    pub unsafe fn begin(
+    pub unsafe fn begin_cmd(
         &mut self,
         dev: &HudDevice,
         image_index: u32,
         present_family: u32,
-        area: [f32; 4],
     ) -> Result<vk::CommandBuffer, HudError> {
         let d = dev.device;
         let idx = image_index as usize;
-        let fb = *self
-            .framebuffers
-            .get(idx)
-            .ok_or(HudError::Unsupported("image index out of range"))?;
+        if idx >= self.images.len() {
+            return Err(HudError::Unsupported("image index out of range"));
+        }
         let slot = &self.slots[self.next_slot];
         d.wait_for_fences(&[slot.fence], true, u64::MAX).map_err(vk_err("vkWaitForFences"))?;
         d.reset_command_buffer(slot.cmd, vk::CommandBufferResetFlags::empty())
@@ -218,31 +228,43 @@ impl Target {
             // Acquire half of present family -> graphics family.
             self.ownership_barrier(dev, slot.cmd, idx, present_family, dev.graphics_family, false);
         }
-        let rp_begin = vk::RenderPassBeginInfo::default()
-            .render_pass(self.render_pass)
-            .framebuffer(fb)
-            .render_area(self.clamp_area(area));
-        d.cmd_begin_render_pass(slot.cmd, &rp_begin, vk::SubpassContents::INLINE);
         Ok(slot.cmd)
     }
 
-    /// Ends the render pass and submits, waiting on `wait`; returns the
-    /// semaphore the present must wait on.
+    /// Begins the overlay render pass (LOAD_OP_LOAD on the swapchain image)
+    /// limited to `area`.
+    pub unsafe fn begin_pass(&self, dev: &HudDevice, cmd: vk::CommandBuffer, image_index: u32, area: [f32; 4]) {
+        let rp_begin = vk::RenderPassBeginInfo::default()
+            .render_pass(self.render_pass)
+            .framebuffer(self.framebuffers[image_index as usize])
+            .render_area(self.clamp_area(area));
+        dev.device.cmd_begin_render_pass(cmd, &rp_begin, vk::SubpassContents::INLINE);
+    }
+
+    /// The swapchain image `image_index`.
+    pub fn image(&self, image_index: u32) -> vk::Image {
+        self.images[image_index as usize]
+    }
+
+    /// Ends the command buffer and submits it, its first use of the
+    /// swapchain image waiting on `wait` at `stage`; returns the semaphore
+    /// the present must wait on.
     ///
     /// # Safety
-    /// Follows a successful [`Target::begin`] for the same `image_index`.
+    /// Follows a successful [`Target::begin_cmd`] for the same `image_index`,
+    /// with any render pass ended.
     pub unsafe fn submit(
         &mut self,
         dev: &HudDevice,
         image_index: u32,
         present_family: u32,
         wait: &[vk::Semaphore],
+        stage: vk::PipelineStageFlags,
     ) -> Result<vk::Semaphore, HudError> {
         let d = dev.device;
         let idx = image_index as usize;
         let slot_index = self.next_slot;
         let (cmd, fence) = (self.slots[slot_index].cmd, self.slots[slot_index].fence);
-        d.cmd_end_render_pass(cmd);
         if self.needs_transfer(dev, present_family) {
             // Release half of graphics family -> present family.
             self.ownership_barrier(dev, cmd, idx, dev.graphics_family, present_family, true);
@@ -250,8 +272,7 @@ impl Target {
         d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
 
         self.wait_stages.clear();
-        self.wait_stages
-            .extend(wait.iter().map(|_| vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT));
+        self.wait_stages.extend(wait.iter().map(|_| stage));
         let cmds = [cmd];
         let signal = [self.done[idx]];
         let submit = [vk::SubmitInfo::default()
@@ -286,7 +307,8 @@ impl Target {
     }
 
     /// Abandons a begun command buffer after a recording error (the slot's
-    /// fence stays signalled, so the next draw can reuse it).
+    /// fence stays signalled, so the next draw can reuse it). A render pass
+    /// left open is discarded with the reset.
     pub unsafe fn abandon(&mut self, dev: &HudDevice) {
         let cmd = self.slots[self.next_slot].cmd;
         let _ = dev.device.end_command_buffer(cmd);
@@ -309,19 +331,16 @@ impl Target {
         dst_family: u32,
         release: bool,
     ) {
+        // Conservative stages: the image is written by a render pass or a copy.
+        let writes = vk::AccessFlags::COLOR_ATTACHMENT_WRITE | vk::AccessFlags::TRANSFER_WRITE;
         let (src_stage, dst_stage, src_access, dst_access) = if release {
-            (
-                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
-                vk::AccessFlags::empty(),
-            )
+            (vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::BOTTOM_OF_PIPE, writes, vk::AccessFlags::empty())
         } else {
             (
                 vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT,
+                vk::PipelineStageFlags::ALL_COMMANDS,
                 vk::AccessFlags::empty(),
-                vk::AccessFlags::COLOR_ATTACHMENT_READ | vk::AccessFlags::COLOR_ATTACHMENT_WRITE,
+                writes | vk::AccessFlags::COLOR_ATTACHMENT_READ,
             )
         };
         let barrier = [vk::ImageMemoryBarrier::default()

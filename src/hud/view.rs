@@ -32,6 +32,8 @@ pub mod colors {
     pub const GRAPH_FRAME: [f32; 4] = [0.70, 0.72, 0.78, 0.8];
     /// Text shadow.
     pub const SHADOW: [f32; 4] = [0.0, 0.0, 0.0, 0.9];
+    /// Background of the cached (opaque) panel.
+    pub const PANEL_BG: [f32; 4] = [0.06, 0.06, 0.08, 1.0];
     /// Labels.
     pub const LABEL: [f32; 4] = [0.70, 0.72, 0.78, 1.0];
     /// Values.
@@ -76,6 +78,11 @@ fn for_target(c: [f32; 4], srgb: bool) -> [f32; 4] {
     } else {
         c
     }
+}
+
+/// The panel background as a clear value for a target of this encoding.
+pub fn panel_clear(srgb: bool) -> [f32; 4] {
+    for_target(colors::PANEL_BG, srgb)
 }
 
 /// The colours in target encoding, computed once per swapchain.
@@ -155,11 +162,34 @@ impl View {
         }
     }
 
-    /// Builds the HUD window for a display of `size` pixels; returns the
-    /// window's rectangle `[x0, y0, x1, y1]` (the only pixels it touches).
-    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats) -> [f32; 4] {
-        let margin = 10.0 * self.scale;
+    /// Margin between the HUD and the image edges, pixels.
+    fn margin(&self) -> f32 {
+        10.0 * self.scale
+    }
+
+    /// Top-left pixel of a HUD of `content` size in the configured corner of
+    /// an image of `extent` size.
+    pub fn corner_offset(&self, content: vk::Extent2D, extent: vk::Extent2D) -> vk::Offset2D {
+        let m = self.margin().round() as i32;
+        let (w, h) = (content.width as i32, content.height as i32);
+        let (ew, eh) = (extent.width as i32, extent.height as i32);
+        let (x, y) = match self.position {
+            Position::TopLeft => (m, m),
+            Position::TopRight => (ew - m - w, m),
+            Position::BottomLeft => (m, eh - m - h),
+            Position::BottomRight => (ew - m - w, eh - m - h),
+        };
+        vk::Offset2D { x: x.max(0), y: y.max(0) }
+    }
+
+    /// Builds the HUD window for a display of `size` pixels, in the
+    /// configured corner, or at (0, 0) with `at_origin` (the cached panel);
+    /// returns the window's rectangle `[x0, y0, x1, y1]` (the only pixels
+    /// it touches).
+    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats, at_origin: bool) -> [f32; 4] {
+        let margin = self.margin();
         let (pos, pivot) = match self.position {
+            _ if at_origin => ([0.0, 0.0], [0.0, 0.0]),
             Position::TopLeft => ([margin, margin], [0.0, 0.0]),
             Position::TopRight => ([size[0] - margin, margin], [1.0, 0.0]),
             Position::BottomLeft => ([margin, size[1] - margin], [0.0, 1.0]),

@@ -97,6 +97,21 @@ unsafe fn on_created(dev: &DeviceData, info: &vk::SwapchainCreateInfoKHR, sc: vk
     dev.swapchains.write().unwrap_or_else(|e| e.into_inner()).insert(sc, state);
 }
 
+unsafe fn hud_usage(dev: &DeviceData, info: &vk::SwapchainCreateInfoKHR) -> vk::ImageUsageFlags {
+    let Some(inst) = super::find_instance(dispatch_key(dev.physical_device)).or_else(super::only_instance) else {
+        return info.image_usage;
+    };
+    let Some(f) = (inst.next_gipa)(inst.handle, c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR".as_ptr()) else {
+        return info.image_usage;
+    };
+    let caps_fn: vk::PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR = std::mem::transmute(f);
+    let mut caps = vk::SurfaceCapabilitiesKHR::default();
+    if caps_fn(dev.physical_device, info.surface, &mut caps) != vk::Result::SUCCESS {
+        return info.image_usage;
+    }
+    crate::hud::swapchain_usage(info.image_usage, caps.supported_usage_flags)
+}
+
 pub(crate) unsafe extern "system" fn create_swapchain(
     device: vk::Device,
     info: *const vk::SwapchainCreateInfoKHR,
@@ -109,9 +124,13 @@ pub(crate) unsafe extern "system" fn create_swapchain(
     let Some(create) = dev.fns.create_swapchain else {
         return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
     };
-    let r = create(device, info, alloc, out);
+    // Ask for TRANSFER_DST too when the surface allows it: the HUD then
+    // copies a cached panel instead of drawing imgui every frame.
+    let mut patched = *info;
+    patched.image_usage = guard::contain(patched.image_usage, || hud_usage(&dev, &*info));
+    let r = create(device, &patched, alloc, out);
     if r == vk::Result::SUCCESS {
-        guard::contain((), || on_created(&dev, &*info, *out));
+        guard::contain((), || on_created(&dev, &patched, *out));
     }
     r
 }
