@@ -61,5 +61,6 @@ fn vkd3d_gears_killed_after_seconds_leaves_a_readable_log() {
         tail(&out.stderr, 30)
     );
     let total: u64 = logs.iter().map(|l| h.analyze(&l.csv)["frames"].as_u64().unwrap_or(0)).sum();
+    eprintln!("vkd3d-gears: {} log(s), {total} frames", logs.len());
     assert!(total >= 5, "vkd3d-gears logged only {total} frames in ~3 s of rendering");
 }

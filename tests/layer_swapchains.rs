@@ -55,6 +55,8 @@ fn resize_recreates_the_swapchain_and_keeps_one_log() {
     let h = Harness::new();
     let args = ["--frames", "60", "--interval", "10ms", "--resize-at", "15:200x150", "--resize-at", "40:400x300"];
     check(&h, &args, 1);
+    // Resize noticed by polling the surface (recreation before the next acquire).
+    check(&h, &["--frames", "40", "--interval", "10ms", "--resize-at", "10:240x180", "--resize-lazy"], 1);
     // Resizes while two windows present in one call, sRGB swapchains.
     check(
         &h,

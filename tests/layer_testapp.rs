@@ -42,6 +42,7 @@ fn testapp_counts_presents_in_every_mode_and_is_validation_clean() {
         (&["--frames", "12", "--threads", "2"], 26, &[13, 13]),
         (&["--frames", "12", "--resize-at", "4:200x160", "--resize-at", "8:260x200"], 13, &[13]),
         (&["--frames", "8", "--format", "srgb", "--present-mode", "fifo"], 9, &[9]),
+        (&["--frames", "8", "--resize-at", "3:100x80", "--resize-lazy"], 9, &[9]),
         (&["--frames", "8", "--present-mode", "mailbox", "--no-destroy"], 9, &[9]),
         (&["--frames", "50", "--uncapped"], 51, &[51]),
         (&["--frames", "12", "--pipelines-at", "4:3", "--alloc-at", "6:8", "--swapchains", "2"], 26, &[13, 13]),
@@ -52,6 +53,9 @@ fn testapp_counts_presents_in_every_mode_and_is_validation_clean() {
         out.assert_success(&what).assert_no_vuid(&what);
         assert_eq!(out.presented(), Some(*presents), "{what}: stdout:\n{}", out.stdout);
         assert_eq!(out.swapchain_presents(), per.to_vec(), "{what}");
+        let resizes = args.iter().filter(|a| **a == "--resize-at").count() as u64;
+        let recreations = out.swapchain_recreations().expect("recreations line");
+        assert!(recreations >= resizes, "{what}: {recreations} swapchain recreations for {resizes} resizes");
     }
 }
 
@@ -79,7 +83,7 @@ fn harness_kill_records_progress() {
     let h = Harness::new();
     let out = run_killed_after(
         &mut h.testapp(&["--frames", "1000", "--interval", "10ms", "--progress"]),
-        Duration::from_millis(1500),
+        Duration::from_millis(2500),
     );
     assert!(out.killed_at.is_some());
     assert!(!out.status.success());

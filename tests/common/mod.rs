@@ -224,6 +224,16 @@ impl Harness {
         c
     }
 
+    /// Writes `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf` for every command
+    /// of this harness.
+    pub fn write_config(&self, text: &str) -> PathBuf {
+        let dir = self.config_home.join("steadyhud");
+        std::fs::create_dir_all(&dir).expect("create config dir");
+        let p = dir.join("steadyhud.conf");
+        std::fs::write(&p, text).expect("write steadyhud.conf");
+        p
+    }
+
     /// Session logs in the log dir, sorted by name.
     pub fn session_logs(&self) -> Vec<SessionLog> {
         session_logs_in(&self.log_dir)
@@ -381,6 +391,13 @@ impl RunOutput {
             .find_map(|l| l.strip_prefix("testapp: swapchain presents "))
             .map(|s| s.split(',').filter_map(|n| n.trim().parse().ok()).collect())
             .unwrap_or_default()
+    }
+
+    /// M of `testapp: swapchain recreations M`.
+    pub fn swapchain_recreations(&self) -> Option<u64> {
+        self.stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("testapp: swapchain recreations ")?.trim().parse().ok())
     }
 
     /// (count, worst ms) from `testapp: late presents N worst X ms`: how

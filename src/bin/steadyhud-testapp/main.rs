@@ -82,6 +82,13 @@ struct Args {
     /// recreate its swapchain. Repeatable.
     #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
     resize_at: Vec<(u64, (u32, u32))>,
+    /// With --resize-at: only resize the window; the swapchain is recreated
+    /// when the driver reports it SUBOPTIMAL / OUT_OF_DATE or, before the
+    /// next acquire, when the surface's current extent no longer matches
+    /// (as games that watch their window do). Default: recreate right after
+    /// resizing.
+    #[arg(long)]
+    resize_lazy: bool,
     /// Right before present number FRAME, create N graphics pipelines (each
     /// compiled anew): a shader-compile stutter on frame FRAME-1. Repeatable.
     #[arg(long, value_name = "FRAME:N", value_parser = workload::parse_at)]
@@ -372,7 +379,16 @@ impl LoopCtx<'_> {
                     self.display.resize(win, *w, *h);
                     t.wish.width = *w;
                     t.wish.height = *h;
-                    t.recreate(self.inst, self.gpu)?;
+                    if !args.resize_lazy {
+                        t.recreate(self.inst, self.gpu)?;
+                    }
+                }
+            }
+            if args.resize_lazy {
+                for t in targets.iter_mut() {
+                    if t.surface_changed(self.inst, self.gpu)? {
+                        t.recreate(self.inst, self.gpu)?;
+                    }
                 }
             }
             let t_render = Instant::now();

@@ -317,6 +317,17 @@ impl Target {
         self.render_pass
     }
 
+    /// Whether the surface's current extent differs from the swapchain's.
+    pub fn surface_changed(&self, inst: &Instance, gpu: &Gpu) -> Result<bool, Error> {
+        // SAFETY: plain query on live objects.
+        let caps = unsafe {
+            inst.surface_fn
+                .get_physical_device_surface_capabilities(gpu.physical, self.surface)
+        }
+        .ctx("vkGetPhysicalDeviceSurfaceCapabilitiesKHR")?;
+        Ok(caps.current_extent.width != u32::MAX && caps.current_extent != self.extent)
+    }
+
     /// Recreates the swapchain (resize, out of date, suboptimal).
     pub fn recreate(&mut self, inst: &Instance, gpu: &Gpu) -> Result<(), Error> {
         gpu.wait_idle()?;
