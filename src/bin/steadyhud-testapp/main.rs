@@ -152,7 +152,15 @@ fn parse_resize(s: &str) -> Result<(u64, (u32, u32)), String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    // Usage errors exit 1 like every other error (clap's default is 2);
+    // --help/--version print to stdout and exit 0.
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
