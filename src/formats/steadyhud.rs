@@ -27,7 +27,10 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
                 meta.source = Some(exe.trim().to_string());
             } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
-                lost += rest.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                // Saturating: the counts come from the file (fuzzing found
+                // two near-u64::MAX notes overflowing a plain `+=`).
+                let n = rest.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                lost = lost.saturating_add(n);
             }
             continue;
         }
@@ -115,6 +118,17 @@ mod tests {
         let e = read(mid.as_bytes()).err().unwrap();
         assert_eq!(e.pos, Some(Pos::new(5, 7)));
         assert!(matches!(e.kind, ErrorKind::Truncated { found: 2, .. }));
+    }
+
+    #[test]
+    fn huge_overflow_counts_saturate_instead_of_panicking() {
+        let text = format!(
+            "# steadyhud\n{OVERFLOW_PREFIX}{} timestamps lost\n{OVERFLOW_PREFIX}7 timestamps lost\n{HEADER}\n0,1,16.6\n",
+            u64::MAX
+        );
+        let log = read(text.as_bytes()).unwrap();
+        assert_eq!(log.durations_ns, vec![16_600_000]);
+        assert!(log.meta.notes.iter().any(|n| n.contains(&format!("{} timestamps lost", u64::MAX))), "{:?}", log.meta.notes);
     }
 
     #[test]
