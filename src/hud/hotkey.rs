@@ -7,13 +7,18 @@
 //! lack of thread safety does not matter.
 //!
 //! Wayland has no global key state query; it is not supported yet.
+//!
+//! `STEADYHUD_X11_LIB` names another library to load instead of
+//! `libX11.so.6`; the fault tests set it to a name that does not exist to
+//! see what a system without libX11 gets (an X11 game has libX11 loaded
+//! already, so hiding the system library would not reach this code).
 
 use std::ffi::{c_char, c_int, c_ulong, c_void, CString};
 
 /// Why the hotkey cannot be watched.
 #[derive(Debug, thiserror::Error)]
 pub enum HotkeyError {
-    #[error("hotkey: cannot load libX11.so.6 ({0}); HUD toggle disabled")]
+    #[error("hotkey: cannot load libX11 ({0}); HUD toggle disabled")]
     NoLibX11(#[source] libloading::Error),
     #[error("hotkey: cannot open X display {0:?} (Wayland-only sessions are not supported); HUD toggle disabled")]
     NoDisplay(String),
@@ -24,6 +29,10 @@ pub enum HotkeyError {
     #[error("hotkey: key {key:?} has no keycode on this X server's keyboard map")]
     NoKeycode { key: String },
 }
+
+/// Environment variable overriding the Xlib library name (see module docs).
+pub const X11_LIB_ENV: &str = "STEADYHUD_X11_LIB";
+const X11_LIB: &str = "libX11.so.6";
 
 type Display = c_void;
 type KeySym = c_ulong;
@@ -62,7 +71,8 @@ impl Hotkey {
     pub fn on_display(combo: &str, display_name: &str) -> Result<Hotkey, HotkeyError> {
         let names = parse_combo(combo)?;
         // SAFETY: loading the system libX11 runs its (trivial) initialisers.
-        let lib = unsafe { libloading::Library::new("libX11.so.6") }
+        let lib_name = std::env::var_os(X11_LIB_ENV).unwrap_or_else(|| X11_LIB.into());
+        let lib = unsafe { libloading::Library::new(&lib_name) }
             .map_err(HotkeyError::NoLibX11)?;
         // SAFETY: the types match the Xlib prototypes.
         let (open, close, to_keysym, to_keycode, query) = unsafe {
