@@ -485,30 +485,49 @@ fn hud_scales_with_the_swapchain_and_sits_in_the_configured_corner() {
         let gpu = Gpu::new();
         let config = Config { position: Position::BottomRight, ..Config::default() };
         let (w, h) = (3840, 2160);
-        let px = render(&gpu, vk::Format::R8G8B8A8_UNORM, w, h, &config, false, "offscreen_4k_bottom_right");
+        for panel in [false, true] {
+            let name = format!("offscreen_4k_bottom_right_{}", if panel { "panel" } else { "direct" });
+            let px = render(&gpu, vk::Format::R8G8B8A8_UNORM, w, h, &config, panel, &name);
+            // Bounding box of the pixels the HUD changed.
+            let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+            for y in 0..h {
+                for x in 0..w {
+                    let q = &px[((y * w + x) * 4) as usize..][..3];
+                    if q.iter().zip(&CLEAR).any(|(a, b)| a.abs_diff(*b) > 3) {
+                        (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+                    }
+                }
+            }
+            assert!(x1 > 0, "{name}: no HUD pixels at all");
+            eprintln!("{name}: HUD box ({x0},{y0})-({x1},{y1})");
+            // Bottom-right corner, with a margin.
+            assert!(x1 < w - 5 && x1 > w - 80 && y1 < h - 5 && y1 > h - 80, "{name}: box ends at ({x1},{y1})");
+            // Scaled 3x: the graph alone is 720 px wide at 4K.
+            assert!(x1 - x0 > 700, "{name}: HUD only {} px wide at 4K", x1 - x0);
+            assert!(x0 > w / 2 && y0 > h / 2, "{name}: HUD starts at ({x0},{y0})");
+        }
         let errors = validation_errors();
         let validated = gpu.validated;
         gpu.destroy();
-        // Bounding box of the pixels the HUD changed.
-        let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
-        for y in 0..h {
-            for x in 0..w {
-                let q = &px[((y * w + x) * 4) as usize..][..3];
-                if q.iter().zip(&CLEAR).any(|(a, b)| a.abs_diff(*b) > 3) {
-                    (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
-                }
-            }
-        }
-        assert!(x1 > 0, "no HUD pixels at all");
-        eprintln!("4K HUD box: ({x0},{y0})-({x1},{y1})");
-        // Bottom-right corner, with a margin.
-        assert!(x1 < w - 5 && x1 > w - 80 && y1 < h - 5 && y1 > h - 80, "box ends at ({x1},{y1})");
-        // Scaled 3x: the graph alone is 720 px wide at 4K.
-        assert!(x1 - x0 > 700, "HUD only {} px wide at 4K", x1 - x0);
-        assert!(x0 > w / 2 && y0 > h / 2, "HUD starts at ({x0},{y0})");
         if validated {
             assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
         }
+    }
+}
+
+#[test]
+fn setup_failure_is_an_error_not_a_crash() {
+    unsafe {
+        let gpu = Gpu::new();
+        let dev = gpu.hud_device();
+        let sc = FakeSwapchain::new(&gpu, vk::Format::B8G8R8A8_UNORM, 320, 240, 2);
+        // Images that cannot be colour attachments: the HUD declines, the
+        // layer logs the error and keeps capturing.
+        let info = sc.create_info(false).image_usage(vk::ImageUsageFlags::TRANSFER_DST);
+        let err = SwapchainHud::new(&dev, &info, &sc.images, &Config::default()).err().expect("must fail");
+        assert!(err.to_string().contains("colour attachments"), "{err}");
+        sc.destroy(&gpu);
+        gpu.destroy();
     }
 }
 

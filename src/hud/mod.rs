@@ -4,6 +4,21 @@
 //! branch implements it). The layer owns all Vulkan dispatch and hands the
 //! HUD a [`HudDevice`] whose `device` table already registers every command
 //! buffer it allocates with the loader (`vkSetDeviceLoaderData`).
+//!
+//! One data flow per present ([`SwapchainHud::draw`]): wait for the slot's
+//! previous submission → record → submit on the graphics queue, waiting on
+//! the app's present semaphores, signalling this image's semaphore → the
+//! layer presents waiting on that. Two ways to record:
+//! - cached panel (`panel`, when the swapchain images accept
+//!   `TRANSFER_DST`, see [`swapchain_usage`]): imgui renders into a small
+//!   opaque image only when the live stats changed (~10×/s); every present
+//!   copies it into the corner;
+//! - direct (`render`): imgui draws into the swapchain image in a
+//!   LOAD_OP_LOAD render pass limited to the HUD's rectangle.
+//!
+//! Modules: `render` (per-swapchain Vulkan objects), `panel` (cached
+//! panel), [`view`] (layout, colours, sRGB handling), [`hotkey`] (X11
+//! toggle key).
 
 use crate::config::Config;
 use crate::live::LiveStats;

@@ -1,11 +1,17 @@
-//! Vulkan side of the HUD for one swapchain: render pass, image views,
-//! framebuffers, command buffers, fences and semaphores, and the
-//! `imgui-rs-vulkan-renderer` that records imgui's draw data.
+//! Vulkan side of the HUD for one swapchain: the overlay render pass, image
+//! views, framebuffers, command buffers, fences and semaphores.
 //!
-//! One draw = wait for the slot's previous submission, record a render pass
-//! that loads the app's image (LOAD_OP_LOAD, PRESENT_SRC_KHR in and out),
-//! submit on the graphics queue waiting on the app's present semaphores and
-//! signalling this image's semaphore, which the real present then waits on.
+//! One draw = [`Target::begin_cmd`] (wait for the slot's previous
+//! submission), optionally a render pass that loads the app's image
+//! (LOAD_OP_LOAD, PRESENT_SRC_KHR in and out), then [`Target::submit`] on the
+//! graphics queue waiting on the app's present semaphores and signalling
+//! this image's semaphore, which the real present then waits on.
+//!
+//! Present queue in another family with EXCLUSIVE images: the command
+//! buffer carries the acquire (present → graphics) and release (graphics →
+//! present) barriers, as Mesa's overlay layer does; the matching halves on
+//! the present queue itself are not submitted. Untested: lavapipe has a
+//! single queue family.
 
 use super::{HudDevice, HudError};
 use ash::vk;

@@ -1,20 +1,22 @@
 //! The analysis thread: one per process, started with the first capture
-//! stream and stopped (joined) when the last instance is destroyed, the
-//! library is unloaded, or the process exits.
+//! stream (first swapchain) and stopped (joined) when the last instance is
+//! destroyed or the process exits (see `on_unload` in `layer/mod.rs`).
 //!
 //! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
 //! the stream into frame durations, streams one log row per frame (flushed
-//! every 250 ms), feeds [`Rolling`] and, while the HUD is visible, publishes [`LiveStats`]
-//! ~10×/s, and
-//! polls the HUD hotkey every 50 ms. A stream ends when its device is
-//! destroyed or at shutdown: the rest of the ring is drained and the summary
-//! (METRICS.md keys + STK curves) is written.
+//! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
+//! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
+//! HUD hotkey every 50 ms. A stream ends when its device is destroyed or at
+//! shutdown: the rest of the ring is drained and the summary (METRICS.md
+//! keys + STK curves) is written.
 //!
 //! Logging policy: one session log per stream, i.e. per presented surface
 //! (window) of a device. A window keeps its log across swapchain recreation
 //! (resize), so for the usual single-window game log rows == frames
 //! presented exactly; each further window gets its own log named
 //! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
+//! Memory: all durations are kept for the exact final summary, 8 bytes per
+//! frame (8 MB per million frames).
 
 use super::capture::Stream;
 use super::guard::{self, Site};
@@ -123,6 +125,8 @@ impl StreamAnalysis {
             None => {
                 eprintln!("steadyhud: live statistics stopped for this window after an internal error; the log continues");
                 self.rolling = None;
+                // No frozen numbers on the HUD: it shows "no data" from now on.
+                self.stream.live.publish(LiveStats { window_s, ..LiveStats::default() });
             }
         }
     }
@@ -271,6 +275,11 @@ pub fn new_stream(device_key: usize) -> Arc<Stream> {
     let opts = Options { stutter_threshold: cfg.stutter_threshold };
     let analysis = StreamAnalysis::new(stream.clone(), cons, log, cfg.window_seconds, opts);
     let mut running = lock(&RUNNING);
+    if running.as_ref().is_some_and(|r| r.pid != std::process::id()) {
+        // A forked child inherited the parent's state but not its thread.
+        // Forget it (without joining or finishing the parent's logs).
+        std::mem::forget(running.take());
+    }
     let r = running.get_or_insert_with(start);
     lock(&r.analyzer).streams.push(analysis);
     stream
