@@ -5,8 +5,9 @@
 #
 # usage: scripts/overhead.sh [FRAMES per run, default 3000] [ROUNDS, default 3]
 # Runs under a private Xvfb when $DISPLAY is unset. Prints the median FPS of
-# each mode and its ratio to the no-layer run. Goals: hidden >= 0.98,
-# shown >= 0.90.
+# each mode, its ratio to the no-layer run, and the CPU time per frame (on
+# lavapipe the GPU work is CPU work too). Goals: hidden >= 0.98,
+# shown >= 0.90. HUD hidden/shown is set with STEADYHUD_CONFIG=hud_hidden=...
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,7 @@ frames=${1:-3000}
 rounds=${2:-3}
 
 command -v vkcube >/dev/null || { echo "overhead.sh: vkcube not found (apt-get install vulkan-tools)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "overhead.sh: /usr/bin/time not found (apt-get install time)" >&2; exit 2; }
 
 cargo build --release --lib --quiet
 lib="$PWD/target/release/libsteadyhud.so"
@@ -53,7 +55,9 @@ if command -v mangohud >/dev/null || ls /usr/share/vulkan/implicit_layer.d/Mango
   modes+=(mangohud)
 fi
 
-# One vkcube run in MODE; prints its FPS (frames / wall seconds).
+# One vkcube run in MODE; prints its FPS (frames / wall seconds) and the
+# CPU time per frame in ms (user + system of all its threads, lavapipe's
+# rasteriser threads included; less sensitive than FPS to other load).
 run() {
   local mode=$1 env=()
   case $mode in
@@ -62,32 +66,40 @@ run() {
     shown)    env=(STEADYHUD=1 STEADYHUD_CONFIG="hud_hidden=0") ;;
     mangohud) env=(DISABLE_STEADYHUD=1 MANGOHUD=1) ;;
   esac
-  local t0 t1
+  local t0 t1 cpu
   t0=$(date +%s.%N)
-  env "${env[@]}" vkcube --c "$frames" --present_mode 0 >/dev/null 2>"$work/err" || {
+  /usr/bin/time -f "%U %S" -o "$work/cpu" env "${env[@]}" vkcube --c "$frames" --present_mode 0 \
+    >/dev/null 2>"$work/err" || {
     echo "overhead.sh: vkcube failed in mode $mode:" >&2; cat "$work/err" >&2; exit 1; }
   t1=$(date +%s.%N)
-  echo "$frames $t0 $t1" | awk '{ printf "%.1f\n", $1 / ($3 - $2) }'
+  cpu=$(tail -1 "$work/cpu")
+  echo "$frames $t0 $t1 $cpu" | awk '{ printf "%.1f %.3f\n", $1 / ($3 - $2), ($4 + $5) * 1000 / $1 }'
 }
 
 # Warm-up (page cache, shader caches), not counted.
 for m in "${modes[@]}"; do run "$m" >/dev/null; done
 
-declare -A results
+declare -A results cpus
 for ((r = 1; r <= rounds; r++)); do
   for m in "${modes[@]}"; do
-    fps=$(run "$m")
+    read -r fps cpu < <(run "$m")
     results[$m]+="$fps "
-    printf 'round %d  %-8s %8.1f fps\n' "$r" "$m" "$fps"
+    cpus[$m]+="$cpu "
+    printf 'round %d  %-8s %8.1f fps %8.3f CPU ms/frame\n' "$r" "$m" "$fps" "$cpu"
   done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 base=$(echo "${results[none]}" | median)
+cbase=$(echo "${cpus[none]}" | median)
 echo
-printf '%-9s %10s %8s   (vkcube --c %d, median of %d rounds)\n' mode fps ratio "$frames" "$rounds"
+printf '%-9s %10s %8s %14s %10s   (vkcube --c %d, median of %d rounds)\n' \
+  mode fps ratio "CPU ms/frame" "+CPU ms" "$frames" "$rounds"
 for m in "${modes[@]}"; do
   med=$(echo "${results[$m]}" | median)
-  printf '%-9s %10.1f %8.3f\n' "$m" "$med" "$(awk -v a="$med" -v b="$base" 'BEGIN { print a / b }')"
+  cmed=$(echo "${cpus[$m]}" | median)
+  printf '%-9s %10.1f %8.3f %14.3f %10.3f\n' "$m" "$med" \
+    "$(awk -v a="$med" -v b="$base" 'BEGIN { print a / b }')" "$cmed" \
+    "$(awk -v a="$cmed" -v b="$cbase" 'BEGIN { print a - b }')"
 done
