@@ -73,3 +73,27 @@ fn two_threads_present_two_windows() {
     let h = Harness::new();
     check(&h, &["--frames", "40", "--interval", "10ms", "--threads", "2"], 2);
 }
+
+#[test]
+fn two_devices_presented_in_turn_and_from_two_threads() {
+    let h = Harness::new();
+    check(&h, &["--frames", "30", "--interval", "10ms", "--devices", "2"], 2);
+    check(&h, &["--frames", "30", "--interval", "10ms", "--devices", "2", "--threads", "2"], 2);
+}
+
+#[test]
+fn instances_created_and_destroyed_repeatedly_each_get_their_log() {
+    // Each round creates and destroys the instance: the loader unloads and
+    // reloads the layer, and every session ends with its own log + summary.
+    let h = Harness::new();
+    let what = "testapp --repeat 3 with steadyhud + validation";
+    let out = run(h.testapp(&["--frames", "15", "--interval", "5ms", "--repeat", "3"]).layer().validation());
+    out.assert_success(what).assert_no_vuid(what);
+    assert_eq!(out.presented(), Some(48), "{what}");
+    let logs = h.session_logs();
+    assert_eq!(logs.len(), 3, "{what}: one log per session, found {:?}", list_dir(&h.log_dir));
+    for l in &logs {
+        assert_eq!(logged_durations_ns(&l.csv).len(), 15, "{}", l.csv.display());
+        assert_eq!(l.summary_json()["frames"].as_u64(), Some(15), "{}", l.csv.display());
+    }
+}

@@ -45,6 +45,9 @@ fn testapp_counts_presents_in_every_mode_and_is_validation_clean() {
         (&["--frames", "8", "--resize-at", "3:100x80", "--resize-lazy"], 9, &[9]),
         (&["--frames", "8", "--present-mode", "mailbox", "--no-destroy"], 9, &[9]),
         (&["--frames", "50", "--uncapped"], 51, &[51]),
+        (&["--frames", "10", "--devices", "2"], 22, &[11, 11]),
+        (&["--frames", "10", "--devices", "2", "--threads", "2"], 22, &[11, 11]),
+        (&["--frames", "5", "--repeat", "3", "--swapchains", "2", "--multi-present"], 18, &[18, 18]),
         (&["--frames", "12", "--pipelines-at", "4:3", "--alloc-at", "6:8", "--swapchains", "2"], 26, &[13, 13]),
     ];
     for (args, presents, per) in cases {
@@ -67,6 +70,9 @@ fn testapp_rejects_bad_options_with_a_clear_error() {
         (&["--pattern", ""][..], "empty"),
         (&["--swapchains", "0"][..], "at least 1"),
         (&["--threads", "2", "--multi-present"][..], "cannot be combined"),
+        (&["--devices", "2", "--multi-present"][..], "cannot be combined"),
+        (&["--repeat", "2", "--no-destroy"][..], "cannot be combined"),
+        (&["--pipelines-at", "3"][..], "FRAME:N"),
     ] {
         let out = run(&mut h.testapp(args));
         assert_eq!(out.status.code(), Some(1), "{args:?}: {}", out.stderr);

@@ -78,6 +78,15 @@ struct Args {
     /// (implies --swapchains T); the queue is shared behind a lock.
     #[arg(long, default_value_t = 1, value_name = "T")]
     threads: u32,
+    /// Create D logical devices; window i belongs to device i % D (implies
+    /// --swapchains D). Presented in turn, or one per thread with --threads.
+    #[arg(long, default_value_t = 1, value_name = "D")]
+    devices: u32,
+    /// Run the whole session (windows, instance, devices, swapchains,
+    /// presents, teardown) N times in one process: the loader unloads and
+    /// reloads the layers each time.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
     /// Before present number FRAME (0-based), resize every window to WxH and
     /// recreate its swapchain. Repeatable.
     #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
@@ -143,7 +152,15 @@ fn parse_resize(s: &str) -> Result<(u64, (u32, u32)), String> {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    // Usage errors exit 1 like every other error (clap's default is 2);
+    // --help/--version print to stdout and exit 0.
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -178,27 +195,78 @@ fn build_pattern(args: &Args) -> Result<Pattern, Error> {
 
 fn run(args: &Args) -> Result<(), Error> {
     let pattern = build_pattern(args)?;
-    if args.threads == 0 || args.swapchains == 0 {
-        return Err(Error::Usage("--swapchains and --threads must be at least 1".into()));
+    if args.threads == 0 || args.swapchains == 0 || args.devices == 0 || args.repeat == 0 {
+        return Err(Error::Usage("--swapchains, --threads, --devices and --repeat must be at least 1".into()));
     }
     if args.threads > 1 && args.multi_present {
         return Err(Error::Usage("--threads and --multi-present cannot be combined".into()));
     }
-    let windows_n = args.swapchains.max(args.threads);
-    let (width, height) = args.size;
-
+    if args.devices > 1 && args.multi_present {
+        return Err(Error::Usage("--devices and --multi-present cannot be combined (one present call is on one queue)".into()));
+    }
+    if args.repeat > 1 && args.no_destroy {
+        return Err(Error::Usage("--repeat and --no-destroy cannot be combined".into()));
+    }
     let display = x11::Display::open()?;
+    let mut totals = Totals::default();
+    for round in 0..args.repeat {
+        session(args, &display, &pattern, round, &mut totals)?;
+    }
+    print_totals(&totals);
+    Ok(())
+}
+
+/// Counters summed over `--repeat` rounds.
+#[derive(Default)]
+struct Totals {
+    per_swapchain: Vec<u64>,
+    recreations: u64,
+    late: u64,
+    worst: Duration,
+    late_at: Vec<u64>,
+}
+
+fn print_totals(t: &Totals) {
+    let per: Vec<String> = t.per_swapchain.iter().map(|n| n.to_string()).collect();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
+    let _ = writeln!(out, "testapp: swapchain recreations {}", t.recreations);
+    // How far the app itself missed its script (the ground truth tests trust):
+    // presents that started more than 2 ms after their schedule point.
+    let at: Vec<String> = t.late_at.iter().map(|k| k.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "testapp: late presents {} worst {:.3} ms at [{}]",
+        t.late,
+        t.worst.as_secs_f64() * 1e3,
+        at.join(",")
+    );
+    let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
+    let _ = out.flush();
+}
+
+/// One whole Vulkan session: windows, instance, device(s), swapchains, the
+/// present loop, and (unless --no-destroy) the teardown in reverse order.
+fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, totals: &mut Totals) -> Result<(), Error> {
+    let windows_n = args.swapchains.max(args.threads).max(args.devices);
+    let (width, height) = args.size;
     let mut windows = Vec::new();
     for i in 0..windows_n {
         let x = (i * (width + 8)) as i32;
         windows.push(display.create_window(x, 0, width, height, &format!("steadyhud-testapp {i}"))?);
     }
-    let inst = Instance::new(&display)?;
+    let inst = Instance::new(display)?;
     let mut surfaces = Vec::new();
     for w in &windows {
-        surfaces.push(inst.create_surface(&display, w)?);
+        surfaces.push(inst.create_surface(display, w)?);
     }
-    let gpu = Gpu::new(&inst, &surfaces)?;
+    // Window i belongs to device i % devices.
+    let mut gpus = Vec::new();
+    for d in 0..args.devices as usize {
+        let mine: Vec<vk::SurfaceKHR> =
+            surfaces.iter().enumerate().filter(|(i, _)| i % args.devices as usize == d).map(|(_, s)| *s).collect();
+        gpus.push(Gpu::new(&inst, &mine)?);
+    }
     let wish = SwapchainWish {
         format: match args.format {
             FormatArg::Unorm => vk::Format::B8G8R8A8_UNORM,
@@ -213,27 +281,30 @@ fn run(args: &Args) -> Result<(), Error> {
         height,
     };
     let mut targets = Vec::new();
-    for &s in &surfaces {
-        targets.push(Target::new(&inst, &gpu, s, wish)?);
+    for (i, &s) in surfaces.iter().enumerate() {
+        let g = i % gpus.len();
+        targets.push(Target::new(&inst, &gpus[g], g, s, wish)?);
     }
     eprintln!(
-        "testapp: device {:?}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted",
-        gpu.device_name,
+        "testapp: device {:?} x{}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted{}",
+        gpus[0].device_name,
+        gpus.len(),
         targets.len(),
         targets[0].extent.width,
         targets[0].extent.height,
         wish.format,
         wish.present_mode,
-        pattern.frames()
+        pattern.frames(),
+        if args.repeat > 1 { format!(", round {}", round + 1) } else { String::new() }
     );
 
     let ctx = LoopCtx {
         args,
         inst: &inst,
-        gpu: &gpu,
-        display: &display,
-        pattern: &pattern,
-        leftovers: std::sync::Mutex::new(workload::Leftovers::default()),
+        gpus: &gpus,
+        display,
+        pattern,
+        leftovers: std::sync::Mutex::new((0..gpus.len()).map(|_| workload::Leftovers::default()).collect()),
     };
     let reports: Vec<LoopReport> = if args.threads > 1 {
         let mut results = Vec::new();
@@ -254,42 +325,38 @@ fn run(args: &Args) -> Result<(), Error> {
     } else {
         vec![ctx.present_loop(&mut targets, &windows)?]
     };
-    let late = reports.iter().map(|r| r.late).sum::<u64>();
-    let worst = reports.iter().map(|r| r.worst).max().unwrap_or_default();
-    let late_at: Vec<u64> = reports.iter().flat_map(|r| r.late_at.iter().copied()).collect();
+    totals.late += reports.iter().map(|r| r.late).sum::<u64>();
+    totals.worst = totals.worst.max(reports.iter().map(|r| r.worst).max().unwrap_or_default());
+    totals.late_at.extend(reports.iter().flat_map(|r| r.late_at.iter().copied()));
     if let Some(path) = &args.timestamps {
-        write_timestamps(path, &reports)?;
+        write_timestamps(path, &reports, round, args.repeat > 1)?;
     }
-
-    let per: Vec<String> = targets.iter().map(|t| t.presented.to_string()).collect();
-    let recreations: u64 = targets.iter().map(|t| t.recreations).sum();
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
-    let _ = writeln!(out, "testapp: swapchain recreations {recreations}");
-    // How far the app itself missed its script (the ground truth tests trust):
-    // presents that started more than 2 ms after their schedule point.
-    let at: Vec<String> = late_at.iter().map(|k| k.to_string()).collect();
-    let _ = writeln!(
-        out,
-        "testapp: late presents {late} worst {:.3} ms at [{}]",
-        worst.as_secs_f64() * 1e3,
-        at.join(",")
-    );
-    let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
-    let _ = out.flush();
-    drop(out);
+    totals.per_swapchain.resize(targets.len().max(totals.per_swapchain.len()), 0);
+    for (sum, t) in totals.per_swapchain.iter_mut().zip(&targets) {
+        *sum += t.presented;
+    }
+    totals.recreations += targets.iter().map(|t| t.recreations).sum::<u64>();
 
     if args.no_destroy {
         // Leave main with the device and instance alive, as some games do.
+        print_totals(totals);
         std::process::exit(0);
     }
-    gpu.wait_idle()?;
-    ctx.leftovers.into_inner().unwrap_or_else(|e| e.into_inner()).destroy(&gpu);
+    for g in &gpus {
+        g.wait_idle()?;
+    }
+    let leftovers = ctx.leftovers.into_inner().unwrap_or_else(|e| e.into_inner());
+    for (l, g) in leftovers.into_iter().zip(&gpus) {
+        l.destroy(g);
+    }
     for t in targets {
-        let s = t.destroy(&gpu);
+        let g = t.gpu;
+        let s = t.destroy(&gpus[g]);
         inst.destroy_surface(s);
     }
-    gpu.destroy();
+    for g in gpus {
+        g.destroy();
+    }
     inst.destroy();
     for w in windows {
         display.destroy_window(w);
@@ -306,9 +373,13 @@ struct LoopReport {
     stamps: Vec<u64>,
 }
 
-/// Writes the present-call timestamps, one per line, threads separated.
-fn write_timestamps(path: &std::path::Path, reports: &[LoopReport]) -> Result<(), Error> {
+/// Writes (round 0) or appends the present-call timestamps, one per line;
+/// `# thread T` / `# round R` lines separate threads and rounds.
+fn write_timestamps(path: &std::path::Path, reports: &[LoopReport], round: u32, rounds: bool) -> Result<(), Error> {
     let mut text = String::new();
+    if rounds {
+        text.push_str(&format!("# round {round}\n"));
+    }
     for (i, r) in reports.iter().enumerate() {
         if reports.len() > 1 {
             text.push_str(&format!("# thread {i}\n"));
@@ -318,17 +389,25 @@ fn write_timestamps(path: &std::path::Path, reports: &[LoopReport]) -> Result<()
             text.push('\n');
         }
     }
-    std::fs::write(path, text).map_err(|source| Error::Io { what: format!("writing --timestamps {}", path.display()), source })
+    let io = |source| Error::Io { what: format!("writing --timestamps {}", path.display()), source };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(round > 0)
+        .truncate(round == 0)
+        .open(path)
+        .map_err(io)?;
+    f.write_all(text.as_bytes()).map_err(io)
 }
 
 struct LoopCtx<'a> {
     args: &'a Args,
     inst: &'a Instance,
-    gpu: &'a Gpu,
+    gpus: &'a [Gpu],
     display: &'a x11::Display,
     pattern: &'a Pattern,
-    /// Objects created by injected work, destroyed at exit.
-    leftovers: std::sync::Mutex<workload::Leftovers>,
+    /// Objects created by injected work, per device, destroyed at exit.
+    leftovers: std::sync::Mutex<Vec<workload::Leftovers>>,
 }
 
 impl LoopCtx<'_> {
@@ -346,8 +425,9 @@ impl LoopCtx<'_> {
         let mut any = false;
         for w in work {
             any = true;
+            let g = targets[0].gpu;
             let mut left = self.leftovers.lock().unwrap_or_else(|e| e.into_inner());
-            left.run(self.gpu, targets[0].render_pass(), w)?;
+            left[g].run(&self.gpus[g], targets[0].render_pass(), w)?;
         }
         if any {
             let took = start.elapsed();
@@ -380,21 +460,21 @@ impl LoopCtx<'_> {
                     t.wish.width = *w;
                     t.wish.height = *h;
                     if !args.resize_lazy {
-                        t.recreate(self.inst, self.gpu)?;
+                        t.recreate(self.inst, &self.gpus[t.gpu])?;
                     }
                 }
             }
             if args.resize_lazy {
                 for t in targets.iter_mut() {
-                    if t.surface_changed(self.inst, self.gpu)? {
-                        t.recreate(self.inst, self.gpu)?;
+                    if t.surface_changed(self.inst, &self.gpus[t.gpu])? {
+                        t.recreate(self.inst, &self.gpus[t.gpu])?;
                     }
                 }
             }
             let t_render = Instant::now();
             ready.clear();
             for t in targets.iter_mut() {
-                ready.push(t.render(self.inst, self.gpu)?);
+                ready.push(t.render(self.inst, &self.gpus[t.gpu])?);
             }
             if k == 0 {
                 // The schedule starts at the first present.
@@ -411,7 +491,7 @@ impl LoopCtx<'_> {
             let mut first_entry = None;
             if args.multi_present {
                 let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
-                let e = target::present(self.gpu, &mut refs, &ready, &mut outcomes)?;
+                let e = target::present(&self.gpus[0], &mut refs, &ready, &mut outcomes)?;
                 PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
                 first_entry = Some(e.at);
                 if args.timestamps.is_some() {
@@ -419,7 +499,8 @@ impl LoopCtx<'_> {
                 }
             } else {
                 for (t, r) in targets.iter_mut().zip(&ready) {
-                    let e = target::present(self.gpu, &mut [t], std::slice::from_ref(r), &mut outcomes)?;
+                    let g = t.gpu;
+                    let e = target::present(&self.gpus[g], &mut [t], std::slice::from_ref(r), &mut outcomes)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
                     first_entry.get_or_insert(e.at);
                     if args.timestamps.is_some() {
@@ -434,7 +515,7 @@ impl LoopCtx<'_> {
             }
             for (t, o) in targets.iter_mut().zip(&outcomes) {
                 if *o == PresentOutcome::Recreate {
-                    t.recreate(self.inst, self.gpu)?;
+                    t.recreate(self.inst, &self.gpus[t.gpu])?;
                 }
             }
             if args.trace {

@@ -38,6 +38,8 @@ struct ImageRes {
 
 /// One window's swapchain.
 pub struct Target {
+    /// Index of the device (in the app's device list) this swapchain is on.
+    pub gpu: usize,
     pub surface: vk::SurfaceKHR,
     pub swapchain: vk::SwapchainKHR,
     pub extent: vk::Extent2D,
@@ -60,7 +62,13 @@ pub struct Ready {
 }
 
 impl Target {
-    pub fn new(inst: &Instance, gpu: &Gpu, surface: vk::SurfaceKHR, wish: SwapchainWish) -> Result<Target, Error> {
+    pub fn new(
+        inst: &Instance,
+        gpu: &Gpu,
+        gpu_index: usize,
+        surface: vk::SurfaceKHR,
+        wish: SwapchainWish,
+    ) -> Result<Target, Error> {
         let d = &gpu.device;
         // SAFETY: plain object creation on a live device; every handle is
         // destroyed in `destroy`.
@@ -128,6 +136,7 @@ impl Target {
                     .ctx("vkCreateFence")?;
             }
             let mut t = Target {
+                gpu: gpu_index,
                 surface,
                 swapchain: vk::SwapchainKHR::null(),
                 extent: vk::Extent2D { width: wish.width, height: wish.height },
