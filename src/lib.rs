@@ -10,3 +10,5 @@ pub mod metrics;
 pub mod config;
 pub mod hud;
 pub mod live;
+pub mod cli;
+pub mod report;

@@ -12,10 +12,23 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Every metric of two logs side by side, with the change in percent.
+    Compare(steadyhud::cli::compare::Args),
+    /// A self-contained HTML report (charts, A/B table) of one or more logs.
+    Report(steadyhud::cli::report::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let result = match &cli.command {
+        Command::Compare(args) => steadyhud::cli::compare::run(args),
+        Command::Report(args) => steadyhud::cli::report::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("steadyhud: {e}");
+            ExitCode::from(2)
+        }
     }
 }
