@@ -4,6 +4,29 @@
 //!
 //! Whole-session functions take a slice of durations; [`Rolling`] keeps the
 //! same numbers over a sliding time window, for the live HUD.
+//!
+//! - `sorted`: sorted durations + prefix sums: average, classic lows,
+//!   time-weighted percentiles ([`SortedDurations`]).
+//! - `steady`: STK slow/excess curves and Steady / Mostly Steady / Typical FPS.
+//! - `stutter`: the 19-frame median stutter rule and the OSC flag.
+//! - `rolling`: the incremental window engine.
+//!
+//! Decisions are exact integer arithmetic on ns (u128 sums, percentiles as
+//! parts per million); reported values are `f64`.
+
+mod rolling;
+mod sorted;
+mod steady;
+mod stutter;
+
+pub use rolling::Rolling;
+pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
+pub use steady::{StkBound, MOSTLY_STEADY, STEADY, TYPICAL};
+pub use stutter::{
+    for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shapes,
+    stutters, window_of, window_shapes, FrameShape, WindowShapes, HALF_WINDOW, OSC_MIN_RATIO,
+    OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
+};
 
 use serde::{Deserialize, Serialize};
 
@@ -53,38 +76,45 @@ pub struct StkPoint {
 }
 
 /// All whole-session metrics; `None` for an empty slice.
-pub fn summarize(_durations_ns: &[u64], _opts: &Options) -> Option<Summary> {
-    todo!("metrics core")
+///
+/// Durations should be > 0 (METRICS.md makes ≤ 0 an input error, caught by
+/// the parsers); zeros are tolerated without panicking.
+pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
+    if durations_ns.is_empty() {
+        return None;
+    }
+    let sorted = SortedDurations::new(durations_ns);
+    let shapes = stutter::window_shapes(durations_ns, opts.stutter_threshold);
+    Some(assemble(&sorted, shapes))
 }
 
-/// slow(f) and excess(f) for f = 1..=max_fps.
-pub fn stk_curve(_durations_ns: &[u64], _max_fps: u32) -> Vec<StkPoint> {
-    todo!("metrics core")
+/// slow(f) and excess(f) for f = 1..=max_fps (empty for no frames).
+pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
+    SortedDurations::new(durations_ns).stk_curve(max_fps)
 }
 
-/// Sliding-window engine for the live HUD: `summary()` equals
-/// `summarize(frames)` over the frames currently in the window.
-pub struct Rolling {}
-
-impl Rolling {
-    /// `window_ns`: frames whose present is older than this (relative to the
-    /// newest present) leave; `max_frames` bounds memory regardless.
-    pub fn new(_window_ns: u64, _max_frames: usize, _opts: Options) -> Self {
-        todo!("metrics core")
-    }
-    /// Adds the newest frame.
-    pub fn push(&mut self, _duration_ns: u64) {
-        todo!("metrics core")
-    }
-    /// Frames in the window, oldest first.
-    pub fn frames(&self) -> Vec<u64> {
-        todo!("metrics core")
-    }
-    /// Session-wide index of the oldest frame in the window.
-    pub fn first_index(&self) -> u64 {
-        todo!("metrics core")
-    }
-    pub fn summary(&self) -> Option<Summary> {
-        todo!("metrics core")
+/// Builds the [`Summary`] from the sorted durations and the per-frame
+/// shapes; shared by [`summarize`] and [`Rolling`] so both give the same bits.
+fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Summary {
+    let ms = |p_ppm: u64| sorted.percentile_ppm(p_ppm).map_or(f64::NAN, |d| d as f64 / 1e6);
+    let osc = shapes.osc();
+    let stutter_frames = shapes.stutter_frames;
+    Summary {
+        frames: sorted.len(),
+        duration_s: sorted.duration_s(),
+        average_fps: sorted.average_fps(),
+        low_1pct_fps: sorted.classic_low_fps(10_000).unwrap_or(f64::NAN),
+        low_0_1pct_fps: sorted.classic_low_fps(1_000).unwrap_or(f64::NAN),
+        p50_ms: ms(500_000),
+        p90_ms: ms(900_000),
+        p95_ms: ms(950_000),
+        p99_ms: ms(990_000),
+        p99_9_ms: ms(999_000),
+        steady_fps: sorted.stk_fps(STEADY),
+        mostly_steady_fps: sorted.stk_fps(MOSTLY_STEADY),
+        typical_fps: sorted.stk_fps(TYPICAL),
+        stutter_count: stutter_frames.len(),
+        stutter_frames,
+        osc,
     }
 }
