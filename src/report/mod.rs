@@ -9,7 +9,7 @@
 pub mod svg;
 pub mod table;
 
-use crate::metrics::{self, Options, StkPoint, Summary};
+use crate::metrics::{self, Options, SortedDurations, StkPoint, Summary};
 use std::fmt::Write;
 use svg::{colour, escape, Chart};
 
@@ -267,21 +267,9 @@ fn percentile_chart(runs: &[Run]) -> String {
 
 /// (p·100, P(p) in ms) for p in 0..=1 in 0.1% steps, by the METRICS.md rule.
 fn percentile_curve(d: &[u64]) -> Vec<(f64, f64)> {
-    let mut s = d.to_vec();
-    s.sort_unstable();
-    let mut prefix = Vec::with_capacity(s.len());
-    let mut acc = 0u128;
-    for &x in &s {
-        acc += x as u128;
-        prefix.push(acc);
-    }
-    let total = acc;
-    (0..=1000u128)
-        .map(|k| {
-            // smallest j with prefix[j] >= p·T, p = k/1000, in exact integers
-            let j = prefix.partition_point(|&c| c * 1000 < k * total).min(s.len().saturating_sub(1));
-            (k as f64 / 10.0, s.get(j).copied().unwrap_or(0) as f64 / 1e6)
-        })
+    let sorted = SortedDurations::new(d);
+    (0..=1000u64)
+        .filter_map(|k| Some((k as f64 / 10.0, sorted.percentile_ppm(k * 1000)? as f64 / 1e6)))
         .collect()
 }
 
