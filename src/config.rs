@@ -1,9 +1,16 @@
-//! User configuration: `STEADYHUD_CONFIG="key=value,key=value"` over the file
-//! `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf` over defaults.
+//! User configuration: defaults < the file
+//! `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf` (else
+//! `~/.config/steadyhud/steadyhud.conf`) < `STEADYHUD_CONFIG="key=value,…"`
+//! < `STEADYHUD_LOG_DIR` (for `log_dir` only).
 //!
-//! (Interface fixed by the lead; parsing is owned by the formats branch.)
+//! The file has `key=value` lines; blank lines and lines starting with `#`
+//! are ignored. In `STEADYHUD_CONFIG` items are separated by commas (so a
+//! `log_dir` containing a comma must come from the file or
+//! `STEADYHUD_LOG_DIR`). An unknown key or a bad value gives one warning
+//! naming where it came from (`file:line` or `STEADYHUD_CONFIG item N`) and
+//! keeps the value from before; loading never fails and never panics.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Corner of the swapchain image the HUD is drawn in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -13,6 +20,17 @@ pub enum Position {
     TopRight,
     BottomLeft,
     BottomRight,
+}
+
+impl Position {
+    pub fn name(self) -> &'static str {
+        match self {
+            Position::TopLeft => "top-left",
+            Position::TopRight => "top-right",
+            Position::BottomLeft => "bottom-left",
+            Position::BottomRight => "bottom-right",
+        }
+    }
 }
 
 /// Every setting of the layer, with its default.
@@ -52,10 +70,371 @@ impl Default for Config {
     }
 }
 
+/// Where a piece of configuration text came from; decides its syntax
+/// (lines for a file, commas for the environment) and how warnings name it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A config file: `key=value` lines, `#` comment lines.
+    File(PathBuf),
+    /// `STEADYHUD_CONFIG`: `key=value` items separated by commas.
+    Env,
+}
+
+/// Environment variable with comma-separated settings.
+pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
+/// Environment variable overriding `log_dir`.
+pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
+
+/// Every key, in documentation order.
+pub const KEYS: [&str; 8] =
+    ["position", "toggle_key", "window_seconds", "stutter_threshold", "log_dir", "hud_hidden", "log", "target_fps"];
+
 impl Config {
-    /// Reads the environment and the config file. Returns the config and one
-    /// warning line per problem (unknown key, bad value: default kept).
+    /// Reads the config file and the environment of this process. Returns
+    /// the config and one warning line per problem (unknown key, bad value:
+    /// earlier value kept; unreadable file: defaults kept).
     pub fn load() -> (Config, Vec<String>) {
-        (Config::default(), Vec::new())
+        Config::load_with(&|k| std::env::var(k).ok())
+    }
+
+    /// [`Config::load`] with the environment given as a function (tests).
+    pub fn load_with(env: &dyn Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
+        let mut cfg = Config::default();
+        let mut warnings = Vec::new();
+        if let Some(path) = config_path(env) {
+            match std::fs::read(&path) {
+                Ok(bytes) => {
+                    let text = match String::from_utf8(bytes) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            warnings.push(format!("{}: not valid UTF-8; invalid bytes replaced", path.display()));
+                            String::from_utf8_lossy(e.as_bytes()).into_owned()
+                        }
+                    };
+                    warnings.extend(cfg.apply(&text, &Source::File(path)));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => warnings.push(format!("{}: cannot read ({e}); using defaults", path.display())),
+            }
+        }
+        if let Some(text) = env(ENV_CONFIG) {
+            warnings.extend(cfg.apply(&text, &Source::Env));
+        }
+        if let Some(dir) = env(ENV_LOG_DIR).filter(|d| !d.is_empty()) {
+            cfg.log_dir = Some(PathBuf::from(dir));
+        }
+        (cfg, warnings)
+    }
+
+    /// Parses configuration text over the defaults (pure: no file or
+    /// environment access). Returns the config and its warnings.
+    pub fn parse(text: &str, source: &Source) -> (Config, Vec<String>) {
+        let mut cfg = Config::default();
+        let warnings = cfg.apply(text, source);
+        (cfg, warnings)
+    }
+
+    /// Applies configuration text on top of `self`; returns the warnings.
+    pub fn apply(&mut self, text: &str, source: &Source) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let items: Vec<(String, &str)> = match source {
+            Source::File(path) => text
+                .lines()
+                .enumerate()
+                .map(|(i, l)| (format!("{}:{}", path.display(), i + 1), l))
+                .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                .collect(),
+            Source::Env => text
+                .split(',')
+                .enumerate()
+                .map(|(i, l)| (format!("{ENV_CONFIG} item {}", i + 1), l))
+                .filter(|(_, l)| !l.trim().is_empty())
+                .collect(),
+        };
+        for (at, item) in items {
+            let Some((key, value)) = item.split_once('=') else {
+                warnings.push(format!("{at}: expected key=value, found {:?}; ignored", clip(item.trim())));
+                continue;
+            };
+            let key = key.trim().to_ascii_lowercase();
+            let value = value.trim();
+            if !KEYS.contains(&key.as_str()) {
+                warnings.push(format!("{at}: unknown key {:?} (known: {}); ignored", clip(&key), KEYS.join(", ")));
+                continue;
+            }
+            if let Err(expected) = self.set(&key, value) {
+                warnings.push(format!(
+                    "{at}: bad value {:?} for {key} (expected {expected}); keeping {}",
+                    clip(value),
+                    self.value_of(&key)
+                ));
+            }
+        }
+        warnings
+    }
+
+    /// Sets one key from its text value; on a bad value returns what was
+    /// expected and leaves `self` unchanged. Unknown keys are an error too.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "position" => {
+                self.position = match value.to_ascii_lowercase().replace('_', "-").as_str() {
+                    "top-left" => Position::TopLeft,
+                    "top-right" => Position::TopRight,
+                    "bottom-left" => Position::BottomLeft,
+                    "bottom-right" => Position::BottomRight,
+                    _ => return Err("top-left, top-right, bottom-left or bottom-right".into()),
+                }
+            }
+            "toggle_key" => {
+                let ok = !value.is_empty()
+                    && value.split('+').all(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+                if !ok {
+                    return Err("X11 key names joined by +, e.g. Shift_R+F12".into());
+                }
+                self.toggle_key = value.to_string();
+            }
+            "window_seconds" => match value.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 600.0 => self.window_seconds = v,
+                _ => return Err("a number of seconds > 0 and ≤ 600".into()),
+            },
+            "stutter_threshold" => match value.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => self.stutter_threshold = v,
+                _ => return Err("a number > 0, e.g. 0.2".into()),
+            },
+            "log_dir" => {
+                if value.is_empty() || value.contains('\0') {
+                    return Err("a folder path".into());
+                }
+                self.log_dir = Some(expand_home(value));
+            }
+            "hud_hidden" => self.hud_hidden = parse_bool(value)?,
+            "log" => self.log = parse_bool(value)?,
+            "target_fps" => match value.parse::<u32>() {
+                Ok(v) if (1..=1000).contains(&v) => self.target_fps = v,
+                _ => return Err("a whole number from 1 to 1000".into()),
+            },
+            _ => return Err(format!("one of the keys {}", KEYS.join(", "))),
+        }
+        Ok(())
+    }
+
+    /// The current value of `key` as config text.
+    pub fn value_of(&self, key: &str) -> String {
+        match key {
+            "position" => self.position.name().into(),
+            "toggle_key" => self.toggle_key.clone(),
+            "window_seconds" => self.window_seconds.to_string(),
+            "stutter_threshold" => self.stutter_threshold.to_string(),
+            "log_dir" => self.log_dir.as_ref().map_or("(default)".into(), |p| p.display().to_string()),
+            "hud_hidden" => self.hud_hidden.to_string(),
+            "log" => self.log.to_string(),
+            "target_fps" => self.target_fps.to_string(),
+            _ => String::new(),
+        }
+    }
+
+    /// The folder session logs go to: `log_dir`, else
+    /// [`crate::session_log::default_log_dir`].
+    pub fn resolved_log_dir(&self) -> Option<PathBuf> {
+        self.log_dir.clone().or_else(crate::session_log::default_log_dir)
+    }
+}
+
+/// `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf`, else
+/// `$HOME/.config/steadyhud/steadyhud.conf`.
+pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME")
+        .filter(|d| Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| env("HOME").filter(|h| !h.is_empty()).map(|h| Path::new(&h).join(".config")))?;
+    Some(base.join("steadyhud").join("steadyhud.conf"))
+}
+
+fn parse_bool(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("1/0, true/false, yes/no or on/off".into()),
+    }
+}
+
+fn expand_home(v: &str) -> PathBuf {
+    match v.strip_prefix("~/") {
+        Some(rest) => crate::session_log::home_dir().map_or_else(|| PathBuf::from(v), |h| h.join(rest)),
+        None => PathBuf::from(v),
+    }
+}
+
+fn clip(s: &str) -> String {
+    let mut out: String = s.chars().take(60).collect();
+    if s.chars().nth(60).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (Config, Vec<String>) {
+        Config::parse(text, &Source::File(PathBuf::from("/c/steadyhud.conf")))
+    }
+
+    fn env(text: &str) -> (Config, Vec<String>) {
+        Config::parse(text, &Source::Env)
+    }
+
+    #[test]
+    fn empty_text_gives_defaults() {
+        assert_eq!(file(""), (Config::default(), vec![]));
+        assert_eq!(env(""), (Config::default(), vec![]));
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let (c, w) = file(
+            "# comment\n\nposition = bottom-right\ntoggle_key=Control_L+F10\nwindow_seconds=2.5\n\
+             stutter_threshold=0.35\nlog_dir=/tmp/x\nhud_hidden=yes\nlog=off\ntarget_fps=144\n",
+        );
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(c.position, Position::BottomRight);
+        assert_eq!(c.toggle_key, "Control_L+F10");
+        assert_eq!(c.window_seconds, 2.5);
+        assert_eq!(c.stutter_threshold, 0.35);
+        assert_eq!(c.log_dir, Some(PathBuf::from("/tmp/x")));
+        assert!(c.hud_hidden);
+        assert!(!c.log);
+        assert_eq!(c.target_fps, 144);
+    }
+
+    #[test]
+    fn positions() {
+        for (v, p) in [
+            ("top-left", Position::TopLeft),
+            ("TOP-RIGHT", Position::TopRight),
+            ("bottom_left", Position::BottomLeft),
+            ("bottom-right", Position::BottomRight),
+        ] {
+            assert_eq!(env(&format!("position={v}")).0.position, p);
+        }
+        let (c, w) = env("position=middle");
+        assert_eq!(c.position, Position::TopLeft);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("STEADYHUD_CONFIG item 1") && w[0].contains("keeping top-left"), "{w:?}");
+    }
+
+    #[test]
+    fn booleans() {
+        for (v, b) in [("1", true), ("0", false), ("true", true), ("False", false), ("yes", true), ("no", false), ("on", true), ("off", false)] {
+            assert_eq!(env(&format!("hud_hidden={v}")).0.hud_hidden, b, "{v}");
+            assert_eq!(env(&format!("log={v}")).0.log, b, "{v}");
+        }
+        let (c, w) = env("log=maybe");
+        assert!(c.log);
+        assert!(w[0].contains("bad value \"maybe\" for log"), "{w:?}");
+    }
+
+    #[test]
+    fn numeric_ranges() {
+        assert_eq!(env("window_seconds=600").0.window_seconds, 600.0);
+        for bad in ["0", "-1", "600.5", "nan", "inf", "ten"] {
+            let (c, w) = env(&format!("window_seconds={bad}"));
+            assert_eq!(c.window_seconds, 10.0, "{bad}");
+            assert_eq!(w.len(), 1, "{bad}");
+        }
+        for bad in ["0", "-0.1", "NaN", "x"] {
+            let (c, w) = env(&format!("stutter_threshold={bad}"));
+            assert_eq!((c.stutter_threshold, w.len()), (0.20, 1), "{bad}");
+        }
+        assert_eq!(env("target_fps=1").0.target_fps, 1);
+        assert_eq!(env("target_fps=1000").0.target_fps, 1000);
+        for bad in ["0", "1001", "60.5", "-60", ""] {
+            let (c, w) = env(&format!("target_fps={bad}"));
+            assert_eq!((c.target_fps, w.len()), (60, 1), "{bad}");
+        }
+    }
+
+    #[test]
+    fn toggle_key_syntax() {
+        assert_eq!(env("toggle_key=F12").0.toggle_key, "F12");
+        for bad in ["", "Shift_R+", "+F12", "Shift R", "F12;rm"] {
+            let (c, w) = env(&format!("toggle_key={bad}"));
+            assert_eq!((c.toggle_key.as_str(), w.len()), ("Shift_R+F12", 1), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_junk_name_their_line() {
+        let (c, w) = file("position=top-right\npostion=bottom-left\njunk\n\u{0}=\u{1}\n");
+        assert_eq!(c.position, Position::TopRight);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(w[0].starts_with("/c/steadyhud.conf:2: unknown key \"postion\""), "{w:?}");
+        assert!(w[1].starts_with("/c/steadyhud.conf:3: expected key=value"), "{w:?}");
+        assert!(w[2].starts_with("/c/steadyhud.conf:4: unknown key"), "{w:?}");
+        let (_, w) = env("log=1,,nope=2");
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("STEADYHUD_CONFIG item 3: unknown key \"nope\""), "{w:?}");
+    }
+
+    #[test]
+    fn layering_file_then_env_then_log_dir_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("steadyhud");
+        std::fs::create_dir_all(&conf).unwrap();
+        std::fs::write(conf.join("steadyhud.conf"), "target_fps=30\nposition=bottom-left\nlog_dir=/from/file\nbad=1\n").unwrap();
+        let xdg = dir.path().to_string_lossy().into_owned();
+        let vars = |extra: &'static [(&'static str, &'static str)]| {
+            let xdg = xdg.clone();
+            move |k: &str| -> Option<String> {
+                if k == "XDG_CONFIG_HOME" {
+                    return Some(xdg.clone());
+                }
+                extra.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+            }
+        };
+        let (c, w) = Config::load_with(&vars(&[]));
+        assert_eq!((c.target_fps, c.position), (30, Position::BottomLeft));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/from/file")));
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("steadyhud.conf:4: unknown key \"bad\""), "{w:?}");
+        let (c, w) = Config::load_with(&vars(&[("STEADYHUD_CONFIG", "target_fps=90,log_dir=/from/env")]));
+        assert_eq!((c.target_fps, c.position), (90, Position::BottomLeft));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/from/env")));
+        assert_eq!(w.len(), 1);
+        let (c, _) = Config::load_with(&vars(&[
+            ("STEADYHUD_CONFIG", "log_dir=/from/env"),
+            ("STEADYHUD_LOG_DIR", "/from/log_dir_env"),
+        ]));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/from/log_dir_env")));
+    }
+
+    #[test]
+    fn missing_file_is_silent_and_home_is_the_fallback() {
+        let (c, w) = Config::load_with(&|k| (k == "HOME").then(|| "/nonexistent-home".to_string()));
+        assert_eq!((c, w), (Config::default(), vec![]));
+        let p = config_path(&|k| (k == "HOME").then(|| "/h".to_string())).unwrap();
+        assert_eq!(p, PathBuf::from("/h/.config/steadyhud/steadyhud.conf"));
+        // A relative XDG_CONFIG_HOME is invalid per the spec: ignored.
+        let p = config_path(&|k| match k {
+            "HOME" => Some("/h".into()),
+            "XDG_CONFIG_HOME" => Some("rel".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(p, PathBuf::from("/h/.config/steadyhud/steadyhud.conf"));
+    }
+
+    #[test]
+    fn unreadable_file_is_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be: read fails, not NotFound.
+        std::fs::create_dir_all(dir.path().join("steadyhud/steadyhud.conf")).unwrap();
+        let xdg = dir.path().to_string_lossy().into_owned();
+        let (c, w) = Config::load_with(&|k| (k == "XDG_CONFIG_HOME").then(|| xdg.clone()));
+        assert_eq!(c, Config::default());
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("cannot read"), "{w:?}");
     }
 }

@@ -10,5 +10,7 @@ pub mod metrics;
 pub mod config;
 pub mod hud;
 pub mod live;
+pub mod formats;
+pub mod session_log;
 pub mod cli;
 pub mod report;

@@ -12,6 +12,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Analyse a frame-time log (steadyhud, PresentMon, CapFrameX/OCAT, MangoHud, plain ms).
+    Analyze(steadyhud::cli::analyze::AnalyzeArgs),
     /// Every metric of two logs side by side, with the change in percent.
     Compare(steadyhud::cli::compare::Args),
     /// A self-contained HTML report (charts, A/B table) of one or more logs.
@@ -20,15 +22,9 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match &cli.command {
-        Command::Compare(args) => steadyhud::cli::compare::run(args),
-        Command::Report(args) => steadyhud::cli::report::run(args),
-    };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("steadyhud: {e}");
-            ExitCode::from(2)
-        }
+    match cli.command {
+        Command::Analyze(a) => steadyhud::cli::analyze::run(a),
+        Command::Compare(a) => steadyhud::cli::compare::run(&a),
+        Command::Report(a) => steadyhud::cli::report::run(&a),
     }
 }

@@ -17,7 +17,11 @@ pub struct Args {
     pub stutter_threshold: f64,
 }
 
-pub fn run(args: &Args) -> Result<(), CliError> {
+pub fn run(args: &Args) -> std::process::ExitCode {
+    super::load::exit(run_inner(args))
+}
+
+fn run_inner(args: &Args) -> Result<(), CliError> {
     let opts = Options { stutter_threshold: args.stutter_threshold };
     let a = load_run(&args.a, &opts)?;
     let b = load_run(&args.b, &opts)?;

@@ -1,5 +1,6 @@
-//! The `steadyhud` subcommands, one module each.
+//! The `steadyhud` subcommands, one module each (main.rs only dispatches).
 
+pub mod analyze;
 pub mod compare;
 pub mod load;
 pub mod report;

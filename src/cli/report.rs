@@ -21,7 +21,11 @@ pub struct Args {
     pub stutter_threshold: f64,
 }
 
-pub fn run(args: &Args) -> Result<(), CliError> {
+pub fn run(args: &Args) -> std::process::ExitCode {
+    super::load::exit(run_inner(args))
+}
+
+fn run_inner(args: &Args) -> Result<(), CliError> {
     let opts = Options { stutter_threshold: args.stutter_threshold };
     let mut runs = Vec::with_capacity(args.logs.len());
     for (i, path) in args.logs.iter().enumerate() {

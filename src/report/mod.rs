@@ -9,7 +9,7 @@
 pub mod svg;
 pub mod table;
 
-use crate::metrics::{self, Options, SortedDurations, StkPoint, Summary};
+use crate::metrics::{self, SortedDurations, StkPoint, Summary};
 use std::fmt::Write;
 use svg::{colour, escape, Chart};
 
@@ -27,14 +27,6 @@ pub struct Run {
     pub name: String,
     pub durations_ns: Vec<u64>,
     pub summary: Summary,
-}
-
-impl Run {
-    /// Analyses `durations_ns`; `None` when there are no frames.
-    pub fn new(name: String, durations_ns: Vec<u64>, opts: &Options) -> Option<Run> {
-        let summary = metrics::summarize(&durations_ns, opts)?;
-        Some(Run { name, durations_ns, summary })
-    }
 }
 
 /// The whole report page.

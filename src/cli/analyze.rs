@@ -1,0 +1,250 @@
+//! `steadyhud analyze FILE [--json] [--stutter-threshold X] [--format F]`:
+//! reads a frame-time log in any supported format and prints the METRICS.md
+//! numbers as an aligned table, or as one JSON object with `--json`.
+//! Bad input: `steadyhud: file:line:col: what` on stderr, exit code 2.
+
+use crate::formats::{self, Filter, Format, FrameLog, ParseError, ReadOptions};
+use crate::metrics::{self, Options, Summary};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// `--format` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    Auto,
+    Presentmon,
+    Capframex,
+    Mangohud,
+    Steadyhud,
+    Plain,
+}
+
+impl FormatArg {
+    fn format(self) -> Option<Format> {
+        match self {
+            FormatArg::Auto => None,
+            FormatArg::Presentmon => Some(Format::PresentMon),
+            FormatArg::Capframex => Some(Format::CapFrameX),
+            FormatArg::Mangohud => Some(Format::MangoHud),
+            FormatArg::Steadyhud => Some(Format::SteadyHud),
+            FormatArg::Plain => Some(Format::Plain),
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct AnalyzeArgs {
+    /// Frame-time log: a steadyhud session log, PresentMon / CapFrameX / OCAT
+    /// CSV, MangoHud CSV, or plain text with one frame time in ms per line.
+    pub file: PathBuf,
+    /// Print one JSON object (the METRICS.md keys plus format and source).
+    #[arg(long)]
+    pub json: bool,
+    /// θ of the stutter rule: a frame stutters when it exceeds its 19-frame
+    /// median by more than 4 ms and by more than this share of the median.
+    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = parse_threshold)]
+    pub stutter_threshold: f64,
+    /// Input format (default: detected from the content).
+    #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
+    pub format: FormatArg,
+    /// PresentMon-style logs: analyse this process (application name or
+    /// pid) instead of the swapchain with the most frames.
+    #[arg(long, value_name = "NAME|PID")]
+    pub process: Option<String>,
+    /// PresentMon-style logs: analyse this swapchain (address, e.g. 0x1A2B).
+    #[arg(long, value_name = "ADDR")]
+    pub swapchain: Option<String>,
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected a number > 0, found {s:?}")),
+    }
+}
+
+/// A log read and analysed.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    pub path: PathBuf,
+    pub log: FrameLog,
+    pub summary: Summary,
+}
+
+/// Reads `path` and computes its summary: the library entry point behind
+/// `analyze` (also usable by other commands).
+pub fn analyze_path(path: &Path, read: &ReadOptions, opts: &Options) -> Result<Analysis, ParseError> {
+    let log = formats::read_path(path, read)?;
+    // Every reader returns at least one frame or an error.
+    let summary = metrics::summarize(&log.durations_ns, opts).ok_or_else(|| ParseError {
+        path: path.to_path_buf(),
+        pos: None,
+        kind: formats::ErrorKind::NoFrames { what: "frame" },
+    })?;
+    Ok(Analysis { path: path.to_path_buf(), log, summary })
+}
+
+pub fn run(args: AnalyzeArgs) -> ExitCode {
+    let read = ReadOptions {
+        format: args.format.format(),
+        filter: Filter { process: args.process.clone(), swapchain: args.swapchain.clone() },
+    };
+    let opts = Options { stutter_threshold: args.stutter_threshold };
+    let analysis = match analyze_path(&args.file, &read, &opts) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("steadyhud: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let text = if args.json { json(&analysis) + "\n" } else { table(&analysis, &opts) };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is not worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("steadyhud: cannot write output: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The `--json` object: METRICS.md keys in their order, then `format`,
+/// `format_detail`, `source`, `column`, `file`, `notes`.
+pub fn json(a: &Analysis) -> String {
+    #[derive(serde::Serialize)]
+    struct Out<'a> {
+        #[serde(flatten)]
+        summary: &'a Summary,
+        format: &'a str,
+        format_detail: &'a str,
+        source: Option<&'a str>,
+        column: &'a str,
+        file: String,
+        notes: &'a [String],
+    }
+    let m = &a.log.meta;
+    let out = Out {
+        summary: &a.summary,
+        format: m.format.name(),
+        format_detail: &m.detail,
+        source: m.source.as_deref(),
+        column: &m.column,
+        file: a.path.display().to_string(),
+        notes: &m.notes,
+    };
+    serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
+}
+
+/// Stutters listed in the table.
+const STUTTERS_SHOWN: usize = 5;
+
+/// The human-readable table.
+pub fn table(a: &Analysis, opts: &Options) -> String {
+    let s = &a.summary;
+    let m = &a.log.meta;
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
+    row("File", a.path.display().to_string());
+    row("Format", format!("{}; column {}", m.detail, m.column));
+    row("Source", m.source.clone().unwrap_or_else(|| "not named in the log".into()));
+    row("", String::new());
+    row("Frames", s.frames.to_string());
+    row("Duration", format!("{:.3} s", s.duration_s));
+    row("Average FPS", fps(s.average_fps));
+    row("1% low FPS", fps(s.low_1pct_fps));
+    row("0.1% low FPS", fps(s.low_0_1pct_fps));
+    row("", String::new());
+    row("Frame time, time-weighted", "(Pp: a share 1-p of the time is spent in frames at least this long)".into());
+    for (k, v) in [("P50", s.p50_ms), ("P90", s.p90_ms), ("P95", s.p95_ms), ("P99", s.p99_ms), ("P99.9", s.p99_9_ms)] {
+        row(&format!("  {k}"), format!("{v:>9.3} ms"));
+    }
+    row("", String::new());
+    row("Steady FPS", s.steady_fps.to_string());
+    row("Mostly Steady FPS", s.mostly_steady_fps.to_string());
+    row("Typical FPS", s.typical_fps.to_string());
+    row("", String::new());
+    row("Stutters", format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold));
+    for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames) {
+        row("", line);
+    }
+    row("OSC (oscillation)", if s.osc { "yes" } else { "no" }.to_string());
+    let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (k, v) in rows {
+        let line = format!("{k:<width$}  {v}");
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    if !m.notes.is_empty() {
+        out.push_str("\nNotes:\n");
+        for n in &m.notes {
+            out.push_str(&format!("  - {n}\n"));
+        }
+    }
+    out
+}
+
+fn fps(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.2}")
+    } else {
+        "n/a".into()
+    }
+}
+
+/// `frame 123 at 4.567 s: 45.200 ms (+28.5 ms over its median)` for the
+/// first few stutters, and `… N more`.
+fn stutter_lines(d: &[u64], frames: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut start_ns: u128 = 0;
+    let mut next = 0usize;
+    for &i in frames.iter().take(STUTTERS_SHOWN) {
+        if i >= d.len() {
+            break;
+        }
+        while next < i {
+            start_ns += u128::from(d[next]);
+            next += 1;
+        }
+        let lo = i.saturating_sub(9);
+        let hi = (i + 9).min(d.len() - 1);
+        let mut w: Vec<u64> = d[lo..=hi].to_vec();
+        w.sort_unstable();
+        let n = w.len();
+        let median = if n % 2 == 1 { w[n / 2] as f64 } else { (w[n / 2 - 1] as f64 + w[n / 2] as f64) / 2.0 };
+        out.push(format!(
+            "frame {i} at {:.3} s: {:.3} ms (+{:.3} ms over its median)",
+            start_ns as f64 / 1e9,
+            d[i] as f64 / 1e6,
+            (d[i] as f64 - median) / 1e6
+        ));
+    }
+    if frames.len() > STUTTERS_SHOWN {
+        out.push(format!("… {} more (all in --json stutter_frames)", frames.len() - STUTTERS_SHOWN));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stutter_lines_give_time_and_excess() {
+        let mut d = vec![10_000_000u64; 30];
+        d[20] = 40_000_000;
+        let l = stutter_lines(&d, &[20]);
+        assert_eq!(l, vec!["frame 20 at 0.200 s: 40.000 ms (+30.000 ms over its median)".to_string()]);
+    }
+
+    #[test]
+    fn threshold_must_be_positive() {
+        assert!(parse_threshold("0.3").is_ok());
+        assert!(parse_threshold("0").is_err());
+        assert!(parse_threshold("-1").is_err());
+        assert!(parse_threshold("nan").is_err());
+    }
+}

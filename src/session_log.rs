@@ -1,0 +1,420 @@
+//! The session log the layer's analysis thread writes: one CSV row per frame,
+//! streamed as frames arrive, and a `.summary.json` when the session ends.
+//!
+//! # Files
+//!
+//! `<dir>/<exe>_<YYYY-mm-dd_HH-MM-SS>.csv` (local time of the session start;
+//! `_2`, `_3`, … appended if the name is taken) and, at the end,
+//! `<same stem>.summary.json`.
+//!
+//! # CSV layout
+//!
+//! ```text
+//! # steadyhud 0.1.0 session log
+//! # exe: vkcube
+//! # start: 2026-11-22T07:10:02+01:00 (unix 1795327802.123)
+//! # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame
+//! frame,present_ns,frametime_ms
+//! 0,16666667,16.666667
+//! 1,33333334,16.666667
+//! # ring overflow: 12 timestamps lost
+//! 2,50000001,16.666667
+//! ```
+//!
+//! Lines starting with `#` are comments and may appear anywhere (a ring
+//! overflow is recorded where it happened, never silently). `frametime_ms`
+//! has six decimals, so it is the exact duration in ns. Every row ends with
+//! `\n`: a last line without one was cut off (the game was killed mid-write)
+//! and readers ignore it. Readers find columns by header name, so columns
+//! can be appended later.
+//!
+//! # Summary JSON
+//!
+//! The METRICS.md keys (`frames` … `osc`) plus `stk_curve`
+//! (`[{fps, slow, excess}]`), `ring_overflows` (timestamps lost),
+//! `ring_overflow_events`, `exe`, `start` (local ISO 8601), `start_unix_s`,
+//! `wall_s` (session start to `finish`), `log` (the CSV's file name),
+//! `tool`, and any extra keys the caller passes.
+
+use crate::metrics::{StkPoint, Summary};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// First characters of every session log.
+pub const MAGIC: &str = "# steadyhud";
+/// The CSV header line.
+pub const HEADER: &str = "frame,present_ns,frametime_ms";
+/// Prefix of the comment line that records lost timestamps.
+pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
+/// Prefix of the comment line naming the program.
+pub const EXE_PREFIX: &str = "# exe: ";
+
+/// A session log that could not be created or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("cannot create log folder {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error("cannot create session log {}: {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("cannot write session log {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// Extra keys for the summary JSON (a JSON object; anything else is ignored).
+pub type SessionExtra = serde_json::Value;
+
+/// An open session log. Rows are buffered and reach the file on
+/// [`SessionLog::flush`] (call it at least once a second).
+///
+/// Write errors are reported once: the first failing call returns the error,
+/// later calls do nothing and return `Ok`, so a full disk costs one message.
+pub struct SessionLog {
+    csv_path: PathBuf,
+    out: BufWriter<File>,
+    exe: String,
+    start: SystemTime,
+    start_local: String,
+    frames: u64,
+    lost: u64,
+    overflow_events: u64,
+    failed: bool,
+}
+
+impl SessionLog {
+    /// Creates `dir` if missing and a new `<exe>_<local start time>.csv` in
+    /// it, and writes the comment header and the CSV header.
+    pub fn create(dir: &Path, exe_name: &str, start: SystemTime) -> Result<SessionLog, LogError> {
+        fs::create_dir_all(dir).map_err(|source| LogError::CreateDir { path: dir.to_path_buf(), source })?;
+        let exe = sanitize(exe_name);
+        let tm = local_time(start);
+        let stem = format!(
+            "{}_{:04}-{:02}-{:02}_{:02}-{:02}-{:02}",
+            exe, tm.year, tm.month, tm.day, tm.hour, tm.minute, tm.second
+        );
+        let (csv_path, file) = create_unique(dir, &stem)?;
+        let unix = start.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        let mut log = SessionLog {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            exe,
+            start,
+            start_local: tm.iso(),
+            frames: 0,
+            lost: 0,
+            overflow_events: 0,
+            failed: false,
+            csv_path,
+        };
+        let head = format!(
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n# start: {} (unix {unix:.3})\n\
+             # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
+             {HEADER}\n",
+            env!("CARGO_PKG_VERSION"),
+            log.exe,
+            log.start_local,
+        );
+        log.write(|out| out.write_all(head.as_bytes()))?;
+        log.flush()?;
+        Ok(log)
+    }
+
+    /// Path of the CSV.
+    pub fn path(&self) -> &Path {
+        &self.csv_path
+    }
+
+    /// Path the summary JSON gets: the CSV's stem + `.summary.json`.
+    pub fn summary_path(&self) -> PathBuf {
+        summary_path_for(&self.csv_path)
+    }
+
+    /// Rows written so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Appends the row of frame `index`: `present_ns` = ns from the first
+    /// present to the present ending this frame, `frame_ns` its duration.
+    pub fn write_frame(&mut self, index: u64, present_ns: u64, frame_ns: u64) -> Result<(), LogError> {
+        self.frames += 1;
+        let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
+        self.write(|out| writeln!(out, "{index},{present_ns},{ms}.{frac:06}"))
+    }
+
+    /// Records that `lost` timestamps were dropped by a full ring, as a
+    /// `# ring overflow: N timestamps lost` line at this point of the log.
+    pub fn note_overflow(&mut self, lost: u64) -> Result<(), LogError> {
+        if lost == 0 {
+            return Ok(());
+        }
+        self.lost += lost;
+        self.overflow_events += 1;
+        self.write(|out| writeln!(out, "{OVERFLOW_PREFIX}{lost} timestamps lost"))
+    }
+
+    /// Pushes buffered rows to the file.
+    pub fn flush(&mut self) -> Result<(), LogError> {
+        self.write(|out| out.flush())
+    }
+
+    /// Flushes the CSV and writes `<stem>.summary.json` (written to a
+    /// temporary name and renamed, so it is whole or absent). `summary` is
+    /// `None` when the session had no frame; then only `frames: 0` and the
+    /// session keys are written. Returns the summary's path.
+    pub fn finish(
+        mut self,
+        summary: Option<&Summary>,
+        stk: &[StkPoint],
+        extra: SessionExtra,
+    ) -> Result<PathBuf, LogError> {
+        self.failed = false;
+        self.flush()?;
+        let mut extra = match extra {
+            serde_json::Value::Object(m) => m,
+            _ => serde_json::Map::new(),
+        };
+        let unix = self.start.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        let wall = SystemTime::now().duration_since(self.start).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        let file_name = self.csv_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // Summary keys win over extra keys of the same name; session keys
+        // take the caller's value when it gives one.
+        if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
+            for k in keys.keys() {
+                extra.remove(k);
+            }
+        }
+        let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
+        let out = SummaryFile {
+            summary,
+            frames: summary.is_none().then_some(0),
+            stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
+            ring_overflows: take("ring_overflows", self.lost.into()),
+            ring_overflow_events: take("ring_overflow_events", self.overflow_events.into()),
+            exe: take("exe", self.exe.clone().into()),
+            start: take("start", self.start_local.clone().into()),
+            start_unix_s: take("start_unix_s", unix.into()),
+            wall_s: take("wall_s", wall.into()),
+            log: take("log", file_name.into()),
+            tool: take("tool", format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into()),
+            extra,
+        };
+        let path = self.summary_path();
+        let tmp = path.with_extension("json.tmp");
+        let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+        let werr = |source| LogError::Write { path: path.clone(), source };
+        fs::write(&tmp, text + "\n").map_err(werr)?;
+        fs::rename(&tmp, &path).map_err(werr)?;
+        Ok(path)
+    }
+
+    fn write(&mut self, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> Result<(), LogError> {
+        if self.failed {
+            return Ok(());
+        }
+        f(&mut self.out).map_err(|source| {
+            self.failed = true;
+            LogError::Write { path: self.csv_path.clone(), source }
+        })
+    }
+}
+
+/// Layout of `<stem>.summary.json`: METRICS.md keys first, in order.
+#[derive(serde::Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frames: Option<u64>,
+    stk_curve: serde_json::Value,
+    ring_overflows: serde_json::Value,
+    ring_overflow_events: serde_json::Value,
+    exe: serde_json::Value,
+    start: serde_json::Value,
+    start_unix_s: serde_json::Value,
+    wall_s: serde_json::Value,
+    log: serde_json::Value,
+    tool: serde_json::Value,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `<stem>.summary.json` beside a session CSV.
+pub fn summary_path_for(csv: &Path) -> PathBuf {
+    let stem = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    csv.with_file_name(format!("{stem}.summary.json"))
+}
+
+/// The log folder when the config names none: `STEADYHUD_LOG_DIR`, else
+/// `$XDG_STATE_HOME/steadyhud`, else `~/.local/state/steadyhud`; `None`
+/// only if no home folder can be found.
+pub fn default_log_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = var("STEADYHUD_LOG_DIR") {
+        return Some(d);
+    }
+    // The XDG spec says relative paths in these variables are invalid.
+    if let Some(d) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+        return Some(d.join("steadyhud"));
+    }
+    home_dir().map(|h| h.join(".local/state/steadyhud"))
+}
+
+/// `$HOME`, else the passwd entry's home.
+pub fn home_dir() -> Option<PathBuf> {
+    if let Some(h) = std::env::var_os("HOME").filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(h));
+    }
+    let mut buf = vec![0 as libc::c_char; 4096];
+    let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut result: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: all pointers are valid for the call; `buf` outlives its use.
+    let rc = unsafe { libc::getpwuid_r(libc::getuid(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut result) };
+    if rc != 0 || result.is_null() || pw.pw_dir.is_null() {
+        return None;
+    }
+    // SAFETY: getpwuid_r succeeded, so pw_dir points to a NUL-terminated string in buf.
+    let dir = unsafe { std::ffi::CStr::from_ptr(pw.pw_dir) };
+    use std::os::unix::ffi::OsStrExt;
+    Some(PathBuf::from(std::ffi::OsStr::from_bytes(dir.to_bytes())))
+}
+
+/// File-name-safe program name: letters, digits and `-_.+`, others as `_`.
+fn sanitize(exe: &str) -> String {
+    let s: String = exe
+        .chars()
+        .take(64)
+        .map(|c| if c.is_alphanumeric() || "-_.+".contains(c) { c } else { '_' })
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() {
+        "app".to_string()
+    } else {
+        s
+    }
+}
+
+fn create_unique(dir: &Path, stem: &str) -> Result<(PathBuf, File), LogError> {
+    let mut n = 1;
+    loop {
+        let name = if n == 1 { format!("{stem}.csv") } else { format!("{stem}_{n}.csv") };
+        let path = dir.join(name);
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
+            Err(source) => return Err(LogError::Create { path, source }),
+        }
+    }
+}
+
+/// Broken-down local time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalTime {
+    pub year: i32,
+    pub month: u32,
+    pub day: u32,
+    pub hour: u32,
+    pub minute: u32,
+    pub second: u32,
+    /// Offset from UTC in seconds.
+    pub utc_offset_s: i64,
+}
+
+impl LocalTime {
+    /// `2026-11-22T07:10:02+01:00`.
+    pub fn iso(&self) -> String {
+        let off = self.utc_offset_s;
+        let (sign, off) = if off < 0 { ('-', -off) } else { ('+', off) };
+        format!(
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{sign}{:02}:{:02}",
+            self.year,
+            self.month,
+            self.day,
+            self.hour,
+            self.minute,
+            self.second,
+            off / 3600,
+            off / 60 % 60
+        )
+    }
+}
+
+/// `t` in the local time zone (libc `localtime_r`; UTC if that fails).
+pub fn local_time(t: SystemTime) -> LocalTime {
+    let secs = match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_secs() as libc::time_t,
+        Err(e) => -(e.duration().as_secs() as libc::time_t),
+    };
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are valid; localtime_r is the thread-safe variant.
+    let ok = unsafe { !libc::localtime_r(&secs, &mut tm).is_null() };
+    if !ok {
+        let days = secs.div_euclid(86_400);
+        let rem = secs.rem_euclid(86_400);
+        let (y, m, d) = civil_from_days(days);
+        return LocalTime {
+            year: y as i32,
+            month: m,
+            day: d,
+            hour: (rem / 3600) as u32,
+            minute: (rem / 60 % 60) as u32,
+            second: (rem % 60) as u32,
+            utc_offset_s: 0,
+        };
+    }
+    LocalTime {
+        year: tm.tm_year + 1900,
+        month: (tm.tm_mon + 1) as u32,
+        day: tm.tm_mday as u32,
+        hour: tm.tm_hour as u32,
+        minute: tm.tm_min as u32,
+        second: tm.tm_sec as u32,
+        utc_offset_s: tm.tm_gmtoff,
+    }
+}
+
+/// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian
+/// calendar (H. Hinnant's algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn names_are_safe() {
+        assert_eq!(sanitize("vkcube"), "vkcube");
+        assert_eq!(sanitize("my game/x 2"), "my_game_x_2");
+        assert_eq!(sanitize("..."), "app");
+        assert_eq!(sanitize(""), "app");
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(20_414), (2025, 11, 22));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+    }
+
+    #[test]
+    fn local_time_is_consistent_with_utc_offset() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_327_802);
+        let lt = local_time(t);
+        // Local wall clock minus offset is the UTC wall clock.
+        let local_secs = (lt.hour * 3600 + lt.minute * 60 + lt.second) as i64;
+        let utc_secs = (1_795_327_802i64 - lt.utc_offset_s).rem_euclid(86_400);
+        assert_eq!(local_secs, utc_secs);
+        assert!(lt.iso().starts_with(&format!("{:04}-", lt.year)));
+    }
+}
