@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod config;
 pub mod hud;
 pub mod live;
+pub mod layer;
 pub mod formats;
 pub mod session_log;
 pub mod cli;

@@ -1,5 +1,7 @@
 //! The `steadyhud` subcommands, one module each (main.rs only dispatches).
 
+pub mod install;
+pub mod run;
 pub mod analyze;
 pub mod compare;
 pub mod load;
