@@ -7,8 +7,9 @@ use crate::metrics::Summary;
 pub struct Row {
     pub label: &'static str,
     pub unit: &'static str,
-    /// Whether a larger value is an improvement.
-    pub higher_is_better: bool,
+    /// Whether a larger value is an improvement (`None`: neither, e.g. the
+    /// frame count of a run).
+    pub higher_is_better: Option<bool>,
     /// Decimals shown.
     pub decimals: usize,
     pub get: fn(&Summary) -> f64,
@@ -16,20 +17,20 @@ pub struct Row {
 
 /// Every numeric metric of METRICS.md, in report order.
 pub const ROWS: &[Row] = &[
-    Row { label: "Steady FPS", unit: "fps", higher_is_better: true, decimals: 0, get: |s| s.steady_fps as f64 },
-    Row { label: "Mostly Steady FPS", unit: "fps", higher_is_better: true, decimals: 0, get: |s| s.mostly_steady_fps as f64 },
-    Row { label: "Typical FPS", unit: "fps", higher_is_better: true, decimals: 0, get: |s| s.typical_fps as f64 },
-    Row { label: "Average FPS", unit: "fps", higher_is_better: true, decimals: 2, get: |s| s.average_fps },
-    Row { label: "1% low (by count)", unit: "fps", higher_is_better: true, decimals: 2, get: |s| s.low_1pct_fps },
-    Row { label: "0.1% low (by count)", unit: "fps", higher_is_better: true, decimals: 2, get: |s| s.low_0_1pct_fps },
-    Row { label: "P50 (time-weighted)", unit: "ms", higher_is_better: false, decimals: 2, get: |s| s.p50_ms },
-    Row { label: "P90 (time-weighted)", unit: "ms", higher_is_better: false, decimals: 2, get: |s| s.p90_ms },
-    Row { label: "P95 (time-weighted)", unit: "ms", higher_is_better: false, decimals: 2, get: |s| s.p95_ms },
-    Row { label: "P99 (time-weighted)", unit: "ms", higher_is_better: false, decimals: 2, get: |s| s.p99_ms },
-    Row { label: "P99.9 (time-weighted)", unit: "ms", higher_is_better: false, decimals: 2, get: |s| s.p99_9_ms },
-    Row { label: "Stutters", unit: "", higher_is_better: false, decimals: 0, get: |s| s.stutter_count as f64 },
-    Row { label: "Frames", unit: "", higher_is_better: true, decimals: 0, get: |s| s.frames as f64 },
-    Row { label: "Duration", unit: "s", higher_is_better: true, decimals: 2, get: |s| s.duration_s },
+    Row { label: "Steady FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.steady_fps as f64 },
+    Row { label: "Mostly Steady FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.mostly_steady_fps as f64 },
+    Row { label: "Typical FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.typical_fps as f64 },
+    Row { label: "Average FPS", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.average_fps },
+    Row { label: "1% low (by count)", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.low_1pct_fps },
+    Row { label: "0.1% low (by count)", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.low_0_1pct_fps },
+    Row { label: "P50 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p50_ms },
+    Row { label: "P90 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p90_ms },
+    Row { label: "P95 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p95_ms },
+    Row { label: "P99 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p99_ms },
+    Row { label: "P99.9 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p99_9_ms },
+    Row { label: "Stutters", unit: "", higher_is_better: Some(false), decimals: 0, get: |s| s.stutter_count as f64 },
+    Row { label: "Frames", unit: "", higher_is_better: None, decimals: 0, get: |s| s.frames as f64 },
+    Row { label: "Duration", unit: "s", higher_is_better: None, decimals: 2, get: |s| s.duration_s },
 ];
 
 /// Relative change from `a` to `b` in percent; `None` when `a` is zero.
@@ -39,11 +40,8 @@ pub fn change_pct(a: f64, b: f64) -> Option<f64> {
 
 /// Whether going from `a` to `b` is better (`Some(true)`), worse, or equal (`None`).
 pub fn verdict(row: &Row, a: f64, b: f64) -> Option<bool> {
-    if a == b {
-        None
-    } else {
-        Some((b > a) == row.higher_is_better)
-    }
+    let higher = row.higher_is_better?;
+    (a != b).then_some((b > a) == higher)
 }
 
 /// A value formatted for a table cell.
