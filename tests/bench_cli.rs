@@ -4,15 +4,16 @@
 
 mod common;
 
-use common::{run, testapp_exe, Harness};
+use common::{layer_library, run, testapp_exe, Harness};
 use steadyhud::formats::{self, ReadOptions};
 use steadyhud::metrics::{summarize, Options};
 
 #[test]
 fn bench_runs_the_test_app_and_recommends_the_steady_fps_of_the_measured_span() {
     let h = Harness::new();
-    let mut cmd = h.steadyhud(&["bench", "--duration", "3", "--warmup", "1", "--"]);
-    cmd.arg(testapp_exe()).args(["--pattern", "20ms*100000"]);
+    let mut cmd = h.steadyhud(&["bench", "--duration", "3", "--warmup", "1", "--lib"]);
+    // `cargo test` leaves the library in deps/, not next to the CLI
+    cmd.arg(layer_library()).arg("--").arg(testapp_exe()).args(["--pattern", "20ms*100000"]);
     let out = run(&mut cmd);
     out.assert_success("steadyhud bench");
     assert!(out.stderr.contains("bench ["), "no progress shown:\n{}", out.stderr);
@@ -52,7 +53,8 @@ fn bench_runs_the_test_app_and_recommends_the_steady_fps_of_the_measured_span() 
 #[test]
 fn bench_of_a_program_that_presents_nothing_fails_clearly() {
     let h = Harness::new();
-    let out = run(&mut h.steadyhud(&["bench", "--duration", "1", "--warmup", "0", "--", "true"]));
+    let mut cmd = h.steadyhud(&["bench", "--duration", "1", "--warmup", "0", "--lib"]);
+    let out = run(cmd.arg(layer_library()).args(["--", "true"]));
     assert_eq!(out.status.code(), Some(2), "stderr:\n{}", out.stderr);
     assert!(out.stderr.contains("no session log"), "stderr:\n{}", out.stderr);
 }
