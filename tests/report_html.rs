@@ -2,12 +2,11 @@
 //! headless Chromium; the charts must be drawn (non-empty paths in the DOM,
 //! the expected labels, and the series colours present in the screenshot).
 
+mod data;
+use data::shared_data;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn shared_data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(name)
-}
 
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
@@ -99,7 +98,7 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
 
 #[test]
 fn report_and_compare_work_on_every_shared_capture() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let dir = data::data_dir();
     let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
