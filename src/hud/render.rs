@@ -56,6 +56,7 @@ pub(crate) fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
 }
 
 /// Command buffer + fence used by one submission in flight.
+#[derive(Clone, Copy)]
 struct Slot {
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
@@ -224,11 +225,22 @@ impl Target {
         image_index: u32,
         present_family: u32,
     ) -> Result<vk::CommandBuffer, HudError> {
-        let d = dev.device;
         let idx = image_index as usize;
         if idx >= self.images.len() {
             return Err(HudError::Unsupported("image index out of range"));
         }
+        let cmd = self.begin_slot(dev)?;
+        if self.needs_transfer(dev, present_family) {
+            // Acquire half of present family -> graphics family.
+            self.ownership_barrier(dev, cmd, idx, present_family, dev.graphics_family, false);
+        }
+        Ok(cmd)
+    }
+
+    /// Waits for the next slot's previous submission, then resets and
+    /// begins its command buffer.
+    unsafe fn begin_slot(&mut self, dev: &HudDevice) -> Result<vk::CommandBuffer, HudError> {
+        let d = dev.device;
         if self.last_queue != dev.graphics_queue && self.last_queue != vk::Queue::null() {
             self.wait_idle(dev);
         }
@@ -239,11 +251,39 @@ impl Target {
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         d.begin_command_buffer(slot.cmd, &begin).map_err(vk_err("vkBeginCommandBuffer"))?;
-        if self.needs_transfer(dev, present_family) {
-            // Acquire half of present family -> graphics family.
-            self.ownership_barrier(dev, slot.cmd, idx, present_family, dev.graphics_family, false);
-        }
         Ok(slot.cmd)
+    }
+
+    /// Begins a command buffer for setup work that touches no swapchain
+    /// image (see [`Target::submit_and_wait`]).
+    ///
+    /// # Safety
+    /// `dev` is live; no other recording on this target is in progress.
+    pub unsafe fn begin_setup(&mut self, dev: &HudDevice) -> Result<vk::CommandBuffer, HudError> {
+        self.begin_slot(dev)
+    }
+
+    /// Ends the setup command buffer, submits it on the graphics queue
+    /// without semaphores and waits (bounded) until it has executed. The
+    /// slot's fence is signalled again afterwards, so the next present
+    /// reuses the slot without waiting.
+    ///
+    /// # Safety
+    /// Follows a successful [`Target::begin_setup`], with any render pass ended.
+    pub unsafe fn submit_and_wait(&mut self, dev: &HudDevice) -> Result<(), HudError> {
+        let d = dev.device;
+        let Slot { cmd, fence } = self.slots[self.next_slot];
+        d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
+        let cmds = [cmd];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
+        if let Err(e) = d.queue_submit(dev.graphics_queue, &submit, fence) {
+            let _ = d.queue_submit(dev.graphics_queue, &[], fence);
+            return Err(vk_err("vkQueueSubmit")(e));
+        }
+        self.last_queue = dev.graphics_queue;
+        // Bounded like `wait_idle`: a lost device must not hang the app.
+        d.wait_for_fences(&[fence], true, 2_000_000_000).map_err(vk_err("vkWaitForFences"))
     }
 
     /// Begins the overlay render pass (LOAD_OP_LOAD on the swapchain image)
