@@ -30,7 +30,7 @@ pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> HudError {
 /// TRANSFER), and earlier copies out of the panel (TRANSFER) finish before
 /// the pass writes. After: the writes finish before presentation or before
 /// copies read the panel.
-pub(crate) fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
+fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
     [
         vk::SubpassDependency {
             src_subpass: vk::SUBPASS_EXTERNAL,
@@ -53,6 +53,36 @@ pub(crate) fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
             dependency_flags: vk::DependencyFlags::empty(),
         },
     ]
+}
+
+/// A render pass of one subpass drawing into one colour attachment of
+/// `format`, with [`overlay_dependencies`]: the overlay pass (`LOAD` from and
+/// back to `PRESENT_SRC_KHR`) and the panel pass (`CLEAR` to
+/// `TRANSFER_SRC_OPTIMAL`) differ only in these arguments, which keeps them
+/// compatible, so one imgui pipeline serves both.
+pub(crate) unsafe fn color_pass(
+    dev: &HudDevice,
+    format: vk::Format,
+    load: vk::AttachmentLoadOp,
+    initial: vk::ImageLayout,
+    last: vk::ImageLayout,
+) -> Result<vk::RenderPass, HudError> {
+    let attachment = [vk::AttachmentDescription::default()
+        .format(format)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .load_op(load)
+        .store_op(vk::AttachmentStoreOp::STORE)
+        .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+        .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .initial_layout(initial)
+        .final_layout(last)];
+    let color_ref = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+    let subpass = [vk::SubpassDescription::default()
+        .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+        .color_attachments(&color_ref)];
+    let deps = overlay_dependencies();
+    let info = vk::RenderPassCreateInfo::default().attachments(&attachment).subpasses(&subpass).dependencies(&deps);
+    dev.device.create_render_pass(&info, None).map_err(vk_err("vkCreateRenderPass"))
 }
 
 /// Command buffer + fence used by one submission in flight.
@@ -126,28 +156,13 @@ impl Target {
 
     unsafe fn create(&mut self, dev: &HudDevice, images: &[vk::Image]) -> Result<(), HudError> {
         let d = dev.device;
-        let attachment = [vk::AttachmentDescription::default()
-            .format(self.format)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .load_op(vk::AttachmentLoadOp::LOAD)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
-            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .initial_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-            .final_layout(vk::ImageLayout::PRESENT_SRC_KHR)];
-        let color_ref = [vk::AttachmentReference {
-            attachment: 0,
-            layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-        }];
-        let subpass = [vk::SubpassDescription::default()
-            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-            .color_attachments(&color_ref)];
-        let deps = overlay_dependencies();
-        let rp_info = vk::RenderPassCreateInfo::default()
-            .attachments(&attachment)
-            .subpasses(&subpass)
-            .dependencies(&deps);
-        self.render_pass = d.create_render_pass(&rp_info, None).map_err(vk_err("vkCreateRenderPass"))?;
+        self.render_pass = color_pass(
+            dev,
+            self.format,
+            vk::AttachmentLoadOp::LOAD,
+            vk::ImageLayout::PRESENT_SRC_KHR,
+            vk::ImageLayout::PRESENT_SRC_KHR,
+        )?;
 
         for &image in images {
             let view_info = vk::ImageViewCreateInfo::default()
