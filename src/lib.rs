@@ -14,3 +14,4 @@ pub mod layer;
 pub mod formats;
 pub mod session_log;
 pub mod cli;
+pub mod report;

@@ -125,6 +125,8 @@ impl StreamAnalysis {
             None => {
                 eprintln!("steadyhud: live statistics stopped for this window after an internal error; the log continues");
                 self.rolling = None;
+                // No frozen numbers on the HUD: it shows "no data" from now on.
+                self.stream.live.publish(LiveStats { window_s, ..LiveStats::default() });
             }
         }
     }

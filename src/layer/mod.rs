@@ -210,10 +210,12 @@ pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
     })
 }
 
-/// Runs when the library is unloaded (dlclose after the last
-/// `vkDestroyInstance`) or the process exits without destroying its
-/// instance: finishes the session logs and joins the analysis thread.
-/// A no-op when that already happened, or in a forked child.
+/// Runs from `.fini_array` when the library is unloaded or the process
+/// exits (also via `exit()` without destroying the instance): finishes the
+/// session logs and joins the analysis thread. A no-op when the last
+/// `vkDestroyInstance` already did that, or in a forked child. (With loader
+/// 1.3.239 glibc keeps the library mapped after the loader's dlclose, so in
+/// practice this runs at process exit.)
 extern "C" fn on_unload() {
     guard::contain((), analysis::shutdown);
 }

@@ -286,10 +286,11 @@ impl Harness {
         );
     }
 
-    /// Whether the steadyhud layer is inserted when `cmd` runs `--frames 1`
-    /// of the test app with [`CommandExt::layer`] (loader debug output).
+    /// Whether the loader inserts the steadyhud layer into the test app run
+    /// with [`CommandExt::layer`] (loader debug output). Clears the log dir.
     pub fn layer_inserted(&self) -> bool {
         let out = run(self.testapp(&["--frames", "1"]).layer().env("VK_LOADER_DEBUG", "layer"));
+        self.clear_logs();
         out.stderr.contains(&format!("Insert instance layer \"{LAYER_NAME}\""))
     }
 
