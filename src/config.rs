@@ -166,7 +166,7 @@ impl Config {
                 warnings.push(format!(
                     "{at}: bad value {:?} for {key} (expected {expected}); keeping {}",
                     clip(value),
-                    self.value_of(&key)
+                    printable(&clip(&self.value_of(&key)))
                 ));
             }
         }
@@ -266,6 +266,13 @@ fn expand_home(v: &str) -> PathBuf {
     }
 }
 
+/// `s` with control characters escaped, so a kept value set earlier (a
+/// `log_dir` from `STEADYHUD_CONFIG` may hold a newline) cannot split a
+/// warning over several lines (found by fuzzing).
+fn printable(s: &str) -> String {
+    s.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+}
+
 fn clip(s: &str) -> String {
     let mut out: String = s.chars().take(60).collect();
     if s.chars().nth(60).is_some() {
@@ -323,6 +330,17 @@ mod tests {
         assert_eq!(c.position, Position::TopLeft);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("STEADYHUD_CONFIG item 1") && w[0].contains("keeping top-left"), "{w:?}");
+    }
+
+    #[test]
+    fn warnings_stay_one_line_when_the_kept_value_has_a_newline() {
+        // Fuzzer input, reduced: a log_dir with a newline from the
+        // environment, then a bad log_dir that reports the kept one.
+        let (c, w) = env("log_dir=/tmp/a\n# b\u{1b}[31m,log_dir=");
+        assert_eq!(c.log_dir, Some(PathBuf::from("/tmp/a\n# b\u{1b}[31m")));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(!w[0].contains('\n') && !w[0].contains('\u{1b}'), "{w:?}");
+        assert!(w[0].contains("keeping /tmp/a\\n# b\\u{1b}[31m"), "{w:?}");
     }
 
     #[test]
