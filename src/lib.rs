@@ -11,6 +11,7 @@ pub mod counters;
 pub mod config;
 pub mod hud;
 pub mod live;
+pub mod layer;
 pub mod formats;
 pub mod session_log;
 pub mod cli;

@@ -12,6 +12,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Install the layer for this user (implicit, enabled by STEADYHUD=1).
+    Install(steadyhud::cli::install::InstallArgs),
+    /// Remove the user-level layer installed by `steadyhud install`.
+    Uninstall(steadyhud::cli::install::UninstallArgs),
+    /// Run a program with the layer on, installed or not.
+    Run(steadyhud::cli::run::RunArgs),
     /// Analyse a frame-time log (steadyhud, PresentMon, CapFrameX/OCAT, MangoHud, plain ms).
     Analyze(steadyhud::cli::analyze::AnalyzeArgs),
 }
@@ -19,6 +25,9 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
+        Command::Install(a) => steadyhud::cli::install::run_install(a),
+        Command::Uninstall(a) => steadyhud::cli::install::run_uninstall(a),
+        Command::Run(a) => steadyhud::cli::run::run(a),
         Command::Analyze(a) => steadyhud::cli::analyze::run(a),
     }
 }

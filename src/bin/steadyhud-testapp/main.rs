@@ -1,0 +1,537 @@
+//! `steadyhud-testapp`: a real Vulkan application (ash, X11 window, swapchain)
+//! that presents frames on a scripted schedule, so tests know the ground
+//! truth the steadyhud layer must capture.
+//!
+//! Data flow per schedule point: acquire → submit the pre-recorded band
+//! pattern → sleep until the absolute schedule point → vkQueuePresentKHR.
+
+mod error;
+mod gpu;
+mod pacing;
+mod pattern;
+mod target;
+mod workload;
+mod x11;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use ash::vk;
+use clap::{Parser, ValueEnum};
+
+use error::Error;
+use gpu::{Gpu, Instance};
+use pacing::Schedule;
+use pattern::Pattern;
+use target::{PresentOutcome, Ready, SwapchainWish, Target};
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum FormatArg {
+    /// VK_FORMAT_B8G8R8A8_UNORM
+    Unorm,
+    /// VK_FORMAT_B8G8R8A8_SRGB
+    Srgb,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum PresentModeArg {
+    Fifo,
+    Immediate,
+    Mailbox,
+}
+
+/// Presents frames into real X11 windows following a pacing script.
+///
+/// The app presents 1 + (number of frames in the pattern) times at each
+/// swapchain; the gap between consecutive presents follows the pattern
+/// (absolute schedule: sleep, then spin the last 1.5 ms). Prints
+/// `testapp: presented N frames` (N = number of vkQueuePresentKHR calls) on exit.
+#[derive(Parser, Debug)]
+#[command(name = "steadyhud-testapp", version)]
+struct Args {
+    /// Pacing script: comma-separated GAP[*COUNT], GAP in ns/us/ms/s (ms if
+    /// no unit), e.g. "16.6ms*300,120ms*1,16.6ms*300".
+    #[arg(long, conflicts_with = "frames")]
+    pattern: Option<String>,
+    /// Shorthand for a constant pattern of N frames at --interval.
+    #[arg(long)]
+    frames: Option<u64>,
+    /// Gap used by --frames (and by the default pattern).
+    #[arg(long, default_value = "16.6ms")]
+    interval: String,
+    /// Keep presenting the last pattern entry for S extra seconds.
+    #[arg(long, value_name = "S")]
+    hold: Option<f64>,
+    /// Window (and swapchain) size.
+    #[arg(long, default_value = "320x240", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Number of windows/swapchains.
+    #[arg(long, default_value_t = 1)]
+    swapchains: u32,
+    /// Present all swapchains with ONE vkQueuePresentKHR call per schedule
+    /// point (default: one call per swapchain, in turn).
+    #[arg(long)]
+    multi_present: bool,
+    /// Present from T threads, each with its own window and swapchain
+    /// (implies --swapchains T); the queue is shared behind a lock.
+    #[arg(long, default_value_t = 1, value_name = "T")]
+    threads: u32,
+    /// Create D logical devices; window i belongs to device i % D (implies
+    /// --swapchains D). Presented in turn, or one per thread with --threads.
+    #[arg(long, default_value_t = 1, value_name = "D")]
+    devices: u32,
+    /// Run the whole session (windows, instance, devices, swapchains,
+    /// presents, teardown) N times in one process: the loader unloads and
+    /// reloads the layers each time.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    repeat: u32,
+    /// Before present number FRAME (0-based), resize every window to WxH and
+    /// recreate its swapchain. Repeatable.
+    #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
+    resize_at: Vec<(u64, (u32, u32))>,
+    /// With --resize-at: only resize the window; the swapchain is recreated
+    /// when the driver reports it SUBOPTIMAL / OUT_OF_DATE or, before the
+    /// next acquire, when the surface's current extent no longer matches
+    /// (as games that watch their window do). Default: recreate right after
+    /// resizing.
+    #[arg(long)]
+    resize_lazy: bool,
+    /// Right before present number FRAME, create N graphics pipelines (each
+    /// compiled anew): a shader-compile stutter on frame FRAME-1. Repeatable.
+    #[arg(long, value_name = "FRAME:N", value_parser = workload::parse_at)]
+    pipelines_at: Vec<(u64, u32)>,
+    /// Right before present number FRAME, allocate MIB MiB of device memory
+    /// (one vkAllocateMemory). Repeatable.
+    #[arg(long, value_name = "FRAME:MIB", value_parser = workload::parse_at)]
+    alloc_at: Vec<(u64, u32)>,
+    /// Swapchain image format.
+    #[arg(long, value_enum, default_value = "unorm")]
+    format: FormatArg,
+    /// Swapchain present mode.
+    #[arg(long, value_enum, default_value = "immediate")]
+    present_mode: PresentModeArg,
+    /// Do not sleep between presents (soak / overhead runs).
+    #[arg(long)]
+    uncapped: bool,
+    /// Return from main without destroying the device, instance or windows.
+    #[arg(long)]
+    no_destroy: bool,
+    /// Print `testapp: present K` after every schedule point (K = present
+    /// calls so far), flushed, for tests that kill the app mid-run.
+    #[arg(long)]
+    progress: bool,
+    /// Print to stderr, per schedule point, the time spent acquiring and
+    /// submitting (render, includes the wait for the schedule) and inside
+    /// vkQueuePresentKHR.
+    #[arg(long)]
+    trace: bool,
+    /// Write the CLOCK_MONOTONIC ns taken right before each
+    /// vkQueuePresentKHR call to FILE, one per line (`# thread T` lines
+    /// separate threads): what the app really presented, to compare with
+    /// what the layer captured.
+    #[arg(long, value_name = "FILE")]
+    timestamps: Option<std::path::PathBuf>,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("`{s}` is not WxH"))?;
+    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
+    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
+    if w == 0 || h == 0 || w > 16384 || h > 16384 {
+        return Err(format!("size `{s}` out of range 1..16384"));
+    }
+    Ok((w, h))
+}
+
+fn parse_resize(s: &str) -> Result<(u64, (u32, u32)), String> {
+    let (f, size) = s.split_once(':').ok_or_else(|| format!("`{s}` is not FRAME:WxH"))?;
+    let f: u64 = f.parse().map_err(|_| format!("bad frame number in `{s}`"))?;
+    Ok((f, parse_size(size)?))
+}
+
+fn main() -> ExitCode {
+    // Usage errors exit 1 like every other error (clap's default is 2);
+    // --help/--version print to stdout and exit 0.
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 1 } else { 0 });
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("testapp: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Total vkQueuePresentKHR calls, across threads.
+static PRESENT_CALLS: AtomicU64 = AtomicU64::new(0);
+
+fn build_pattern(args: &Args) -> Result<Pattern, Error> {
+    let mut p = match (&args.pattern, args.frames) {
+        (Some(text), _) => Pattern::parse(text).map_err(|e| Error::Usage(format!("--pattern: {e}")))?,
+        (None, frames) => {
+            let one = Pattern::parse(&args.interval).map_err(|e| Error::Usage(format!("--interval: {e}")))?;
+            if one.entries.len() != 1 || one.entries[0].count != 1 {
+                return Err(Error::Usage("--interval takes one duration, e.g. 16.6ms".into()));
+            }
+            Pattern::constant(one.entries[0].gap, frames.unwrap_or(300))
+        }
+    };
+    if let Some(s) = args.hold {
+        if !(s.is_finite() && s >= 0.0) {
+            return Err(Error::Usage(format!("--hold {s}: seconds must be >= 0")));
+        }
+        p.hold(Duration::from_secs_f64(s));
+    }
+    Ok(p)
+}
+
+fn run(args: &Args) -> Result<(), Error> {
+    let pattern = build_pattern(args)?;
+    if args.threads == 0 || args.swapchains == 0 || args.devices == 0 || args.repeat == 0 {
+        return Err(Error::Usage("--swapchains, --threads, --devices and --repeat must be at least 1".into()));
+    }
+    if args.threads > 1 && args.multi_present {
+        return Err(Error::Usage("--threads and --multi-present cannot be combined".into()));
+    }
+    if args.devices > 1 && args.multi_present {
+        return Err(Error::Usage("--devices and --multi-present cannot be combined (one present call is on one queue)".into()));
+    }
+    if args.repeat > 1 && args.no_destroy {
+        return Err(Error::Usage("--repeat and --no-destroy cannot be combined".into()));
+    }
+    let display = x11::Display::open()?;
+    let mut totals = Totals::default();
+    for round in 0..args.repeat {
+        session(args, &display, &pattern, round, &mut totals)?;
+    }
+    print_totals(&totals);
+    Ok(())
+}
+
+/// Counters summed over `--repeat` rounds.
+#[derive(Default)]
+struct Totals {
+    per_swapchain: Vec<u64>,
+    recreations: u64,
+    late: u64,
+    worst: Duration,
+    late_at: Vec<u64>,
+}
+
+fn print_totals(t: &Totals) {
+    let per: Vec<String> = t.per_swapchain.iter().map(|n| n.to_string()).collect();
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
+    let _ = writeln!(out, "testapp: swapchain recreations {}", t.recreations);
+    // How far the app itself missed its script (the ground truth tests trust):
+    // presents that started more than 2 ms after their schedule point.
+    let at: Vec<String> = t.late_at.iter().map(|k| k.to_string()).collect();
+    let _ = writeln!(
+        out,
+        "testapp: late presents {} worst {:.3} ms at [{}]",
+        t.late,
+        t.worst.as_secs_f64() * 1e3,
+        at.join(",")
+    );
+    let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
+    let _ = out.flush();
+}
+
+/// One whole Vulkan session: windows, instance, device(s), swapchains, the
+/// present loop, and (unless --no-destroy) the teardown in reverse order.
+fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, totals: &mut Totals) -> Result<(), Error> {
+    let windows_n = args.swapchains.max(args.threads).max(args.devices);
+    let (width, height) = args.size;
+    let mut windows = Vec::new();
+    for i in 0..windows_n {
+        let x = (i * (width + 8)) as i32;
+        windows.push(display.create_window(x, 0, width, height, &format!("steadyhud-testapp {i}"))?);
+    }
+    let inst = Instance::new(display)?;
+    let mut surfaces = Vec::new();
+    for w in &windows {
+        surfaces.push(inst.create_surface(display, w)?);
+    }
+    // Window i belongs to device i % devices.
+    let mut gpus = Vec::new();
+    for d in 0..args.devices as usize {
+        let mine: Vec<vk::SurfaceKHR> =
+            surfaces.iter().enumerate().filter(|(i, _)| i % args.devices as usize == d).map(|(_, s)| *s).collect();
+        gpus.push(Gpu::new(&inst, &mine)?);
+    }
+    let wish = SwapchainWish {
+        format: match args.format {
+            FormatArg::Unorm => vk::Format::B8G8R8A8_UNORM,
+            FormatArg::Srgb => vk::Format::B8G8R8A8_SRGB,
+        },
+        present_mode: match args.present_mode {
+            PresentModeArg::Fifo => vk::PresentModeKHR::FIFO,
+            PresentModeArg::Immediate => vk::PresentModeKHR::IMMEDIATE,
+            PresentModeArg::Mailbox => vk::PresentModeKHR::MAILBOX,
+        },
+        width,
+        height,
+    };
+    let mut targets = Vec::new();
+    for (i, &s) in surfaces.iter().enumerate() {
+        let g = i % gpus.len();
+        targets.push(Target::new(&inst, &gpus[g], g, s, wish)?);
+    }
+    eprintln!(
+        "testapp: device {:?} x{}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted{}",
+        gpus[0].device_name,
+        gpus.len(),
+        targets.len(),
+        targets[0].extent.width,
+        targets[0].extent.height,
+        wish.format,
+        wish.present_mode,
+        pattern.frames(),
+        if args.repeat > 1 { format!(", round {}", round + 1) } else { String::new() }
+    );
+
+    let ctx = LoopCtx {
+        args,
+        inst: &inst,
+        gpus: &gpus,
+        display,
+        pattern,
+        leftovers: std::sync::Mutex::new((0..gpus.len()).map(|_| workload::Leftovers::default()).collect()),
+    };
+    let reports: Vec<LoopReport> = if args.threads > 1 {
+        let mut results = Vec::new();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = targets
+                .chunks_mut(1)
+                .zip(windows.chunks(1))
+                .map(|(t, w)| {
+                    let ctx = &ctx;
+                    scope.spawn(move || ctx.present_loop(t, w))
+                })
+                .collect();
+            for h in handles {
+                results.push(h.join().unwrap_or_else(|_| Err(Error::Unsupported("present thread panicked".into()))));
+            }
+        });
+        results.into_iter().collect::<Result<_, _>>()?
+    } else {
+        vec![ctx.present_loop(&mut targets, &windows)?]
+    };
+    totals.late += reports.iter().map(|r| r.late).sum::<u64>();
+    totals.worst = totals.worst.max(reports.iter().map(|r| r.worst).max().unwrap_or_default());
+    totals.late_at.extend(reports.iter().flat_map(|r| r.late_at.iter().copied()));
+    if let Some(path) = &args.timestamps {
+        write_timestamps(path, &reports, round, args.repeat > 1)?;
+    }
+    totals.per_swapchain.resize(targets.len().max(totals.per_swapchain.len()), 0);
+    for (sum, t) in totals.per_swapchain.iter_mut().zip(&targets) {
+        *sum += t.presented;
+    }
+    totals.recreations += targets.iter().map(|t| t.recreations).sum::<u64>();
+
+    if args.no_destroy {
+        // Leave main with the device and instance alive, as some games do.
+        print_totals(totals);
+        std::process::exit(0);
+    }
+    for g in &gpus {
+        g.wait_idle()?;
+    }
+    let leftovers = ctx.leftovers.into_inner().unwrap_or_else(|e| e.into_inner());
+    for (l, g) in leftovers.into_iter().zip(&gpus) {
+        l.destroy(g);
+    }
+    for t in targets {
+        let g = t.gpu;
+        let s = t.destroy(&gpus[g]);
+        inst.destroy_surface(s);
+    }
+    for g in gpus {
+        g.destroy();
+    }
+    inst.destroy();
+    for w in windows {
+        display.destroy_window(w);
+    }
+    Ok(())
+}
+
+/// What one present loop reports back.
+struct LoopReport {
+    late: u64,
+    worst: Duration,
+    late_at: Vec<u64>,
+    /// CLOCK_MONOTONIC ns at each vkQueuePresentKHR call (with --timestamps).
+    stamps: Vec<u64>,
+}
+
+/// Writes (round 0) or appends the present-call timestamps, one per line;
+/// `# thread T` / `# round R` lines separate threads and rounds.
+fn write_timestamps(path: &std::path::Path, reports: &[LoopReport], round: u32, rounds: bool) -> Result<(), Error> {
+    let mut text = String::new();
+    if rounds {
+        text.push_str(&format!("# round {round}\n"));
+    }
+    for (i, r) in reports.iter().enumerate() {
+        if reports.len() > 1 {
+            text.push_str(&format!("# thread {i}\n"));
+        }
+        for t in &r.stamps {
+            text.push_str(&t.to_string());
+            text.push('\n');
+        }
+    }
+    let io = |source| Error::Io { what: format!("writing --timestamps {}", path.display()), source };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(round > 0)
+        .truncate(round == 0)
+        .open(path)
+        .map_err(io)?;
+    f.write_all(text.as_bytes()).map_err(io)
+}
+
+struct LoopCtx<'a> {
+    args: &'a Args,
+    inst: &'a Instance,
+    gpus: &'a [Gpu],
+    display: &'a x11::Display,
+    pattern: &'a Pattern,
+    /// Objects created by injected work, per device, destroyed at exit.
+    leftovers: std::sync::Mutex<Vec<workload::Leftovers>>,
+}
+
+impl LoopCtx<'_> {
+    /// Runs the `--pipelines-at` / `--alloc-at` work due before present `k`,
+    /// then shifts the schedule by the time it took.
+    fn inject_work(&self, k: u64, targets: &[Target], schedule: &mut Schedule) -> Result<(), Error> {
+        let args = self.args;
+        let work = args
+            .pipelines_at
+            .iter()
+            .filter(|(f, _)| *f == k)
+            .map(|(_, n)| workload::Work::Pipelines(*n))
+            .chain(args.alloc_at.iter().filter(|(f, _)| *f == k).map(|(_, n)| workload::Work::AllocMib(*n)));
+        let start = Instant::now();
+        let mut any = false;
+        for w in work {
+            any = true;
+            let g = targets[0].gpu;
+            let mut left = self.leftovers.lock().unwrap_or_else(|e| e.into_inner());
+            left[g].run(&self.gpus[g], targets[0].render_pass(), w)?;
+        }
+        if any {
+            let took = start.elapsed();
+            schedule.shift(took);
+            if args.trace {
+                eprintln!("testapp: trace work before present {k} took {:.3} ms", took.as_secs_f64() * 1e3);
+            }
+        }
+        Ok(())
+    }
+
+    /// Presents every target at each schedule point; returns (late presents,
+    /// worst lateness, first late present numbers).
+    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<LoopReport, Error> {
+        let args = self.args;
+        let mut gaps = self.pattern.gaps();
+        let mut schedule = Schedule::new(Instant::now());
+        let mut ready: Vec<Ready> = Vec::with_capacity(targets.len());
+        let mut outcomes: Vec<PresentOutcome> = Vec::with_capacity(targets.len());
+        let total = self.pattern.frames() + 1;
+        let mut stamps: Vec<u64> = if args.timestamps.is_some() {
+            Vec::with_capacity((total as usize).saturating_mul(targets.len()))
+        } else {
+            Vec::new()
+        };
+        for k in 0..total {
+            for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == k) {
+                for (t, win) in targets.iter_mut().zip(windows) {
+                    self.display.resize(win, *w, *h);
+                    t.wish.width = *w;
+                    t.wish.height = *h;
+                    if !args.resize_lazy {
+                        t.recreate(self.inst, &self.gpus[t.gpu])?;
+                    }
+                }
+            }
+            if args.resize_lazy {
+                for t in targets.iter_mut() {
+                    if t.surface_changed(self.inst, &self.gpus[t.gpu])? {
+                        t.recreate(self.inst, &self.gpus[t.gpu])?;
+                    }
+                }
+            }
+            let t_render = Instant::now();
+            ready.clear();
+            for t in targets.iter_mut() {
+                ready.push(t.render(self.inst, &self.gpus[t.gpu])?);
+            }
+            if k == 0 {
+                // The schedule starts at the first present.
+                schedule = Schedule::new(Instant::now());
+            } else if let Some(gap) = gaps.next() {
+                schedule.advance(gap);
+                if !args.uncapped {
+                    schedule.wait();
+                }
+            }
+            self.inject_work(k, targets, &mut schedule)?;
+            let t_present = Instant::now();
+            outcomes.clear();
+            let mut first_entry = None;
+            if args.multi_present {
+                let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
+                let e = target::present(&self.gpus[0], &mut refs, &ready, &mut outcomes)?;
+                PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                first_entry = Some(e.at);
+                if args.timestamps.is_some() {
+                    stamps.push(e.monotonic_ns);
+                }
+            } else {
+                for (t, r) in targets.iter_mut().zip(&ready) {
+                    let g = t.gpu;
+                    let e = target::present(&self.gpus[g], &mut [t], std::slice::from_ref(r), &mut outcomes)?;
+                    PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
+                    first_entry.get_or_insert(e.at);
+                    if args.timestamps.is_some() {
+                        stamps.push(e.monotonic_ns);
+                    }
+                }
+            }
+            if k > 0 && !args.uncapped {
+                if let Some(at) = first_entry {
+                    schedule.entered(at);
+                }
+            }
+            for (t, o) in targets.iter_mut().zip(&outcomes) {
+                if *o == PresentOutcome::Recreate {
+                    t.recreate(self.inst, &self.gpus[t.gpu])?;
+                }
+            }
+            if args.trace {
+                let done = Instant::now();
+                eprintln!(
+                    "testapp: trace present {k} render {:.3} ms present {:.3} ms",
+                    (t_present - t_render).as_secs_f64() * 1e3,
+                    (done - t_present).as_secs_f64() * 1e3
+                );
+            }
+            if args.progress {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "testapp: present {}", PRESENT_CALLS.load(Ordering::Relaxed));
+                let _ = out.flush();
+            }
+        }
+        Ok(LoopReport { late: schedule.late, worst: schedule.worst_late, late_at: schedule.late_at, stamps })
+    }
+}

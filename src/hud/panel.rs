@@ -1,0 +1,270 @@
+//! The cached HUD panel: imgui renders the HUD into a small image of our own
+//! only when the live stats change (the analysis thread publishes ~10×/s),
+//! and every present just copies that opaque panel into the swapchain image.
+//!
+//! Used when the swapchain images allow transfers (`TRANSFER_DST`). A copy
+//! costs a memcpy of the panel, whereas drawing imgui into every frame costs
+//! the full blend-and-sample fill of the HUD per present, which on a
+//! software rasteriser (lavapipe) is as expensive as a simple game frame.
+
+use super::render::{overlay_dependencies, vk_err};
+use super::{HudDevice, HudError};
+use ash::vk;
+
+/// Panel sizes are rounded up to this, so small layout changes (a wider
+/// number) do not recreate the image.
+const GROW_STEP: u32 = 32;
+
+/// The panel image, its render pass and framebuffer.
+pub struct Panel {
+    format: vk::Format,
+    clear: vk::ClearColorValue,
+    render_pass: vk::RenderPass,
+    image: vk::Image,
+    memory: vk::DeviceMemory,
+    view: vk::ImageView,
+    framebuffer: vk::Framebuffer,
+    /// Allocated size (grow-only).
+    capacity: vk::Extent2D,
+    /// Size of the last rendered HUD inside the panel (0 before the first).
+    pub content: vk::Extent2D,
+}
+
+fn range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
+impl Panel {
+    /// Creates the render pass; the image comes with the first [`Panel::reserve`].
+    /// `clear` is the panel background in the format's numeric encoding.
+    pub unsafe fn new(dev: &HudDevice, format: vk::Format, clear: [f32; 4]) -> Result<Panel, HudError> {
+        let attachment = [vk::AttachmentDescription::default()
+            .format(format)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .load_op(vk::AttachmentLoadOp::CLEAR)
+            .store_op(vk::AttachmentStoreOp::STORE)
+            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+            .initial_layout(vk::ImageLayout::UNDEFINED)
+            .final_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)];
+        let color_ref = [vk::AttachmentReference {
+            attachment: 0,
+            layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
+        }];
+        let subpass = [vk::SubpassDescription::default()
+            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+            .color_attachments(&color_ref)];
+        let deps = overlay_dependencies();
+        let info = vk::RenderPassCreateInfo::default()
+            .attachments(&attachment)
+            .subpasses(&subpass)
+            .dependencies(&deps);
+        let render_pass = dev.device.create_render_pass(&info, None).map_err(vk_err("vkCreateRenderPass"))?;
+        Ok(Panel {
+            format,
+            clear: vk::ClearColorValue { float32: clear },
+            render_pass,
+            image: vk::Image::null(),
+            memory: vk::DeviceMemory::null(),
+            view: vk::ImageView::null(),
+            framebuffer: vk::Framebuffer::null(),
+            capacity: vk::Extent2D { width: 0, height: 0 },
+            content: vk::Extent2D { width: 0, height: 0 },
+        })
+    }
+
+    /// Whether the panel image must grow to hold `size`.
+    pub fn needs_growth(&self, size: vk::Extent2D) -> bool {
+        size.width > self.capacity.width || size.height > self.capacity.height
+    }
+
+    /// Makes the image at least `size`.
+    ///
+    /// # Safety
+    /// No submission that uses the current image may be pending.
+    pub unsafe fn reserve(&mut self, dev: &HudDevice, size: vk::Extent2D) -> Result<(), HudError> {
+        if !self.needs_growth(size) {
+            return Ok(());
+        }
+        self.free_image(dev);
+        let round = |v: u32| v.div_ceil(GROW_STEP).max(1) * GROW_STEP;
+        let extent = vk::Extent2D { width: round(size.width), height: round(size.height) };
+        let d = dev.device;
+        let info = vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(self.format)
+            .extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+            .tiling(vk::ImageTiling::OPTIMAL)
+            .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC)
+            .sharing_mode(vk::SharingMode::EXCLUSIVE)
+            .initial_layout(vk::ImageLayout::UNDEFINED);
+        self.image = d.create_image(&info, None).map_err(vk_err("vkCreateImage"))?;
+        let req = d.get_image_memory_requirements(self.image);
+        let props = dev.instance.get_physical_device_memory_properties(dev.physical_device);
+        let pick = |want: vk::MemoryPropertyFlags| {
+            (0..props.memory_type_count).find(|&i| {
+                req.memory_type_bits & (1 << i) != 0
+                    && props.memory_types[i as usize].property_flags.contains(want)
+            })
+        };
+        let index = pick(vk::MemoryPropertyFlags::DEVICE_LOCAL)
+            .or_else(|| pick(vk::MemoryPropertyFlags::empty()))
+            .ok_or(HudError::Unsupported("no memory type for the HUD panel"))?;
+        let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(index);
+        self.memory = d.allocate_memory(&alloc, None).map_err(vk_err("vkAllocateMemory"))?;
+        d.bind_image_memory(self.image, self.memory, 0).map_err(vk_err("vkBindImageMemory"))?;
+        let view_info = vk::ImageViewCreateInfo::default()
+            .image(self.image)
+            .view_type(vk::ImageViewType::TYPE_2D)
+            .format(self.format)
+            .subresource_range(range());
+        self.view = d.create_image_view(&view_info, None).map_err(vk_err("vkCreateImageView"))?;
+        let views = [self.view];
+        let fb_info = vk::FramebufferCreateInfo::default()
+            .render_pass(self.render_pass)
+            .attachments(&views)
+            .width(extent.width)
+            .height(extent.height)
+            .layers(1);
+        self.framebuffer = d.create_framebuffer(&fb_info, None).map_err(vk_err("vkCreateFramebuffer"))?;
+        self.capacity = extent;
+        self.content = vk::Extent2D { width: 0, height: 0 };
+        Ok(())
+    }
+
+    /// Begins the panel's render pass (clears it to the background).
+    pub unsafe fn begin_pass(&self, dev: &HudDevice, cmd: vk::CommandBuffer) {
+        let clear = [vk::ClearValue { color: self.clear }];
+        let info = vk::RenderPassBeginInfo::default()
+            .render_pass(self.render_pass)
+            .framebuffer(self.framebuffer)
+            .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: self.capacity })
+            .clear_values(&clear);
+        dev.device.cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
+    }
+
+    /// Copies the panel's content into `dst` (in PRESENT_SRC_KHR) at
+    /// `offset`, clipped to `dst_extent`, and returns it to PRESENT_SRC_KHR.
+    pub unsafe fn copy_to(
+        &self,
+        dev: &HudDevice,
+        cmd: vk::CommandBuffer,
+        dst: vk::Image,
+        offset: vk::Offset2D,
+        dst_extent: vk::Extent2D,
+    ) {
+        let x = offset.x.clamp(0, dst_extent.width as i32);
+        let y = offset.y.clamp(0, dst_extent.height as i32);
+        let w = self.content.width.min(dst_extent.width - x as u32);
+        let h = self.content.height.min(dst_extent.height - y as u32);
+        if w == 0 || h == 0 {
+            return;
+        }
+        let d = dev.device;
+        let to_dst = [vk::ImageMemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::empty())
+            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .old_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(dst)
+            .subresource_range(range())];
+        // The app's semaphores are waited at TRANSFER: chain from there.
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &to_dst,
+        );
+        let layers = vk::ImageSubresourceLayers {
+            aspect_mask: vk::ImageAspectFlags::COLOR,
+            mip_level: 0,
+            base_array_layer: 0,
+            layer_count: 1,
+        };
+        let region = [vk::ImageCopy {
+            src_subresource: layers,
+            src_offset: vk::Offset3D { x: 0, y: 0, z: 0 },
+            dst_subresource: layers,
+            dst_offset: vk::Offset3D { x, y, z: 0 },
+            extent: vk::Extent3D { width: w, height: h, depth: 1 },
+        }];
+        d.cmd_copy_image(
+            cmd,
+            self.image,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            dst,
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            &region,
+        );
+        let to_present = [vk::ImageMemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::empty())
+            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
+            .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
+            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+            .image(dst)
+            .subresource_range(range())];
+        d.cmd_pipeline_barrier(
+            cmd,
+            vk::PipelineStageFlags::TRANSFER,
+            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+            vk::DependencyFlags::empty(),
+            &[],
+            &[],
+            &to_present,
+        );
+    }
+
+    /// Whether the panel holds a rendered HUD.
+    pub fn ready(&self) -> bool {
+        self.content.width > 0 && self.content.height > 0
+    }
+
+    unsafe fn free_image(&mut self, dev: &HudDevice) {
+        let d = dev.device;
+        if self.framebuffer != vk::Framebuffer::null() {
+            d.destroy_framebuffer(self.framebuffer, None);
+            self.framebuffer = vk::Framebuffer::null();
+        }
+        if self.view != vk::ImageView::null() {
+            d.destroy_image_view(self.view, None);
+            self.view = vk::ImageView::null();
+        }
+        if self.image != vk::Image::null() {
+            d.destroy_image(self.image, None);
+            self.image = vk::Image::null();
+        }
+        if self.memory != vk::DeviceMemory::null() {
+            d.free_memory(self.memory, None);
+            self.memory = vk::DeviceMemory::null();
+        }
+        self.capacity = vk::Extent2D { width: 0, height: 0 };
+    }
+
+    /// Frees everything.
+    ///
+    /// # Safety
+    /// No submission using the panel may be pending.
+    pub unsafe fn destroy(&mut self, dev: &HudDevice) {
+        self.free_image(dev);
+        if self.render_pass != vk::RenderPass::null() {
+            dev.device.destroy_render_pass(self.render_pass, None);
+            self.render_pass = vk::RenderPass::null();
+        }
+    }
+}

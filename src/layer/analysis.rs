@@ -1,0 +1,398 @@
+//! The analysis thread: one per process, started with the first capture
+//! stream (first swapchain) and stopped (joined) when the last instance is
+//! destroyed or the process exits (see `on_unload` in `layer/mod.rs`).
+//!
+//! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
+//! the stream into frame durations, streams one log row per frame (flushed
+//! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
+//! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
+//! HUD hotkey every 50 ms. A stream ends when its device is destroyed or at
+//! shutdown: the rest of the ring is drained and the summary (METRICS.md
+//! keys + STK curves) is written.
+//!
+//! Logging policy: one session log per stream, i.e. per presented surface
+//! (window) of a device. A window keeps its log across swapchain recreation
+//! (resize), so for the usual single-window game log rows == frames
+//! presented exactly; each further window gets its own log named
+//! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
+//! Memory: all durations are kept for the exact final summary, 8 bytes per
+//! frame (8 MB per million frames).
+
+use super::capture::Stream;
+use super::guard::{self, Site};
+use super::session::Log;
+use crate::live::LiveStats;
+use crate::metrics::{self, Options, Rolling};
+use ringbuf::traits::Consumer;
+use ringbuf::HeapCons;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+const TICK: Duration = Duration::from_millis(5);
+const FLUSH_EVERY: Duration = Duration::from_millis(250);
+const LIVE_EVERY: Duration = Duration::from_millis(100);
+const HOTKEY_EVERY: Duration = Duration::from_millis(50);
+/// Bound on the frames the rolling window holds, whatever the frame rate.
+const ROLLING_MAX_FRAMES: usize = 200_000;
+
+/// Analysis state of one stream.
+struct StreamAnalysis {
+    stream: Arc<Stream>,
+    cons: HeapCons<u64>,
+    last_t: Option<u64>,
+    first_t: Option<u64>,
+    /// Every frame duration of the session (for the exact final summary).
+    durations: Vec<u64>,
+    /// `None` once a panic disabled live statistics for this stream.
+    rolling: Option<Rolling>,
+    log: Log,
+    overflows_logged: u64,
+}
+
+impl StreamAnalysis {
+    fn new(stream: Arc<Stream>, cons: HeapCons<u64>, log: Log, window_s: f64, opts: Options) -> Self {
+        StreamAnalysis {
+            stream,
+            cons,
+            last_t: None,
+            first_t: None,
+            durations: Vec::new(),
+            rolling: Some(Rolling::new((window_s.max(0.1) * 1e9) as u64, ROLLING_MAX_FRAMES, opts)),
+            log,
+            overflows_logged: 0,
+        }
+    }
+
+    fn drain(&mut self, buf: &mut [u64]) {
+        loop {
+            let n = self.cons.pop_slice(buf);
+            for &t in &buf[..n] {
+                self.on_present(t);
+            }
+            if n < buf.len() {
+                break;
+            }
+        }
+        let o = self.stream.overflows();
+        if o > self.overflows_logged {
+            self.log.note_overflow(o - self.overflows_logged);
+            self.overflows_logged = o;
+        }
+    }
+
+    fn on_present(&mut self, t: u64) {
+        match self.last_t {
+            None => {
+                self.first_t = Some(t);
+                let ordinal = WINDOWS_OPENED.fetch_add(1, Ordering::Relaxed) + 1;
+                self.log.open(ordinal, SystemTime::now());
+            }
+            Some(prev) => {
+                let d = t - prev; // ring is strictly increasing (capture.rs)
+                let index = self.durations.len() as u64;
+                self.durations.push(d);
+                self.log.write_frame(index, t - self.first_t.unwrap_or(prev), d);
+                if let Some(r) = self.rolling.as_mut() {
+                    r.push(d);
+                }
+            }
+        }
+        self.last_t = Some(t);
+    }
+
+    fn publish_live(&mut self, window_s: f64) {
+        let Some(rolling) = self.rolling.as_ref() else { return };
+        let built = guard::try_run(|| {
+            guard::inject(Site::Analysis);
+            let frames = rolling.frames();
+            let (summary, flags) = match rolling.summary_and_flags() {
+                Some((s, f)) => (Some(s), f),
+                None => (None, vec![false; frames.len()]),
+            };
+            LiveStats {
+                summary,
+                window_s,
+                last_frame_ms: frames.last().map_or(0.0, |&d| d as f32 / 1e6),
+                recent_ms: frames.iter().map(|&d| d as f32 / 1e6).collect(),
+                recent_stutter: flags,
+                ring_overflows: self.stream.overflows(),
+            }
+        });
+        match built {
+            Some(stats) => self.stream.live.publish(stats),
+            None => {
+                eprintln!("steadyhud: live statistics stopped for this window after an internal error; the log continues");
+                self.rolling = None;
+                // No frozen numbers on the HUD: it shows "no data" from now on.
+                self.stream.live.publish(LiveStats { window_s, ..LiveStats::default() });
+            }
+        }
+    }
+
+    fn finish(mut self, buf: &mut [u64], opts: &Options) {
+        self.drain(buf);
+        let durations = std::mem::take(&mut self.durations);
+        let overflows = self.stream.overflows();
+        let log = std::mem::replace(&mut self.log, Log::disabled());
+        guard::contain((), move || {
+            let summary = metrics::summarize(&durations, opts);
+            let stk = metrics::stk_curve(&durations, stk_max_fps(&durations));
+            let extra = serde_json::json!({
+                "ring_overflows": overflows,
+                "stream": self.stream.id,
+                "stutter_threshold": opts.stutter_threshold,
+            });
+            log.finish(summary.as_ref(), &stk, extra);
+        });
+    }
+}
+
+/// Upper end of the STK curves: just past the fastest frame's rate (beyond
+/// it slow(f) = 1), capped at 2000 fps.
+fn stk_max_fps(durations: &[u64]) -> u32 {
+    let min = durations.iter().copied().min().unwrap_or(metrics::NS_PER_S);
+    (metrics::NS_PER_S.div_ceil(min.max(1)) + 1).clamp(1, 2000) as u32
+}
+
+/// Everything the thread works on; shared with the hooks that end streams.
+struct Analyzer {
+    streams: Vec<StreamAnalysis>,
+    opts: Options,
+    window_s: f64,
+    buf: Vec<u64>,
+    last_flush: Instant,
+    last_live: Instant,
+}
+
+impl Analyzer {
+    fn tick(&mut self) {
+        let now = Instant::now();
+        // Live statistics only feed the HUD: skip them while it is hidden.
+        let live = now.duration_since(self.last_live) >= LIVE_EVERY && super::HUD_VISIBLE.load(Ordering::Relaxed);
+        let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
+        for s in &mut self.streams {
+            s.drain(&mut self.buf);
+            if live {
+                s.publish_live(self.window_s);
+            }
+            if flush {
+                s.log.flush();
+            }
+        }
+        if live {
+            self.last_live = now;
+        }
+        if flush {
+            self.last_flush = now;
+        }
+    }
+
+    fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
+        let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams).into_iter().partition(|s| pred(&s.stream));
+        self.streams = keep;
+        for s in done {
+            s.finish(&mut self.buf, &self.opts);
+        }
+    }
+}
+
+struct Running {
+    analyzer: Arc<Mutex<Analyzer>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// Process that started the thread (a forked child must not join it).
+    pid: u32,
+}
+
+static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
+static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
+/// Windows whose log was opened since the thread (re)started: names logs.
+static WINDOWS_OPENED: AtomicU64 = AtomicU64::new(0);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn start() -> Running {
+    WINDOWS_OPENED.store(0, Ordering::Relaxed);
+    let cfg = super::config();
+    let opts = Options { stutter_threshold: cfg.stutter_threshold };
+    let window_s = cfg.window_seconds;
+    let analyzer = Arc::new(Mutex::new(Analyzer {
+        streams: Vec::new(),
+        opts,
+        window_s,
+        buf: vec![0; 4096],
+        last_flush: Instant::now(),
+        last_live: Instant::now(),
+    }));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (a, s) = (analyzer.clone(), stop.clone());
+    let toggle_key = cfg.toggle_key.clone();
+    let thread = std::thread::Builder::new()
+        .name("steadyhud-analysis".into())
+        .spawn(move || run(a, s, toggle_key))
+        .map_err(|e| eprintln!("steadyhud: cannot start the analysis thread: {e}; no log or live stats"))
+        .ok();
+    Running { analyzer, stop, thread, pid: std::process::id() }
+}
+
+fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, toggle_key: String) {
+    let mut hotkey = match guard::try_run(|| crate::hud::hotkey::Hotkey::new(&toggle_key)) {
+        Some(Ok(h)) => Some(h),
+        Some(Err(e)) => {
+            eprintln!("steadyhud: HUD hotkey unavailable: {e}");
+            None
+        }
+        None => None,
+    };
+    let mut last_key = Instant::now();
+    while !stop.load(Ordering::Acquire) {
+        if guard::try_run(|| lock(&analyzer).tick()).is_none() {
+            eprintln!("steadyhud: analysis step failed; retrying");
+        }
+        if let Some(h) = hotkey.as_mut() {
+            if last_key.elapsed() >= HOTKEY_EVERY {
+                last_key = Instant::now();
+                if guard::try_run(|| h.poll()).unwrap_or(false) {
+                    super::toggle_hud();
+                }
+            }
+        }
+        std::thread::park_timeout(TICK);
+    }
+}
+
+/// Creates the capture stream for a newly presented surface of `device_key`
+/// and hands its ring to the analysis thread (starting it if needed).
+pub fn new_stream(device_key: usize) -> Arc<Stream> {
+    let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
+    let (stream, cons) = Stream::new(id, device_key);
+    let cfg = super::config();
+    let log = if cfg.log { Log::pending(cfg.log_dir.clone()) } else { Log::disabled() };
+    let opts = Options { stutter_threshold: cfg.stutter_threshold };
+    let analysis = StreamAnalysis::new(stream.clone(), cons, log, cfg.window_seconds, opts);
+    let mut running = lock(&RUNNING);
+    if running.as_ref().is_some_and(|r| r.pid != std::process::id()) {
+        // A forked child inherited the parent's state but not its thread.
+        // Forget it (without joining or finishing the parent's logs).
+        std::mem::forget(running.take());
+    }
+    let r = running.get_or_insert_with(start);
+    lock(&r.analyzer).streams.push(analysis);
+    stream
+}
+
+/// Ends the streams of a device being destroyed: final rows and summary.
+pub fn finish_device(device_key: usize) {
+    let running = lock(&RUNNING);
+    if let Some(r) = running.as_ref() {
+        if r.pid == std::process::id() {
+            lock(&r.analyzer).finish_where(|s| s.device_key == device_key);
+        }
+    }
+}
+
+/// Stops and joins the thread and finishes every stream. Idempotent; does
+/// nothing in a forked child.
+pub fn shutdown() {
+    let Some(mut r) = lock(&RUNNING).take() else { return };
+    if r.pid != std::process::id() {
+        return;
+    }
+    r.stop.store(true, Ordering::Release);
+    if let Some(t) = r.thread.take() {
+        t.thread().unpark();
+        let _ = t.join();
+    }
+    lock(&r.analyzer).finish_where(|_| true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(p: &std::path::Path) -> String {
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    /// The whole analysis path of one stream without Vulkan: ring → rows →
+    /// live stats → summary, with a ring overflow recorded in the log.
+    #[test]
+    fn stream_rows_overflow_note_live_stats_and_summary() {
+        let dir = tempfile::tempdir().unwrap();
+        let (stream, cons) = Stream::new(1, 0);
+        let opts = Options::default();
+        let log = Log::pending(Some(dir.path().to_path_buf()));
+        let mut a = StreamAnalysis::new(stream.clone(), cons, log, 10.0, opts);
+        let mut buf = vec![0u64; 7]; // smaller than a batch: exercises the drain loop
+        let ms = 1_000_000u64;
+        let mut t = 1_000 * ms;
+        for i in 0..30u64 {
+            t += if i == 20 { 50 * ms } else { 10 * ms };
+            stream.record(t);
+        }
+        a.drain(&mut buf);
+        a.publish_live(10.0);
+        let live = stream.live.latest();
+        assert_eq!(live.recent_ms.len(), 29);
+        assert_eq!(live.summary.as_ref().unwrap().frames, 29);
+        assert_eq!(live.recent_stutter.iter().filter(|&&f| f).count(), 1);
+        // Fill the ring past capacity without draining: the excess is lost and noted.
+        for _ in 0..capture_capacity() + 3 {
+            t += 10 * ms;
+            stream.record(t);
+        }
+        a.drain(&mut buf);
+        let frames = a.durations.len();
+        assert_eq!(frames, 29 + capture_capacity());
+        a.finish(&mut buf, &opts);
+
+        let csv = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "csv"))
+            .expect("csv written");
+        let text = read(&csv);
+        let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("frame")).collect();
+        assert_eq!(rows.len(), frames);
+        assert_eq!(rows[0], "0,10000000,10.000000");
+        assert_eq!(rows[19], "19,240000000,50.000000");
+        assert!(text.contains("# ring overflow: 3 timestamps lost"), "{text}");
+        let summary: serde_json::Value =
+            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        assert_eq!(summary["frames"], frames);
+        assert_eq!(summary["ring_overflows"], 3);
+        assert_eq!(summary["stutter_frames"], serde_json::json!([19]));
+        assert!(summary["stk_curve"].as_array().is_some_and(|c| c.len() == 101));
+    }
+
+    fn capture_capacity() -> usize {
+        super::super::capture::RING_CAPACITY
+    }
+
+    #[test]
+    fn unwritable_folder_disables_the_log_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, b"x").unwrap();
+        let (stream, cons) = Stream::new(1, 0);
+        let mut a = StreamAnalysis::new(stream.clone(), cons, Log::pending(Some(file.join("logs"))), 10.0, Options::default());
+        for i in 1..=5u64 {
+            stream.record(i * 10_000_000);
+        }
+        let mut buf = vec![0u64; 64];
+        a.drain(&mut buf);
+        assert!(matches!(a.log, Log::Disabled));
+        assert_eq!(a.durations.len(), 4, "capture and statistics go on without a log");
+    }
+
+    #[test]
+    fn stk_range_covers_fastest_frame() {
+        assert_eq!(stk_max_fps(&[16_666_667, 33_333_333]), 61);
+        assert_eq!(stk_max_fps(&[]), 2);
+        assert_eq!(stk_max_fps(&[1]), 2000);
+    }
+}

@@ -1,0 +1,227 @@
+//! The loader ↔ layer interface (`vk_layer.h`, interface version 2): the
+//! negotiation struct and the `pNext` chain entries the loader puts into
+//! `VkInstanceCreateInfo` / `VkDeviceCreateInfo` to hand each layer its link
+//! to the next one.
+//!
+//! Defined here rather than taken from the `ash-layer` crate: that crate is a
+//! 0.0.x single-author release whose chain walker reads a whole
+//! `VkLayerInstanceCreateInfo` out of every `pNext` entry (over-reading smaller
+//! structs); the few definitions we need are short and checked against the
+//! 1.3.239 header.
+
+use ash::vk;
+use std::ffi::{c_char, c_void};
+
+/// `VkNegotiateLayerStructType::LAYER_NEGOTIATE_INTERFACE_STRUCT`.
+pub const LAYER_NEGOTIATE_INTERFACE_STRUCT: i32 = 1;
+
+/// The interface version this layer implements.
+pub const LAYER_INTERFACE_VERSION: u32 = 2;
+
+/// `vk_layerGetPhysicalDeviceProcAddr`.
+pub type PfnGetPhysicalDeviceProcAddr =
+    unsafe extern "system" fn(vk::Instance, *const c_char) -> vk::PFN_vkVoidFunction;
+
+/// `VkNegotiateLayerInterface`.
+#[repr(C)]
+pub struct NegotiateLayerInterface {
+    pub s_type: i32,
+    pub p_next: *mut c_void,
+    pub loader_layer_interface_version: u32,
+    pub pfn_get_instance_proc_addr: Option<vk::PFN_vkGetInstanceProcAddr>,
+    pub pfn_get_device_proc_addr: Option<vk::PFN_vkGetDeviceProcAddr>,
+    pub pfn_get_physical_device_proc_addr: Option<PfnGetPhysicalDeviceProcAddr>,
+}
+
+/// `VkLayerFunction`: which member of the chain entry's union is valid.
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct LayerFunction(pub i32);
+
+impl LayerFunction {
+    pub const LAYER_LINK_INFO: Self = Self(0);
+    pub const LOADER_DATA_CALLBACK: Self = Self(1);
+}
+
+/// `VkLayerInstanceLink`.
+#[repr(C)]
+pub struct LayerInstanceLink {
+    pub p_next: *mut LayerInstanceLink,
+    pub pfn_next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    pub pfn_next_get_physical_device_proc_addr: Option<PfnGetPhysicalDeviceProcAddr>,
+}
+
+/// `VkLayerDeviceLink`.
+#[repr(C)]
+pub struct LayerDeviceLink {
+    pub p_next: *mut LayerDeviceLink,
+    pub pfn_next_get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr,
+    pub pfn_next_get_device_proc_addr: vk::PFN_vkGetDeviceProcAddr,
+}
+
+/// `PFN_vkSetInstanceLoaderData`.
+pub type PfnSetInstanceLoaderData =
+    unsafe extern "system" fn(vk::Instance, *mut c_void) -> vk::Result;
+/// `PFN_vkSetDeviceLoaderData`: gives a dispatchable object the layer created
+/// (queue, command buffer) the loader's dispatch table.
+pub type PfnSetDeviceLoaderData = unsafe extern "system" fn(vk::Device, *mut c_void) -> vk::Result;
+
+/// `VkLayerInstanceCreateInfo` (the union is read through the typed accessors
+/// below; its largest member is two pointers).
+#[repr(C)]
+pub struct LayerInstanceCreateInfo {
+    pub s_type: vk::StructureType,
+    pub p_next: *const c_void,
+    pub function: LayerFunction,
+    pub u: [*mut c_void; 2],
+}
+
+/// `VkLayerDeviceCreateInfo`.
+#[repr(C)]
+pub struct LayerDeviceCreateInfo {
+    pub s_type: vk::StructureType,
+    pub p_next: *const c_void,
+    pub function: LayerFunction,
+    pub u: [*mut c_void; 1],
+}
+
+/// Header shared by every `pNext` entry.
+#[repr(C)]
+struct BaseIn {
+    s_type: vk::StructureType,
+    p_next: *const c_void,
+}
+
+/// Walks a `pNext` chain for the loader entry of `s_type` and `function`,
+/// reading only the common header of entries that are not ours.
+unsafe fn find_entry(
+    mut p: *const c_void,
+    s_type: vk::StructureType,
+    function: LayerFunction,
+) -> *mut c_void {
+    while !p.is_null() {
+        let base = &*(p as *const BaseIn);
+        if base.s_type == s_type {
+            // The loader's entries all start with sType, pNext, function.
+            let f = *((p as *const u8).add(std::mem::size_of::<BaseIn>()) as *const LayerFunction);
+            if f == function {
+                return p as *mut c_void;
+            }
+        }
+        p = base.p_next;
+    }
+    std::ptr::null_mut()
+}
+
+/// The instance chain's link entry.
+pub(crate) unsafe fn instance_link_info(info: &vk::InstanceCreateInfo) -> *mut LayerInstanceCreateInfo {
+    find_entry(info.p_next, vk::StructureType::LOADER_INSTANCE_CREATE_INFO, LayerFunction::LAYER_LINK_INFO)
+        as *mut LayerInstanceCreateInfo
+}
+
+/// The device chain's link entry.
+pub(crate) unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut LayerDeviceCreateInfo {
+    find_entry(info.p_next, vk::StructureType::LOADER_DEVICE_CREATE_INFO, LayerFunction::LAYER_LINK_INFO)
+        as *mut LayerDeviceCreateInfo
+}
+
+/// `vkSetDeviceLoaderData` from the device chain, if the loader gave one.
+pub(crate) unsafe fn device_loader_data_callback(info: &vk::DeviceCreateInfo) -> Option<PfnSetDeviceLoaderData> {
+    let e = find_entry(
+        info.p_next,
+        vk::StructureType::LOADER_DEVICE_CREATE_INFO,
+        LayerFunction::LOADER_DATA_CALLBACK,
+    ) as *const LayerDeviceCreateInfo;
+    if e.is_null() {
+        return None;
+    }
+    let f = (*e).u[0];
+    if f.is_null() {
+        None
+    } else {
+        Some(std::mem::transmute::<*mut c_void, PfnSetDeviceLoaderData>(f))
+    }
+}
+
+/// The next layer's link for this instance; advances the chain for the next
+/// layer down, as the loader requires before calling its `vkCreateInstance`.
+pub(crate) unsafe fn take_instance_link(info: &vk::InstanceCreateInfo) -> Option<vk::PFN_vkGetInstanceProcAddr> {
+    let e = instance_link_info(info);
+    if e.is_null() {
+        return None;
+    }
+    let link = (*e).u[0] as *mut LayerInstanceLink;
+    if link.is_null() {
+        return None;
+    }
+    let gipa = (*link).pfn_next_get_instance_proc_addr;
+    (*e).u[0] = (*link).p_next as *mut c_void;
+    Some(gipa)
+}
+
+/// The next layer's gipa/gdpa for this device; advances the chain.
+pub(crate) unsafe fn take_device_link(
+    info: &vk::DeviceCreateInfo,
+) -> Option<(vk::PFN_vkGetInstanceProcAddr, vk::PFN_vkGetDeviceProcAddr)> {
+    let e = device_link_info(info);
+    if e.is_null() {
+        return None;
+    }
+    let link = (*e).u[0] as *mut LayerDeviceLink;
+    if link.is_null() {
+        return None;
+    }
+    let r = ((*link).pfn_next_get_instance_proc_addr, (*link).pfn_next_get_device_proc_addr);
+    (*e).u[0] = (*link).p_next as *mut c_void;
+    Some(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_matches_vk_layer_h() {
+        // Sizes of the 64-bit C structs from vk_layer.h.
+        assert_eq!(std::mem::size_of::<NegotiateLayerInterface>(), 48);
+        assert_eq!(std::mem::size_of::<LayerInstanceCreateInfo>(), 40);
+        assert_eq!(std::mem::size_of::<LayerDeviceCreateInfo>(), 32);
+        assert_eq!(std::mem::size_of::<LayerInstanceLink>(), 24);
+        assert_eq!(std::mem::size_of::<LayerDeviceLink>(), 24);
+    }
+
+    #[test]
+    fn chain_walk_skips_foreign_entries_and_advances() {
+        unsafe extern "system" fn gipa(_: vk::Instance, _: *const c_char) -> vk::PFN_vkVoidFunction {
+            None
+        }
+        let mut second = LayerInstanceLink {
+            p_next: std::ptr::null_mut(),
+            pfn_next_get_instance_proc_addr: gipa,
+            pfn_next_get_physical_device_proc_addr: None,
+        };
+        let mut first = LayerInstanceLink {
+            p_next: &mut second,
+            pfn_next_get_instance_proc_addr: gipa,
+            pfn_next_get_physical_device_proc_addr: None,
+        };
+        let mut link = LayerInstanceCreateInfo {
+            s_type: vk::StructureType::LOADER_INSTANCE_CREATE_INFO,
+            p_next: std::ptr::null(),
+            function: LayerFunction::LAYER_LINK_INFO,
+            u: [&mut first as *mut _ as *mut c_void, std::ptr::null_mut()],
+        };
+        let validation = vk::ValidationFeaturesEXT {
+            p_next: &mut link as *mut _ as *const c_void,
+            ..Default::default()
+        };
+        let info = vk::InstanceCreateInfo {
+            p_next: &validation as *const _ as *const c_void,
+            ..Default::default()
+        };
+        unsafe {
+            assert!(take_instance_link(&info).is_some());
+            assert_eq!(link.u[0], &mut second as *mut _ as *mut c_void);
+        }
+    }
+}

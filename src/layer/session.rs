@@ -1,0 +1,110 @@
+//! The analysis thread's handle on one stream's session log
+//! ([`crate::session_log::SessionLog`]): opened lazily at the stream's first
+//! present, never fatal. An unwritable folder or a write error prints one
+//! `steadyhud:` line and the game keeps running without (the rest of) a log.
+
+use crate::metrics::{StkPoint, Summary};
+use crate::session_log::{default_log_dir, SessionLog};
+use std::path::PathBuf;
+use std::time::SystemTime;
+
+/// Session log of one stream.
+pub enum Log {
+    /// Logging off (config `log=false`), or given up after an error.
+    Disabled,
+    /// Not opened yet; `None` = the default folder.
+    Pending(Option<PathBuf>),
+    Open(SessionLog),
+}
+
+/// Name the logs carry: the executable's file name, or for Wine/Proton
+/// (whose executable is the Wine loader) the process name Wine sets to the
+/// game's `.exe`.
+pub fn exe_name() -> String {
+    let exe = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    if exe.is_empty() || exe.starts_with("wine") {
+        if let Ok(comm) = std::fs::read_to_string("/proc/self/comm") {
+            let comm = comm.trim();
+            if !comm.is_empty() {
+                return comm.to_string();
+            }
+        }
+    }
+    if exe.is_empty() {
+        "vulkan-app".to_string()
+    } else {
+        exe
+    }
+}
+
+impl Log {
+    pub fn disabled() -> Log {
+        Log::Disabled
+    }
+
+    pub fn pending(dir: Option<PathBuf>) -> Log {
+        Log::Pending(dir)
+    }
+
+    /// Opens the log of the `ordinal`-th window of this session (1 = plain
+    /// `<exe>` name, later windows `<exe>-<n>`).
+    pub fn open(&mut self, ordinal: u64, start: SystemTime) {
+        let Log::Pending(dir) = self else { return };
+        let Some(dir) = dir.take().or_else(default_log_dir) else {
+            eprintln!("steadyhud: no log folder (HOME unset and no STEADYHUD_LOG_DIR); this session is not logged");
+            *self = Log::Disabled;
+            return;
+        };
+        let exe = match ordinal {
+            0 | 1 => exe_name(),
+            n => format!("{}-{n}", exe_name()),
+        };
+        *self = match SessionLog::create(&dir, &exe, start) {
+            Ok(l) => Log::Open(l),
+            Err(e) => {
+                eprintln!("steadyhud: session log disabled: {e}; the game keeps running");
+                Log::Disabled
+            }
+        };
+    }
+
+    fn check(&mut self, r: Result<(), crate::session_log::LogError>) {
+        if let Err(e) = r {
+            // SessionLog ignores further writes after the first failure.
+            eprintln!("steadyhud: {e}; the rest of this session is not logged");
+        }
+    }
+
+    pub fn write_frame(&mut self, index: u64, present_ns: u64, frame_ns: u64) {
+        if let Log::Open(l) = self {
+            let r = l.write_frame(index, present_ns, frame_ns);
+            self.check(r);
+        }
+    }
+
+    pub fn note_overflow(&mut self, n: u64) {
+        if let Log::Open(l) = self {
+            let r = l.note_overflow(n);
+            self.check(r);
+        }
+    }
+
+    pub fn flush(&mut self) {
+        if let Log::Open(l) = self {
+            let r = l.flush();
+            self.check(r);
+        }
+    }
+
+    /// Writes the summary JSON next to the CSV.
+    pub fn finish(self, summary: Option<&Summary>, stk: &[StkPoint], extra: serde_json::Value) {
+        if let Log::Open(l) = self {
+            if let Err(e) = l.finish(summary, stk, extra) {
+                eprintln!("steadyhud: session summary not written: {e}");
+            }
+        }
+    }
+}
