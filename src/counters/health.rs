@@ -18,7 +18,9 @@
 //! i.e. at least one event / one millisecond / one MiB above the local
 //! median and more than 1.5× it. A **stutter** is the METRICS.md rule on the
 //! frame durations (same window). A stutter's **causes** are the counters
-//! that spike in that frame, CPU-time counters first, larger values first;
+//! that spike in that frame — a CPU-time counter only if its own excess
+//! (v − m) is at least 10% of the stutter's excess, so a 1 ms wobble is not
+//! blamed for a 70 ms hitch — CPU-time counters first, larger values first;
 //! written as `frame 1234 +45.0 ms: pipeline creation 41.0 ms, pipelines 3`
 //! where +45.0 ms is the frame's duration minus its window median.
 //!
@@ -56,11 +58,13 @@ pub struct HealthRule {
     pub rel: f64,
     /// Stutter threshold θ of the frame-duration rule (METRICS.md).
     pub stutter_threshold: f64,
+    /// Share of a stutter's excess a CPU-time spike must explain to be named.
+    pub min_share: f64,
 }
 
 impl Default for HealthRule {
     fn default() -> Self {
-        HealthRule { rel: 0.5, stutter_threshold: 0.20 }
+        HealthRule { rel: 0.5, stutter_threshold: 0.20, min_share: 0.10 }
     }
 }
 
@@ -166,6 +170,14 @@ fn stutter_excess(durations: impl Fn(usize) -> u64, i: usize, n: usize, theta: f
     (excess > STUTTER_MIN_NS && excess / m > theta).then_some(excess)
 }
 
+/// The cause of stutter `i` with excess `excess_ns`: its spikes, minus
+/// CPU-time spikes too small to explain a share of the excess.
+fn cause(i: usize, excess_ns: f64, mut counters: Vec<Spike>, rule: &HealthRule) -> Cause {
+    let excess_ms = excess_ns / 1e6;
+    counters.retain(|s| s.unit != "ms" || s.value - s.median >= rule.min_share * excess_ms);
+    Cause { frame: i as u64, excess_ms, counters }
+}
+
 /// Causes of every stutter of a recorded session: `durations[i]` and
 /// `values[i]` are frame i's duration (ns) and latched counters.
 pub fn attribute(durations: &[u64], values: &[FrameValues], infos: &[CounterInfo], rule: &HealthRule) -> Vec<Cause> {
@@ -173,11 +185,7 @@ pub fn attribute(durations: &[u64], values: &[FrameValues], infos: &[CounterInfo
     (0..n)
         .filter_map(|i| {
             let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
-            Some(Cause {
-                frame: i as u64,
-                excess_ms: excess / 1e6,
-                counters: spikes(|k| &values[k], i, n, infos, rule),
-            })
+            Some(cause(i, excess, spikes(|k| &values[k], i, n, infos, rule), rule))
         })
         .collect()
 }
@@ -246,7 +254,7 @@ impl Tracker {
         let (buf, base) = (&self.buf, self.base);
         if let Some(excess) = stutter_excess(|k| buf[k - base].0, i, n, self.rule.stutter_threshold) {
             let counters = spikes(|k| &buf[k - base].1, i, n, &self.infos, &self.rule);
-            out.push(Cause { frame: i as u64, excess_ms: excess / 1e6, counters });
+            out.push(cause(i, excess, counters, &self.rule));
         }
     }
 
@@ -302,6 +310,7 @@ mod tests {
         d[20] += 41_000_000;
         v[20] = frame(41_000_000, 3, 0);
         d[40] = 60_000_000;
+        v[40] = frame(2_000_000, 0, 0); // a 1.9 ms spike: < 10% of the 43 ms stutter
         let causes = attribute(&d, &v, &infos(), &HealthRule::default());
         assert_eq!(causes.len(), 2);
         assert_eq!(causes[0].frame, 20);
