@@ -149,6 +149,10 @@ impl StreamAnalysis {
                 recent_ms: frames.iter().map(|&d| d as f32 / 1e6).collect(),
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
+                counters: match self.counters.as_ref() {
+                    Some(c) if super::config().hud_counters => c.live(),
+                    _ => Vec::new(),
+                },
             }
         });
         match built {

@@ -105,6 +105,22 @@ impl CounterTrack {
         &self.row
     }
 
+    /// The viewed counters' history for the HUD.
+    pub fn live(&self) -> Vec<crate::live::LiveCounter> {
+        self.history
+            .viewed()
+            .filter_map(|id| {
+                let info = self.infos.get(id.index())?;
+                let values = self.history.values(id)?;
+                Some(crate::live::LiveCounter {
+                    label: info.label.clone(),
+                    unit: info.unit.suffix(),
+                    recent: values.iter().map(|&v| info.unit.display(v as f64) as f32).collect(),
+                })
+            })
+            .collect()
+    }
+
     /// Summary keys: `stutter_causes`, `stutter_causes_text`, `counters`
     /// (per-counter totals) and `latency`.
     pub fn finish(&mut self) -> serde_json::Value {
