@@ -93,8 +93,11 @@ fn pipeline_stutters_are_blamed_on_pipeline_creation_and_sleeps_are_not() {
     let total = |n: &str| totals.iter().find(|c| c["name"] == n).unwrap()["total"].as_f64().unwrap();
     assert_eq!(total("pipelines"), 48.0);
     assert_eq!(s["latency"]["present_to_display_ms"].as_str().map(|t| t.starts_with("n/a")), Some(true));
+    // `analyze` reads the counter columns back and finds the same causes.
     let a = h.analyze(&log.csv);
     assert_eq!(a["frames"], s["frames"]);
+    assert_eq!(a["stutter_causes_text"], s["stutter_causes_text"]);
+    assert_eq!(a["stutter_causes"], s["stutter_causes"]);
 }
 
 #[test]
@@ -109,5 +112,6 @@ fn counters_off_keeps_the_old_log_layout() {
     assert!(csv.contains("\nframe,present_ns,frametime_ms\n"), "{csv}");
     let s = log.summary_json();
     assert!(s.get("stutter_causes").is_none());
+    assert!(h.analyze(&log.csv).get("stutter_causes").is_none());
     assert_eq!(s["frames"], 20);
 }

@@ -145,10 +145,21 @@ pub fn spikes<'a>(
     infos: &[CounterInfo],
     rule: &HealthRule,
 ) -> Vec<Spike> {
+    spikes_by(|k, c| values(k)[c], i, n, infos, rule)
+}
+
+/// [`spikes`] with values got by `value(frame, counter)`.
+pub fn spikes_by(
+    value: impl Fn(usize, usize) -> u64,
+    i: usize,
+    n: usize,
+    infos: &[CounterInfo],
+    rule: &HealthRule,
+) -> Vec<Spike> {
     let mut out = Vec::new();
-    for (c, info) in infos.iter().enumerate().take(super::MAX_COUNTERS) {
-        let m = window_median(|k| values(k)[c], window_of(i, n));
-        let v = values(i)[c] as f64;
+    for (c, info) in infos.iter().enumerate() {
+        let m = window_median(|k| value(k, c), window_of(i, n));
+        let v = value(i, c) as f64;
         if rule.is_spike(info.unit, v, m) {
             out.push(Spike {
                 name: info.name.clone(),
@@ -186,6 +197,19 @@ pub fn attribute(durations: &[u64], values: &[FrameValues], infos: &[CounterInfo
         .filter_map(|i| {
             let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
             Some(cause(i, excess, spikes(|k| &values[k], i, n, infos, rule), rule))
+        })
+        .collect()
+}
+
+/// [`attribute`] for counters stored per column: `columns[c][i]` is
+/// counter c (described by `infos[c]`) in frame i (a log read back).
+pub fn attribute_columns(durations: &[u64], columns: &[Vec<u64>], infos: &[CounterInfo], rule: &HealthRule) -> Vec<Cause> {
+    let n = columns.iter().map(Vec::len).fold(durations.len(), usize::min);
+    let value = |k: usize, c: usize| columns[c][k];
+    (0..n)
+        .filter_map(|i| {
+            let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
+            Some(cause(i, excess, spikes_by(value, i, n, &infos[..columns.len().min(infos.len())], rule), rule))
         })
         .collect()
 }
@@ -356,6 +380,18 @@ mod tests {
             }
             t.finish(&mut out);
             prop_assert_eq!(out, batch);
+        }
+
+        /// Reading counters back per column gives the same causes.
+        #[test]
+        fn columns_equal_rows(
+            frames in proptest::collection::vec((1u64..60_000_000, 0u64..5_000_000, 0u64..4), 0..100)
+        ) {
+            let d: Vec<u64> = frames.iter().map(|f| f.0).collect();
+            let v: Vec<FrameValues> = frames.iter().map(|f| frame(f.1, f.2, 0)).collect();
+            let cols: Vec<Vec<u64>> = (0..3).map(|c| v.iter().map(|f| f[c]).collect()).collect();
+            let rule = HealthRule::default();
+            prop_assert_eq!(attribute_columns(&d, &cols, &infos(), &rule), attribute(&d, &v, &infos(), &rule));
         }
 
         /// A cause is exactly a METRICS.md stutter: same frames as the core.

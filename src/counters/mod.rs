@@ -46,7 +46,7 @@
 pub mod health;
 mod history;
 
-pub use health::{attribute, spikes, Cause, HealthRule, Spike};
+pub use health::{attribute, attribute_columns, spikes, Cause, HealthRule, Spike};
 pub use history::History;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -117,6 +117,47 @@ pub struct CounterInfo {
     /// Words for people, e.g. `pipeline creation`.
     pub label: String,
     pub unit: Unit,
+}
+
+/// The layer's built-in counters: name (= session-log column), label (for
+/// sentences and the HUD), unit; in column order. `_ms` counters hold ns.
+pub const BUILTIN: [(&str, &str, Unit); 10] = [
+    ("pipeline_create_ms", "pipeline creation", Unit::Nanos),
+    ("pipelines", "pipelines created", Unit::Count),
+    ("submit_ms", "queue submit", Unit::Nanos),
+    ("submits", "queue submits", Unit::Count),
+    ("alloc_count", "memory allocations", Unit::Count),
+    ("alloc_bytes", "memory allocated", Unit::Bytes),
+    ("acquire_ms", "image acquire", Unit::Nanos),
+    ("present_ms", "driver present", Unit::Nanos),
+    ("in_present_ms", "time in present", Unit::Nanos),
+    ("swapchain_recreations", "swapchain recreations", Unit::Count),
+];
+
+/// Label of a session-log counter column: the built-in label, else the
+/// name with `_` as spaces.
+pub fn label_of_column(name: &str) -> String {
+    BUILTIN.iter().find(|b| b.0 == name).map_or_else(|| name.replace('_', " "), |b| b.1.to_string())
+}
+
+/// Counter columns read back from a session log: `values[c][i]` is counter
+/// `infos[c]` in frame i, in raw units (ns for `_ms` columns).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CounterColumns {
+    pub infos: Vec<CounterInfo>,
+    pub values: Vec<Vec<u64>>,
+}
+
+/// The unit a session-log counter column's name implies: `*_ms` CPU time
+/// (written in ms, kept in ns), `*_bytes` bytes, anything else a count.
+pub fn unit_of_column(name: &str) -> Unit {
+    if name.ends_with("_ms") {
+        Unit::Nanos
+    } else if name.ends_with("_bytes") {
+        Unit::Bytes
+    } else {
+        Unit::Count
+    }
 }
 
 /// Registration failures.

@@ -35,20 +35,7 @@ pub struct Builtin {
     pub swapchain_recreations: CounterId,
 }
 
-/// Name (CSV column), label (for sentences), unit of every built-in counter,
-/// in column order. `_ms` counters hold ns and are written as ms.
-pub const BUILTIN: [(&str, &str, Unit); 10] = [
-    ("pipeline_create_ms", "pipeline creation", Unit::Nanos),
-    ("pipelines", "pipelines created", Unit::Count),
-    ("submit_ms", "queue submit", Unit::Nanos),
-    ("submits", "queue submits", Unit::Count),
-    ("alloc_count", "memory allocations", Unit::Count),
-    ("alloc_bytes", "memory allocated", Unit::Bytes),
-    ("acquire_ms", "image acquire", Unit::Nanos),
-    ("present_ms", "driver present", Unit::Nanos),
-    ("in_present_ms", "time in present", Unit::Nanos),
-    ("swapchain_recreations", "swapchain recreations", Unit::Count),
-];
+use crate::counters::BUILTIN;
 
 impl Builtin {
     /// Registers the built-in counters in a fresh table.
