@@ -16,7 +16,7 @@
 
 use super::capture::now_ns;
 use super::{dispatch_key, find_device, guard, name_is};
-use crate::counters::{CounterId, Counters, Unit};
+use crate::counters::{CounterId, Counters};
 use ash::vk;
 use std::ffi::c_char;
 
