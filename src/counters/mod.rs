@@ -45,6 +45,7 @@
 
 pub mod health;
 mod history;
+pub mod markers;
 
 pub use health::{attribute, attribute_columns, spikes, Cause, HealthRule, Spike};
 pub use history::History;
@@ -137,7 +138,17 @@ pub const BUILTIN: [(&str, &str, Unit); 10] = [
 /// Label of a session-log counter column: the built-in label, else the
 /// name with `_` as spaces.
 pub fn label_of_column(name: &str) -> String {
-    BUILTIN.iter().find(|b| b.0 == name).map_or_else(|| name.replace('_', " "), |b| b.1.to_string())
+    const MARKERS: [(&str, &str); 3] = [
+        ("nv_sim_ms", "simulation (Reflex)"),
+        ("nv_render_submit_ms", "render submit (Reflex)"),
+        ("nv_frame_start_to_present_ms", "frame start to present (Reflex)"),
+    ];
+    BUILTIN
+        .iter()
+        .map(|b| (b.0, b.1))
+        .chain(MARKERS)
+        .find(|b| b.0 == name)
+        .map_or_else(|| name.replace('_', " "), |b| b.1.to_string())
 }
 
 /// Counter columns read back from a session log: `values[c][i]` is counter

@@ -9,6 +9,11 @@
 //! `counters=0` the app calls the next layer directly and the layer costs
 //! nothing extra.
 //!
+//! `vkSetLatencyMarkerNV` (VK_NV_low_latency2, NVIDIA Reflex) is hooked when
+//! the next layer has it: the app's markers become three more counters
+//! (`nv_sim_ms`, `nv_render_submit_ms`, `nv_frame_start_to_present_ms`, see
+//! [`crate::counters::markers`]), registered only on such devices.
+//!
 //! Counters of a device are latched at every present of that device (see
 //! `swapchain.rs`) and travel with the present's timestamp to the analysis
 //! thread. A device presenting to several windows latches at each of their
@@ -16,7 +21,8 @@
 
 use super::capture::now_ns;
 use super::{dispatch_key, find_device, guard, name_is};
-use crate::counters::{CounterId, Counters};
+use crate::counters::markers::{Marker, MarkerClock, Span};
+use crate::counters::{CounterId, Counters, Unit};
 use ash::vk;
 use std::ffi::c_char;
 
@@ -65,6 +71,15 @@ pub struct CountedFns {
     pub queue_submit2: Option<vk::PFN_vkQueueSubmit2>,
     pub allocate_memory: Option<vk::PFN_vkAllocateMemory>,
     pub acquire_next_image: Option<vk::PFN_vkAcquireNextImageKHR>,
+    pub set_latency_marker: Option<vk::PFN_vkSetLatencyMarkerNV>,
+}
+
+/// Counters fed by `VK_NV_low_latency2` markers.
+#[derive(Clone, Copy, Debug)]
+pub struct MarkerIds {
+    pub sim: CounterId,
+    pub submit: CounterId,
+    pub start_to_present: CounterId,
 }
 
 /// A device's counters: the table, the built-in ids, the next functions.
@@ -72,6 +87,8 @@ pub struct DeviceCounters {
     pub table: std::sync::Arc<Counters>,
     pub ids: Builtin,
     pub fns: CountedFns,
+    /// Present when the device has `vkSetLatencyMarkerNV`.
+    pub markers: Option<(MarkerIds, std::sync::Mutex<MarkerClock>)>,
 }
 
 impl DeviceCounters {
@@ -96,8 +113,19 @@ impl DeviceCounters {
             queue_submit2: f(gdpa, device, b"vkQueueSubmit2\0").or_else(|| f(gdpa, device, b"vkQueueSubmit2KHR\0")),
             allocate_memory: f(gdpa, device, b"vkAllocateMemory\0"),
             acquire_next_image: f(gdpa, device, b"vkAcquireNextImageKHR\0"),
+            set_latency_marker: f(gdpa, device, b"vkSetLatencyMarkerNV\0"),
         };
-        Some(DeviceCounters { table, ids, fns })
+        let markers = fns.set_latency_marker.and_then(|_| {
+            let ids = MarkerIds {
+                sim: table.register("nv_sim_ms", "simulation (Reflex)", Unit::Nanos).ok()?,
+                submit: table.register("nv_render_submit_ms", "render submit (Reflex)", Unit::Nanos).ok()?,
+                start_to_present: table
+                    .register("nv_frame_start_to_present_ms", "frame start to present (Reflex)", Unit::Nanos)
+                    .ok()?,
+            };
+            Some((ids, std::sync::Mutex::new(MarkerClock::default())))
+        });
+        Some(DeviceCounters { table, ids, fns, markers })
     }
 
     #[inline]
@@ -126,6 +154,8 @@ pub fn hook(name: *const c_char, dc: Option<&DeviceCounters>) -> vk::PFN_vkVoidF
             f.queue_submit2.and_then(|_| as_void(queue_submit2 as *const ()))
         } else if name_is(name, b"vkAllocateMemory") {
             f.allocate_memory.and_then(|_| as_void(allocate_memory as *const ()))
+        } else if name_is(name, b"vkSetLatencyMarkerNV") {
+            f.set_latency_marker.and_then(|_| as_void(set_latency_marker as *const ()))
         } else if name_is(name, b"vkAcquireNextImageKHR") {
             f.acquire_next_image.and_then(|_| as_void(acquire_next_image as *const ()))
         } else {
@@ -240,4 +270,30 @@ unsafe extern "system" fn acquire_next_image(
     let r = next(device, swapchain, timeout, semaphore, fence, index);
     dc.add(|b| b.acquire_ns, now_ns() - t);
     r
+}
+
+unsafe extern "system" fn set_latency_marker(
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    info: *const vk::SetLatencyMarkerInfoNV<'_>,
+) {
+    let t = now_ns();
+    let Some(dev) = device_of(device) else { return };
+    let Some(dc) = dev.counters.as_ref() else { return };
+    let Some(next) = dc.fns.set_latency_marker else { return };
+    next(device, swapchain, info);
+    if info.is_null() {
+        return;
+    }
+    let (id, raw) = ((*info).present_id, (*info).marker.as_raw());
+    guard::contain((), || {
+        let (Some(marker), Some((ids, clock))) = (Marker::from_raw(raw), dc.markers.as_ref()) else { return };
+        let span = clock.lock().unwrap_or_else(|e| e.into_inner()).mark(marker, id, t);
+        match span {
+            Some(Span::Simulation(ns)) => dc.table.add(ids.sim, ns),
+            Some(Span::RenderSubmit(ns)) => dc.table.add(ids.submit, ns),
+            Some(Span::FrameStartToPresent(ns)) => dc.table.add(ids.start_to_present, ns),
+            None => {}
+        }
+    });
 }

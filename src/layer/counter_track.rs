@@ -145,7 +145,11 @@ impl CounterTrack {
                 "cpu_busy_ms_avg": avg(self.sum_cpu_busy),
                 "in_present_ms_avg": avg(self.sum_in_present),
                 "present_to_display_ms": "n/a (VK_KHR_present_wait / VK_GOOGLE_display_timing not used yet)",
-                "low_latency2_markers": "n/a (vkSetLatencyMarkerNV not hooked)",
+                "low_latency2_markers": if self.infos.iter().any(|i| i.name == "nv_frame_start_to_present_ms") {
+                    "nv_* columns (the app sets VK_NV_low_latency2 markers)"
+                } else {
+                    "n/a (the device has no vkSetLatencyMarkerNV)"
+                },
             },
         })
     }
