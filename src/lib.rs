@@ -15,3 +15,4 @@ pub mod layer;
 pub mod formats;
 pub mod session_log;
 pub mod cli;
+pub mod report;

@@ -20,6 +20,12 @@ enum Command {
     Run(steadyhud::cli::run::RunArgs),
     /// Analyse a frame-time log (steadyhud, PresentMon, CapFrameX/OCAT, MangoHud, plain ms).
     Analyze(steadyhud::cli::analyze::AnalyzeArgs),
+    /// Run a program with the layer for a fixed time and recommend a frame cap.
+    Bench(steadyhud::cli::bench::Args),
+    /// Every metric of two logs side by side, with the change in percent.
+    Compare(steadyhud::cli::compare::Args),
+    /// A self-contained HTML report (charts, A/B table) of one or more logs.
+    Report(steadyhud::cli::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -29,5 +35,8 @@ fn main() -> ExitCode {
         Command::Uninstall(a) => steadyhud::cli::install::run_uninstall(a),
         Command::Run(a) => steadyhud::cli::run::run(a),
         Command::Analyze(a) => steadyhud::cli::analyze::run(a),
+        Command::Bench(a) => steadyhud::cli::bench::run(&a),
+        Command::Compare(a) => steadyhud::cli::compare::run(&a),
+        Command::Report(a) => steadyhud::cli::report::run(&a),
     }
 }

@@ -3,3 +3,7 @@
 pub mod install;
 pub mod run;
 pub mod analyze;
+pub mod bench;
+pub mod compare;
+pub mod load;
+pub mod report;

@@ -86,10 +86,16 @@ fn install_forwarding() {
 }
 
 /// A private folder holding the explicit-layer manifest; removed on drop.
-struct LayerDir(PathBuf);
+pub struct LayerDir(PathBuf);
 
 impl LayerDir {
-    fn create(lib: &Path) -> Result<LayerDir, RunError> {
+    /// The folder, to pass to [`command_with_layer`].
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes the explicit-layer manifest for `lib` into a new private folder.
+    pub fn create(lib: &Path) -> Result<LayerDir, RunError> {
         let base = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
             .filter(|p| p.is_dir())

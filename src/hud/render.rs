@@ -79,6 +79,11 @@ pub struct Target {
     done: Vec<vk::Semaphore>,
     /// Reused wait-stage array (no allocation per present once grown).
     wait_stages: Vec<vk::PipelineStageFlags>,
+    /// Queue of the last submission. Reusing a slot is safe because a fence
+    /// covers everything submitted earlier *to the same queue*; when the
+    /// layer hands us another queue (it submits on the app's present queue
+    /// when that is in our family), everything in flight is waited for once.
+    last_queue: vk::Queue,
 }
 
 impl Target {
@@ -107,6 +112,7 @@ impl Target {
             next_slot: 0,
             done: Vec::new(),
             wait_stages: Vec::with_capacity(4),
+            last_queue: vk::Queue::null(),
         };
         match t.create(dev, images) {
             Ok(()) => Ok(t),
@@ -223,6 +229,9 @@ impl Target {
         if idx >= self.images.len() {
             return Err(HudError::Unsupported("image index out of range"));
         }
+        if self.last_queue != dev.graphics_queue && self.last_queue != vk::Queue::null() {
+            self.wait_idle(dev);
+        }
         let slot = &self.slots[self.next_slot];
         d.wait_for_fences(&[slot.fence], true, u64::MAX).map_err(vk_err("vkWaitForFences"))?;
         d.reset_command_buffer(slot.cmd, vk::CommandBufferResetFlags::empty())
@@ -293,6 +302,7 @@ impl Target {
             return Err(vk_err("vkQueueSubmit")(e));
         }
         self.next_slot = (slot_index + 1) % self.slots.len();
+        self.last_queue = dev.graphics_queue;
         Ok(signal[0])
     }
 

@@ -13,8 +13,8 @@ use ash::vk;
 use crate::error::{Error, VkContext};
 use crate::gpu::Gpu;
 
-const VERT_SPV: &[u8] = include_bytes!("shaders/fill.vert.spv");
-const FRAG_SPV: &[u8] = include_bytes!("shaders/fill.frag.spv");
+const VERT_SPV: &[u8] = include_bytes!("../../../shaders/fill.vert.spv");
+const FRAG_SPV: &[u8] = include_bytes!("../../../shaders/fill.frag.spv");
 
 /// What to do before one present.
 #[derive(Clone, Copy, Debug, PartialEq)]

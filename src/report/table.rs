@@ -1,0 +1,77 @@
+//! The metric rows shown side by side by `compare` and the HTML report, with
+//! the direction that counts as better and the relative change between runs.
+
+use crate::metrics::Summary;
+
+/// One comparable metric of a [`Summary`].
+pub struct Row {
+    pub label: &'static str,
+    pub unit: &'static str,
+    /// Whether a larger value is an improvement (`None`: neither, e.g. the
+    /// frame count of a run).
+    pub higher_is_better: Option<bool>,
+    /// Decimals shown.
+    pub decimals: usize,
+    pub get: fn(&Summary) -> f64,
+}
+
+/// Every numeric metric of METRICS.md, in report order.
+pub const ROWS: &[Row] = &[
+    Row { label: "Steady FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.steady_fps as f64 },
+    Row { label: "Mostly Steady FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.mostly_steady_fps as f64 },
+    Row { label: "Typical FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.typical_fps as f64 },
+    Row { label: "Average FPS", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.average_fps },
+    Row { label: "1% low (by count)", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.low_1pct_fps },
+    Row { label: "0.1% low (by count)", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.low_0_1pct_fps },
+    Row { label: "P50 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p50_ms },
+    Row { label: "P90 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p90_ms },
+    Row { label: "P95 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p95_ms },
+    Row { label: "P99 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p99_ms },
+    Row { label: "P99.9 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p99_9_ms },
+    Row { label: "Stutters", unit: "", higher_is_better: Some(false), decimals: 0, get: |s| s.stutter_count as f64 },
+    Row { label: "Frames", unit: "", higher_is_better: None, decimals: 0, get: |s| s.frames as f64 },
+    Row { label: "Duration", unit: "s", higher_is_better: None, decimals: 2, get: |s| s.duration_s },
+];
+
+/// Relative change from `a` to `b` in percent; `None` when `a` is zero.
+pub fn change_pct(a: f64, b: f64) -> Option<f64> {
+    (a != 0.0).then(|| (b - a) / a.abs() * 100.0)
+}
+
+/// Whether going from `a` to `b` is better (`Some(true)`), worse, or equal (`None`).
+pub fn verdict(row: &Row, a: f64, b: f64) -> Option<bool> {
+    let higher = row.higher_is_better?;
+    (a != b).then_some((b > a) == higher)
+}
+
+/// A value formatted for a table cell.
+pub fn fmt_value(row: &Row, v: f64) -> String {
+    format!("{:.*}", row.decimals, v)
+}
+
+/// A change formatted as `+12.3%`, or `n/a`.
+pub fn fmt_change(a: f64, b: f64) -> String {
+    match change_pct(a, b) {
+        Some(p) => format!("{p:+.1}%"),
+        None if b == a => "0.0%".to_string(),
+        None => "n/a".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn change_and_verdict_follow_the_metric_direction() {
+        assert_eq!(change_pct(50.0, 60.0), Some(20.0));
+        assert_eq!(change_pct(0.0, 1.0), None);
+        let fps = &ROWS[0];
+        let p99 = ROWS.iter().find(|r| r.label.starts_with("P99 ")).unwrap();
+        assert_eq!(verdict(fps, 50.0, 60.0), Some(true));
+        assert_eq!(verdict(p99, 10.0, 12.0), Some(false));
+        assert_eq!(verdict(p99, 10.0, 10.0), None);
+        assert_eq!(fmt_change(0.0, 0.0), "0.0%");
+        assert_eq!(fmt_change(40.0, 30.0), "-25.0%");
+    }
+}

@@ -1,0 +1,37 @@
+//! The SPIR-V committed in `shaders/` is what its GLSL compiles to: every
+//! `*.vert`/`*.frag`/`*.comp` is recompiled with `glslc` (when installed; CI
+//! installs it) and compared byte for byte with the `.spv` beside it.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn committed_spirv_matches_its_glsl() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders");
+    let sources: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("vert" | "frag" | "comp")))
+        .collect();
+    assert!(!sources.is_empty(), "no shader sources in {}", dir.display());
+    if Command::new("glslc").arg("--version").output().is_err() {
+        eprintln!("glslc not installed: only checking that every source has its .spv");
+        for src in &sources {
+            assert!(src.with_extension(format!("{}.spv", src.extension().unwrap().to_str().unwrap())).exists());
+        }
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for src in &sources {
+        let name = src.file_name().unwrap().to_str().unwrap();
+        let committed = dir.join(format!("{name}.spv"));
+        let fresh = tmp.path().join(format!("{name}.spv"));
+        let out = Command::new("glslc").arg(src).arg("-o").arg(&fresh).output().unwrap();
+        assert!(out.status.success(), "glslc {name}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            std::fs::read(&fresh).unwrap() == std::fs::read(&committed).unwrap_or_default(),
+            "{} is stale: run `glslc shaders/{name} -o shaders/{name}.spv`",
+            committed.display()
+        );
+    }
+}
