@@ -16,8 +16,9 @@
 //! With statistics counters on, a stream also has a second, smaller ring of
 //! [`CounterFrame`]s (the device's counters latched at the present, tagged
 //! with the same timestamp), pushed under the same lock so both rings stay
-//! in order; the analysis thread pairs them by timestamp, and a frame whose
-//! counter entry was lost to a full ring gets zeros.
+//! in order (the counter entry first, so a consumer that sees a timestamp
+//! also sees its counters); the analysis thread pairs them by timestamp, and
+//! a frame whose counter entry was lost to a full ring gets zeros.
 
 use crate::counters::{Counters, FrameValues};
 use crate::live::LiveCell;
@@ -124,12 +125,17 @@ impl Stream {
     pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) {
         let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         let t = if t_ns > p.last { t_ns } else { p.last + 1 };
+        // Counters first: once the consumer sees timestamp t, t's counter
+        // entry is already in its ring (release on the counter ring's tail
+        // happens before the one on the timestamp ring's). An entry whose
+        // timestamp then finds the ring full is dropped by the consumer at
+        // the next timestamp.
+        if let (Some(v), Some(ring)) = (values, p.vals.as_mut()) {
+            let _ = ring.try_push(CounterFrame { t, values: *v });
+        }
         if p.prod.try_push(t).is_ok() {
             p.last = t;
             self.pushed.fetch_add(1, Ordering::Relaxed);
-            if let (Some(v), Some(ring)) = (values, p.vals.as_mut()) {
-                let _ = ring.try_push(CounterFrame { t, values: *v });
-            }
         } else {
             self.overflows.fetch_add(1, Ordering::Relaxed);
         }
@@ -150,6 +156,43 @@ impl Stream {
 mod tests {
     use super::*;
     use ringbuf::traits::Consumer;
+
+    /// A consumer racing the producer always finds a timestamp's counters.
+    #[test]
+    fn counters_are_visible_with_their_timestamp() {
+        use ringbuf::traits::Observer;
+        let table = Arc::new(Counters::new());
+        table.register("n", "n", crate::counters::Unit::Count).unwrap();
+        let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let mut vcons = vcons.unwrap();
+        const N: u64 = 200_000;
+        let consumed = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let (s2, consumed) = (s.clone(), &consumed);
+            scope.spawn(move || {
+                for t in 1..=N {
+                    let mut v = [0u64; crate::counters::MAX_COUNTERS];
+                    v[0] = t * 3;
+                    // Keep the 4096-entry counter ring from filling.
+                    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                    while t > consumed.load(Ordering::Relaxed) + 1000 && std::time::Instant::now() < give_up {
+                        std::thread::yield_now(); // (gives up if the consumer failed)
+                    }
+                    s2.record_with(t, Some(&v));
+                }
+            });
+            let mut seen = 0u64;
+            while seen < N {
+                while let Some(t) = cons.try_pop() {
+                    let f = vcons.try_peek().copied().expect("counter entry visible with its timestamp");
+                    assert_eq!((f.t, f.values[0]), (t, t * 3));
+                    vcons.try_pop();
+                    seen += 1;
+                    consumed.store(seen, Ordering::Relaxed);
+                }
+            }
+        });
+    }
 
     #[test]
     fn record_keeps_order_and_counts_overflow() {
