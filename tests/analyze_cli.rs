@@ -2,23 +2,13 @@
 //! `../shared/data/`, checked against numbers this test computes itself
 //! from the raw files, plus bad input (exit 2, `file:line:col:` message).
 
+mod data;
+use data::data_dir;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// `../shared/data` beside the repo; from a worktree nested one level
-/// deeper (`wt/<branch>`), the nearest ancestor's `shared/data`.
-fn data_dir() -> PathBuf {
-    let beside = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data"));
-    if beside.is_dir() {
-        return beside.to_path_buf();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/data"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| beside.to_path_buf())
-}
 
 fn analyze(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_steadyhud")).arg("analyze").args(args).output().expect("run steadyhud")

@@ -2,12 +2,11 @@
 //! values are those `analyze --json` gives for each file, and the change
 //! column is (B − A) / A.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod data;
+use data::shared_data;
 
-fn shared_data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(name)
-}
+use std::path::Path;
+use std::process::Command;
 
 fn analyze(p: &Path) -> serde_json::Value {
     let out = Command::new(env!("CARGO_BIN_EXE_steadyhud")).arg("analyze").arg(p).arg("--json").output().unwrap();

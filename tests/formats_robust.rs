@@ -2,22 +2,14 @@
 //! real captures with random damage, through detection and every forced
 //! format. Errors always point inside the file.
 
+mod data;
+use data::data_dir;
+
 use proptest::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use steadyhud::config::{Config, Source};
 use steadyhud::formats::{read_bytes, Format, ReadOptions};
 
-fn data_dir() -> PathBuf {
-    let beside = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data"));
-    if beside.is_dir() {
-        return beside.to_path_buf();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|a| a.join("shared/data"))
-        .find(|d| d.is_dir())
-        .unwrap_or_else(|| beside.to_path_buf())
-}
 
 /// The first 3 KiB of every shared capture, plus a session log and plain text.
 fn seeds() -> Vec<Vec<u8>> {

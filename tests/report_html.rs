@@ -2,12 +2,11 @@
 //! headless Chromium; the charts must be drawn (non-empty paths in the DOM,
 //! the expected labels, and the series colours present in the screenshot).
 
+mod data;
+use data::shared_data;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn shared_data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(name)
-}
 
 fn chromium() -> Option<PathBuf> {
     ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
@@ -95,4 +94,30 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
     let blue = count_colour(&shot, [0x00, 0x72, 0xb2]);
     let orange = count_colour(&shot, [0xd5, 0x5e, 0x00]);
     assert!(blue > 500 && orange > 500, "series pixels: blue {blue}, orange {orange}");
+}
+
+#[test]
+fn report_and_compare_work_on_every_shared_capture() {
+    let dir = data::data_dir();
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    logs.sort();
+    assert!(logs.len() >= 8, "expected the shared captures in {}", dir.display());
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("all.html");
+    let st = Command::new(env!("CARGO_BIN_EXE_steadyhud")).arg("report").args(&logs).arg("-o").arg(&out).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let html = std::fs::read_to_string(&out).unwrap();
+    for id in ["frametimes", "stk-slow", "stk-excess", "percentiles"] {
+        let start = html.find(&format!("<svg id=\"{id}\"")).unwrap();
+        let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
+        assert_eq!(svg.matches("class=\"series\"").count(), logs.len(), "{id}: one series per log");
+    }
+    for pair in logs.windows(2) {
+        let st = Command::new(env!("CARGO_BIN_EXE_steadyhud")).arg("compare").args(pair).output().unwrap();
+        assert!(st.status.success(), "compare {pair:?}: {}", String::from_utf8_lossy(&st.stderr));
+    }
 }

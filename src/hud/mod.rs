@@ -75,6 +75,46 @@ pub fn swapchain_usage(requested: vk::ImageUsageFlags, supported: vk::ImageUsage
 /// two swapchains present at the same instant from different threads.
 static IMGUI_LOCK: Mutex<()> = Mutex::new(());
 
+/// Upper bound on the imgui frames [`SwapchainHud::warm_up`] runs until one
+/// draws (a new auto-sized window shows from its second frame).
+const WARM_UP_FRAMES: usize = 3;
+
+/// Renders `draw_data` (laid out at the origin, `area` = its rectangle)
+/// into `panel`, growing the panel first if needed. Returns false when there
+/// was nothing to draw (imgui lays a new window out before showing it).
+///
+/// # Safety
+/// `cmd` is recording outside a render pass; `target`'s submissions are the
+/// only ones that may read the panel.
+unsafe fn draw_into_panel(
+    dev: &HudDevice,
+    target: &render::Target,
+    panel: &mut panel::Panel,
+    cmd: vk::CommandBuffer,
+    area: [f32; 4],
+    draw_data: &imgui::DrawData,
+    renderer: &mut Renderer,
+) -> Result<bool, HudError> {
+    let content = vk::Extent2D {
+        width: area[2].ceil().max(0.0) as u32,
+        height: area[3].ceil().max(0.0) as u32,
+    };
+    if content.width == 0 || content.height == 0 || draw_data.total_vtx_count == 0 {
+        return Ok(false);
+    }
+    if panel.needs_growth(content) {
+        // Earlier copies may still read the old image.
+        target.wait_idle(dev);
+        panel.reserve(dev, content)?;
+    }
+    panel.begin_pass(dev, cmd);
+    let r = renderer.cmd_draw(cmd, draw_data);
+    dev.device.cmd_end_render_pass(cmd);
+    r?;
+    panel.content = content;
+    Ok(true)
+}
+
 /// A suspended imgui context that may move between threads.
 struct ImguiContext(SuspendedContext);
 
@@ -127,16 +167,25 @@ impl SwapchainHud {
             None
         };
         match Self::create_imgui(dev, &target, &view) {
-            Ok((renderer, imgui)) => Ok(SwapchainHud {
-                target,
-                renderer: Some(renderer),
-                imgui: Some(imgui),
-                view,
-                last_draw: None,
-                panel,
-                panel_stats: 0,
-                panel_renders: 0,
-            }),
+            Ok((renderer, imgui)) => {
+                let mut hud = SwapchainHud {
+                    target,
+                    renderer: Some(renderer),
+                    imgui: Some(imgui),
+                    view,
+                    last_draw: None,
+                    panel,
+                    panel_stats: 0,
+                    panel_renders: 0,
+                };
+                match hud.warm_up(dev) {
+                    Ok(()) => Ok(hud),
+                    Err(e) => {
+                        hud.destroy(dev);
+                        Err(e)
+                    }
+                }
+            }
             Err(e) => {
                 if let Some(mut p) = panel {
                     p.destroy(dev);
@@ -145,6 +194,62 @@ impl SwapchainHud {
                 Err(e)
             }
         }
+    }
+
+    /// Renders the HUD once off-screen and waits for it, so the first
+    /// present that shows the HUD costs no more than any later one.
+    ///
+    /// The first draw with the imgui pipeline is expensive: a software
+    /// rasteriser (lavapipe) JIT-compiles its shader variants then, and the
+    /// panel image and imgui's vertex buffers are created on first use. Done
+    /// in a present, that lands in the app's next frame as a stutter the
+    /// layer itself caused (and then reports). Swapchain creation is where
+    /// apps expect such costs. The render goes into the panel image (a
+    /// scratch one in direct mode; no swapchain image is acquired here),
+    /// whose render pass is compatible with the overlay pass.
+    unsafe fn warm_up(&mut self, dev: &HudDevice) -> Result<(), HudError> {
+        let mut scratch = match self.panel {
+            Some(_) => None,
+            None => Some(panel::Panel::new(dev, self.target.format, [0.0; 4])?),
+        };
+        let result = self.warm_up_into(dev, scratch.as_mut());
+        if let Some(mut p) = scratch {
+            // `warm_up_into` waited for its submissions (or failed before one).
+            self.target.wait_idle(dev);
+            p.destroy(dev);
+        }
+        result
+    }
+
+    /// Renders imgui frames into `scratch` (or the cached panel) until one
+    /// draws something (imgui lays a new window out before showing it).
+    unsafe fn warm_up_into(&mut self, dev: &HudDevice, mut scratch: Option<&mut panel::Panel>) -> Result<(), HudError> {
+        let stats = LiveStats::default();
+        for _ in 0..WARM_UP_FRAMES {
+            let cmd = self.target.begin_setup(dev)?;
+            let recorded = self.imgui_frame(&stats, 1.0 / 60.0, true, |this, area, draw_data, renderer| {
+                let panel = match scratch.as_deref_mut() {
+                    Some(p) => p,
+                    None => match this.panel.as_mut() {
+                        Some(p) => p,
+                        None => return Ok(false),
+                    },
+                };
+                draw_into_panel(dev, &this.target, panel, cmd, area, draw_data, renderer)
+            });
+            let drawn = match recorded {
+                Ok(d) => d,
+                Err(e) => {
+                    self.target.abandon(dev);
+                    return Err(e);
+                }
+            };
+            self.target.submit_and_wait(dev)?;
+            if drawn {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Whether this swapchain uses the cached panel (copied per present)
@@ -301,27 +406,11 @@ impl SwapchainHud {
         let ready = self.panel.as_ref().is_some_and(|p| p.ready());
         if identity != self.panel_stats || !ready || self.panel_renders < 3 {
             self.imgui_frame(stats, dt, true, |this, area, draw_data, renderer| {
-                let content = vk::Extent2D {
-                    width: area[2].ceil().max(0.0) as u32,
-                    height: area[3].ceil().max(0.0) as u32,
-                };
-                if content.width == 0 || content.height == 0 || draw_data.total_vtx_count == 0 {
-                    // imgui lays a new window out before showing it.
-                    return Ok(());
-                }
                 let Some(panel) = this.panel.as_mut() else { return Ok(()) };
-                if panel.needs_growth(content) {
-                    // Earlier copies may still read the old image.
-                    this.target.wait_idle(dev);
-                    panel.reserve(dev, content)?;
+                if draw_into_panel(dev, &this.target, panel, cmd, area, draw_data, renderer)? {
+                    this.panel_stats = identity;
+                    this.panel_renders += 1;
                 }
-                panel.begin_pass(dev, cmd);
-                let r = renderer.cmd_draw(cmd, draw_data);
-                dev.device.cmd_end_render_pass(cmd);
-                r?;
-                panel.content = content;
-                this.panel_stats = identity;
-                this.panel_renders += 1;
                 Ok(())
             })?;
         }

@@ -7,7 +7,7 @@
 //! the full blend-and-sample fill of the HUD per present, which on a
 //! software rasteriser (lavapipe) is as expensive as a simple game frame.
 
-use super::render::{overlay_dependencies, vk_err};
+use super::render::{color_pass, vk_err};
 use super::{HudDevice, HudError};
 use ash::vk;
 
@@ -44,28 +44,13 @@ impl Panel {
     /// Creates the render pass; the image comes with the first [`Panel::reserve`].
     /// `clear` is the panel background in the format's numeric encoding.
     pub unsafe fn new(dev: &HudDevice, format: vk::Format, clear: [f32; 4]) -> Result<Panel, HudError> {
-        let attachment = [vk::AttachmentDescription::default()
-            .format(format)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .load_op(vk::AttachmentLoadOp::CLEAR)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
-            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .initial_layout(vk::ImageLayout::UNDEFINED)
-            .final_layout(vk::ImageLayout::TRANSFER_SRC_OPTIMAL)];
-        let color_ref = [vk::AttachmentReference {
-            attachment: 0,
-            layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-        }];
-        let subpass = [vk::SubpassDescription::default()
-            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-            .color_attachments(&color_ref)];
-        let deps = overlay_dependencies();
-        let info = vk::RenderPassCreateInfo::default()
-            .attachments(&attachment)
-            .subpasses(&subpass)
-            .dependencies(&deps);
-        let render_pass = dev.device.create_render_pass(&info, None).map_err(vk_err("vkCreateRenderPass"))?;
+        let render_pass = color_pass(
+            dev,
+            format,
+            vk::AttachmentLoadOp::CLEAR,
+            vk::ImageLayout::UNDEFINED,
+            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+        )?;
         Ok(Panel {
             format,
             clear: vk::ClearColorValue { float32: clear },

@@ -30,7 +30,7 @@ pub(crate) fn vk_err(call: &'static str) -> impl Fn(vk::Result) -> HudError {
 /// TRANSFER), and earlier copies out of the panel (TRANSFER) finish before
 /// the pass writes. After: the writes finish before presentation or before
 /// copies read the panel.
-pub(crate) fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
+fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
     [
         vk::SubpassDependency {
             src_subpass: vk::SUBPASS_EXTERNAL,
@@ -55,7 +55,38 @@ pub(crate) fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
     ]
 }
 
+/// A render pass of one subpass drawing into one colour attachment of
+/// `format`, with [`overlay_dependencies`]: the overlay pass (`LOAD` from and
+/// back to `PRESENT_SRC_KHR`) and the panel pass (`CLEAR` to
+/// `TRANSFER_SRC_OPTIMAL`) differ only in these arguments, which keeps them
+/// compatible, so one imgui pipeline serves both.
+pub(crate) unsafe fn color_pass(
+    dev: &HudDevice,
+    format: vk::Format,
+    load: vk::AttachmentLoadOp,
+    initial: vk::ImageLayout,
+    last: vk::ImageLayout,
+) -> Result<vk::RenderPass, HudError> {
+    let attachment = [vk::AttachmentDescription::default()
+        .format(format)
+        .samples(vk::SampleCountFlags::TYPE_1)
+        .load_op(load)
+        .store_op(vk::AttachmentStoreOp::STORE)
+        .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
+        .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
+        .initial_layout(initial)
+        .final_layout(last)];
+    let color_ref = [vk::AttachmentReference { attachment: 0, layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL }];
+    let subpass = [vk::SubpassDescription::default()
+        .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
+        .color_attachments(&color_ref)];
+    let deps = overlay_dependencies();
+    let info = vk::RenderPassCreateInfo::default().attachments(&attachment).subpasses(&subpass).dependencies(&deps);
+    dev.device.create_render_pass(&info, None).map_err(vk_err("vkCreateRenderPass"))
+}
+
 /// Command buffer + fence used by one submission in flight.
+#[derive(Clone, Copy)]
 struct Slot {
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
@@ -125,28 +156,13 @@ impl Target {
 
     unsafe fn create(&mut self, dev: &HudDevice, images: &[vk::Image]) -> Result<(), HudError> {
         let d = dev.device;
-        let attachment = [vk::AttachmentDescription::default()
-            .format(self.format)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .load_op(vk::AttachmentLoadOp::LOAD)
-            .store_op(vk::AttachmentStoreOp::STORE)
-            .stencil_load_op(vk::AttachmentLoadOp::DONT_CARE)
-            .stencil_store_op(vk::AttachmentStoreOp::DONT_CARE)
-            .initial_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-            .final_layout(vk::ImageLayout::PRESENT_SRC_KHR)];
-        let color_ref = [vk::AttachmentReference {
-            attachment: 0,
-            layout: vk::ImageLayout::COLOR_ATTACHMENT_OPTIMAL,
-        }];
-        let subpass = [vk::SubpassDescription::default()
-            .pipeline_bind_point(vk::PipelineBindPoint::GRAPHICS)
-            .color_attachments(&color_ref)];
-        let deps = overlay_dependencies();
-        let rp_info = vk::RenderPassCreateInfo::default()
-            .attachments(&attachment)
-            .subpasses(&subpass)
-            .dependencies(&deps);
-        self.render_pass = d.create_render_pass(&rp_info, None).map_err(vk_err("vkCreateRenderPass"))?;
+        self.render_pass = color_pass(
+            dev,
+            self.format,
+            vk::AttachmentLoadOp::LOAD,
+            vk::ImageLayout::PRESENT_SRC_KHR,
+            vk::ImageLayout::PRESENT_SRC_KHR,
+        )?;
 
         for &image in images {
             let view_info = vk::ImageViewCreateInfo::default()
@@ -224,11 +240,22 @@ impl Target {
         image_index: u32,
         present_family: u32,
     ) -> Result<vk::CommandBuffer, HudError> {
-        let d = dev.device;
         let idx = image_index as usize;
         if idx >= self.images.len() {
             return Err(HudError::Unsupported("image index out of range"));
         }
+        let cmd = self.begin_slot(dev)?;
+        if self.needs_transfer(dev, present_family) {
+            // Acquire half of present family -> graphics family.
+            self.ownership_barrier(dev, cmd, idx, present_family, dev.graphics_family, false);
+        }
+        Ok(cmd)
+    }
+
+    /// Waits for the next slot's previous submission, then resets and
+    /// begins its command buffer.
+    unsafe fn begin_slot(&mut self, dev: &HudDevice) -> Result<vk::CommandBuffer, HudError> {
+        let d = dev.device;
         if self.last_queue != dev.graphics_queue && self.last_queue != vk::Queue::null() {
             self.wait_idle(dev);
         }
@@ -239,11 +266,39 @@ impl Target {
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
         d.begin_command_buffer(slot.cmd, &begin).map_err(vk_err("vkBeginCommandBuffer"))?;
-        if self.needs_transfer(dev, present_family) {
-            // Acquire half of present family -> graphics family.
-            self.ownership_barrier(dev, slot.cmd, idx, present_family, dev.graphics_family, false);
-        }
         Ok(slot.cmd)
+    }
+
+    /// Begins a command buffer for setup work that touches no swapchain
+    /// image (see [`Target::submit_and_wait`]).
+    ///
+    /// # Safety
+    /// `dev` is live; no other recording on this target is in progress.
+    pub unsafe fn begin_setup(&mut self, dev: &HudDevice) -> Result<vk::CommandBuffer, HudError> {
+        self.begin_slot(dev)
+    }
+
+    /// Ends the setup command buffer, submits it on the graphics queue
+    /// without semaphores and waits (bounded) until it has executed. The
+    /// slot's fence is signalled again afterwards, so the next present
+    /// reuses the slot without waiting.
+    ///
+    /// # Safety
+    /// Follows a successful [`Target::begin_setup`], with any render pass ended.
+    pub unsafe fn submit_and_wait(&mut self, dev: &HudDevice) -> Result<(), HudError> {
+        let d = dev.device;
+        let Slot { cmd, fence } = self.slots[self.next_slot];
+        d.end_command_buffer(cmd).map_err(vk_err("vkEndCommandBuffer"))?;
+        let cmds = [cmd];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        d.reset_fences(&[fence]).map_err(vk_err("vkResetFences"))?;
+        if let Err(e) = d.queue_submit(dev.graphics_queue, &submit, fence) {
+            let _ = d.queue_submit(dev.graphics_queue, &[], fence);
+            return Err(vk_err("vkQueueSubmit")(e));
+        }
+        self.last_queue = dev.graphics_queue;
+        // Bounded like `wait_idle`: a lost device must not hang the app.
+        d.wait_for_fences(&[fence], true, 2_000_000_000).map_err(vk_err("vkWaitForFences"))
     }
 
     /// Begins the overlay render pass (LOAD_OP_LOAD on the swapchain image)

@@ -1,0 +1,15 @@
+//! Where the public frame-time captures are: `../shared/data` beside the
+//! checkout (CI clones the repo next to `shared/`).
+
+use std::path::{Path, PathBuf};
+
+/// The folder of the shared captures.
+pub fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+}
+
+/// One shared capture by file name.
+#[allow(dead_code)]
+pub fn shared_data(name: &str) -> PathBuf {
+    data_dir().join(name)
+}
