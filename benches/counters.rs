@@ -68,7 +68,7 @@ fn analysis(c: &mut Criterion) {
             i += 1;
             vals[0] = (i % 7) * 100_000;
             vals[2] = 50_000 + (i % 3) * 1000;
-            let d = if i % 300 == 0 { 60_000_000 } else { 16_000_000 + (i % 5) * 100_000 };
+            let d = if i.is_multiple_of(300) { 60_000_000 } else { 16_000_000 + (i % 5) * 100_000 };
             tracker.push(d, &vals, &mut out);
             out.clear();
         })

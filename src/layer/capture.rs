@@ -160,7 +160,6 @@ mod tests {
     /// A consumer racing the producer always finds a timestamp's counters.
     #[test]
     fn counters_are_visible_with_their_timestamp() {
-        use ringbuf::traits::Observer;
         let table = Arc::new(Counters::new());
         table.register("n", "n", crate::counters::Unit::Count).unwrap();
         let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
