@@ -98,6 +98,10 @@ fn pipeline_stutters_are_blamed_on_pipeline_creation_and_sleeps_are_not() {
     assert_eq!(a["frames"], s["frames"]);
     assert_eq!(a["stutter_causes_text"], s["stutter_causes_text"]);
     assert_eq!(a["stutter_causes"], s["stutter_causes"]);
+    let table = run(&mut h.steadyhud(&["analyze", log.csv.to_str().unwrap()]));
+    table.assert_success("analyze table");
+    let why = table.stdout.lines().skip_while(|l| !l.starts_with("Why (counters)")).collect::<Vec<_>>();
+    assert!(why.iter().any(|l| l.contains("frame 39 +") && l.contains(": pipeline creation ")), "{}", table.stdout);
 }
 
 #[test]
