@@ -53,6 +53,11 @@ pub struct Config {
     pub log: bool,
     /// `target_fps`: the graph's target line (60).
     pub target_fps: u32,
+    /// `counters`: hook pipeline/submit/allocation/acquire calls and log
+    /// per-frame statistics counters (true).
+    pub counters: bool,
+    /// `hud_counters`: show the counter graphs and table under the HUD (false).
+    pub hud_counters: bool,
 }
 
 impl Default for Config {
@@ -66,6 +71,8 @@ impl Default for Config {
             hud_hidden: false,
             log: true,
             target_fps: 60,
+            counters: true,
+            hud_counters: false,
         }
     }
 }
@@ -86,8 +93,18 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 8] =
-    ["position", "toggle_key", "window_seconds", "stutter_threshold", "log_dir", "hud_hidden", "log", "target_fps"];
+pub const KEYS: [&str; 10] = [
+    "position",
+    "toggle_key",
+    "window_seconds",
+    "stutter_threshold",
+    "log_dir",
+    "hud_hidden",
+    "log",
+    "target_fps",
+    "counters",
+    "hud_counters",
+];
 
 impl Config {
     /// Reads the config file and the environment of this process. Returns
@@ -210,6 +227,8 @@ impl Config {
             }
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
+            "counters" => self.counters = parse_bool(value)?,
+            "hud_counters" => self.hud_counters = parse_bool(value)?,
             "target_fps" => match value.parse::<u32>() {
                 Ok(v) if (1..=1000).contains(&v) => self.target_fps = v,
                 _ => return Err("a whole number from 1 to 1000".into()),
@@ -230,6 +249,8 @@ impl Config {
             "hud_hidden" => self.hud_hidden.to_string(),
             "log" => self.log.to_string(),
             "target_fps" => self.target_fps.to_string(),
+            "counters" => self.counters.to_string(),
+            "hud_counters" => self.hud_counters.to_string(),
             _ => String::new(),
         }
     }

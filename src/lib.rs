@@ -7,6 +7,7 @@
 //! `formats` and the same [`metrics`] functions.
 
 pub mod metrics;
+pub mod counters;
 pub mod config;
 pub mod hud;
 pub mod live;

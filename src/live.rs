@@ -23,6 +23,32 @@ pub struct LiveStats {
     pub last_frame_ms: f32,
     /// Timestamps the present hook could not queue because the ring was full.
     pub ring_overflows: u64,
+    /// Statistics counters for the HUD's counter section (empty unless the
+    /// config key `hud_counters` is on and the device counts).
+    pub counters: Vec<LiveCounter>,
+}
+
+/// One counter's recent history for the HUD, in its display unit.
+#[derive(Clone, Debug, Default)]
+pub struct LiveCounter {
+    /// Words for people, e.g. `pipeline creation`.
+    pub label: String,
+    /// Display unit: `ms`, `n` or `bytes`.
+    pub unit: &'static str,
+    /// Per-frame values, oldest first.
+    pub recent: Vec<f32>,
+}
+
+impl LiveCounter {
+    /// Newest value (0 without history).
+    pub fn last(&self) -> f32 {
+        self.recent.last().copied().unwrap_or(0.0)
+    }
+
+    /// Largest value of the history.
+    pub fn peak(&self) -> f32 {
+        self.recent.iter().copied().fold(0.0, f32::max)
+    }
 }
 
 /// Single-slot mailbox for the newest [`LiveStats`].

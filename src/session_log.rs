@@ -21,6 +21,13 @@
 //! 2,50000001,16.666667
 //! ```
 //!
+//! With statistics counters on (config `counters`, the default in the
+//! layer) the header goes on with one column per counter and
+//! `cpu_busy_ms`, e.g. `…,frametime_ms,pipeline_create_ms,pipelines,…,cpu_busy_ms`
+//! (list and meaning in [`crate::counters`] and the README); `_ms` columns
+//! have six decimals, the others are integers. Logs without them are still
+//! valid: readers find columns by name.
+//!
 //! Lines starting with `#` are comments and may appear anywhere (a ring
 //! overflow is recorded where it happened, never silently). `frametime_ms`
 //! has six decimals, so it is the exact duration in ns. Every row ends with
@@ -80,12 +87,28 @@ pub struct SessionLog {
     lost: u64,
     overflow_events: u64,
     failed: bool,
+    /// Units of the columns after `frametime_ms` (see [`SessionLog::create_with_columns`]).
+    extra_units: Vec<crate::counters::Unit>,
 }
 
 impl SessionLog {
     /// Creates `dir` if missing and a new `<exe>_<local start time>.csv` in
     /// it, and writes the comment header and the CSV header.
     pub fn create(dir: &Path, exe_name: &str, start: SystemTime) -> Result<SessionLog, LogError> {
+        Self::create_with_columns(dir, exe_name, start, &[], "")
+    }
+
+    /// [`SessionLog::create`] with extra per-frame columns after
+    /// `frametime_ms`: `(name, unit)`; `Unit::Nanos` values are written as ms
+    /// with six decimals, others as integers. `about` is a comment line
+    /// (without `# `) explaining them, written when non-empty.
+    pub fn create_with_columns(
+        dir: &Path,
+        exe_name: &str,
+        start: SystemTime,
+        columns: &[(String, crate::counters::Unit)],
+        about: &str,
+    ) -> Result<SessionLog, LogError> {
         fs::create_dir_all(dir).map_err(|source| LogError::CreateDir { path: dir.to_path_buf(), source })?;
         let exe = sanitize(exe_name);
         let tm = local_time(start);
@@ -105,11 +128,18 @@ impl SessionLog {
             overflow_events: 0,
             failed: false,
             csv_path,
+            extra_units: columns.iter().map(|c| c.1).collect(),
         };
+        let mut header = HEADER.to_string();
+        for (name, _) in columns {
+            header.push(',');
+            header.push_str(name);
+        }
+        let about = if about.is_empty() { String::new() } else { format!("# {about}\n") };
         let head = format!(
             "{MAGIC} {} session log\n{EXE_PREFIX}{}\n# start: {} (unix {unix:.3})\n\
              # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
-             {HEADER}\n",
+             {about}{header}\n",
             env!("CARGO_PKG_VERSION"),
             log.exe,
             log.start_local,
@@ -140,6 +170,27 @@ impl SessionLog {
         self.frames += 1;
         let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
         self.write(|out| writeln!(out, "{index},{present_ns},{ms}.{frac:06}"))
+    }
+
+    /// [`SessionLog::write_frame`] plus the extra columns' values, in the
+    /// order and units given at creation (missing values are written as 0).
+    pub fn write_frame_with(&mut self, index: u64, present_ns: u64, frame_ns: u64, extra: &[u64]) -> Result<(), LogError> {
+        self.frames += 1;
+        let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
+        let units = std::mem::take(&mut self.extra_units);
+        let r = self.write(|out| {
+            write!(out, "{index},{present_ns},{ms}.{frac:06}")?;
+            for (k, unit) in units.iter().enumerate() {
+                let v = extra.get(k).copied().unwrap_or(0);
+                match unit {
+                    crate::counters::Unit::Nanos => write!(out, ",{}.{:06}", v / 1_000_000, v % 1_000_000)?,
+                    _ => write!(out, ",{v}")?,
+                }
+            }
+            out.write_all(b"\n")
+        });
+        self.extra_units = units;
+        r
     }
 
     /// Records that `lost` timestamps were dropped by a full ring, as a

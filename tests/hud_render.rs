@@ -349,6 +349,7 @@ fn stats() -> LiveStats {
         recent_stutter,
         last_frame_ms: 16.7,
         ring_overflows: 0,
+        counters: Vec::new(),
     }
 }
 

@@ -58,6 +58,19 @@ fn assert_same_metrics(a: &Summary, b: &Summary, what: &str) {
     }
 }
 
+/// Whether frame `i` is so close to a threshold of the stutter rule that
+/// moving every duration by up to `skew` ns could flip it: d − m moves by up
+/// to 2·skew (the frame and its median), θ·m by up to θ·skew.
+fn within_skew_of_threshold(d: &[u64], i: usize, skew: u64, theta: f64) -> bool {
+    let mut w: Vec<u64> = d[i.saturating_sub(9)..=(i + 9).min(d.len() - 1)].to_vec();
+    w.sort_unstable();
+    let n = w.len();
+    let m = if n % 2 == 1 { w[n / 2] as f64 } else { (w[n / 2 - 1] + w[n / 2]) as f64 / 2.0 };
+    let excess = d[i] as f64 - m;
+    let skew = skew as f64;
+    (excess - 4e6).abs() <= 2.0 * skew || (excess - theta * m).abs() <= (2.0 + theta) * skew
+}
+
 #[test]
 fn scripted_stutters_are_captured_exactly() {
     let _serial = serial();
@@ -118,9 +131,6 @@ fn scripted_stutters_are_captured_exactly() {
     // The metrics core over the LOGGED durations is the expectation for
     // everything steadyhud reports about this session.
     let core = summarize(&logged, &opts).expect("non-empty log");
-    // Every stutter the app presented is flagged at its frame, and no other
-    // (on script: exactly the scripted ones).
-    assert_eq!(core.stutter_frames, app_stutters, "stutters in the logged durations vs the app's own");
 
     // Each logged frame is the app's own present-to-present time: the layer
     // stamps the same calls a few µs later. 4 ms is the stutter rule's
@@ -139,6 +149,32 @@ fn scripted_stutters_are_captured_exactly() {
         logged[worst.0],
         app_durations[worst.0]
     );
+
+    // Every stutter the app presented is flagged at its frame, and no other
+    // (on script: exactly the scripted ones). The layer's stamps differ from
+    // the app's by at most `worst.1`, so a frame whose margin to either
+    // threshold of the rule is within that skew may legitimately fall on the
+    // other side; every other frame must agree.
+    for &s in &SCRIPTED_STUTTERS {
+        assert!(core.stutter_frames.contains(&s), "scripted stutter {s} not in the log's {:?}", core.stutter_frames);
+    }
+    let disagree: Vec<usize> = core
+        .stutter_frames
+        .iter()
+        .filter(|i| !app_stutters.contains(i))
+        .chain(app_stutters.iter().filter(|i| !core.stutter_frames.contains(i)))
+        .copied()
+        .collect();
+    for &i in &disagree {
+        assert!(
+            within_skew_of_threshold(&app_durations, i, worst.1, opts.stutter_threshold),
+            "frame {i}: stutter in only one of log {:?} / app {app_stutters:?}, and not a borderline frame",
+            core.stutter_frames
+        );
+    }
+    if !disagree.is_empty() {
+        eprintln!("NOTE: borderline frames {disagree:?} flagged on one side only (within the {} ns stamp skew)", worst.1);
+    }
 
     let analyzed = summary_of(&h.analyze(&log.csv), "analyze --json");
     assert_same_metrics(&analyzed, &core, "analyze(csv) vs summarize(logged)");

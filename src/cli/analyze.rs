@@ -70,6 +70,9 @@ pub struct Analysis {
     pub path: PathBuf,
     pub log: FrameLog,
     pub summary: Summary,
+    /// What spiked with each stutter, when the log has statistics counters
+    /// (steadyhud logs written with `counters` on).
+    pub stutter_causes: Option<Vec<crate::counters::Cause>>,
 }
 
 /// Reads `path` and computes its summary: the library entry point behind
@@ -82,7 +85,11 @@ pub fn analyze_path(path: &Path, read: &ReadOptions, opts: &Options) -> Result<A
         pos: None,
         kind: formats::ErrorKind::NoFrames { what: "frame" },
     })?;
-    Ok(Analysis { path: path.to_path_buf(), log, summary })
+    let stutter_causes = log.meta.counters.as_ref().map(|c| {
+        let rule = crate::counters::HealthRule { stutter_threshold: opts.stutter_threshold, ..Default::default() };
+        crate::counters::attribute_columns(&log.durations_ns, &c.values, &c.infos, &rule)
+    });
+    Ok(Analysis { path: path.to_path_buf(), log, summary, stutter_causes })
 }
 
 pub fn run(args: AnalyzeArgs) -> ExitCode {
@@ -124,6 +131,10 @@ pub fn json(a: &Analysis) -> String {
         column: &'a str,
         file: String,
         notes: &'a [String],
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stutter_causes: Option<&'a [crate::counters::Cause]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stutter_causes_text: Option<Vec<String>>,
     }
     let m = &a.log.meta;
     let out = Out {
@@ -134,6 +145,8 @@ pub fn json(a: &Analysis) -> String {
         column: &m.column,
         file: a.path.display().to_string(),
         notes: &m.notes,
+        stutter_causes: a.stutter_causes.as_deref(),
+        stutter_causes_text: a.stutter_causes.as_ref().map(|c| c.iter().map(|c| c.to_string()).collect()),
     };
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
 }
@@ -169,6 +182,15 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     row("Stutters", format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold));
     for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames) {
         row("", line);
+    }
+    if let Some(causes) = &a.stutter_causes {
+        row("Why (counters)", "(counters far above their 19-frame median in the stutter frame)".into());
+        for c in causes.iter().take(STUTTERS_SHOWN) {
+            row("", c.to_string());
+        }
+        if causes.len() > STUTTERS_SHOWN {
+            row("", format!("… {} more (all in --json stutter_causes)", causes.len() - STUTTERS_SHOWN));
+        }
     }
     row("OSC (oscillation)", if s.osc { "yes" } else { "no" }.to_string());
     let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);

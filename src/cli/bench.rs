@@ -118,7 +118,8 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         seen,
     })?;
     let steady = summary.steady_fps;
-    let analysis = Analysis { path: log, log: frames, summary };
+    // Frames were cut to the measured span: counter columns no longer line up.
+    let analysis = Analysis { path: log, log: frames, summary, stutter_causes: None };
     print!("{}", table(&analysis, &opts));
     println!();
     println!(

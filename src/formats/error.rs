@@ -42,6 +42,8 @@ pub enum ErrorKind {
     NotFinite { column: String, found: String },
     #[error("{column}: frame time {found} {unit} is out of range (expected ≥ 1 ns and ≤ 1e18 ns)")]
     OutOfRange { column: String, unit: &'static str, found: String },
+    #[error("{column}: expected a counter value in {unit} (a number ≥ 0), found {found:?}")]
+    BadCounter { column: String, unit: &'static str, found: String },
     #[error("truncated row: expected {expected} fields, found {found}")]
     Truncated { expected: String, found: usize },
     #[error("malformed CSV: {0}")]

@@ -68,11 +68,21 @@ pub struct Meta {
     /// Things the reader decided or skipped (other swapchains, cut-off last
     /// line, unit detection, ring overflows …).
     pub notes: Vec<String>,
+    /// Statistics counter columns of a steadyhud session log (`None` for
+    /// other formats and logs written without counters).
+    pub counters: Option<crate::counters::CounterColumns>,
 }
 
 impl Meta {
     pub fn new(format: Format, detail: &str, column: &str) -> Meta {
-        Meta { format, detail: detail.to_string(), source: None, column: column.to_string(), notes: Vec::new() }
+        Meta {
+            format,
+            detail: detail.to_string(),
+            source: None,
+            column: column.to_string(),
+            notes: Vec::new(),
+            counters: None,
+        }
     }
 }
 

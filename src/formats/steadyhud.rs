@@ -2,15 +2,41 @@
 //! comment lines anywhere, a CSV header naming `frametime_ms`, one row per
 //! frame. A last line without `\n` was cut off by a killed writer and is
 //! ignored with a note; a malformed line anywhere else is an error.
+//!
+//! Columns other than `frame`, `present_ns`, `frametime_ms` and the derived
+//! `cpu_busy_ms` are statistics counters (logs written with counters on):
+//! they are read into [`Meta::counters`] (`*_ms` as ns, others as integers)
+//! so `analyze` can say what spiked with each stutter. Logs without them
+//! (older logs, `counters=0`) read exactly as before.
 
 use super::error::{At, ErrorKind, Pos};
 use super::text::{char_col, clip, field_col, Lines};
-use super::value::{parse_ns, Unit};
+use super::value::{parse_ns, Unit as TimeUnit};
+use crate::counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use super::{FrameLog, Format, Meta};
 use crate::session_log::{EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
 use std::io::BufRead;
 
 const COLUMN: &str = "frametime_ms";
+/// Columns that are not counters.
+const NOT_COUNTERS: [&str; 4] = ["frame", "present_ns", COLUMN, "cpu_busy_ms"];
+
+/// A counter value: `*_ms` columns as decimal ms (→ ns), others as integers.
+fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
+    let f = field.trim();
+    match unit {
+        Unit::Nanos => {
+            let (int, frac) = f.split_once('.').unwrap_or((f, ""));
+            if int.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let ms: u64 = int.parse().ok()?;
+            let frac_ns: u64 = if frac.is_empty() { 0 } else { frac.parse::<u64>().ok()? * 10u64.pow(6 + 3 - frac.len() as u32) / 1000 };
+            ms.checked_mul(1_000_000)?.checked_add(frac_ns)
+        }
+        _ => f.parse().ok(),
+    }
+}
 
 pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     let mut lines = Lines::new(r);
@@ -18,6 +44,9 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     let mut meta = Meta::new(Format::SteadyHud, "steadyhud session log", COLUMN);
     // (number of fields, index of frametime_ms) once the header is seen.
     let mut header: Option<(usize, usize)> = None;
+    // (field index, column) of each counter column.
+    let mut counter_cols: Vec<usize> = Vec::new();
+    let mut counters = CounterColumns::default();
     let mut lost = 0u64;
     let mut last_line = 0;
     while let Some(line) = lines.next_line()? {
@@ -40,7 +69,17 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
         let Some((nfields, col)) = header else {
             let names: Vec<&str> = text.split(',').map(str::trim).collect();
             match names.iter().position(|n| *n == COLUMN) {
-                Some(i) => header = Some((names.len(), i)),
+                Some(i) => {
+                    header = Some((names.len(), i));
+                    for (k, name) in names.iter().enumerate() {
+                        if !NOT_COUNTERS.contains(name) && !name.is_empty() {
+                            counter_cols.push(k);
+                            let unit = unit_of_column(name);
+                            counters.infos.push(CounterInfo { name: name.to_string(), label: label_of_column(name), unit });
+                            counters.values.push(Vec::new());
+                        }
+                    }
+                }
                 None => {
                     return Err(At::new(
                         Pos::new(line.no, 1),
@@ -70,7 +109,24 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
         }
         let field = text.split(',').nth(col).unwrap_or("");
         let pos = Pos::new(line.no, field_col(text.as_bytes(), col));
-        durations.push(parse_ns(field.as_bytes(), Unit::Ms, COLUMN, pos)?);
+        durations.push(parse_ns(field.as_bytes(), TimeUnit::Ms, COLUMN, pos)?);
+        if !counter_cols.is_empty() {
+            let mut next = 0;
+            for (k, f) in text.split(',').enumerate() {
+                if counter_cols.get(next) != Some(&k) {
+                    continue;
+                }
+                let info = &counters.infos[next];
+                let v = parse_counter(f, info.unit).ok_or_else(|| {
+                    At::new(
+                        Pos::new(line.no, field_col(text.as_bytes(), k)),
+                        ErrorKind::BadCounter { column: info.name.clone(), unit: info.unit.suffix(), found: clip(f, 40) },
+                    )
+                })?;
+                counters.values[next].push(v);
+                next += 1;
+            }
+        }
     }
     if last_line == 0 {
         return Err(At::new(Pos::new(1, 1), ErrorKind::Empty));
@@ -86,6 +142,9 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     }
     if lost > 0 {
         meta.notes.push(format!("ring overflow: {lost} timestamps lost during capture"));
+    }
+    if !counters.infos.is_empty() {
+        meta.counters = Some(counters);
     }
     Ok(FrameLog { durations_ns: durations, meta })
 }
@@ -129,6 +188,25 @@ mod tests {
         let log = read(text.as_bytes()).unwrap();
         assert_eq!(log.durations_ns, vec![16_600_000]);
         assert!(log.meta.notes.iter().any(|n| n.contains(&format!("{} timestamps lost", u64::MAX))), "{:?}", log.meta.notes);
+    }
+
+    #[test]
+    fn counter_columns_are_read_and_located_when_bad() {
+        let log = "frame,present_ns,frametime_ms,pipeline_create_ms,pipelines,alloc_bytes,cpu_busy_ms\n\
+                   0,10000000,10.000000,0.000000,0,0,9.5\n1,50000000,40.000000,30.250001,3,1048576,39.5\n";
+        let r = read(log.as_bytes()).unwrap();
+        assert_eq!(r.durations_ns, vec![10_000_000, 40_000_000]);
+        let c = r.meta.counters.unwrap();
+        assert_eq!(c.infos.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), ["pipeline_create_ms", "pipelines", "alloc_bytes"]);
+        assert_eq!(c.infos[0].label, "pipeline creation");
+        assert_eq!(c.infos[0].unit, Unit::Nanos);
+        assert_eq!(c.values, vec![vec![0, 30_250_001], vec![0, 3], vec![0, 1_048_576]]);
+        let bad = log.replace(",3,", ",x3,");
+        let e = read(bad.as_bytes()).err().unwrap();
+        assert_eq!(e.pos, Some(Pos::new(3, 32)));
+        assert!(matches!(e.kind, ErrorKind::BadCounter { .. }), "{e:?}");
+        // The old layout has no counters.
+        assert!(read(LOG.as_bytes()).unwrap().meta.counters.is_none());
     }
 
     #[test]

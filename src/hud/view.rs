@@ -17,6 +17,8 @@ const BASE_FONT_PX: f32 = 13.0;
 /// Graph size in unscaled pixels.
 const GRAPH_W: f32 = 240.0;
 const GRAPH_H: f32 = 56.0;
+/// Height of one counter's graph in unscaled pixels.
+const COUNTER_GRAPH_H: f32 = 18.0;
 
 /// sRGB-encoded colours of the HUD (exact values the tests look for).
 pub mod colors {
@@ -121,6 +123,8 @@ pub struct View {
     srgb: bool,
     position: Position,
     target_fps: u32,
+    /// Config `hud_counters`: draw the counter section.
+    counters: bool,
     palette: Palette,
     /// Reused text buffer: the present path formats without allocating.
     text: String,
@@ -133,6 +137,7 @@ impl View {
             srgb,
             position: config.position,
             target_fps: config.target_fps,
+            counters: config.hud_counters,
             palette: Palette::new(srgb),
             text: String::with_capacity(64),
         }
@@ -266,6 +271,61 @@ impl View {
             let _ = write!(text, "{} frames lost (ring full)", stats.ring_overflows);
             text_at_cursor(p.warn, text);
         }
+        if self.counters && !stats.counters.is_empty() {
+            self.counter_section(ui, stats);
+        }
+    }
+
+    /// The counter section (config `hud_counters`): per counter a table row
+    /// (label, newest value, peak of the history) and a bar graph of its
+    /// recent per-frame values, scaled to its own peak.
+    fn counter_section(&mut self, ui: &Ui, stats: &LiveStats) {
+        let p = &self.palette;
+        let shadow = self.scale.round().max(1.0);
+        let col_x = ui.calc_text_size("pipeline creation")[0] + 14.0 * self.scale;
+        let col2 = col_x + ui.calc_text_size("000.0 ms ")[0];
+        let text_at_cursor = |color: [f32; 4], text: &str| {
+            let pos = ui.cursor_screen_pos();
+            ui.get_window_draw_list().add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
+            ui.text_colored(color, text);
+        };
+        text_at_cursor(p.label, "counter");
+        ui.same_line_with_pos(col_x);
+        text_at_cursor(p.label, "now");
+        ui.same_line_with_pos(col2);
+        text_at_cursor(p.label, "peak");
+        let text = &mut self.text;
+        for c in &stats.counters {
+            text_at_cursor(p.label, &c.label);
+            for (x, v) in [(col_x, c.last()), (col2, c.peak())] {
+                ui.same_line_with_pos(x);
+                text.clear();
+                let _ = match c.unit {
+                    "ms" => write!(text, "{v:.1} ms"),
+                    "bytes" => write!(text, "{:.1} MiB", v / (1024.0 * 1024.0)),
+                    _ => write!(text, "{v:.0}"),
+                };
+                text_at_cursor(p.value, text);
+            }
+            let (w, h) = (GRAPH_W * self.scale, COUNTER_GRAPH_H * self.scale);
+            let origin = ui.cursor_screen_pos();
+            ui.dummy([w, h]);
+            let draw = ui.get_window_draw_list();
+            let (x0, y0, x1, y1) = (origin[0], origin[1], origin[0] + w, origin[1] + h);
+            draw.add_rect([x0, y0], [x1, y1], p.graph_bg).filled(true).build();
+            let peak = c.peak();
+            if peak > 0.0 && !c.recent.is_empty() {
+                let col_w = (w / c.recent.len() as f32).max(1.0);
+                let skip = c.recent.len().saturating_sub((w / col_w) as usize);
+                for (k, &v) in c.recent[skip..].iter().enumerate() {
+                    if v > 0.0 {
+                        let bx = x0 + k as f32 * col_w;
+                        let top = y1 - (v / peak) * h;
+                        draw.add_rect([bx, top], [bx + col_w, y1], p.bar).filled(true).build();
+                    }
+                }
+            }
+        }
     }
 
     /// Frame-time bars over the whole published span (`recent_ms`), newest
@@ -349,6 +409,37 @@ mod tests {
         assert!((srgb_to_linear(1.0) - 1.0).abs() < 1e-6);
         // 50 % sRGB grey is about 21.4 % linear.
         assert!((srgb_to_linear(0.5) - 0.214).abs() < 1e-3);
+    }
+
+    /// Laid out with imgui for real (no GPU needed): `hud_counters` adds one
+    /// row and one graph per counter below the main section; off, nothing.
+    #[test]
+    fn counter_section_only_when_configured() {
+        let stats = LiveStats {
+            counters: vec![
+                crate::live::LiveCounter { label: "pipeline creation".into(), unit: "ms", recent: vec![0.0, 41.0, 0.5] },
+                crate::live::LiveCounter { label: "queue submit".into(), unit: "ms", recent: vec![0.2; 3] },
+            ],
+            ..LiveStats::default()
+        };
+        let height = |on: bool| {
+            let mut ctx = imgui::Context::create();
+            ctx.set_ini_filename(None);
+            ctx.io_mut().display_size = [1280.0, 720.0];
+            ctx.fonts().build_rgba32_texture();
+            let cfg = Config { hud_counters: on, ..Config::default() };
+            let mut view = View::new(&cfg, vk::Extent2D { width: 1280, height: 720 }, false);
+            // Auto-resize settles on the second frame.
+            let mut r = [0.0; 4];
+            for _ in 0..2 {
+                r = view.build(ctx.new_frame(), [1280.0, 720.0], &stats, true);
+                ctx.render();
+            }
+            r[3] - r[1]
+        };
+        let (off, on) = (height(false), height(true));
+        // Header + 2 rows of text and 2 graphs of 18 px at least.
+        assert!(on > off + 2.0 * COUNTER_GRAPH_H + 3.0 * 13.0, "off {off} on {on}");
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //! Memory: all durations are kept for the exact final summary, 8 bytes per
 //! frame (8 MB per million frames).
 
-use super::capture::Stream;
+use super::capture::{CounterFrame, Stream};
+use super::counter_track::{self, CounterTrack};
 use super::guard::{self, Site};
 use super::session::Log;
 use crate::live::LiveStats;
@@ -49,11 +50,26 @@ struct StreamAnalysis {
     rolling: Option<Rolling>,
     log: Log,
     overflows_logged: u64,
+    /// Statistics counters of the stream's device, when it counts.
+    counters: Option<CounterTrack>,
 }
 
 impl StreamAnalysis {
+    #[cfg(test)]
     fn new(stream: Arc<Stream>, cons: HeapCons<u64>, log: Log, window_s: f64, opts: Options) -> Self {
+        Self::with_counters(stream, cons, None, log, window_s, opts)
+    }
+
+    fn with_counters(
+        stream: Arc<Stream>,
+        cons: HeapCons<u64>,
+        vcons: Option<HeapCons<CounterFrame>>,
+        log: Log,
+        window_s: f64,
+        opts: Options,
+    ) -> Self {
         StreamAnalysis {
+            counters: CounterTrack::new(&stream, vcons, opts.stutter_threshold),
             stream,
             cons,
             last_t: None,
@@ -87,13 +103,28 @@ impl StreamAnalysis {
             None => {
                 self.first_t = Some(t);
                 let ordinal = WINDOWS_OPENED.fetch_add(1, Ordering::Relaxed) + 1;
-                self.log.open(ordinal, SystemTime::now());
+                match self.counters.as_mut() {
+                    Some(c) => {
+                        c.take(t); // work before the first present belongs to no frame
+                        let columns = c.columns();
+                        self.log.open_with_columns(ordinal, SystemTime::now(), &columns, counter_track::ABOUT);
+                    }
+                    None => self.log.open(ordinal, SystemTime::now()),
+                }
             }
             Some(prev) => {
                 let d = t - prev; // ring is strictly increasing (capture.rs)
                 let index = self.durations.len() as u64;
                 self.durations.push(d);
-                self.log.write_frame(index, t - self.first_t.unwrap_or(prev), d);
+                let present_ns = t - self.first_t.unwrap_or(prev);
+                match self.counters.as_mut() {
+                    Some(c) => {
+                        let values = c.take(t);
+                        let row = c.on_frame(d, &values);
+                        self.log.write_frame_with(index, present_ns, d, row);
+                    }
+                    None => self.log.write_frame(index, present_ns, d),
+                }
                 if let Some(r) = self.rolling.as_mut() {
                     r.push(d);
                 }
@@ -118,6 +149,10 @@ impl StreamAnalysis {
                 recent_ms: frames.iter().map(|&d| d as f32 / 1e6).collect(),
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
+                counters: match self.counters.as_ref() {
+                    Some(c) if super::config().hud_counters => c.live(),
+                    _ => Vec::new(),
+                },
             }
         });
         match built {
@@ -139,11 +174,16 @@ impl StreamAnalysis {
         guard::contain((), move || {
             let summary = metrics::summarize(&durations, opts);
             let stk = metrics::stk_curve(&durations, stk_max_fps(&durations));
-            let extra = serde_json::json!({
+            let mut extra = serde_json::json!({
                 "ring_overflows": overflows,
                 "stream": self.stream.id,
                 "stutter_threshold": opts.stutter_threshold,
             });
+            if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
+                if let serde_json::Value::Object(keys) = c.finish() {
+                    map.extend(keys);
+                }
+            }
             log.finish(summary.as_ref(), &stk, extra);
         });
     }
@@ -267,13 +307,13 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, toggle_key: String
 
 /// Creates the capture stream for a newly presented surface of `device_key`
 /// and hands its ring to the analysis thread (starting it if needed).
-pub fn new_stream(device_key: usize) -> Arc<Stream> {
+pub fn new_stream(device_key: usize, counters: Option<Arc<crate::counters::Counters>>) -> Arc<Stream> {
     let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
-    let (stream, cons) = Stream::new(id, device_key);
+    let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
     let cfg = super::config();
     let log = if cfg.log { Log::pending(cfg.log_dir.clone()) } else { Log::disabled() };
     let opts = Options { stutter_threshold: cfg.stutter_threshold };
-    let analysis = StreamAnalysis::new(stream.clone(), cons, log, cfg.window_seconds, opts);
+    let analysis = StreamAnalysis::with_counters(stream.clone(), cons, vcons, log, cfg.window_seconds, opts);
     let mut running = lock(&RUNNING);
     if running.as_ref().is_some_and(|r| r.pid != std::process::id()) {
         // A forked child inherited the parent's state but not its thread.
@@ -367,6 +407,61 @@ mod tests {
         assert_eq!(summary["ring_overflows"], 3);
         assert_eq!(summary["stutter_frames"], serde_json::json!([19]));
         assert!(summary["stk_curve"].as_array().is_some_and(|c| c.len() == 101));
+    }
+
+    /// Counters ride with their present: CSV columns per counter and
+    /// cpu_busy, and the summary names pipeline creation for the stutter it
+    /// caused and nothing for a plain slow frame.
+    #[test]
+    fn counters_become_columns_and_stutter_causes() {
+        use crate::counters::{Counters, Unit, MAX_COUNTERS};
+        let dir = tempfile::tempdir().unwrap();
+        let table = Arc::new(Counters::new());
+        let pipe = table.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
+        let inp = table.register("in_present_ms", "time in present", Unit::Nanos).unwrap();
+        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
+        let opts = Options::default();
+        let log = Log::pending(Some(dir.path().to_path_buf()));
+        let mut a = StreamAnalysis::with_counters(stream.clone(), cons, vcons, log, 10.0, opts);
+        let ms = 1_000_000u64;
+        let mut t = 1_000 * ms;
+        let mut vals = [0u64; MAX_COUNTERS];
+        for i in 0..60u64 {
+            // Work of frame i-1 is latched at present i.
+            if i == 21 {
+                table.add(pipe, 40 * ms);
+            }
+            table.add(inp, ms / 2);
+            table.latch(&mut vals);
+            stream.record_with(t, Some(&vals));
+            t += match i {
+                20 => 50 * ms,
+                40 => 60 * ms,
+                _ => 10 * ms,
+            };
+        }
+        let mut buf = vec![0u64; 64];
+        a.drain(&mut buf);
+        a.finish(&mut buf, &opts);
+        let csv = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "csv"))
+            .unwrap();
+        let text = read(&csv);
+        assert!(text.contains("\nframe,present_ns,frametime_ms,pipeline_create_ms,in_present_ms,cpu_busy_ms\n"), "{text}");
+        assert!(text.contains("\n20,250000000,50.000000,40.000000,0.500000,49.500000\n"), "{text}");
+        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        assert_eq!(log.durations_ns.len(), 59);
+        let summary: serde_json::Value =
+            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        let causes = summary["stutter_causes_text"].as_array().unwrap();
+        assert_eq!(causes.len(), 2, "{summary}");
+        assert_eq!(causes[0], "frame 20 +40.0 ms: pipeline creation 40.0 ms");
+        assert_eq!(causes[1], "frame 40 +50.0 ms: no counter spiked");
+        assert_eq!(summary["stutter_causes"][0]["counters"][0]["name"], "pipeline_create_ms");
+        assert_eq!(summary["counters"][0]["total"], 40.0);
+        assert_eq!(summary["latency"]["in_present_ms_avg"], 0.5);
     }
 
     fn capture_capacity() -> usize {

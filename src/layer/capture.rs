@@ -12,7 +12,15 @@
 //! by 1 ns), so every present is one row and durations are never zero.
 //! Push is a bounded copy of 8 bytes: no allocation, no I/O, no blocking.
 //! A full ring increments an overflow counter the log reports.
+//!
+//! With statistics counters on, a stream also has a second, smaller ring of
+//! [`CounterFrame`]s (the device's counters latched at the present, tagged
+//! with the same timestamp), pushed under the same lock so both rings stay
+//! in order (the counter entry first, so a consumer that sees a timestamp
+//! also sees its counters); the analysis thread pairs them by timestamp, and
+//! a frame whose counter entry was lost to a full ring gets zeros.
 
+use crate::counters::{Counters, FrameValues};
 use crate::live::LiveCell;
 use ringbuf::traits::{Producer, Split};
 use ringbuf::{HeapCons, HeapRb, HeapProd};
@@ -22,6 +30,23 @@ use std::sync::{Arc, Mutex};
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
 /// analysis thread's 10 ms drain period.
 pub const RING_CAPACITY: usize = 1 << 16;
+
+/// Counter ring capacity in frames (136 bytes each): 4 s at 1000 fps,
+/// still far beyond the analysis thread's drain period.
+pub const COUNTER_RING_CAPACITY: usize = 1 << 12;
+
+/// One present's latched counters, tagged with its (ring) timestamp.
+#[derive(Clone, Copy, Debug)]
+pub struct CounterFrame {
+    pub t: u64,
+    pub values: FrameValues,
+}
+
+impl Default for CounterFrame {
+    fn default() -> Self {
+        CounterFrame { t: 0, values: [0; crate::counters::MAX_COUNTERS] }
+    }
+}
 
 /// CLOCK_MONOTONIC now, in nanoseconds.
 #[inline]
@@ -34,6 +59,7 @@ pub fn now_ns() -> u64 {
 
 struct ProducerSide {
     prod: HeapProd<u64>,
+    vals: Option<HeapProd<CounterFrame>>,
     last: u64,
 }
 
@@ -48,28 +74,65 @@ pub struct Stream {
     pushed: AtomicU64,
     /// Newest rolling statistics, published by the analysis thread.
     pub live: LiveCell,
+    /// The device's statistics counters, when it counts.
+    pub counters: Option<Arc<Counters>>,
 }
 
 impl Stream {
     /// A new stream and the consumer end of its ring (for the analysis thread).
     pub fn new(id: u64, device_key: usize) -> (Arc<Stream>, HeapCons<u64>) {
+        let (s, cons, _) = Stream::with_counters(id, device_key, None);
+        (s, cons)
+    }
+
+    /// A new stream that also carries `counters`' frame values; returns the
+    /// consumer of the counter ring too when `counters` is given.
+    pub fn with_counters(
+        id: u64,
+        device_key: usize,
+        counters: Option<Arc<Counters>>,
+    ) -> (Arc<Stream>, HeapCons<u64>, Option<HeapCons<CounterFrame>>) {
         let (prod, cons) = HeapRb::<u64>::new(RING_CAPACITY).split();
+        let (vals, vcons) = match counters {
+            Some(_) => {
+                let (p, c) = HeapRb::<CounterFrame>::new(COUNTER_RING_CAPACITY).split();
+                (Some(p), Some(c))
+            }
+            None => (None, None),
+        };
         let s = Stream {
             id,
             device_key,
-            producer: Mutex::new(ProducerSide { prod, last: 0 }),
+            producer: Mutex::new(ProducerSide { prod, vals, last: 0 }),
             overflows: AtomicU64::new(0),
             pushed: AtomicU64::new(0),
             live: LiveCell::default(),
+            counters,
         };
-        (Arc::new(s), cons)
+        (Arc::new(s), cons, vcons)
     }
 
     /// Queues one present timestamp. Never blocks on the consumer.
     #[inline]
     pub fn record(&self, t_ns: u64) {
+        self.record_with(t_ns, None);
+    }
+
+    /// Queues one present timestamp and, when given and this stream has a
+    /// counter ring, the counters latched at it. A full counter ring drops
+    /// only the counter entry (that frame's counters read as 0).
+    #[inline]
+    pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) {
         let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
         let t = if t_ns > p.last { t_ns } else { p.last + 1 };
+        // Counters first: once the consumer sees timestamp t, t's counter
+        // entry is already in its ring (release on the counter ring's tail
+        // happens before the one on the timestamp ring's). An entry whose
+        // timestamp then finds the ring full is dropped by the consumer at
+        // the next timestamp.
+        if let (Some(v), Some(ring)) = (values, p.vals.as_mut()) {
+            let _ = ring.try_push(CounterFrame { t, values: *v });
+        }
         if p.prod.try_push(t).is_ok() {
             p.last = t;
             self.pushed.fetch_add(1, Ordering::Relaxed);
@@ -93,6 +156,42 @@ impl Stream {
 mod tests {
     use super::*;
     use ringbuf::traits::Consumer;
+
+    /// A consumer racing the producer always finds a timestamp's counters.
+    #[test]
+    fn counters_are_visible_with_their_timestamp() {
+        let table = Arc::new(Counters::new());
+        table.register("n", "n", crate::counters::Unit::Count).unwrap();
+        let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let mut vcons = vcons.unwrap();
+        const N: u64 = 200_000;
+        let consumed = AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            let (s2, consumed) = (s.clone(), &consumed);
+            scope.spawn(move || {
+                for t in 1..=N {
+                    let mut v = [0u64; crate::counters::MAX_COUNTERS];
+                    v[0] = t * 3;
+                    // Keep the 4096-entry counter ring from filling.
+                    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                    while t > consumed.load(Ordering::Relaxed) + 1000 && std::time::Instant::now() < give_up {
+                        std::thread::yield_now(); // (gives up if the consumer failed)
+                    }
+                    s2.record_with(t, Some(&v));
+                }
+            });
+            let mut seen = 0u64;
+            while seen < N {
+                while let Some(t) = cons.try_pop() {
+                    let f = vcons.try_peek().copied().expect("counter entry visible with its timestamp");
+                    assert_eq!((f.t, f.values[0]), (t, t * 3));
+                    vcons.try_pop();
+                    seen += 1;
+                    consumed.store(seen, Ordering::Relaxed);
+                }
+            }
+        });
+    }
 
     #[test]
     fn record_keeps_order_and_counts_overflow() {

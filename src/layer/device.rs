@@ -43,6 +43,8 @@ pub struct DeviceData {
     pub swapchains: RwLock<HashMap<vk::SwapchainKHR, Arc<SwapchainState>>>,
     /// One capture stream per surface, shared by its successive swapchains.
     pub streams: Mutex<HashMap<vk::SurfaceKHR, Arc<Stream>>>,
+    /// Statistics counters (`None` with config `counters=0`).
+    pub counters: Option<super::counted::DeviceCounters>,
 }
 
 impl DeviceData {
@@ -225,6 +227,7 @@ unsafe fn setup_device(
         graphics,
         swapchains: RwLock::new(HashMap::new()),
         streams: Mutex::new(HashMap::new()),
+        counters: super::counted::DeviceCounters::new(gdpa, device),
     })
 }
 

@@ -18,6 +18,8 @@
 
 pub mod analysis;
 pub mod capture;
+mod counted;
+mod counter_track;
 mod device;
 pub mod guard;
 mod instance;
@@ -99,7 +101,7 @@ pub fn toggle_hud() {
     HUD_VISIBLE.fetch_xor(true, Ordering::Relaxed);
 }
 
-fn name_is(name: *const c_char, want: &[u8]) -> bool {
+pub(crate) fn name_is(name: *const c_char, want: &[u8]) -> bool {
     // SAFETY: the loader passes NUL-terminated names.
     !name.is_null() && unsafe { CStr::from_ptr(name) }.to_bytes() == want
 }
@@ -182,6 +184,9 @@ pub unsafe extern "system" fn get_device_proc_addr(
             return None;
         }
         let data = find_device(dispatch_key(device))?;
+        if let Some(f) = counted::hook(name, data.counters.as_ref()) {
+            return Some(f);
+        }
         (data.next_gdpa)(device, name)
     })
 }

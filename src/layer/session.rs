@@ -3,6 +3,7 @@
 //! present, never fatal. An unwritable folder or a write error prints one
 //! `steadyhud:` line and the game keeps running without (the rest of) a log.
 
+use crate::counters::Unit;
 use crate::metrics::{StkPoint, Summary};
 use crate::session_log::{default_log_dir, SessionLog};
 use std::path::PathBuf;
@@ -52,6 +53,12 @@ impl Log {
     /// Opens the log of the `ordinal`-th window of this session (1 = plain
     /// `<exe>` name, later windows `<exe>-<n>`).
     pub fn open(&mut self, ordinal: u64, start: SystemTime) {
+        self.open_with_columns(ordinal, start, &[], "");
+    }
+
+    /// [`Log::open`] with extra per-frame columns (see
+    /// [`SessionLog::create_with_columns`]).
+    pub fn open_with_columns(&mut self, ordinal: u64, start: SystemTime, columns: &[(String, Unit)], about: &str) {
         let Log::Pending(dir) = self else { return };
         let Some(dir) = dir.take().or_else(default_log_dir) else {
             eprintln!("steadyhud: no log folder (HOME unset and no STEADYHUD_LOG_DIR); this session is not logged");
@@ -62,7 +69,7 @@ impl Log {
             0 | 1 => exe_name(),
             n => format!("{}-{n}", exe_name()),
         };
-        *self = match SessionLog::create(&dir, &exe, start) {
+        *self = match SessionLog::create_with_columns(&dir, &exe, start, columns, about) {
             Ok(l) => Log::Open(l),
             Err(e) => {
                 eprintln!("steadyhud: session log disabled: {e}; the game keeps running");
@@ -81,6 +88,13 @@ impl Log {
     pub fn write_frame(&mut self, index: u64, present_ns: u64, frame_ns: u64) {
         if let Log::Open(l) = self {
             let r = l.write_frame(index, present_ns, frame_ns);
+            self.check(r);
+        }
+    }
+
+    pub fn write_frame_with(&mut self, index: u64, present_ns: u64, frame_ns: u64, extra: &[u64]) {
+        if let Log::Open(l) = self {
+            let r = l.write_frame_with(index, present_ns, frame_ns, extra);
             self.check(r);
         }
     }

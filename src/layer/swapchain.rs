@@ -90,7 +90,13 @@ unsafe fn make_hud(dev: &DeviceData, info: &vk::SwapchainCreateInfoKHR, sc: vk::
 unsafe fn on_created(dev: &DeviceData, info: &vk::SwapchainCreateInfoKHR, sc: vk::SwapchainKHR) {
     let stream = {
         let mut streams = dev.streams.lock().unwrap_or_else(|e| e.into_inner());
-        streams.entry(info.surface).or_insert_with(|| analysis::new_stream(dev.key)).clone()
+        if streams.contains_key(&info.surface) {
+            if let Some(dc) = dev.counters.as_ref() {
+                dc.add(|b| b.swapchain_recreations, 1);
+            }
+        }
+        let table = dev.counters.as_ref().map(|dc| dc.table.clone());
+        streams.entry(info.surface).or_insert_with(|| analysis::new_stream(dev.key, table)).clone()
     };
     let hud = make_hud(dev, info, sc);
     let state = Arc::new(SwapchainState { handle: sc, stream, hud: Mutex::new(hud) });
@@ -168,9 +174,16 @@ unsafe fn before_present(dev: &DeviceData, queue: vk::Queue, info: &vk::PresentI
     let swapchains = slice(info.p_swapchains, info.swapchain_count);
     let indices = slice(info.p_image_indices, info.swapchain_count);
     let map = dev.swapchains.read().unwrap_or_else(|e| e.into_inner());
+    // The device's counters end their frame here; they ride with the first
+    // swapchain of the present (on the stack: no allocation).
+    let mut latched = [0u64; crate::counters::MAX_COUNTERS];
+    let mut values = dev.counters.as_ref().map(|dc| {
+        dc.table.latch(&mut latched);
+        &latched
+    });
     for sc in swapchains {
         if let Some(s) = map.get(sc) {
-            s.stream.record(t);
+            s.stream.record_with(t, values.take());
         }
     }
     guard::inject(Site::Present);
@@ -211,13 +224,32 @@ pub(crate) unsafe extern "system" fn queue_present(queue: vk::Queue, info: *cons
     let Some(present) = dev.fns.queue_present else {
         return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
     };
-    match guard::contain(None, || before_present(&dev, queue, &*info, t)) {
+    let r = match guard::contain(None, || before_present(&dev, queue, &*info, t)) {
         Some(sem) => {
             let mut patched = *info;
             patched.wait_semaphore_count = 1;
             patched.p_wait_semaphores = &sem;
-            present(queue, &patched)
+            timed_present(&dev, present, queue, &patched)
         }
-        None => present(queue, info),
+        None => timed_present(&dev, present, queue, info),
+    };
+    if let Some(dc) = dev.counters.as_ref() {
+        // Lands in the next latch: the frame that starts at this present.
+        dc.add(|b| b.in_present_ns, now_ns().saturating_sub(t));
     }
+    r
+}
+
+/// The next layer's present, timed into the `present_ms` counter.
+unsafe fn timed_present(
+    dev: &DeviceData,
+    present: vk::PFN_vkQueuePresentKHR,
+    queue: vk::Queue,
+    info: *const vk::PresentInfoKHR,
+) -> vk::Result {
+    let Some(dc) = dev.counters.as_ref() else { return present(queue, info) };
+    let t = now_ns();
+    let r = present(queue, info);
+    dc.add(|b| b.present_ns, now_ns().saturating_sub(t));
+    r
 }

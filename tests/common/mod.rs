@@ -135,9 +135,24 @@ impl Xvfb {
 }
 
 impl Drop for Xvfb {
+    /// SIGTERM lets Xvfb remove its `/tmp/.X{n}-lock` and socket; a SIGKILL
+    /// would leave them behind and, over many runs, use up the displays.
     fn drop(&mut self) {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe {
+            libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_file(format!("/tmp/.X{}-lock", self.number));
+        let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{}", self.number));
     }
 }
 

@@ -1,0 +1,156 @@
+//! The analysis thread's side of the statistics counters for one stream:
+//! pairs each present with the counters latched at it, turns them into log
+//! columns, runs frame health ([`crate::counters::health::Tracker`]) to
+//! name what spiked with each stutter, sums the latency split, and keeps a
+//! short history for the HUD's counter page.
+//!
+//! Latency split (after NVIDIA's PC latency terms), per frame i, which lasts
+//! from present i to present i+1:
+//! * `in_present_ms`: time the app spent inside `vkQueuePresentKHR` i (our
+//!   hook's entry to return, HUD drawing included);
+//! * `cpu_busy_ms` = frametime − in_present: from the return of present i
+//!   (the frame's start) to the next present call (NVIDIA's FS2P);
+//! * present → display: needs `VK_KHR_present_wait` or
+//!   `VK_GOOGLE_display_timing`; not measured yet, reported as `"n/a"`.
+
+use super::capture::{CounterFrame, Stream};
+use crate::counters::health::{HealthRule, Tracker};
+use crate::counters::{Cause, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS};
+use ringbuf::traits::Consumer;
+use ringbuf::HeapCons;
+
+/// Frames of counter history the HUD page shows.
+pub const HISTORY_FRAMES: usize = 240;
+
+/// Counters the HUD's counter page shows, by name.
+pub const HUD_COUNTERS: [&str; 4] = ["pipeline_create_ms", "submit_ms", "acquire_ms", "in_present_ms"];
+
+/// Comment line the session log gets above its header.
+pub const ABOUT: &str = "counters: per-frame sums over the frame (present to next present); *_ms = CPU ms inside the hooked calls, \
+     alloc_bytes = bytes, others = counts; cpu_busy_ms = frametime_ms - in_present_ms";
+
+/// Counter analysis of one stream.
+pub struct CounterTrack {
+    cons: HeapCons<CounterFrame>,
+    infos: Vec<CounterInfo>,
+    in_present: Option<usize>,
+    tracker: Tracker,
+    causes: Vec<Cause>,
+    /// The current row: one value per counter, then cpu_busy ns.
+    row: Vec<u64>,
+    frames: u64,
+    sum_in_present: u64,
+    sum_cpu_busy: u64,
+    /// History of the counters on the HUD page.
+    pub history: History,
+}
+
+impl CounterTrack {
+    /// Counter analysis of `stream`, if it carries counters.
+    pub fn new(stream: &Stream, cons: Option<HeapCons<CounterFrame>>, stutter_threshold: f64) -> Option<CounterTrack> {
+        let table = stream.counters.as_ref()?;
+        let infos = table.infos();
+        let in_present = infos.iter().position(|c| c.name == "in_present_ms");
+        let viewed: Vec<CounterId> = HUD_COUNTERS.iter().filter_map(|n| table.get(n)).collect();
+        let rule = HealthRule { stutter_threshold, ..HealthRule::default() };
+        Some(CounterTrack {
+            cons: cons?,
+            row: vec![0; infos.len() + 1],
+            tracker: Tracker::new(infos.clone(), rule),
+            infos,
+            in_present,
+            causes: Vec::new(),
+            frames: 0,
+            sum_in_present: 0,
+            sum_cpu_busy: 0,
+            history: History::new(&viewed, HISTORY_FRAMES),
+        })
+    }
+
+    /// The log's extra columns: every counter, then `cpu_busy_ms`.
+    pub fn columns(&self) -> Vec<(String, Unit)> {
+        let mut c: Vec<(String, Unit)> = self.infos.iter().map(|i| (i.name.clone(), i.unit)).collect();
+        c.push(("cpu_busy_ms".to_string(), Unit::Nanos));
+        c
+    }
+
+    /// The counters latched at the present stamped `t` (zeros if its entry
+    /// was lost); older entries are dropped.
+    pub fn take(&mut self, t: u64) -> FrameValues {
+        while let Some(f) = self.cons.try_peek() {
+            if f.t > t {
+                break;
+            }
+            let f = *f;
+            self.cons.try_pop();
+            if f.t == t {
+                return f.values;
+            }
+        }
+        [0; MAX_COUNTERS]
+    }
+
+    /// Feeds one frame (duration `d` ns, its counters); returns the log row's
+    /// extra values.
+    pub fn on_frame(&mut self, d: u64, values: &FrameValues) -> &[u64] {
+        self.tracker.push(d, values, &mut self.causes);
+        self.history.push(values);
+        let in_present = self.in_present.map_or(0, |i| values[i]).min(d);
+        self.frames += 1;
+        self.sum_in_present += in_present;
+        self.sum_cpu_busy += d - in_present;
+        let n = self.infos.len();
+        self.row[..n].copy_from_slice(&values[..n]);
+        self.row[n] = d - in_present;
+        &self.row
+    }
+
+    /// The viewed counters' history for the HUD.
+    pub fn live(&self) -> Vec<crate::live::LiveCounter> {
+        self.history
+            .viewed()
+            .filter_map(|id| {
+                let info = self.infos.get(id.index())?;
+                let values = self.history.values(id)?;
+                Some(crate::live::LiveCounter {
+                    label: info.label.clone(),
+                    unit: info.unit.suffix(),
+                    recent: values.iter().map(|&v| info.unit.display(v as f64) as f32).collect(),
+                })
+            })
+            .collect()
+    }
+
+    /// Summary keys: `stutter_causes`, `stutter_causes_text`, `counters`
+    /// (per-counter totals) and `latency`.
+    pub fn finish(&mut self) -> serde_json::Value {
+        self.tracker.finish(&mut self.causes);
+        let counters: Vec<serde_json::Value> = self
+            .infos
+            .iter()
+            .zip(self.tracker.totals())
+            .map(|(i, &t)| {
+                serde_json::json!({
+                    "name": i.name, "label": i.label, "unit": i.unit.suffix(),
+                    "total": i.unit.display(t as f64),
+                })
+            })
+            .collect();
+        let avg = |s: u64| if self.frames == 0 { 0.0 } else { s as f64 / self.frames as f64 / 1e6 };
+        serde_json::json!({
+            "stutter_causes": self.causes,
+            "stutter_causes_text": self.causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            "counters": counters,
+            "latency": {
+                "cpu_busy_ms_avg": avg(self.sum_cpu_busy),
+                "in_present_ms_avg": avg(self.sum_in_present),
+                "present_to_display_ms": "n/a (VK_KHR_present_wait / VK_GOOGLE_display_timing not used yet)",
+                "low_latency2_markers": if self.infos.iter().any(|i| i.name == "nv_frame_start_to_present_ms") {
+                    "nv_* columns (the app sets VK_NV_low_latency2 markers)"
+                } else {
+                    "n/a (the device has no vkSetLatencyMarkerNV)"
+                },
+            },
+        })
+    }
+}
