@@ -183,7 +183,7 @@ fn panic_in_the_analysis_thread_is_contained_and_the_log_is_complete() {
 
 #[test]
 fn every_fault_at_once_with_validation_is_clean() {
-    // Repeated instances (layer unloaded and reloaded), two devices, two
+    // Repeated instances (the loader dlcloses the layer each time, though glibc keeps it mapped), two devices, two
     // presenting threads, a panic in present and a garbage config together.
     let h = Harness::new();
     let what = "testapp --repeat 3 --devices 2 --threads 2 with faults and validation";
