@@ -211,3 +211,19 @@ fn every_fault_at_once_with_validation_is_clean() {
     let panics = lines.iter().filter(|l| l.contains("internal error contained")).count();
     assert!((1..=3).contains(&config) && config == panics, "{what}: {config} config lines, {panics} panics:\n{}", out.stderr);
 }
+
+#[test]
+fn device_lost_in_the_hud_disables_only_the_hud() {
+    // Lavapipe cannot lose a device; `STEADYHUD_TEST_DEVICE_LOST=1` makes the
+    // HUD's submission fail with VK_ERROR_DEVICE_LOST from the 10th present
+    // on, which is what the layer sees first when a device is lost.
+    let h = Harness::new();
+    let what = "testapp with STEADYHUD_TEST_DEVICE_LOST=1 and validation";
+    let out = run(h.testapp(&ARGS).layer().validation().env("STEADYHUD_TEST_DEVICE_LOST", "1"));
+    assert_every_frame_logged(&h, &out, what);
+    out.assert_no_vuid(what);
+    let lines = layer_lines(&out.stderr);
+    let lost: Vec<&&str> = lines.iter().filter(|l| l.contains("device has been lost")).collect();
+    assert_eq!(lost.len(), 1, "{what}: one line for the lost device, got:\n{}", out.stderr);
+    assert!(lost[0].contains("HUD disabled") && lost[0].contains("capture and log continue"), "{what}: {}", lost[0]);
+}

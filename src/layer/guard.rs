@@ -8,6 +8,9 @@
 //! [`inject`] is the test-only fault switch of issue 7: with
 //! `STEADYHUD_TEST_PANIC=present` or `=analysis` the named site panics once.
 //! It is compiled into every build and inert unless the variable is set.
+//! Likewise [`device_lost`]: with `STEADYHUD_TEST_DEVICE_LOST=1` the HUD's
+//! draws fail with `VK_ERROR_DEVICE_LOST` from the 10th present on, as they
+//! would on a lost device (lavapipe cannot lose one for real).
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
@@ -81,6 +84,17 @@ pub fn inject(site: Site) {
     if injected_site() == Some(site) && !FIRED.swap(true, Ordering::Relaxed) {
         panic!("injected test panic at {site:?} (STEADYHUD_TEST_PANIC)");
     }
+}
+
+/// Whether the HUD draw of this present must fail as on a lost device
+/// (`STEADYHUD_TEST_DEVICE_LOST=1`; from the 10th call on, so capture has
+/// started before the fault).
+pub fn device_lost() -> bool {
+    use std::sync::atomic::AtomicU32;
+    static ON: OnceLock<bool> = OnceLock::new();
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    *ON.get_or_init(|| std::env::var("STEADYHUD_TEST_DEVICE_LOST").as_deref() == Ok("1"))
+        && CALLS.fetch_add(1, Ordering::Relaxed) >= 9
 }
 
 #[cfg(test)]

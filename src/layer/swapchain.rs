@@ -7,7 +7,7 @@ use super::capture::{now_ns, Stream};
 use super::device::DeviceData;
 use super::guard::{self, Site};
 use super::{analysis, dispatch_key, find_device, HUD_VISIBLE};
-use crate::hud::SwapchainHud;
+use crate::hud::{HudError, SwapchainHud};
 use ash::vk;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -198,8 +198,8 @@ unsafe fn before_present(dev: &DeviceData, queue: vk::Queue, info: &vk::PresentI
     let mut signal: Option<vk::Semaphore> = None;
     for (sc, &index) in swapchains.iter().zip(indices) {
         let Some(s) = map.get(sc) else { continue };
-        let mut hud = s.hud.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(hud) = hud.as_mut() else { continue };
+        let mut slot = s.hud.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(hud) = slot.as_mut() else { continue };
         let stats = s.stream.live.latest();
         let wait: &[vk::Semaphore] = match &signal {
             Some(x) => std::slice::from_ref(x),
@@ -208,9 +208,21 @@ unsafe fn before_present(dev: &DeviceData, queue: vk::Queue, info: &vk::PresentI
         // On the present queue we are the only user (the app synchronizes
         // its presents); the fallback graphics queue is shared between threads.
         let _g = (hd.graphics_queue != queue).then(|| HUD_LOCK.lock().unwrap_or_else(|e| e.into_inner()));
-        match hud.draw(&hd, family, index, wait, &stats) {
+        let drawn = if guard::device_lost() {
+            Err(HudError::Vulkan { call: "vkQueueSubmit", result: vk::Result::ERROR_DEVICE_LOST })
+        } else {
+            hud.draw(&hd, family, index, wait, &stats)
+        };
+        match drawn {
             Ok(sem) => signal = Some(sem),
-            Err(e) => hud_disabled(&format!("draw failed: {e}")),
+            Err(e) => {
+                hud_disabled(&format!("draw failed: {e}"));
+                // A failed draw (a lost device above all) stays failed: free
+                // this swapchain's HUD instead of retrying every frame.
+                if let Some(mut gone) = slot.take() {
+                    gone.destroy(&hd);
+                }
+            }
         }
     }
     signal
