@@ -3,7 +3,11 @@
 # steadyhud (HUD hidden), steadyhud (HUD shown) and MangoHud (when installed),
 # in interleaved rounds so machine noise hits every mode alike.
 #
-# usage: scripts/overhead.sh [FRAMES per run, default 3000] [ROUNDS, default 3]
+# usage: [MODES="..."] scripts/overhead.sh [FRAMES per run, default 3000] [ROUNDS, default 3]
+# MODES picks and orders the modes (the first is the base of the ratios):
+# none, hidden, shown, mangohud, and counters-off / counters-on (HUD
+# hidden, statistics counters off / on: issue 5's < 1% goal), e.g.
+#   MODES="counters-off counters-on" scripts/overhead.sh 3000 9
 # Runs under a private Xvfb when $DISPLAY is unset. Prints the median FPS of
 # each mode, its ratio to the no-layer run, and the CPU time per frame (on
 # lavapipe the GPU work is CPU work too). Goals: hidden >= 0.98,
@@ -50,9 +54,13 @@ if [ -z "${DISPLAY:-}" ]; then
   export DISPLAY=":$(tr -d '[:space:]' < "$work/display")"
 fi
 
-modes=(none hidden shown)
-if command -v mangohud >/dev/null || ls /usr/share/vulkan/implicit_layer.d/MangoHud* >/dev/null 2>&1; then
-  modes+=(mangohud)
+if [ -n "${MODES:-}" ]; then
+  read -ra modes <<< "$MODES"
+else
+  modes=(none hidden shown)
+  if command -v mangohud >/dev/null || ls /usr/share/vulkan/implicit_layer.d/MangoHud* >/dev/null 2>&1; then
+    modes+=(mangohud)
+  fi
 fi
 
 # One vkcube run in MODE; prints its FPS (frames / wall seconds) and the
@@ -65,6 +73,9 @@ run() {
     hidden)   env=(STEADYHUD=1 STEADYHUD_CONFIG="hud_hidden=1") ;;
     shown)    env=(STEADYHUD=1 STEADYHUD_CONFIG="hud_hidden=0") ;;
     mangohud) env=(DISABLE_STEADYHUD=1 MANGOHUD=1) ;;
+    counters-off) env=(STEADYHUD=1 STEADYHUD_CONFIG="hud_hidden=1,counters=0") ;;
+    counters-on)  env=(STEADYHUD=1 STEADYHUD_CONFIG="hud_hidden=1,counters=1") ;;
+    *) echo "overhead.sh: unknown mode $mode" >&2; exit 2 ;;
   esac
   local t0 t1 cpu
   t0=$(date +%s.%N)
@@ -85,21 +96,21 @@ for ((r = 1; r <= rounds; r++)); do
     read -r fps cpu < <(run "$m")
     results[$m]+="$fps "
     cpus[$m]+="$cpu "
-    printf 'round %d  %-8s %8.1f fps %8.3f CPU ms/frame\n' "$r" "$m" "$fps" "$cpu"
+    printf 'round %d  %-12s %8.1f fps %8.3f CPU ms/frame\n' "$r" "$m" "$fps" "$cpu"
   done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
-base=$(echo "${results[none]}" | median)
-cbase=$(echo "${cpus[none]}" | median)
+base=$(echo "${results[${modes[0]}]}" | median)
+cbase=$(echo "${cpus[${modes[0]}]}" | median)
 echo
-printf '%-9s %10s %8s %14s %10s   (vkcube --c %d, median of %d rounds)\n' \
-  mode fps ratio "CPU ms/frame" "+CPU ms" "$frames" "$rounds"
+printf '%-12s %10s %8s %14s %10s   (vkcube --c %d, median of %d rounds; ratio to %s)\n' \
+  mode fps ratio "CPU ms/frame" "+CPU ms" "$frames" "$rounds" "${modes[0]}"
 for m in "${modes[@]}"; do
   med=$(echo "${results[$m]}" | median)
   cmed=$(echo "${cpus[$m]}" | median)
-  printf '%-9s %10.1f %8.3f %14.3f %10.3f\n' "$m" "$med" \
+  printf '%-12s %10.1f %8.3f %14.3f %10.3f\n' "$m" "$med" \
     "$(awk -v a="$med" -v b="$base" 'BEGIN { print a / b }')" "$cmed" \
     "$(awk -v a="$cmed" -v b="$cbase" 'BEGIN { print a - b }')"
 done
