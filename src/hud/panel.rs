@@ -7,7 +7,7 @@
 //! the full blend-and-sample fill of the HUD per present, which on a
 //! software rasteriser (lavapipe) is as expensive as a simple game frame.
 
-use super::render::{color_pass, vk_err};
+use super::render::{color_pass, color_range, vk_err};
 use super::{HudDevice, HudError};
 use ash::vk;
 
@@ -28,16 +28,6 @@ pub struct Panel {
     capacity: vk::Extent2D,
     /// Size of the last rendered HUD inside the panel (0 before the first).
     pub content: vk::Extent2D,
-}
-
-fn range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
 }
 
 impl Panel {
@@ -111,7 +101,7 @@ impl Panel {
             .image(self.image)
             .view_type(vk::ImageViewType::TYPE_2D)
             .format(self.format)
-            .subresource_range(range());
+            .subresource_range(color_range());
         self.view = d.create_image_view(&view_info, None).map_err(vk_err("vkCreateImageView"))?;
         let views = [self.view];
         let fb_info = vk::FramebufferCreateInfo::default()
@@ -155,24 +145,14 @@ impl Panel {
             return;
         }
         let d = dev.device;
-        let to_dst = [vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::empty())
-            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .old_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(dst)
-            .subresource_range(range())];
         // The app's semaphores are waited at TRANSFER: chain from there.
-        d.cmd_pipeline_barrier(
+        transition(
+            dev,
             cmd,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &to_dst,
+            dst,
+            (vk::ImageLayout::PRESENT_SRC_KHR, vk::ImageLayout::TRANSFER_DST_OPTIMAL),
+            (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+            (vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER),
         );
         let layers = vk::ImageSubresourceLayers {
             aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -195,23 +175,13 @@ impl Panel {
             vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             &region,
         );
-        let to_present = [vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::empty())
-            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(dst)
-            .subresource_range(range())];
-        d.cmd_pipeline_barrier(
+        transition(
+            dev,
             cmd,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &to_present,
+            dst,
+            (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR),
+            (vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::empty()),
+            (vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::BOTTOM_OF_PIPE),
         );
     }
 
@@ -252,4 +222,26 @@ impl Panel {
             self.render_pass = vk::RenderPass::null();
         }
     }
+}
+
+/// Records one layout transition of the colour image `image` (same queue
+/// family): (old, new) layouts, (src, dst) access and (src, dst) stages.
+unsafe fn transition(
+    dev: &HudDevice,
+    cmd: vk::CommandBuffer,
+    image: vk::Image,
+    (old, new): (vk::ImageLayout, vk::ImageLayout),
+    (src_access, dst_access): (vk::AccessFlags, vk::AccessFlags),
+    (src_stage, dst_stage): (vk::PipelineStageFlags, vk::PipelineStageFlags),
+) {
+    let barrier = [vk::ImageMemoryBarrier::default()
+        .src_access_mask(src_access)
+        .dst_access_mask(dst_access)
+        .old_layout(old)
+        .new_layout(new)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(color_range())];
+    dev.device.cmd_pipeline_barrier(cmd, src_stage, dst_stage, vk::DependencyFlags::empty(), &[], &[], &barrier);
 }

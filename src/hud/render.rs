@@ -55,6 +55,17 @@ fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
     ]
 }
 
+/// The single mip level and layer of a colour image.
+pub(crate) fn color_range() -> vk::ImageSubresourceRange {
+    vk::ImageSubresourceRange {
+        aspect_mask: vk::ImageAspectFlags::COLOR,
+        base_mip_level: 0,
+        level_count: 1,
+        base_array_layer: 0,
+        layer_count: 1,
+    }
+}
+
 /// A render pass of one subpass drawing into one colour attachment of
 /// `format`, with [`overlay_dependencies`]: the overlay pass (`LOAD` from and
 /// back to `PRESENT_SRC_KHR`) and the panel pass (`CLEAR` to
@@ -169,13 +180,7 @@ impl Target {
                 .image(image)
                 .view_type(vk::ImageViewType::TYPE_2D)
                 .format(self.format)
-                .subresource_range(vk::ImageSubresourceRange {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    base_mip_level: 0,
-                    level_count: 1,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                });
+                .subresource_range(color_range());
             let view = d.create_image_view(&view_info, None).map_err(vk_err("vkCreateImageView"))?;
             self.views.push(view);
             let attachments = [view];
@@ -422,13 +427,7 @@ impl Target {
             .src_queue_family_index(src_family)
             .dst_queue_family_index(dst_family)
             .image(self.images[idx])
-            .subresource_range(vk::ImageSubresourceRange {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                base_mip_level: 0,
-                level_count: 1,
-                base_array_layer: 0,
-                layer_count: 1,
-            })];
+            .subresource_range(color_range())];
         dev.device.cmd_pipeline_barrier(
             cmd,
             src_stage,
