@@ -57,7 +57,7 @@ pub struct AnalyzeArgs {
     pub swapchain: Option<String>,
 }
 
-fn parse_threshold(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_threshold(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("expected a number > 0, found {s:?}")),

@@ -34,7 +34,7 @@ pub struct Args {
     #[arg(long, value_name = "PATH")]
     pub lib: Option<PathBuf>,
     /// θ of the stutter rule.
-    #[arg(long, default_value_t = 0.20, value_parser = positive)]
+    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = super::analyze::parse_threshold)]
     pub stutter_threshold: f64,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]

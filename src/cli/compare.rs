@@ -13,7 +13,7 @@ pub struct Args {
     /// Log compared against the baseline.
     pub b: PathBuf,
     /// θ of the stutter rule.
-    #[arg(long, default_value_t = 0.20)]
+    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = super::analyze::parse_threshold)]
     pub stutter_threshold: f64,
 }
 
