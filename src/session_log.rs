@@ -26,7 +26,9 @@
 //! `cpu_busy_ms`, e.g. `…,frametime_ms,pipeline_create_ms,pipelines,…,cpu_busy_ms`
 //! (list and meaning in [`crate::counters`] and the README); `_ms` columns
 //! have six decimals, the others are integers. Logs without them are still
-//! valid: readers find columns by name.
+//! valid: readers find columns by name. Frames whose counters a full
+//! counter ring dropped hold 0s, announced by a
+//! `# counter ring overflow: N frames' counters lost (written as 0)` line.
 //!
 //! Lines starting with `#` are comments and may appear anywhere (a ring
 //! overflow is recorded where it happened, never silently). `frametime_ms`
@@ -55,6 +57,8 @@ pub const MAGIC: &str = "# steadyhud";
 pub const HEADER: &str = "frame,present_ns,frametime_ms";
 /// Prefix of the comment line that records lost timestamps.
 pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
+/// Start of the comment line that records frames whose counters were lost.
+pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 /// Prefix of the comment line naming the program.
 pub const EXE_PREFIX: &str = "# exe: ";
 
@@ -202,6 +206,16 @@ impl SessionLog {
         self.lost += lost;
         self.overflow_events += 1;
         self.write(|out| writeln!(out, "{OVERFLOW_PREFIX}{lost} timestamps lost"))
+    }
+
+    /// Records that the counters of `lost` frames were dropped by a full
+    /// counter ring (those rows hold 0s), as a
+    /// `# counter ring overflow: N frames' counters lost (written as 0)` line.
+    pub fn note_counter_overflow(&mut self, lost: u64) -> Result<(), LogError> {
+        if lost == 0 {
+            return Ok(());
+        }
+        self.write(|out| writeln!(out, "{COUNTER_OVERFLOW_PREFIX}{lost} frames' counters lost (written as 0)"))
     }
 
     /// Pushes buffered rows to the file.

@@ -50,6 +50,7 @@ struct StreamAnalysis {
     rolling: Option<Rolling>,
     log: Log,
     overflows_logged: u64,
+    counter_overflows_logged: u64,
     /// Statistics counters of the stream's device, when it counts.
     counters: Option<CounterTrack>,
 }
@@ -78,6 +79,7 @@ impl StreamAnalysis {
             rolling: Some(Rolling::new((window_s.max(0.1) * 1e9) as u64, ROLLING_MAX_FRAMES, opts)),
             log,
             overflows_logged: 0,
+            counter_overflows_logged: 0,
         }
     }
 
@@ -95,6 +97,11 @@ impl StreamAnalysis {
         if o > self.overflows_logged {
             self.log.note_overflow(o - self.overflows_logged);
             self.overflows_logged = o;
+        }
+        let c = self.stream.counter_overflows();
+        if c > self.counter_overflows_logged {
+            self.log.note_counter_overflow(c - self.counter_overflows_logged);
+            self.counter_overflows_logged = c;
         }
     }
 
@@ -170,6 +177,7 @@ impl StreamAnalysis {
         self.drain(buf);
         let durations = std::mem::take(&mut self.durations);
         let overflows = self.stream.overflows();
+        let counter_overflows = self.stream.counter_overflows();
         let log = std::mem::replace(&mut self.log, Log::disabled());
         guard::contain((), move || {
             let summary = metrics::summarize(&durations, opts);
@@ -183,6 +191,7 @@ impl StreamAnalysis {
                 if let serde_json::Value::Object(keys) = c.finish() {
                     map.extend(keys);
                 }
+                map.insert("counter_ring_overflows".into(), counter_overflows.into());
             }
             log.finish(summary.as_ref(), &stk, extra);
         });
@@ -462,6 +471,43 @@ mod tests {
         assert_eq!(summary["stutter_causes"][0]["counters"][0]["name"], "pipeline_create_ms");
         assert_eq!(summary["counters"][0]["total"], 40.0);
         assert_eq!(summary["latency"]["in_present_ms_avg"], 0.5);
+    }
+
+    /// Frames whose counters a full counter ring dropped are not silent: a
+    /// note where it happened and `counter_ring_overflows` in the summary;
+    /// every frame still has its row.
+    #[test]
+    fn counter_ring_overflow_is_logged() {
+        use crate::counters::{Counters, Unit, MAX_COUNTERS};
+        use crate::layer::capture::COUNTER_RING_CAPACITY;
+        let dir = tempfile::tempdir().unwrap();
+        let table = Arc::new(Counters::new());
+        table.register("submits", "submits", Unit::Count).unwrap();
+        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let opts = Options::default();
+        let log = Log::pending(Some(dir.path().to_path_buf()));
+        let mut a = StreamAnalysis::with_counters(stream.clone(), cons, vcons, log, 10.0, opts);
+        let frames = COUNTER_RING_CAPACITY as u64 + 10;
+        let vals = [1u64; MAX_COUNTERS];
+        for i in 0..frames {
+            stream.record_with(1_000_000_000 + i * 10_000_000, Some(&vals));
+        }
+        let mut buf = vec![0u64; 256];
+        a.drain(&mut buf);
+        a.finish(&mut buf, &opts);
+        let csv = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "csv"))
+            .unwrap();
+        let text = read(&csv);
+        assert!(text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"), "{text}");
+        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        assert_eq!(log.durations_ns.len() as u64, frames - 1);
+        let summary: serde_json::Value =
+            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        assert_eq!(summary["counter_ring_overflows"], 10);
+        assert_eq!(summary["ring_overflows"], 0);
     }
 
     fn capture_capacity() -> usize {

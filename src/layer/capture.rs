@@ -18,7 +18,8 @@
 //! with the same timestamp), pushed under the same lock so both rings stay
 //! in order (the counter entry first, so a consumer that sees a timestamp
 //! also sees its counters); the analysis thread pairs them by timestamp, and
-//! a frame whose counter entry was lost to a full ring gets zeros.
+//! a frame whose counter entry was lost to a full ring gets zeros. Such
+//! losses are counted like timestamp overflows and the log records them.
 
 use crate::counters::{Counters, FrameValues};
 use crate::live::LiveCell;
@@ -71,6 +72,7 @@ pub struct Stream {
     pub device_key: usize,
     producer: Mutex<ProducerSide>,
     overflows: AtomicU64,
+    counter_overflows: AtomicU64,
     pushed: AtomicU64,
     /// Newest rolling statistics, published by the analysis thread.
     pub live: LiveCell,
@@ -105,6 +107,7 @@ impl Stream {
             device_key,
             producer: Mutex::new(ProducerSide { prod, vals, last: 0 }),
             overflows: AtomicU64::new(0),
+            counter_overflows: AtomicU64::new(0),
             pushed: AtomicU64::new(0),
             live: LiveCell::default(),
             counters,
@@ -120,7 +123,7 @@ impl Stream {
 
     /// Queues one present timestamp and, when given and this stream has a
     /// counter ring, the counters latched at it. A full counter ring drops
-    /// only the counter entry (that frame's counters read as 0).
+    /// only the counter entry (that frame's counters read as 0) and counts it.
     #[inline]
     pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) {
         let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
@@ -131,7 +134,9 @@ impl Stream {
         // timestamp then finds the ring full is dropped by the consumer at
         // the next timestamp.
         if let (Some(v), Some(ring)) = (values, p.vals.as_mut()) {
-            let _ = ring.try_push(CounterFrame { t, values: *v });
+            if ring.try_push(CounterFrame { t, values: *v }).is_err() {
+                self.counter_overflows.fetch_add(1, Ordering::Relaxed);
+            }
         }
         if p.prod.try_push(t).is_ok() {
             p.last = t;
@@ -144,6 +149,11 @@ impl Stream {
     /// Timestamps dropped because the ring was full.
     pub fn overflows(&self) -> u64 {
         self.overflows.load(Ordering::Relaxed)
+    }
+
+    /// Frames whose counters were dropped because the counter ring was full.
+    pub fn counter_overflows(&self) -> u64 {
+        self.counter_overflows.load(Ordering::Relaxed)
     }
 
     /// Timestamps queued so far.
@@ -206,5 +216,21 @@ mod tests {
         }
         assert_eq!(s.overflows(), 5);
         assert_eq!(cons.pop_iter().count(), RING_CAPACITY);
+    }
+
+    /// A full counter ring drops (and counts) only the counters: every
+    /// timestamp still arrives.
+    #[test]
+    fn counter_ring_overflow_is_counted() {
+        let table = Arc::new(Counters::new());
+        table.register("n", "n", crate::counters::Unit::Count).unwrap();
+        let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let v = [7u64; crate::counters::MAX_COUNTERS];
+        for t in 1..=COUNTER_RING_CAPACITY as u64 + 3 {
+            s.record_with(t, Some(&v));
+        }
+        assert_eq!((s.counter_overflows(), s.overflows()), (3, 0));
+        assert_eq!(cons.pop_iter().count(), COUNTER_RING_CAPACITY + 3);
+        assert_eq!(vcons.unwrap().pop_iter().count(), COUNTER_RING_CAPACITY);
     }
 }

@@ -106,6 +106,13 @@ impl Log {
         }
     }
 
+    pub fn note_counter_overflow(&mut self, n: u64) {
+        if let Log::Open(l) = self {
+            let r = l.note_counter_overflow(n);
+            self.check(r);
+        }
+    }
+
     pub fn flush(&mut self) {
         if let Log::Open(l) = self {
             let r = l.flush();
