@@ -10,6 +10,7 @@
 #
 #   scripts/soak.sh [FRAMES]         SOAK_SIZE=WxH (default 64x64)
 #                                    SOAK_KEEP=1 keeps the temp dir
+#                                    (a private Xvfb unless DISPLAY is set)
 #
 # Release build. Not part of `cargo test` (minutes to hours on lavapipe).
 set -euo pipefail
@@ -23,38 +24,15 @@ lib="$root/target/release/libsteadyhud.so"
 app="$root/target/release/steadyhud-testapp"
 cli="$root/target/release/steadyhud"
 
-tmp="$(mktemp -d /tmp/steadyhud-soak.XXXXXX)"
-xvfb_pid=""
+. scripts/layer-env.sh
 app_pid=""
-cleanup() {
-    [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
-    [ -n "$xvfb_pid" ] && kill "$xvfb_pid" 2>/dev/null || true
-    if [ "${SOAK_KEEP:-0}" = 1 ]; then echo "soak: kept $tmp" >&2; else rm -rf "$tmp"; fi
-}
-trap cleanup EXIT
-mkdir -p "$tmp/runtime" "$tmp/data/vulkan/implicit_layer.d" "$tmp/config" "$tmp/state" "$tmp/logs"
-chmod 700 "$tmp/runtime"
-sed "s#\"library_path\": *\"[^\"]*\"#\"library_path\": \"$lib\"#" \
-    layer-manifest/VK_LAYER_STEADYHUD_overlay.json \
-    >"$tmp/data/vulkan/implicit_layer.d/VK_LAYER_STEADYHUD_overlay.json"
-grep -q "\"$lib\"" "$tmp/data/vulkan/implicit_layer.d/VK_LAYER_STEADYHUD_overlay.json" \
-    || { echo "soak: could not set library_path in the manifest" >&2; exit 2; }
+on_exit() { [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true; }
+LAYER_ENV_SCREEN=320x240x24 LAYER_ENV_KEEP="${SOAK_KEEP:-0}" layer_env soak "$lib"
+tmp=$work
+export STEADYHUD=1
+unset DISABLE_STEADYHUD || true
 
-# A free display number.
-display=""
-for n in $(seq 600 700); do
-    if [ ! -e "/tmp/.X$n-lock" ] && [ ! -e "/tmp/.X11-unix/X$n" ]; then display=$n; break; fi
-done
-[ -n "$display" ] || { echo "soak: no free X display" >&2; exit 2; }
-Xvfb ":$display" -nolisten tcp -noreset -screen 0 320x240x24 >/dev/null 2>&1 &
-xvfb_pid=$!
-for _ in $(seq 100); do [ -S "/tmp/.X11-unix/X$display" ] && break; sleep 0.1; done
-
-export DISPLAY=":$display" XDG_RUNTIME_DIR="$tmp/runtime" XDG_DATA_HOME="$tmp/data" \
-    XDG_CONFIG_HOME="$tmp/config" XDG_STATE_HOME="$tmp/state" STEADYHUD_LOG_DIR="$tmp/logs" STEADYHUD=1
-unset STEADYHUD_CONFIG DISABLE_STEADYHUD VK_INSTANCE_LAYERS WAYLAND_DISPLAY || true
-
-echo "soak: $frames frames uncapped, ${size}, HUD on, DISPLAY :$display" >&2
+echo "soak: $frames frames uncapped, ${size}, HUD on, DISPLAY $DISPLAY" >&2
 start=$(date +%s.%N)
 "$app" --frames "$frames" --uncapped --size "$size" >"$tmp/app.out" 2>"$tmp/app.err" &
 app_pid=$!
