@@ -367,6 +367,18 @@ mod tests {
         std::fs::read_to_string(p).unwrap()
     }
 
+    /// The session log a finished analysis left in `dir`: its path, its
+    /// text and its summary JSON.
+    fn written_log(dir: &std::path::Path) -> (std::path::PathBuf, String, serde_json::Value) {
+        let csv = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "csv"))
+            .expect("csv written");
+        let summary = serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        (csv.clone(), read(&csv), summary)
+    }
+
     /// The whole analysis path of one stream without Vulkan: ring → rows →
     /// live stats → summary, with a ring overflow recorded in the log.
     #[test]
@@ -399,19 +411,12 @@ mod tests {
         assert_eq!(frames, 29 + capture_capacity());
         a.finish(&mut buf, &opts);
 
-        let csv = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "csv"))
-            .expect("csv written");
-        let text = read(&csv);
+        let (csv, text, summary) = written_log(dir.path());
         let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("frame")).collect();
         assert_eq!(rows.len(), frames);
         assert_eq!(rows[0], "0,10000000,10.000000");
         assert_eq!(rows[19], "19,240000000,50.000000");
         assert!(text.contains("# ring overflow: 3 timestamps lost"), "{text}");
-        let summary: serde_json::Value =
-            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
         assert_eq!(summary["frames"], frames);
         assert_eq!(summary["ring_overflows"], 3);
         assert_eq!(summary["stutter_frames"], serde_json::json!([19]));
@@ -452,18 +457,11 @@ mod tests {
         let mut buf = vec![0u64; 64];
         a.drain(&mut buf);
         a.finish(&mut buf, &opts);
-        let csv = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "csv"))
-            .unwrap();
-        let text = read(&csv);
+        let (csv, text, summary) = written_log(dir.path());
         assert!(text.contains("\nframe,present_ns,frametime_ms,pipeline_create_ms,in_present_ms,cpu_busy_ms\n"), "{text}");
         assert!(text.contains("\n20,250000000,50.000000,40.000000,0.500000,49.500000\n"), "{text}");
         let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
         assert_eq!(log.durations_ns.len(), 59);
-        let summary: serde_json::Value =
-            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
         let causes = summary["stutter_causes_text"].as_array().unwrap();
         assert_eq!(causes.len(), 2, "{summary}");
         assert_eq!(causes[0], "frame 20 +40.0 ms: pipeline creation 40.0 ms");
@@ -495,17 +493,10 @@ mod tests {
         let mut buf = vec![0u64; 256];
         a.drain(&mut buf);
         a.finish(&mut buf, &opts);
-        let csv = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "csv"))
-            .unwrap();
-        let text = read(&csv);
+        let (csv, text, summary) = written_log(dir.path());
         assert!(text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"), "{text}");
         let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
         assert_eq!(log.durations_ns.len() as u64, frames - 1);
-        let summary: serde_json::Value =
-            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
         assert_eq!(summary["counter_ring_overflows"], 10);
         assert_eq!(summary["ring_overflows"], 0);
     }
