@@ -411,7 +411,7 @@ mod tests {
         assert_eq!(frames, 29 + capture_capacity());
         a.finish(&mut buf, &opts);
 
-        let (csv, text, summary) = written_log(dir.path());
+        let (_, text, summary) = written_log(dir.path());
         let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("frame")).collect();
         assert_eq!(rows.len(), frames);
         assert_eq!(rows[0], "0,10000000,10.000000");

@@ -155,7 +155,7 @@ impl Chart {
 
 /// About `n` round tick values covering [lo, hi].
 pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
-    if !(hi > lo) || !lo.is_finite() || !hi.is_finite() {
+    if !lo.is_finite() || !hi.is_finite() || hi <= lo {
         return vec![lo];
     }
     let raw = (hi - lo) / n.max(1) as f64;
