@@ -183,7 +183,7 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames) {
         row("", line);
     }
-    if let Some(causes) = &a.stutter_causes {
+    if let Some(causes) = a.stutter_causes.as_ref().filter(|c| !c.is_empty()) {
         row("Why (counters)", "(counters far above their 19-frame median in the stutter frame)".into());
         for c in causes.iter().take(STUTTERS_SHOWN) {
             row("", c.to_string());

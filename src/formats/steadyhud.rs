@@ -14,7 +14,7 @@ use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_ns, Unit as TimeUnit};
 use crate::counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use super::{FrameLog, Format, Meta};
-use crate::session_log::{EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
+use crate::session_log::{COUNTER_OVERFLOW_PREFIX, EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
 use std::io::BufRead;
 
 const COLUMN: &str = "frametime_ms";
@@ -48,6 +48,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     let mut counter_cols: Vec<usize> = Vec::new();
     let mut counters = CounterColumns::default();
     let mut lost = 0u64;
+    let mut counters_lost = 0u64;
     let mut last_line = 0;
     while let Some(line) = lines.next_line()? {
         last_line = line.no;
@@ -60,6 +61,9 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 // two near-u64::MAX notes overflowing a plain `+=`).
                 let n = rest.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
                 lost = lost.saturating_add(n);
+            } else if let Some(rest) = text.strip_prefix(COUNTER_OVERFLOW_PREFIX) {
+                let n = rest.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                counters_lost = counters_lost.saturating_add(n);
             }
             continue;
         }
@@ -143,6 +147,9 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     if lost > 0 {
         meta.notes.push(format!("ring overflow: {lost} timestamps lost during capture"));
     }
+    if counters_lost > 0 {
+        meta.notes.push(format!("counter ring overflow: {counters_lost} frames' counters lost during capture (read as 0)"));
+    }
     if !counters.infos.is_empty() {
         meta.counters = Some(counters);
     }
@@ -207,6 +214,11 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::BadCounter { .. }), "{e:?}");
         // The old layout has no counters.
         assert!(read(LOG.as_bytes()).unwrap().meta.counters.is_none());
+        // Lost counters are a note, like lost timestamps.
+        let noted = log.replacen("\n1,", &format!("\n{COUNTER_OVERFLOW_PREFIX}2 frames' counters lost (written as 0)\n1,"), 1);
+        let r = read(noted.as_bytes()).unwrap();
+        assert_eq!(r.durations_ns.len(), 2);
+        assert!(r.meta.notes.iter().any(|n| n.contains("2 frames' counters lost")), "{:?}", r.meta.notes);
     }
 
     #[test]
