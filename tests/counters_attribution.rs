@@ -5,6 +5,7 @@
 //! validation-clean with the counter hooks in the call chain.
 
 mod common;
+mod data;
 use common::*;
 
 /// Pipelines created at each compile point: enough that lavapipe's compile
@@ -102,6 +103,30 @@ fn pipeline_stutters_are_blamed_on_pipeline_creation_and_sleeps_are_not() {
     table.assert_success("analyze table");
     let why = table.stdout.lines().skip_while(|l| !l.starts_with("Why (counters)")).collect::<Vec<_>>();
     assert!(why.iter().any(|l| l.contains("frame 39 +") && l.contains(": pipeline creation ")), "{}", table.stdout);
+
+    // `compare` and `report` group stutters by main cause; a log without
+    // counter columns (a MangoHud capture) reads n/a.
+    let csv_arg = log.csv.to_str().unwrap();
+    let other = data::shared_data("mangohud-0.6.8-vkcube.csv");
+    let cmp = run(&mut h.steadyhud(&["compare", csv_arg, other.to_str().unwrap()]));
+    cmp.assert_success("compare with counters");
+    let cause_row = |label: &str| -> Vec<String> {
+        let line = cmp.stdout.lines().find(|l| l.trim_start().starts_with(label));
+        line.unwrap_or_else(|| panic!("no {label} row:\n{}", cmp.stdout)).split_whitespace().map(String::from).collect()
+    };
+    assert!(cmp.stdout.contains("\nStutters by main cause (counters)\n"), "{}", cmp.stdout);
+    let compiles = causes.iter().filter(|c| names(c).first().map(String::as_str) == Some("pipeline_create_ms")).count();
+    assert_eq!(compiles, 2, "{text:?}");
+    assert_eq!(cause_row("pipeline creation")[2..], ["2".to_string(), "n/a".to_string()], "{}", cmp.stdout);
+    assert_eq!(cause_row("no counter spiked").last().map(String::as_str), Some("n/a"), "{}", cmp.stdout);
+    let html_path = h.root.path().join("report.html");
+    let rep = run(&mut h.steadyhud(&["report", csv_arg, other.to_str().unwrap(), "-o", html_path.to_str().unwrap()]));
+    rep.assert_success("report with counters");
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(html.contains("<table id=\"causes\">"), "no causes table");
+    assert!(html.contains("<tr><td>pipeline creation</td><td>2</td><td>n/a</td><td></td></tr>"), "{html}");
+    let first = text[0].as_str().unwrap();
+    assert!(html.contains(&format!("<li>{first}</li>")), "first stutter sentence {first:?} not listed");
 }
 
 #[test]

@@ -1,9 +1,11 @@
 //! `steadyhud compare A B`: every metric of two logs side by side, with the
-//! change in percent and whether it is better or worse.
+//! change in percent and whether it is better or worse; for logs with
+//! statistics counters also their stutters by main cause.
 
 use super::load::{load_run, CliError};
 use crate::metrics::Options;
-use crate::report::table::{self, ROWS};
+use crate::report::table::{self, CAUSE_ROW, ROWS};
+use crate::report::Run;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -25,36 +27,42 @@ fn run_inner(args: &Args) -> Result<(), CliError> {
     let opts = Options { stutter_threshold: args.stutter_threshold };
     let a = load_run(&args.a, &opts)?;
     let b = load_run(&args.b, &opts)?;
-    print!("{}", render(&a.name, &a.summary, &b.name, &b.summary));
+    print!("{}", render(&a, &b));
     Ok(())
 }
 
+/// `better` / `worse` / nothing, for going from `a` to `b` on `row`.
+fn verdict(row: &table::Row, a: f64, b: f64) -> &'static str {
+    match table::verdict(row, a, b) {
+        Some(true) => "better",
+        Some(false) => "worse",
+        None => "",
+    }
+}
+
 /// The comparison table as text.
-pub fn render(
-    a_name: &str,
-    a: &crate::metrics::Summary,
-    b_name: &str,
-    b: &crate::metrics::Summary,
-) -> String {
-    let mut rows: Vec<[String; 5]> = vec![[
-        "metric".into(),
-        a_name.into(),
-        b_name.into(),
-        "change".into(),
-        String::new(),
-    ]];
+pub fn render(a: &Run, b: &Run) -> String {
+    let mut rows: Vec<[String; 5]> = vec![["metric".into(), a.name.clone(), b.name.clone(), "change".into(), String::new()]];
     for row in ROWS {
-        let (va, vb) = ((row.get)(a), (row.get)(b));
-        let verdict = match table::verdict(row, va, vb) {
-            Some(true) => "better",
-            Some(false) => "worse",
-            None => "",
-        };
+        let (va, vb) = ((row.get)(&a.summary), (row.get)(&b.summary));
         let label = if row.unit.is_empty() { row.label.to_string() } else { format!("{} ({})", row.label, row.unit) };
-        rows.push([label, table::fmt_value(row, va), table::fmt_value(row, vb), table::fmt_change(va, vb), verdict.into()]);
+        let (fa, fb) = (table::fmt_value(row, va), table::fmt_value(row, vb));
+        rows.push([label, fa, fb, table::fmt_change(va, vb), verdict(row, va, vb).into()]);
     }
     let yn = |x: bool| if x { "yes" } else { "no" }.to_string();
-    rows.push(["Oscillation (OSC)".into(), yn(a.osc), yn(b.osc), String::new(), String::new()]);
+    rows.push(["Oscillation (OSC)".into(), yn(a.summary.osc), yn(b.summary.osc), String::new(), String::new()]);
+    let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);
+    if !causes.is_empty() {
+        rows.push([format!("{} (counters)", CAUSE_ROW.label), String::new(), String::new(), String::new(), String::new()]);
+    }
+    let cell = |n: Option<usize>| n.map_or_else(|| "n/a".to_string(), |n| n.to_string());
+    for c in causes {
+        let (change, v) = match (c.counts[0], c.counts[1]) {
+            (Some(x), Some(y)) => (table::fmt_change(x as f64, y as f64), verdict(&CAUSE_ROW, x as f64, y as f64)),
+            _ => (String::new(), ""),
+        };
+        rows.push([format!("  {}", c.label), cell(c.counts[0]), cell(c.counts[1]), change, v.into()]);
+    }
     let widths: Vec<usize> = (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for r in &rows {

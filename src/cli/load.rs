@@ -22,7 +22,7 @@ pub enum CliError {
 pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
     let a = analyze_path(path, &ReadOptions::default(), opts)?;
     let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    Ok(Run { name, durations_ns: a.log.durations_ns, summary: a.summary })
+    Ok(Run { name, durations_ns: a.log.durations_ns, summary: a.summary, stutter_causes: a.stutter_causes })
 }
 
 /// Exit status of a command: 0, or 2 with `steadyhud: <error>` on stderr.

@@ -214,6 +214,38 @@ pub fn attribute_columns(durations: &[u64], columns: &[Vec<u64>], infos: &[Count
         .collect()
 }
 
+/// Stutters that share a main cause: the first counter a [`Cause`] names
+/// (CPU time first, larger first), or none.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct CauseGroup {
+    /// The counter's label, or [`NO_SPIKE`].
+    pub label: String,
+    pub stutters: usize,
+    /// Sum of the stutters' excess over their window medians, ms.
+    pub excess_ms: f64,
+}
+
+/// Label of the stutters no counter explains.
+pub const NO_SPIKE: &str = "no counter spiked";
+
+/// `causes` grouped by main cause, most stutters first (then most excess,
+/// then label), so two runs can be compared cause by cause.
+pub fn by_main_cause(causes: &[Cause]) -> Vec<CauseGroup> {
+    let mut groups: Vec<CauseGroup> = Vec::new();
+    for c in causes {
+        let label = c.counters.first().map_or(NO_SPIKE, |s| s.label.as_str());
+        match groups.iter_mut().find(|g| g.label == label) {
+            Some(g) => {
+                g.stutters += 1;
+                g.excess_ms += c.excess_ms;
+            }
+            None => groups.push(CauseGroup { label: label.to_string(), stutters: 1, excess_ms: c.excess_ms }),
+        }
+    }
+    groups.sort_by(|a, b| b.stutters.cmp(&a.stutters).then(b.excess_ms.total_cmp(&a.excess_ms)).then(a.label.cmp(&b.label)));
+    groups
+}
+
 /// Streaming frame health: push frames as they come, get each stutter's
 /// cause once the 9 frames after it are known (or at [`Tracker::finish`]).
 pub struct Tracker {
@@ -295,6 +327,28 @@ impl Tracker {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stutters_group_by_their_first_counter() {
+        let spike = |label: &str| Spike {
+            name: label.replace(' ', "_"),
+            label: label.to_string(),
+            value: 30.0,
+            median: 1.0,
+            unit: "ms".into(),
+        };
+        let cause = |frame, excess_ms, counters| Cause { frame, excess_ms, counters };
+        let causes = [
+            cause(10, 40.0, vec![spike("pipeline creation"), spike("queue submit")]),
+            cause(20, 70.0, vec![]),
+            cause(30, 25.0, vec![spike("pipeline creation")]),
+            cause(40, 9.0, vec![spike("queue submit")]),
+        ];
+        let g = by_main_cause(&causes);
+        let got: Vec<(&str, usize, f64)> = g.iter().map(|g| (g.label.as_str(), g.stutters, g.excess_ms)).collect();
+        assert_eq!(got, [("pipeline creation", 2, 65.0), (NO_SPIKE, 1, 70.0), ("queue submit", 1, 9.0)]);
+        assert!(by_main_cause(&[]).is_empty());
+    }
     use crate::counters::MAX_COUNTERS;
     use proptest::prelude::*;
 

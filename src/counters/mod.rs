@@ -47,7 +47,9 @@ pub mod health;
 mod history;
 pub mod markers;
 
-pub use health::{attribute, attribute_columns, spikes, Cause, HealthRule, Spike};
+pub use health::{
+    attribute, attribute_columns, by_main_cause, spikes, Cause, CauseGroup, HealthRule, Spike, NO_SPIKE,
+};
 pub use history::History;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

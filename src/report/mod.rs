@@ -27,6 +27,8 @@ pub struct Run {
     pub name: String,
     pub durations_ns: Vec<u64>,
     pub summary: Summary,
+    /// What spiked with each stutter, when the log has counter columns.
+    pub stutter_causes: Option<Vec<crate::counters::Cause>>,
 }
 
 /// The whole report page.
@@ -39,6 +41,7 @@ pub fn render_html(runs: &[Run], title: &str) -> String {
     );
     h.push_str(&legend(runs));
     h.push_str(&metrics_table(runs));
+    h.push_str(&causes_section(runs));
     h.push_str("<h2>Frame times</h2>");
     h.push_str(&frame_time_chart(runs));
     h.push_str("<h2>Time in slow frames and excess time (STK curves)</h2><p class=\"note\">For each target FPS f: the share of the run spent in frames slower than 1/f, and the share spent beyond 1/f. Steady FPS keeps them under 1% and 0.1%, Mostly Steady under 12% and 2%, Typical under 50% and 10%.</p>");
@@ -93,12 +96,7 @@ fn metrics_table(runs: &[Run]) -> String {
             let v = (row.get)(&r.summary);
             let _ = write!(s, "<td>{}</td>", table::fmt_value(row, v));
             if i > 0 {
-                let class = match table::verdict(row, base, v) {
-                    Some(true) => "better",
-                    Some(false) => "worse",
-                    None => "",
-                };
-                let _ = write!(s, "<td class=\"{class}\">{}</td>", table::fmt_change(base, v));
+                s.push_str(&change_cell(row, base, v));
             }
         }
         s.push_str("</tr>");
@@ -111,6 +109,71 @@ fn metrics_table(runs: &[Run]) -> String {
         }
     }
     s.push_str("</tr></table>");
+    s
+}
+
+/// A `<td>` with the change from `base` to `v`, classed better / worse.
+fn change_cell(row: &table::Row, base: f64, v: f64) -> String {
+    let class = match table::verdict(row, base, v) {
+        Some(true) => "better",
+        Some(false) => "worse",
+        None => "",
+    };
+    format!("<td class=\"{class}\">{}</td>", table::fmt_change(base, v))
+}
+
+/// Stutters listed per run in the causes section.
+const CAUSES_LISTED: usize = 10;
+
+/// "Why it stuttered": the stutters of every run by main cause (runs whose
+/// logs have no counter columns read n/a), then each such run's first
+/// stutters with the counters that spiked. Empty when no run has counters.
+fn causes_section(runs: &[Run]) -> String {
+    let per_run: Vec<Option<&[crate::counters::Cause]>> = runs.iter().map(|r| r.stutter_causes.as_deref()).collect();
+    if per_run.iter().all(Option::is_none) {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<h2>Why it stuttered (statistics counters)</h2><p class=\"note\">Each stutter counts under the first \
+         counter that spiked with it (CPU time first, larger first); n/a: the log has no counter columns.</p>\
+         <table id=\"causes\"><tr><th>main cause</th>",
+    );
+    for (i, r) in runs.iter().enumerate() {
+        let _ = write!(s, "<th>{}</th>", escape(&r.name));
+        if i > 0 {
+            s.push_str("<th>Δ vs first</th>");
+        }
+    }
+    s.push_str("</tr>");
+    for row in table::cause_rows(&per_run) {
+        let _ = write!(s, "<tr><td>{}</td>", escape(&row.label));
+        for (i, n) in row.counts.iter().enumerate() {
+            match n {
+                Some(n) => {
+                    let _ = write!(s, "<td>{n}</td>");
+                }
+                None => s.push_str("<td>n/a</td>"),
+            }
+            match (i, row.counts[0], *n) {
+                (0, _, _) => {}
+                (_, Some(a), Some(b)) => s.push_str(&change_cell(&table::CAUSE_ROW, a as f64, b as f64)),
+                _ => s.push_str("<td></td>"),
+            }
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</table>");
+    for (r, causes) in runs.iter().zip(&per_run) {
+        let Some(causes) = causes.filter(|c| !c.is_empty()) else { continue };
+        let _ = write!(s, "<p class=\"note\">{}: first stutters</p><ul class=\"causes\">", escape(&r.name));
+        for c in causes.iter().take(CAUSES_LISTED) {
+            let _ = write!(s, "<li>{}</li>", escape(&c.to_string()));
+        }
+        if causes.len() > CAUSES_LISTED {
+            let _ = write!(s, "<li>… {} more</li>", causes.len() - CAUSES_LISTED);
+        }
+        s.push_str("</ul>");
+    }
     s
 }
 

@@ -1,6 +1,8 @@
 //! The metric rows shown side by side by `compare` and the HTML report, with
-//! the direction that counts as better and the relative change between runs.
+//! the direction that counts as better and the relative change between runs;
+//! for logs with statistics counters also the stutters by main cause.
 
+use crate::counters::{by_main_cause, Cause};
 use crate::metrics::Summary;
 
 /// One comparable metric of a [`Summary`].
@@ -32,6 +34,43 @@ pub const ROWS: &[Row] = &[
     Row { label: "Frames", unit: "", higher_is_better: None, decimals: 0, get: |s| s.frames as f64 },
     Row { label: "Duration", unit: "s", higher_is_better: None, decimals: 2, get: |s| s.duration_s },
 ];
+
+/// How a "stutters by main cause" count compares (fewer is better).
+pub const CAUSE_ROW: Row = Row {
+    label: "Stutters by main cause",
+    unit: "",
+    higher_is_better: Some(false),
+    decimals: 0,
+    get: |s| s.stutter_count as f64,
+};
+
+/// One main cause of stutters and how many each run had (`None`: the run's
+/// log has no counter columns).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CauseRow {
+    pub label: String,
+    pub counts: Vec<Option<usize>>,
+}
+
+/// The stutters of several runs by main cause ([`by_main_cause`]), one row
+/// per cause any run has, most stutters over all runs first. Empty when no
+/// run has counters.
+pub fn cause_rows(runs: &[Option<&[Cause]>]) -> Vec<CauseRow> {
+    let groups: Vec<Option<Vec<_>>> = runs.iter().map(|c| c.map(by_main_cause)).collect();
+    let count = |g: &Option<Vec<crate::counters::CauseGroup>>, label: &str| {
+        g.as_ref().map(|g| g.iter().find(|x| x.label == label).map_or(0, |x| x.stutters))
+    };
+    let mut rows: Vec<CauseRow> = Vec::new();
+    for group in groups.iter().flatten().flatten() {
+        if !rows.iter().any(|r| r.label == group.label) {
+            let counts = groups.iter().map(|g| count(g, &group.label)).collect();
+            rows.push(CauseRow { label: group.label.clone(), counts });
+        }
+    }
+    let total = |r: &CauseRow| r.counts.iter().flatten().sum::<usize>();
+    rows.sort_by(|a, b| total(b).cmp(&total(a)).then(a.label.cmp(&b.label)));
+    rows
+}
 
 /// Relative change from `a` to `b` in percent; `None` when `a` is zero.
 pub fn change_pct(a: f64, b: f64) -> Option<f64> {
@@ -73,5 +112,31 @@ mod tests {
         assert_eq!(verdict(p99, 10.0, 10.0), None);
         assert_eq!(fmt_change(0.0, 0.0), "0.0%");
         assert_eq!(fmt_change(40.0, 30.0), "-25.0%");
+    }
+
+    #[test]
+    fn cause_rows_line_up_runs_and_mark_runs_without_counters() {
+        use crate::counters::{Spike, NO_SPIKE};
+        let cause = |label: Option<&str>| Cause {
+            frame: 0,
+            excess_ms: 10.0,
+            counters: label
+                .map(|l| Spike { name: "x".into(), label: l.into(), value: 9.0, median: 1.0, unit: "ms".into() })
+                .into_iter()
+                .collect(),
+        };
+        let a = [cause(Some("pipeline creation")), cause(Some("pipeline creation")), cause(None)];
+        let b = [cause(None), cause(Some("queue submit"))];
+        let rows = cause_rows(&[Some(&a), Some(&b), None]);
+        let got: Vec<(&str, Vec<Option<usize>>)> = rows.iter().map(|r| (r.label.as_str(), r.counts.clone())).collect();
+        assert_eq!(
+            got,
+            [
+                (NO_SPIKE, vec![Some(1), Some(1), None]),
+                ("pipeline creation", vec![Some(2), Some(0), None]),
+                ("queue submit", vec![Some(0), Some(1), None]),
+            ]
+        );
+        assert!(cause_rows(&[None, None]).is_empty());
     }
 }
