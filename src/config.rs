@@ -58,7 +58,17 @@ pub struct Config {
     pub counters: bool,
     /// `hud_counters`: show the counter graphs and table under the HUD (false).
     pub hud_counters: bool,
+    /// `hud_counter_names`: the counters that section shows, in order
+    /// (CSV column names joined by `+`; default pipeline creation, submit,
+    /// acquire and in-present time). Only these keep a history.
+    pub hud_counter_names: Vec<String>,
 }
+
+/// Default of `hud_counter_names`.
+pub const DEFAULT_HUD_COUNTERS: [&str; 4] = ["pipeline_create_ms", "submit_ms", "acquire_ms", "in_present_ms"];
+
+/// Most counters the HUD's counter section shows.
+pub const MAX_HUD_COUNTERS: usize = 8;
 
 impl Default for Config {
     fn default() -> Self {
@@ -73,6 +83,7 @@ impl Default for Config {
             target_fps: 60,
             counters: true,
             hud_counters: false,
+            hud_counter_names: DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect(),
         }
     }
 }
@@ -93,7 +104,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 10] = [
+pub const KEYS: [&str; 11] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -104,6 +115,7 @@ pub const KEYS: [&str; 10] = [
     "target_fps",
     "counters",
     "hud_counters",
+    "hud_counter_names",
 ];
 
 impl Config {
@@ -229,6 +241,15 @@ impl Config {
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
             "hud_counters" => self.hud_counters = parse_bool(value)?,
+            "hud_counter_names" => {
+                let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();
+                let ok = names.len() <= MAX_HUD_COUNTERS
+                    && names.iter().all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'));
+                if !ok {
+                    return Err(format!("up to {MAX_HUD_COUNTERS} counter column names joined by +, e.g. pipeline_create_ms+submits"));
+                }
+                self.hud_counter_names = names;
+            }
             "target_fps" => match value.parse::<u32>() {
                 Ok(v) if (1..=1000).contains(&v) => self.target_fps = v,
                 _ => return Err("a whole number from 1 to 1000".into()),
@@ -251,6 +272,7 @@ impl Config {
             "target_fps" => self.target_fps.to_string(),
             "counters" => self.counters.to_string(),
             "hud_counters" => self.hud_counters.to_string(),
+            "hud_counter_names" => self.hud_counter_names.join("+"),
             _ => String::new(),
         }
     }
@@ -373,6 +395,20 @@ mod tests {
         let (c, w) = env("log=maybe");
         assert!(c.log);
         assert!(w[0].contains("bad value \"maybe\" for log"), "{w:?}");
+    }
+
+    #[test]
+    fn hud_counter_names_are_column_names_joined_by_plus() {
+        let (c, w) = env("hud_counters=1,hud_counter_names=alloc_bytes+pipelines+submit_ms");
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(c.hud_counter_names, ["alloc_bytes", "pipelines", "submit_ms"]);
+        assert_eq!(c.value_of("hud_counter_names"), "alloc_bytes+pipelines+submit_ms");
+        assert_eq!(Config::default().hud_counter_names, DEFAULT_HUD_COUNTERS);
+        for bad in ["", "a++b", "a b", "pipelines+x-y", "a+b+c+d+e+f+g+h+i"] {
+            let (c, w) = env(&format!("hud_counter_names={bad}"));
+            assert_eq!(c.hud_counter_names, DEFAULT_HUD_COUNTERS, "{bad}");
+            assert_eq!(w.len(), 1, "{bad}");
+        }
     }
 
     #[test]

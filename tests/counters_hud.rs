@@ -1,7 +1,8 @@
 //! The HUD's counter section through the real layer (Xvfb + lavapipe):
 //! with `hud_counters=1` the HUD grows below the frame-time graph (real
 //! pixels change there), with the default it does not, and validation stays
-//! clean with the section drawn.
+//! clean with the section drawn. `hud_counter_names` picks what it shows:
+//! one counter makes a shorter section, and an unknown name is reported.
 
 mod common;
 use common::*;
@@ -59,4 +60,31 @@ fn counter_section_is_drawn_only_when_configured() {
     }
     // Right of the HUD nothing changes: the section stays inside the HUD.
     assert_eq!(counted.diff_count(&plain, 400, 0, 240, 480, 24), 0);
+
+    // One chosen counter (and a name the device lacks): the section starts
+    // as before but ends after one row, so the lower part of AREA, where the
+    // default four rows continue, shows the app again.
+    let (one, out_one) = shot("hud_counters=1,hud_counter_names=pipelines+no_such");
+    assert!(out_one.vuid_lines().is_empty(), "{:?}", out_one.vuid_lines());
+    assert!(
+        out_one.stderr.contains("hud_counter_names: this device has no counter \"no_such\""),
+        "no warning for the unknown name:\n{}",
+        out_one.stderr
+    );
+    let (upper, lower) = ((x, y, w, 30), (x, y + 70, w, h - 70));
+    let changed_upper = one.diff_count(&plain, upper.0, upper.1, upper.2, upper.3, 24);
+    let lower_vs_plain = one.diff_count(&plain, lower.0, lower.1, lower.2, lower.3, 24);
+    let lower_four = counted.diff_count(&plain, lower.0, lower.1, lower.2, lower.3, 24);
+    eprintln!("one counter: top {changed_upper} px changed, below its row {lower_vs_plain} (four counters: {lower_four})");
+    if changed_upper < (upper.2 * upper.3) as usize / 3 || lower_vs_plain * 10 > lower_four {
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        plain.save_png(&dir.join("counters_hud_off.png"));
+        one.save_png(&dir.join("counters_hud_one.png"));
+        counted.save_png(&dir.join("counters_hud_on.png"));
+        panic!(
+            "one counter: {changed_upper} pixels changed at the top of the section, {lower_vs_plain} below its row \
+             (four counters: {lower_four}); shots in {}",
+            dir.display()
+        );
+    }
 }

@@ -70,7 +70,7 @@ impl StreamAnalysis {
         opts: Options,
     ) -> Self {
         StreamAnalysis {
-            counters: CounterTrack::new(&stream, vcons, opts.stutter_threshold),
+            counters: CounterTrack::new(&stream, vcons, opts.stutter_threshold, &super::config().hud_counter_names),
             stream,
             cons,
             last_t: None,

@@ -22,9 +22,6 @@ use ringbuf::HeapCons;
 /// Frames of counter history the HUD page shows.
 pub const HISTORY_FRAMES: usize = 240;
 
-/// Counters the HUD's counter page shows, by name.
-pub const HUD_COUNTERS: [&str; 4] = ["pipeline_create_ms", "submit_ms", "acquire_ms", "in_present_ms"];
-
 /// Comment line the session log gets above its header.
 pub const ABOUT: &str = "counters: per-frame sums over the frame (present to next present); *_ms = CPU ms inside the hooked calls, \
      alloc_bytes = bytes, others = counts; cpu_busy_ms = frametime_ms - in_present_ms";
@@ -46,12 +43,30 @@ pub struct CounterTrack {
 }
 
 impl CounterTrack {
-    /// Counter analysis of `stream`, if it carries counters.
-    pub fn new(stream: &Stream, cons: Option<HeapCons<CounterFrame>>, stutter_threshold: f64) -> Option<CounterTrack> {
+    /// Counter analysis of `stream`, if it carries counters; `hud_names`
+    /// (config `hud_counter_names`) are the counters the HUD shows, the only
+    /// ones that keep a history. A name the device does not count is left
+    /// out with one line on stderr.
+    pub fn new(
+        stream: &Stream,
+        cons: Option<HeapCons<CounterFrame>>,
+        stutter_threshold: f64,
+        hud_names: &[String],
+    ) -> Option<CounterTrack> {
         let table = stream.counters.as_ref()?;
         let infos = table.infos();
         let in_present = infos.iter().position(|c| c.name == "in_present_ms");
-        let viewed: Vec<CounterId> = HUD_COUNTERS.iter().filter_map(|n| table.get(n)).collect();
+        let mut viewed: Vec<CounterId> = Vec::new();
+        for n in hud_names {
+            match table.get(n) {
+                Some(id) if !viewed.contains(&id) => viewed.push(id),
+                Some(_) => {}
+                None => {
+                    let known: Vec<&str> = infos.iter().map(|i| i.name.as_str()).collect();
+                    eprintln!("steadyhud: hud_counter_names: this device has no counter {n:?} (it has {})", known.join(", "));
+                }
+            }
+        }
         let rule = HealthRule { stutter_threshold, ..HealthRule::default() };
         Some(CounterTrack {
             cons: cons?,
@@ -152,5 +167,32 @@ impl CounterTrack {
                 },
             },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::{Counters, Unit};
+    use std::sync::Arc;
+
+    /// The HUD shows the configured counters in the configured order; a name
+    /// the device lacks and a repeated name are left out.
+    #[test]
+    fn hud_shows_the_configured_counters_in_order() {
+        let table = Arc::new(Counters::new());
+        let pipe = table.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
+        let subs = table.register("submits", "queue submits", Unit::Count).unwrap();
+        table.register("in_present_ms", "time in present", Unit::Nanos).unwrap();
+        let (stream, _cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let names: Vec<String> = ["submits", "no_such", "pipeline_create_ms", "submits"].map(String::from).into();
+        let mut track = CounterTrack::new(&stream, vcons, 0.2, &names).unwrap();
+        let mut values = [0u64; MAX_COUNTERS];
+        values[pipe.index()] = 3_000_000;
+        values[subs.index()] = 2;
+        track.on_frame(16_000_000, &values);
+        let live = track.live();
+        let got: Vec<(&str, &str, Vec<f32>)> = live.iter().map(|c| (c.label.as_str(), c.unit, c.recent.clone())).collect();
+        assert_eq!(got, [("queue submits", Unit::Count.suffix(), vec![2.0]), ("pipeline creation", "ms", vec![3.0])]);
     }
 }
