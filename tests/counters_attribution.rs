@@ -99,10 +99,16 @@ fn pipeline_stutters_are_blamed_on_pipeline_creation_and_sleeps_are_not() {
     assert_eq!(a["frames"], s["frames"]);
     assert_eq!(a["stutter_causes_text"], s["stutter_causes_text"]);
     assert_eq!(a["stutter_causes"], s["stutter_causes"]);
+    assert_eq!(a["stutters_by_cause"], s["stutters_by_cause"]);
+    let by = s["stutters_by_cause"].as_array().expect("stutters_by_cause");
+    let pipeline_group = by.iter().find(|g| g["label"] == "pipeline creation").expect("a pipeline creation group");
+    assert_eq!(pipeline_group["stutters"], 2, "{by:?}");
+    assert_eq!(by.iter().map(|g| g["stutters"].as_u64().unwrap()).sum::<u64>(), causes.len() as u64);
     let table = run(&mut h.steadyhud(&["analyze", log.csv.to_str().unwrap()]));
     table.assert_success("analyze table");
     let why = table.stdout.lines().skip_while(|l| !l.starts_with("Why (counters)")).collect::<Vec<_>>();
     assert!(why.iter().any(|l| l.contains("frame 39 +") && l.contains(": pipeline creation ")), "{}", table.stdout);
+    assert!(why.iter().any(|l| l.starts_with("  by main cause") && l.contains("pipeline creation 2 (+")), "{}", table.stdout);
 
     // `compare` and `report` group stutters by main cause; a log without
     // counter columns (a MangoHud capture) reads n/a.

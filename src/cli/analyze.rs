@@ -135,6 +135,8 @@ pub fn json(a: &Analysis) -> String {
         stutter_causes: Option<&'a [crate::counters::Cause]>,
         #[serde(skip_serializing_if = "Option::is_none")]
         stutter_causes_text: Option<Vec<String>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        stutters_by_cause: Option<Vec<crate::counters::CauseGroup>>,
     }
     let m = &a.log.meta;
     let out = Out {
@@ -147,6 +149,7 @@ pub fn json(a: &Analysis) -> String {
         notes: &m.notes,
         stutter_causes: a.stutter_causes.as_deref(),
         stutter_causes_text: a.stutter_causes.as_ref().map(|c| c.iter().map(|c| c.to_string()).collect()),
+        stutters_by_cause: a.stutter_causes.as_deref().map(crate::counters::by_main_cause),
     };
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
 }
@@ -185,6 +188,9 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     }
     if let Some(causes) = a.stutter_causes.as_ref().filter(|c| !c.is_empty()) {
         row("Why (counters)", "(counters far above their 19-frame median in the stutter frame)".into());
+        let groups = crate::counters::by_main_cause(causes);
+        let by: Vec<String> = groups.iter().map(|g| format!("{} {} (+{:.1} ms)", g.label, g.stutters, g.excess_ms)).collect();
+        row("  by main cause", by.join(", "));
         for c in causes.iter().take(STUTTERS_SHOWN) {
             row("", c.to_string());
         }

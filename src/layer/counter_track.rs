@@ -155,6 +155,7 @@ impl CounterTrack {
         serde_json::json!({
             "stutter_causes": self.causes,
             "stutter_causes_text": self.causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            "stutters_by_cause": crate::counters::by_main_cause(&self.causes),
             "counters": counters,
             "latency": {
                 "cpu_busy_ms_avg": avg(self.sum_cpu_busy),
