@@ -26,6 +26,18 @@ pub struct LiveStats {
     /// Statistics counters for the HUD's counter section (empty unless the
     /// config key `hud_counters` is on and the device counts).
     pub counters: Vec<LiveCounter>,
+    /// The newest stutter frame health has judged (9 frames after it) and
+    /// its main cause, for the same section.
+    pub last_stutter: Option<LastStutter>,
+}
+
+/// A stutter and what spiked with it, for the HUD.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LastStutter {
+    /// Frame duration minus its window median, ms.
+    pub excess_ms: f32,
+    /// The main cause, e.g. `pipeline creation 41.0 ms` or `no counter spiked`.
+    pub cause: String,
 }
 
 /// One counter's recent history for the HUD, in its display unit.

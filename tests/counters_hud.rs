@@ -62,8 +62,9 @@ fn counter_section_is_drawn_only_when_configured() {
     assert_eq!(counted.diff_count(&plain, 400, 0, 240, 480, 24), 0);
 
     // One chosen counter (and a name the device lacks): the section starts
-    // as before but ends after one row, so the lower part of AREA, where the
-    // default four rows continue, shows the app again.
+    // as before (last stutter, header) but ends after one counter row, so
+    // the lower part of AREA, where the default four rows continue, shows
+    // the app again.
     let (one, out_one) = shot("hud_counters=1,hud_counter_names=pipelines+no_such");
     assert!(out_one.vuid_lines().is_empty(), "{:?}", out_one.vuid_lines());
     assert!(
@@ -71,7 +72,7 @@ fn counter_section_is_drawn_only_when_configured() {
         "no warning for the unknown name:\n{}",
         out_one.stderr
     );
-    let (upper, lower) = ((x, y, w, 30), (x, y + 70, w, h - 70));
+    let (upper, lower) = ((x, y, w, 30), (x, y + 100, w, h - 100));
     let changed_upper = one.diff_count(&plain, upper.0, upper.1, upper.2, upper.3, 24);
     let lower_vs_plain = one.diff_count(&plain, lower.0, lower.1, lower.2, lower.3, 24);
     let lower_four = counted.diff_count(&plain, lower.0, lower.1, lower.2, lower.3, 24);

@@ -105,21 +105,36 @@ pub struct Cause {
     pub counters: Vec<Spike>,
 }
 
+/// `pipeline creation 41.0 ms`, `memory allocated 64.0 MiB`, `pipelines created 3`.
+impl std::fmt::Display for Spike {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.unit.as_str() {
+            "ms" => write!(f, "{} {:.1} ms", self.label, self.value),
+            "bytes" => write!(f, "{} {:.1} MiB", self.label, self.value / (1024.0 * 1024.0)),
+            _ => write!(f, "{} {}", self.label, self.value),
+        }
+    }
+}
+
+impl Cause {
+    /// The main cause alone: the first counter named (`pipeline creation
+    /// 41.0 ms`), or `no counter spiked`.
+    pub fn main_text(&self) -> String {
+        self.counters.first().map_or_else(|| NO_SPIKE.to_string(), |s| s.to_string())
+    }
+}
+
 impl std::fmt::Display for Cause {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "frame {} +{:.1} ms: ", self.frame, self.excess_ms)?;
         if self.counters.is_empty() {
-            return write!(f, "no counter spiked");
+            return write!(f, "{NO_SPIKE}");
         }
         for (k, s) in self.counters.iter().enumerate() {
             if k > 0 {
                 write!(f, ", ")?;
             }
-            match s.unit.as_str() {
-                "ms" => write!(f, "{} {:.1} ms", s.label, s.value)?,
-                "bytes" => write!(f, "{} {:.1} MiB", s.label, s.value / (1024.0 * 1024.0))?,
-                _ => write!(f, "{} {}", s.label, s.value)?,
-            }
+            write!(f, "{s}")?;
         }
         Ok(())
     }

@@ -276,9 +276,10 @@ impl View {
         }
     }
 
-    /// The counter section (config `hud_counters`): per counter a table row
-    /// (label, newest value, peak of the history) and a bar graph of its
-    /// recent per-frame values, scaled to its own peak.
+    /// The counter section (config `hud_counters`): the last stutter and its
+    /// main cause, then per counter a table row (label, newest value, peak
+    /// of the history) and a bar graph of its recent per-frame values,
+    /// scaled to its own peak.
     fn counter_section(&mut self, ui: &Ui, stats: &LiveStats) {
         let p = &self.palette;
         let shadow = self.scale.round().max(1.0);
@@ -289,12 +290,20 @@ impl View {
             ui.get_window_draw_list().add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
             ui.text_colored(color, text);
         };
+        let text = &mut self.text;
+        if let Some(last) = &stats.last_stutter {
+            text_at_cursor(p.label, "last stutter");
+            ui.same_line_with_pos(col_x);
+            text.clear();
+            let _ = write!(text, "+{:.1} ms", last.excess_ms);
+            text_at_cursor(p.warn, text);
+            text_at_cursor(p.warn, &last.cause);
+        }
         text_at_cursor(p.label, "counter");
         ui.same_line_with_pos(col_x);
         text_at_cursor(p.label, "now");
         ui.same_line_with_pos(col2);
         text_at_cursor(p.label, "peak");
-        let text = &mut self.text;
         for c in &stats.counters {
             text_at_cursor(p.label, &c.label);
             for (x, v) in [(col_x, c.last()), (col2, c.peak())] {
@@ -422,7 +431,7 @@ mod tests {
             ],
             ..LiveStats::default()
         };
-        let height = |on: bool| {
+        let height = |on: bool, stats: &LiveStats| {
             let mut ctx = imgui::Context::create();
             ctx.set_ini_filename(None);
             ctx.io_mut().display_size = [1280.0, 720.0];
@@ -432,14 +441,20 @@ mod tests {
             // Auto-resize settles on the second frame.
             let mut r = [0.0; 4];
             for _ in 0..2 {
-                r = view.build(ctx.new_frame(), [1280.0, 720.0], &stats, true);
+                r = view.build(ctx.new_frame(), [1280.0, 720.0], stats, true);
                 ctx.render();
             }
             r[3] - r[1]
         };
-        let (off, on) = (height(false), height(true));
+        let (off, on) = (height(false, &stats), height(true, &stats));
         // Header + 2 rows of text and 2 graphs of 18 px at least.
         assert!(on > off + 2.0 * COUNTER_GRAPH_H + 3.0 * 13.0, "off {off} on {on}");
+        // The last stutter and its cause: two more lines.
+        let last = crate::live::LastStutter { excess_ms: 41.2, cause: "pipeline creation 41.0 ms".into() };
+        let with_last = LiveStats { last_stutter: Some(last), ..stats.clone() };
+        let (off_last, on_last) = (height(false, &with_last), height(true, &with_last));
+        assert_eq!(off_last, off, "no counter section, no last-stutter line");
+        assert!(on_last >= on + 2.0 * 13.0, "on {on} with last stutter {on_last}");
     }
 
     #[test]

@@ -160,6 +160,10 @@ impl StreamAnalysis {
                     Some(c) if super::config().hud_counters => c.live(),
                     _ => Vec::new(),
                 },
+                last_stutter: match self.counters.as_ref() {
+                    Some(c) if super::config().hud_counters => c.last_stutter(),
+                    _ => None,
+                },
             }
         });
         match built {

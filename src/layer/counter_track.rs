@@ -120,6 +120,12 @@ impl CounterTrack {
         &self.row
     }
 
+    /// The newest judged stutter and its main cause, for the HUD.
+    pub fn last_stutter(&self) -> Option<crate::live::LastStutter> {
+        let c = self.causes.last()?;
+        Some(crate::live::LastStutter { excess_ms: c.excess_ms as f32, cause: c.main_text() })
+    }
+
     /// The viewed counters' history for the HUD.
     pub fn live(&self) -> Vec<crate::live::LiveCounter> {
         self.history
@@ -195,5 +201,35 @@ mod tests {
         let live = track.live();
         let got: Vec<(&str, &str, Vec<f32>)> = live.iter().map(|c| (c.label.as_str(), c.unit, c.recent.clone())).collect();
         assert_eq!(got, [("queue submits", Unit::Count.suffix(), vec![2.0]), ("pipeline creation", "ms", vec![3.0])]);
+    }
+
+    /// The HUD's "last stutter" is the newest judged stutter with its main
+    /// cause, once the 9 frames after it are in.
+    #[test]
+    fn last_stutter_names_the_main_cause() {
+        let table = Arc::new(Counters::new());
+        let pipe = table.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
+        let (stream, _cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let mut track = CounterTrack::new(&stream, vcons, 0.2, &[]).unwrap();
+        let ms = 1_000_000u64;
+        let mut values = [0u64; MAX_COUNTERS];
+        for i in 0..40u64 {
+            values[pipe.index()] = if i == 20 { 30 * ms } else { 0 };
+            let d = match i {
+                20 => 40 * ms,
+                32 => 50 * ms,
+                _ => 10 * ms,
+            };
+            track.on_frame(d, &values);
+            // Frame 20 is judged once frame 29 is in; frame 32 only at the end.
+            let want = (i >= 29).then_some((30.0, "pipeline creation 30.0 ms"));
+            let got = track.last_stutter().map(|l| (l.excess_ms, l.cause));
+            assert_eq!(got.as_ref().map(|(e, c)| (*e, c.as_str())), want, "after frame {i}");
+        }
+        let mut causes = Vec::new();
+        track.tracker.finish(&mut causes);
+        track.causes.extend(causes);
+        let last = track.last_stutter().unwrap();
+        assert_eq!((last.excess_ms, last.cause.as_str()), (40.0, "no counter spiked"));
     }
 }
