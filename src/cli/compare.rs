@@ -31,15 +31,6 @@ fn run_inner(args: &Args) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `better` / `worse` / nothing, for going from `a` to `b` on `row`.
-fn verdict(row: &table::Row, a: f64, b: f64) -> &'static str {
-    match table::verdict(row, a, b) {
-        Some(true) => "better",
-        Some(false) => "worse",
-        None => "",
-    }
-}
-
 /// The comparison table as text.
 pub fn render(a: &Run, b: &Run) -> String {
     let mut rows: Vec<[String; 5]> = vec![["metric".into(), a.name.clone(), b.name.clone(), "change".into(), String::new()]];
@@ -47,7 +38,7 @@ pub fn render(a: &Run, b: &Run) -> String {
         let (va, vb) = ((row.get)(&a.summary), (row.get)(&b.summary));
         let label = if row.unit.is_empty() { row.label.to_string() } else { format!("{} ({})", row.label, row.unit) };
         let (fa, fb) = (table::fmt_value(row, va), table::fmt_value(row, vb));
-        rows.push([label, fa, fb, table::fmt_change(va, vb), verdict(row, va, vb).into()]);
+        rows.push([label, fa, fb, table::fmt_change(va, vb), table::verdict_word(row, va, vb).into()]);
     }
     let yn = |x: bool| if x { "yes" } else { "no" }.to_string();
     rows.push(["Oscillation (OSC)".into(), yn(a.summary.osc), yn(b.summary.osc), String::new(), String::new()]);
@@ -58,7 +49,7 @@ pub fn render(a: &Run, b: &Run) -> String {
     let cell = |n: Option<usize>| n.map_or_else(|| "n/a".to_string(), |n| n.to_string());
     for c in causes {
         let (change, v) = match (c.counts[0], c.counts[1]) {
-            (Some(x), Some(y)) => (table::fmt_change(x as f64, y as f64), verdict(&CAUSE_ROW, x as f64, y as f64)),
+            (Some(x), Some(y)) => (table::fmt_change(x as f64, y as f64), table::verdict_word(&CAUSE_ROW, x as f64, y as f64)),
             _ => (String::new(), ""),
         };
         rows.push([format!("  {}", c.label), cell(c.counts[0]), cell(c.counts[1]), change, v.into()]);

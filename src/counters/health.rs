@@ -343,6 +343,9 @@ impl Tracker {
 mod tests {
     use super::*;
 
+    use crate::counters::MAX_COUNTERS;
+    use proptest::prelude::*;
+
     #[test]
     fn stutters_group_by_their_first_counter() {
         let spike = |label: &str| Spike {
@@ -364,8 +367,6 @@ mod tests {
         assert_eq!(got, [("pipeline creation", 2, 65.0), (NO_SPIKE, 1, 70.0), ("queue submit", 1, 9.0)]);
         assert!(by_main_cause(&[]).is_empty());
     }
-    use crate::counters::MAX_COUNTERS;
-    use proptest::prelude::*;
 
     fn infos() -> Vec<CounterInfo> {
         vec![

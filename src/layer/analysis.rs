@@ -380,7 +380,8 @@ mod tests {
             .find(|p| p.extension().is_some_and(|e| e == "csv"))
             .expect("csv written");
         let summary = serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
-        (csv.clone(), read(&csv), summary)
+        let text = read(&csv);
+        (csv, text, summary)
     }
 
     /// The whole analysis path of one stream without Vulkan: ring → rows →

@@ -114,12 +114,7 @@ fn metrics_table(runs: &[Run]) -> String {
 
 /// A `<td>` with the change from `base` to `v`, classed better / worse.
 fn change_cell(row: &table::Row, base: f64, v: f64) -> String {
-    let class = match table::verdict(row, base, v) {
-        Some(true) => "better",
-        Some(false) => "worse",
-        None => "",
-    };
-    format!("<td class=\"{class}\">{}</td>", table::fmt_change(base, v))
+    format!("<td class=\"{}\">{}</td>", table::verdict_word(row, base, v), table::fmt_change(base, v))
 }
 
 /// Stutters listed per run in the causes section.

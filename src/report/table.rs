@@ -83,6 +83,15 @@ pub fn verdict(row: &Row, a: f64, b: f64) -> Option<bool> {
     (a != b).then_some((b > a) == higher)
 }
 
+/// [`verdict`] as a word (and CSS class): `better`, `worse` or empty.
+pub fn verdict_word(row: &Row, a: f64, b: f64) -> &'static str {
+    match verdict(row, a, b) {
+        Some(true) => "better",
+        Some(false) => "worse",
+        None => "",
+    }
+}
+
 /// A value formatted for a table cell.
 pub fn fmt_value(row: &Row, v: f64) -> String {
     format!("{:.*}", row.decimals, v)
