@@ -350,6 +350,7 @@ fn stats() -> LiveStats {
         last_frame_ms: 16.7,
         ring_overflows: 0,
         counters: Vec::new(),
+        last_stutter: None,
     }
 }
 
