@@ -41,10 +41,8 @@ pub struct AnalyzeArgs {
     /// Print one JSON object (the METRICS.md keys plus format and source).
     #[arg(long)]
     pub json: bool,
-    /// θ of the stutter rule: a frame stutters when it exceeds its 19-frame
-    /// median by more than 4 ms and by more than this share of the median.
-    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = parse_threshold)]
-    pub stutter_threshold: f64,
+    #[command(flatten)]
+    pub threshold: ThresholdArg,
     /// Input format (default: detected from the content).
     #[arg(long, value_enum, default_value_t = FormatArg::Auto)]
     pub format: FormatArg,
@@ -57,7 +55,23 @@ pub struct AnalyzeArgs {
     pub swapchain: Option<String>,
 }
 
-pub(crate) fn parse_threshold(s: &str) -> Result<f64, String> {
+/// `--stutter-threshold X`, shared by every command that analyses logs.
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct ThresholdArg {
+    /// θ of the stutter rule: a frame stutters when it exceeds its 19-frame
+    /// median by more than 4 ms and by more than this share of the median.
+    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = parse_threshold)]
+    pub stutter_threshold: f64,
+}
+
+impl ThresholdArg {
+    /// The metrics options this threshold gives.
+    pub fn options(&self) -> Options {
+        Options { stutter_threshold: self.stutter_threshold }
+    }
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         _ => Err(format!("expected a number > 0, found {s:?}")),
@@ -97,7 +111,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         format: args.format.format(),
         filter: Filter { process: args.process.clone(), swapchain: args.swapchain.clone() },
     };
-    let opts = Options { stutter_threshold: args.stutter_threshold };
+    let opts = args.threshold.options();
     let analysis = match analyze_path(&args.file, &read, &opts) {
         Ok(a) => a,
         Err(e) => {

@@ -12,7 +12,7 @@ use super::analyze::{table, Analysis};
 use super::load::{exit, CliError};
 use super::run::{command_with_layer, LayerDir, RunError};
 use crate::formats::{self, Format, ReadOptions};
-use crate::metrics::{self, Options};
+use crate::metrics;
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -33,9 +33,8 @@ pub struct Args {
     /// Layer library to use (default: libsteadyhud.so next to this program).
     #[arg(long, value_name = "PATH")]
     pub lib: Option<PathBuf>,
-    /// θ of the stutter rule.
-    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = super::analyze::parse_threshold)]
-    pub stutter_threshold: f64,
+    #[command(flatten)]
+    pub threshold: super::analyze::ThresholdArg,
     /// The program and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     pub command: Vec<OsString>,
@@ -110,7 +109,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
     let all = frames.durations_ns.len();
     let seen = frames.durations_ns.iter().sum::<u64>() as f64 / 1e9;
     frames.durations_ns = measured_span(&frames.durations_ns, args.warmup, args.duration);
-    let opts = Options { stutter_threshold: args.stutter_threshold };
+    let opts = args.threshold.options();
     let summary = metrics::summarize(&frames.durations_ns, &opts).ok_or(BenchError::TooShort {
         warmup: args.warmup,
         duration: args.duration,

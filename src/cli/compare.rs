@@ -3,7 +3,6 @@
 //! statistics counters also their stutters by main cause.
 
 use super::load::{load_run, CliError};
-use crate::metrics::Options;
 use crate::report::table::{self, CAUSE_ROW, ROWS};
 use crate::report::Run;
 use std::path::PathBuf;
@@ -14,9 +13,8 @@ pub struct Args {
     pub a: PathBuf,
     /// Log compared against the baseline.
     pub b: PathBuf,
-    /// θ of the stutter rule.
-    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = super::analyze::parse_threshold)]
-    pub stutter_threshold: f64,
+    #[command(flatten)]
+    pub threshold: super::analyze::ThresholdArg,
 }
 
 pub fn run(args: &Args) -> std::process::ExitCode {
@@ -24,7 +22,7 @@ pub fn run(args: &Args) -> std::process::ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<(), CliError> {
-    let opts = Options { stutter_threshold: args.stutter_threshold };
+    let opts = args.threshold.options();
     let a = load_run(&args.a, &opts)?;
     let b = load_run(&args.b, &opts)?;
     print!("{}", render(&a, &b));

@@ -2,7 +2,6 @@
 //! report of `crate::report`.
 
 use super::load::{load_run, CliError};
-use crate::metrics::Options;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -16,9 +15,8 @@ pub struct Args {
     /// Page title.
     #[arg(long, default_value = "steadyhud frame-pacing report")]
     pub title: String,
-    /// θ of the stutter rule.
-    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = super::analyze::parse_threshold)]
-    pub stutter_threshold: f64,
+    #[command(flatten)]
+    pub threshold: super::analyze::ThresholdArg,
 }
 
 pub fn run(args: &Args) -> std::process::ExitCode {
@@ -26,7 +24,7 @@ pub fn run(args: &Args) -> std::process::ExitCode {
 }
 
 fn run_inner(args: &Args) -> Result<(), CliError> {
-    let opts = Options { stutter_threshold: args.stutter_threshold };
+    let opts = args.threshold.options();
     let mut runs = Vec::with_capacity(args.logs.len());
     for (i, path) in args.logs.iter().enumerate() {
         eprintln!("[{}/{}] reading {}", i + 1, args.logs.len(), path.display());
