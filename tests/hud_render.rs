@@ -11,7 +11,7 @@ use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use steadyhud::config::{Config, Position};
-use steadyhud::hud::{view, HudDevice, SwapchainHud};
+use steadyhud::hud::{color_range, view, HudDevice, SwapchainHud};
 use steadyhud::live::LiveStats;
 use steadyhud::metrics::Summary;
 
@@ -170,16 +170,6 @@ impl Gpu {
     }
 }
 
-fn range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
 fn barrier(image: vk::Image, from: vk::ImageLayout, to: vk::ImageLayout) -> vk::ImageMemoryBarrier<'static> {
     vk::ImageMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
@@ -189,7 +179,7 @@ fn barrier(image: vk::Image, from: vk::ImageLayout, to: vk::ImageLayout) -> vk::
         .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image)
-        .subresource_range(range())
+        .subresource_range(color_range())
 }
 
 /// Stand-in swapchain: `count` images of `format`, usable as colour
@@ -264,7 +254,7 @@ impl FakeSwapchain {
             let d = &gpu.device;
             let b = [barrier(image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL)];
             d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[], &[], &b);
-            d.cmd_clear_color_image(cb, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &color, &[range()]);
+            d.cmd_clear_color_image(cb, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &color, &[color_range()]);
             let b = [barrier(image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR)];
             d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[], &[], &b);
         });

@@ -29,6 +29,8 @@ mod panel;
 mod render;
 pub mod view;
 
+pub use render::color_range;
+
 use imgui::SuspendedContext;
 use imgui_rs_vulkan_renderer::{Options as RendererOptions, Renderer};
 use std::sync::Mutex;

@@ -56,7 +56,7 @@ fn overlay_dependencies() -> [vk::SubpassDependency; 2] {
 }
 
 /// The single mip level and layer of a colour image.
-pub(crate) fn color_range() -> vk::ImageSubresourceRange {
+pub fn color_range() -> vk::ImageSubresourceRange {
     vk::ImageSubresourceRange {
         aspect_mask: vk::ImageAspectFlags::COLOR,
         base_mip_level: 0,
