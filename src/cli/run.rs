@@ -55,7 +55,7 @@ pub enum RunError {
 }
 
 /// The name the layer is enabled by.
-pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";
+pub use crate::layer::LAYER_NAME;
 
 static CHILD: AtomicI32 = AtomicI32::new(0);
 
@@ -100,9 +100,14 @@ impl LayerDir {
             .map(PathBuf::from)
             .filter(|p| p.is_dir())
             .unwrap_or_else(std::env::temp_dir);
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
         let dir = base.join(format!("steadyhud-run-{}-{nanos}", std::process::id()));
-        let err = |source| RunError::TempDir { path: dir.clone(), source };
+        let err = |source| RunError::TempDir {
+            path: dir.clone(),
+            source,
+        };
         std::fs::create_dir_all(&dir).map_err(err)?;
         let d = LayerDir(dir.clone());
         std::fs::write(dir.join(MANIFEST_NAME), manifest_json(lib, false)?).map_err(err)?;
@@ -142,7 +147,10 @@ fn append_layer(var: &str) -> OsString {
 pub fn command_with_layer(layer_dir: &Path, log_dir: Option<&Path>, cmd: &[OsString]) -> Command {
     let mut c = Command::new(&cmd[0]);
     c.args(&cmd[1..])
-        .env("VK_ADD_LAYER_PATH", prepend_path_list("VK_ADD_LAYER_PATH", layer_dir))
+        .env(
+            "VK_ADD_LAYER_PATH",
+            prepend_path_list("VK_ADD_LAYER_PATH", layer_dir),
+        )
         .env("VK_INSTANCE_LAYERS", append_layer("VK_INSTANCE_LAYERS"))
         .env("STEADYHUD", "1")
         .env_remove("DISABLE_STEADYHUD");
@@ -155,7 +163,10 @@ pub fn command_with_layer(layer_dir: &Path, log_dir: Option<&Path>, cmd: &[OsStr
 fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
     let lib = find_lib(args.lib.as_deref())?;
     let dir = LayerDir::create(&lib)?;
-    let log_dir = args.log_dir.as_ref().map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+    let log_dir = args
+        .log_dir
+        .as_ref()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
     let mut cmd = command_with_layer(&dir.0, log_dir.as_deref(), &args.command);
     install_forwarding();
     let mut child = cmd.spawn().map_err(|source| RunError::Spawn {

@@ -48,7 +48,8 @@ mod history;
 pub mod markers;
 
 pub use health::{
-    attribute, attribute_columns, by_main_cause, spikes, Cause, CauseGroup, HealthRule, Spike, NO_SPIKE,
+    attribute, attribute_columns, by_main_cause, spikes, Cause, CauseGroup, HealthRule, Spike,
+    NO_SPIKE,
 };
 pub use history::History;
 
@@ -124,7 +125,7 @@ pub struct CounterInfo {
 
 /// The layer's built-in counters: name (= session-log column), label (for
 /// sentences and the HUD), unit; in column order. `_ms` counters hold ns.
-pub const BUILTIN: [(&str, &str, Unit); 10] = [
+pub const BUILTIN: [(&str, &str, Unit); 11] = [
     ("pipeline_create_ms", "pipeline creation", Unit::Nanos),
     ("pipelines", "pipelines created", Unit::Count),
     ("submit_ms", "queue submit", Unit::Nanos),
@@ -134,7 +135,12 @@ pub const BUILTIN: [(&str, &str, Unit); 10] = [
     ("acquire_ms", "image acquire", Unit::Nanos),
     ("present_ms", "driver present", Unit::Nanos),
     ("in_present_ms", "time in present", Unit::Nanos),
-    ("swapchain_recreations", "swapchain recreations", Unit::Count),
+    (
+        "swapchain_recreations",
+        "swapchain recreations",
+        Unit::Count,
+    ),
+    ("layer_setup_ms", "steadyhud setup", Unit::Nanos),
 ];
 
 /// Label of a session-log counter column: the built-in label, else the
@@ -143,7 +149,10 @@ pub fn label_of_column(name: &str) -> String {
     const MARKERS: [(&str, &str); 3] = [
         ("nv_sim_ms", "simulation (Reflex)"),
         ("nv_render_submit_ms", "render submit (Reflex)"),
-        ("nv_frame_start_to_present_ms", "frame start to present (Reflex)"),
+        (
+            "nv_frame_start_to_present_ms",
+            "frame start to present (Reflex)",
+        ),
     ];
     BUILTIN
         .iter()
@@ -185,11 +194,19 @@ pub enum CounterError {
 /// A fixed table of per-frame accumulators. Share it (`Arc`) between the
 /// threads that add and the one that latches.
 pub struct Counters {
-    slots: [AtomicU64; MAX_COUNTERS],
+    /// One cache line per counter: the threads that add to different
+    /// counters (a game's pipeline-compile threads, its submit thread, the
+    /// present) never contend for one line.
+    slots: [Slot; MAX_COUNTERS],
     /// Registered slots; a slot's info is pushed before `len` grows.
     len: AtomicUsize,
     infos: Mutex<Vec<CounterInfo>>,
 }
+
+/// A counter's accumulator, alone on its cache line.
+#[derive(Default)]
+#[repr(align(64))]
+struct Slot(AtomicU64);
 
 impl Default for Counters {
     fn default() -> Self {
@@ -200,23 +217,39 @@ impl Default for Counters {
 impl Counters {
     /// An empty table.
     pub fn new() -> Counters {
-        Counters { slots: Default::default(), len: AtomicUsize::new(0), infos: Mutex::new(Vec::new()) }
+        Counters {
+            slots: Default::default(),
+            len: AtomicUsize::new(0),
+            infos: Mutex::new(Vec::new()),
+        }
     }
 
     /// Looks `name` up, registering it with `label` and `unit` if new.
     /// Not for the hot path: call once and keep the id.
     pub fn register(&self, name: &str, label: &str, unit: Unit) -> Result<CounterId, CounterError> {
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_') {
-            return Err(CounterError::BadName { name: name.to_string() });
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+        {
+            return Err(CounterError::BadName {
+                name: name.to_string(),
+            });
         }
         let mut infos = self.infos.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(i) = infos.iter().position(|c| c.name == name) {
             return Ok(CounterId(i as u8));
         }
         if infos.len() >= MAX_COUNTERS {
-            return Err(CounterError::Full { name: name.to_string() });
+            return Err(CounterError::Full {
+                name: name.to_string(),
+            });
         }
-        infos.push(CounterInfo { name: name.to_string(), label: label.to_string(), unit });
+        infos.push(CounterInfo {
+            name: name.to_string(),
+            label: label.to_string(),
+            unit,
+        });
         let id = infos.len() - 1;
         self.len.store(infos.len(), Ordering::Release);
         Ok(CounterId(id as u8))
@@ -225,13 +258,16 @@ impl Counters {
     /// The id of an already registered counter.
     pub fn get(&self, name: &str) -> Option<CounterId> {
         let infos = self.infos.lock().unwrap_or_else(|p| p.into_inner());
-        infos.iter().position(|c| c.name == name).map(|i| CounterId(i as u8))
+        infos
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| CounterId(i as u8))
     }
 
     /// Adds `v` to the counter's current frame value: one relaxed atomic add.
     #[inline]
     pub fn add(&self, id: CounterId, v: u64) {
-        self.slots[id.index()].fetch_add(v, Ordering::Relaxed);
+        self.slots[id.index()].0.fetch_add(v, Ordering::Relaxed);
     }
 
     /// Number of registered counters.
@@ -249,7 +285,11 @@ impl Counters {
     pub fn latch(&self, out: &mut FrameValues) -> usize {
         let n = self.len();
         for (i, o) in out.iter_mut().enumerate() {
-            *o = if i < n { self.slots[i].swap(0, Ordering::Relaxed) } else { 0 };
+            *o = if i < n {
+                self.slots[i].0.swap(0, Ordering::Relaxed)
+            } else {
+                0
+            };
         }
         n
     }
@@ -290,9 +330,18 @@ mod tests {
         for i in 0..MAX_COUNTERS {
             c.register(&format!("c{i}"), "x", Unit::Count).unwrap();
         }
-        assert!(matches!(c.register("one.more", "x", Unit::Count), Err(CounterError::Full { .. })));
-        assert!(matches!(c.register("", "x", Unit::Count), Err(CounterError::BadName { .. })));
-        assert!(matches!(c.register("a,b", "x", Unit::Count), Err(CounterError::BadName { .. })));
+        assert!(matches!(
+            c.register("one.more", "x", Unit::Count),
+            Err(CounterError::Full { .. })
+        ));
+        assert!(matches!(
+            c.register("", "x", Unit::Count),
+            Err(CounterError::BadName { .. })
+        ));
+        assert!(matches!(
+            c.register("a,b", "x", Unit::Count),
+            Err(CounterError::BadName { .. })
+        ));
     }
 
     #[test]

@@ -20,8 +20,10 @@
 
 use super::capture::{CounterFrame, Stream};
 use super::counter_track::{self, CounterTrack};
-use super::guard::{self, Site};
+use super::faults::{Faults, Site};
+use super::guard;
 use super::session::Log;
+use crate::config::Config;
 use crate::live::LiveStats;
 use crate::metrics::{self, Options, Rolling};
 use ringbuf::traits::Consumer;
@@ -38,6 +40,32 @@ const HOTKEY_EVERY: Duration = Duration::from_millis(50);
 /// Bound on the frames the rolling window holds, whatever the frame rate.
 const ROLLING_MAX_FRAMES: usize = 200_000;
 
+/// What the analysis thread reads of the layer's state (which lives for the
+/// whole process, hence `'static`).
+#[derive(Clone, Copy)]
+pub struct Settings {
+    pub config: &'static Config,
+    /// HUD visibility: live statistics are built only while it is shown;
+    /// the hotkey flips it.
+    pub hud_visible: &'static AtomicBool,
+    pub faults: &'static Faults,
+}
+
+#[cfg(test)]
+impl Settings {
+    /// Default config, HUD shown, no faults.
+    fn for_tests() -> Settings {
+        static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
+        static VISIBLE: AtomicBool = AtomicBool::new(true);
+        static FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
+        Settings {
+            config: &CONFIG,
+            hud_visible: &VISIBLE,
+            faults: &FAULTS,
+        }
+    }
+}
+
 /// Analysis state of one stream.
 struct StreamAnalysis {
     stream: Arc<Stream>,
@@ -53,12 +81,30 @@ struct StreamAnalysis {
     counter_overflows_logged: u64,
     /// Statistics counters of the stream's device, when it counts.
     counters: Option<CounterTrack>,
+    settings: Settings,
+    /// Windows whose log was opened so far (names the logs).
+    windows: Arc<AtomicU64>,
 }
 
 impl StreamAnalysis {
     #[cfg(test)]
-    fn new(stream: Arc<Stream>, cons: HeapCons<u64>, log: Log, window_s: f64, opts: Options) -> Self {
-        Self::with_counters(stream, cons, None, log, window_s, opts)
+    fn new(
+        stream: Arc<Stream>,
+        cons: HeapCons<u64>,
+        log: Log,
+        window_s: f64,
+        opts: Options,
+    ) -> Self {
+        Self::with_counters(
+            stream,
+            cons,
+            None,
+            log,
+            window_s,
+            opts,
+            Settings::for_tests(),
+            Arc::default(),
+        )
     }
 
     fn with_counters(
@@ -68,15 +114,28 @@ impl StreamAnalysis {
         log: Log,
         window_s: f64,
         opts: Options,
+        settings: Settings,
+        windows: Arc<AtomicU64>,
     ) -> Self {
         StreamAnalysis {
-            counters: CounterTrack::new(&stream, vcons, opts.stutter_threshold, &super::config().hud_counter_names),
+            counters: CounterTrack::new(
+                &stream,
+                vcons,
+                opts.stutter_threshold,
+                &settings.config.hud_counter_names,
+            ),
+            settings,
+            windows,
             stream,
             cons,
             last_t: None,
             first_t: None,
             durations: Vec::new(),
-            rolling: Some(Rolling::new((window_s.max(0.1) * 1e9) as u64, ROLLING_MAX_FRAMES, opts)),
+            rolling: Some(Rolling::new(
+                (window_s.max(0.1) * 1e9) as u64,
+                ROLLING_MAX_FRAMES,
+                opts,
+            )),
             log,
             overflows_logged: 0,
             counter_overflows_logged: 0,
@@ -100,7 +159,8 @@ impl StreamAnalysis {
         }
         let c = self.stream.counter_overflows();
         if c > self.counter_overflows_logged {
-            self.log.note_counter_overflow(c - self.counter_overflows_logged);
+            self.log
+                .note_counter_overflow(c - self.counter_overflows_logged);
             self.counter_overflows_logged = c;
         }
     }
@@ -109,12 +169,17 @@ impl StreamAnalysis {
         match self.last_t {
             None => {
                 self.first_t = Some(t);
-                let ordinal = WINDOWS_OPENED.fetch_add(1, Ordering::Relaxed) + 1;
+                let ordinal = self.windows.fetch_add(1, Ordering::Relaxed) + 1;
                 match self.counters.as_mut() {
                     Some(c) => {
                         c.take(t); // work before the first present belongs to no frame
                         let columns = c.columns();
-                        self.log.open_with_columns(ordinal, SystemTime::now(), &columns, counter_track::ABOUT);
+                        self.log.open_with_columns(
+                            ordinal,
+                            SystemTime::now(),
+                            &columns,
+                            counter_track::ABOUT,
+                        );
                     }
                     None => self.log.open(ordinal, SystemTime::now()),
                 }
@@ -141,9 +206,11 @@ impl StreamAnalysis {
     }
 
     fn publish_live(&mut self, window_s: f64) {
-        let Some(rolling) = self.rolling.as_ref() else { return };
+        let Some(rolling) = self.rolling.as_ref() else {
+            return;
+        };
         let built = guard::try_run(|| {
-            guard::inject(Site::Analysis);
+            self.settings.faults.inject(Site::Analysis);
             let frames = rolling.frames();
             let (summary, flags) = match rolling.summary_and_flags() {
                 Some((s, f)) => (Some(s), f),
@@ -157,11 +224,11 @@ impl StreamAnalysis {
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
                 counters: match self.counters.as_ref() {
-                    Some(c) if super::config().hud_counters => c.live(),
+                    Some(c) if self.settings.config.hud_counters => c.live(),
                     _ => Vec::new(),
                 },
                 last_stutter: match self.counters.as_ref() {
-                    Some(c) if super::config().hud_counters => c.last_stutter(),
+                    Some(c) if self.settings.config.hud_counters => c.last_stutter(),
                     _ => None,
                 },
             }
@@ -172,7 +239,10 @@ impl StreamAnalysis {
                 eprintln!("steadyhud: live statistics stopped for this window after an internal error; the log continues");
                 self.rolling = None;
                 // No frozen numbers on the HUD: it shows "no data" from now on.
-                self.stream.live.publish(LiveStats { window_s, ..LiveStats::default() });
+                self.stream.live.publish(LiveStats {
+                    window_s,
+                    ..LiveStats::default()
+                });
             }
         }
     }
@@ -212,6 +282,7 @@ fn stk_max_fps(durations: &[u64]) -> u32 {
 /// Everything the thread works on; shared with the hooks that end streams.
 struct Analyzer {
     streams: Vec<StreamAnalysis>,
+    settings: Settings,
     opts: Options,
     window_s: f64,
     buf: Vec<u64>,
@@ -223,7 +294,8 @@ impl Analyzer {
     fn tick(&mut self) {
         let now = Instant::now();
         // Live statistics only feed the HUD: skip them while it is hidden.
-        let live = now.duration_since(self.last_live) >= LIVE_EVERY && super::HUD_VISIBLE.load(Ordering::Relaxed);
+        let live = now.duration_since(self.last_live) >= LIVE_EVERY
+            && self.settings.hud_visible.load(Ordering::Relaxed);
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         for s in &mut self.streams {
             s.drain(&mut self.buf);
@@ -243,7 +315,9 @@ impl Analyzer {
     }
 
     fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
-        let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams).into_iter().partition(|s| pred(&s.stream));
+        let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
+            .into_iter()
+            .partition(|s| pred(&s.stream));
         self.streams = keep;
         for s in done {
             s.finish(&mut self.buf, &self.opts);
@@ -259,41 +333,128 @@ struct Running {
     pid: u32,
 }
 
-static RUNNING: Mutex<Option<Running>> = Mutex::new(None);
-static NEXT_STREAM: AtomicU64 = AtomicU64::new(1);
-/// Windows whose log was opened since the thread (re)started: names logs.
-static WINDOWS_OPENED: AtomicU64 = AtomicU64::new(0);
+/// The analysis thread of the layer: started with the first capture stream,
+/// joined by [`Analysis::shutdown`].
+#[derive(Default)]
+pub struct Analysis {
+    running: Mutex<Option<Running>>,
+    next_stream: AtomicU64,
+    /// Windows whose log was opened since the thread (re)started: names logs.
+    windows: Arc<AtomicU64>,
+}
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn start() -> Running {
-    WINDOWS_OPENED.store(0, Ordering::Relaxed);
-    let cfg = super::config();
-    let opts = Options { stutter_threshold: cfg.stutter_threshold };
-    let window_s = cfg.window_seconds;
-    let analyzer = Arc::new(Mutex::new(Analyzer {
-        streams: Vec::new(),
-        opts,
-        window_s,
-        buf: vec![0; 4096],
-        last_flush: Instant::now(),
-        last_live: Instant::now(),
-    }));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (a, s) = (analyzer.clone(), stop.clone());
-    let toggle_key = cfg.toggle_key.clone();
-    let thread = std::thread::Builder::new()
-        .name("steadyhud-analysis".into())
-        .spawn(move || run(a, s, toggle_key))
-        .map_err(|e| eprintln!("steadyhud: cannot start the analysis thread: {e}; no log or live stats"))
-        .ok();
-    Running { analyzer, stop, thread, pid: std::process::id() }
+impl Analysis {
+    fn start(&self, settings: Settings) -> Running {
+        self.windows.store(0, Ordering::Relaxed);
+        let cfg = settings.config;
+        let analyzer = Arc::new(Mutex::new(Analyzer {
+            streams: Vec::new(),
+            settings,
+            opts: Options {
+                stutter_threshold: cfg.stutter_threshold,
+            },
+            window_s: cfg.window_seconds,
+            buf: vec![0; 4096],
+            last_flush: Instant::now(),
+            last_live: Instant::now(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (a, s) = (analyzer.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("steadyhud-analysis".into())
+            .spawn(move || run(a, s, settings))
+            .map_err(|e| {
+                eprintln!("steadyhud: cannot start the analysis thread: {e}; no log or live stats")
+            })
+            .ok();
+        Running {
+            analyzer,
+            stop,
+            thread,
+            pid: std::process::id(),
+        }
+    }
+
+    /// Creates the capture stream of a newly created swapchain lineage
+    /// (window) of `device_key` and hands its ring to the analysis thread
+    /// (starting it if needed).
+    pub fn new_stream(
+        &self,
+        settings: Settings,
+        device_key: usize,
+        counters: Option<Arc<crate::counters::Counters>>,
+    ) -> Arc<Stream> {
+        let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
+        let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
+        let cfg = settings.config;
+        let log = if cfg.log {
+            Log::pending(cfg.log_dir.clone())
+        } else {
+            Log::disabled()
+        };
+        let opts = Options {
+            stutter_threshold: cfg.stutter_threshold,
+        };
+        let analysis = StreamAnalysis::with_counters(
+            stream.clone(),
+            cons,
+            vcons,
+            log,
+            cfg.window_seconds,
+            opts,
+            settings,
+            self.windows.clone(),
+        );
+        let mut running = lock(&self.running);
+        if running
+            .as_ref()
+            .is_some_and(|r| r.pid != std::process::id())
+        {
+            // A forked child inherited the parent's state but not its thread.
+            // Forget it (without joining or finishing the parent's logs).
+            std::mem::forget(running.take());
+        }
+        let r = running.get_or_insert_with(|| self.start(settings));
+        lock(&r.analyzer).streams.push(analysis);
+        stream
+    }
+
+    /// Ends the streams of a device being destroyed: final rows and summary.
+    pub fn finish_device(&self, device_key: usize) {
+        let running = lock(&self.running);
+        if let Some(r) = running.as_ref() {
+            if r.pid == std::process::id() {
+                lock(&r.analyzer).finish_where(|s| s.device_key == device_key);
+            }
+        }
+    }
+
+    /// Stops and joins the thread and finishes every stream. Idempotent;
+    /// does nothing in a forked child.
+    pub fn shutdown(&self) {
+        let Some(mut r) = lock(&self.running).take() else {
+            return;
+        };
+        if r.pid != std::process::id() {
+            std::mem::forget(r);
+            return;
+        }
+        r.stop.store(true, Ordering::Release);
+        if let Some(t) = r.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+        lock(&r.analyzer).finish_where(|_| true);
+    }
 }
 
-fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, toggle_key: String) {
-    let mut hotkey = match guard::try_run(|| crate::hud::hotkey::Hotkey::new(&toggle_key)) {
+fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings) {
+    let toggle_key = &settings.config.toggle_key;
+    let mut hotkey = match guard::try_run(|| crate::hud::hotkey::Hotkey::new(toggle_key)) {
         Some(Ok(h)) => Some(h),
         Some(Err(e)) => {
             eprintln!("steadyhud: HUD hotkey unavailable: {e}");
@@ -310,57 +471,12 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, toggle_key: String
             if last_key.elapsed() >= HOTKEY_EVERY {
                 last_key = Instant::now();
                 if guard::try_run(|| h.poll()).unwrap_or(false) {
-                    super::toggle_hud();
+                    settings.hud_visible.fetch_xor(true, Ordering::Relaxed);
                 }
             }
         }
         std::thread::park_timeout(TICK);
     }
-}
-
-/// Creates the capture stream for a newly presented surface of `device_key`
-/// and hands its ring to the analysis thread (starting it if needed).
-pub fn new_stream(device_key: usize, counters: Option<Arc<crate::counters::Counters>>) -> Arc<Stream> {
-    let id = NEXT_STREAM.fetch_add(1, Ordering::Relaxed);
-    let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
-    let cfg = super::config();
-    let log = if cfg.log { Log::pending(cfg.log_dir.clone()) } else { Log::disabled() };
-    let opts = Options { stutter_threshold: cfg.stutter_threshold };
-    let analysis = StreamAnalysis::with_counters(stream.clone(), cons, vcons, log, cfg.window_seconds, opts);
-    let mut running = lock(&RUNNING);
-    if running.as_ref().is_some_and(|r| r.pid != std::process::id()) {
-        // A forked child inherited the parent's state but not its thread.
-        // Forget it (without joining or finishing the parent's logs).
-        std::mem::forget(running.take());
-    }
-    let r = running.get_or_insert_with(start);
-    lock(&r.analyzer).streams.push(analysis);
-    stream
-}
-
-/// Ends the streams of a device being destroyed: final rows and summary.
-pub fn finish_device(device_key: usize) {
-    let running = lock(&RUNNING);
-    if let Some(r) = running.as_ref() {
-        if r.pid == std::process::id() {
-            lock(&r.analyzer).finish_where(|s| s.device_key == device_key);
-        }
-    }
-}
-
-/// Stops and joins the thread and finishes every stream. Idempotent; does
-/// nothing in a forked child.
-pub fn shutdown() {
-    let Some(mut r) = lock(&RUNNING).take() else { return };
-    if r.pid != std::process::id() {
-        return;
-    }
-    r.stop.store(true, Ordering::Release);
-    if let Some(t) = r.thread.take() {
-        t.thread().unpark();
-        let _ = t.join();
-    }
-    lock(&r.analyzer).finish_where(|_| true);
 }
 
 #[cfg(test)]
@@ -379,7 +495,8 @@ mod tests {
             .map(|e| e.unwrap().path())
             .find(|p| p.extension().is_some_and(|e| e == "csv"))
             .expect("csv written");
-        let summary = serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        let summary =
+            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
         let text = read(&csv);
         (csv, text, summary)
     }
@@ -417,15 +534,23 @@ mod tests {
         a.finish(&mut buf, &opts);
 
         let (_, text, summary) = written_log(dir.path());
-        let rows: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.starts_with("frame")).collect();
+        let rows: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("frame"))
+            .collect();
         assert_eq!(rows.len(), frames);
         assert_eq!(rows[0], "0,10000000,10.000000");
         assert_eq!(rows[19], "19,240000000,50.000000");
-        assert!(text.contains("# ring overflow: 3 timestamps lost"), "{text}");
+        assert!(
+            text.contains("# ring overflow: 3 timestamps lost"),
+            "{text}"
+        );
         assert_eq!(summary["frames"], frames);
         assert_eq!(summary["ring_overflows"], 3);
         assert_eq!(summary["stutter_frames"], serde_json::json!([19]));
-        assert!(summary["stk_curve"].as_array().is_some_and(|c| c.len() == 101));
+        assert!(summary["stk_curve"]
+            .as_array()
+            .is_some_and(|c| c.len() == 101));
     }
 
     /// Counters ride with their present: CSV columns per counter and
@@ -436,12 +561,25 @@ mod tests {
         use crate::counters::{Counters, Unit, MAX_COUNTERS};
         let dir = tempfile::tempdir().unwrap();
         let table = Arc::new(Counters::new());
-        let pipe = table.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
-        let inp = table.register("in_present_ms", "time in present", Unit::Nanos).unwrap();
+        let pipe = table
+            .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
+            .unwrap();
+        let inp = table
+            .register("in_present_ms", "time in present", Unit::Nanos)
+            .unwrap();
         let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
         let opts = Options::default();
         let log = Log::pending(Some(dir.path().to_path_buf()));
-        let mut a = StreamAnalysis::with_counters(stream.clone(), cons, vcons, log, 10.0, opts);
+        let mut a = StreamAnalysis::with_counters(
+            stream.clone(),
+            cons,
+            vcons,
+            log,
+            10.0,
+            opts,
+            Settings::for_tests(),
+            Arc::default(),
+        );
         let ms = 1_000_000u64;
         let mut t = 1_000 * ms;
         let mut vals = [0u64; MAX_COUNTERS];
@@ -463,15 +601,26 @@ mod tests {
         a.drain(&mut buf);
         a.finish(&mut buf, &opts);
         let (csv, text, summary) = written_log(dir.path());
-        assert!(text.contains("\nframe,present_ns,frametime_ms,pipeline_create_ms,in_present_ms,cpu_busy_ms\n"), "{text}");
-        assert!(text.contains("\n20,250000000,50.000000,40.000000,0.500000,49.500000\n"), "{text}");
+        assert!(
+            text.contains(
+                "\nframe,present_ns,frametime_ms,pipeline_create_ms,in_present_ms,cpu_busy_ms\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n20,250000000,50.000000,40.000000,0.500000,49.500000\n"),
+            "{text}"
+        );
         let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
         assert_eq!(log.durations_ns.len(), 59);
         let causes = summary["stutter_causes_text"].as_array().unwrap();
         assert_eq!(causes.len(), 2, "{summary}");
         assert_eq!(causes[0], "frame 20 +40.0 ms: pipeline creation 40.0 ms");
         assert_eq!(causes[1], "frame 40 +50.0 ms: no counter spiked");
-        assert_eq!(summary["stutter_causes"][0]["counters"][0]["name"], "pipeline_create_ms");
+        assert_eq!(
+            summary["stutter_causes"][0]["counters"][0]["name"],
+            "pipeline_create_ms"
+        );
         assert_eq!(summary["counters"][0]["total"], 40.0);
         assert_eq!(summary["latency"]["in_present_ms_avg"], 0.5);
     }
@@ -489,7 +638,16 @@ mod tests {
         let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let opts = Options::default();
         let log = Log::pending(Some(dir.path().to_path_buf()));
-        let mut a = StreamAnalysis::with_counters(stream.clone(), cons, vcons, log, 10.0, opts);
+        let mut a = StreamAnalysis::with_counters(
+            stream.clone(),
+            cons,
+            vcons,
+            log,
+            10.0,
+            opts,
+            Settings::for_tests(),
+            Arc::default(),
+        );
         let frames = COUNTER_RING_CAPACITY as u64 + 10;
         let vals = [1u64; MAX_COUNTERS];
         for i in 0..frames {
@@ -499,7 +657,10 @@ mod tests {
         a.drain(&mut buf);
         a.finish(&mut buf, &opts);
         let (csv, text, summary) = written_log(dir.path());
-        assert!(text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"), "{text}");
+        assert!(
+            text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"),
+            "{text}"
+        );
         let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
         assert_eq!(log.durations_ns.len() as u64, frames - 1);
         assert_eq!(summary["counter_ring_overflows"], 10);
@@ -516,14 +677,24 @@ mod tests {
         let file = dir.path().join("a-file");
         std::fs::write(&file, b"x").unwrap();
         let (stream, cons) = Stream::new(1, 0);
-        let mut a = StreamAnalysis::new(stream.clone(), cons, Log::pending(Some(file.join("logs"))), 10.0, Options::default());
+        let mut a = StreamAnalysis::new(
+            stream.clone(),
+            cons,
+            Log::pending(Some(file.join("logs"))),
+            10.0,
+            Options::default(),
+        );
         for i in 1..=5u64 {
             stream.record(i * 10_000_000);
         }
         let mut buf = vec![0u64; 64];
         a.drain(&mut buf);
         assert!(matches!(a.log, Log::Disabled));
-        assert_eq!(a.durations.len(), 4, "capture and statistics go on without a log");
+        assert_eq!(
+            a.durations.len(),
+            4,
+            "capture and statistics go on without a log"
+        );
     }
 
     #[test]

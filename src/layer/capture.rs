@@ -24,7 +24,7 @@
 use crate::counters::{Counters, FrameValues};
 use crate::live::LiveCell;
 use ringbuf::traits::{Producer, Split};
-use ringbuf::{HeapCons, HeapRb, HeapProd};
+use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -45,14 +45,20 @@ pub struct CounterFrame {
 
 impl Default for CounterFrame {
     fn default() -> Self {
-        CounterFrame { t: 0, values: [0; crate::counters::MAX_COUNTERS] }
+        CounterFrame {
+            t: 0,
+            values: [0; crate::counters::MAX_COUNTERS],
+        }
     }
 }
 
 /// CLOCK_MONOTONIC now, in nanoseconds.
 #[inline]
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -105,7 +111,11 @@ impl Stream {
         let s = Stream {
             id,
             device_key,
-            producer: Mutex::new(ProducerSide { prod, vals, last: 0 }),
+            producer: Mutex::new(ProducerSide {
+                prod,
+                vals,
+                last: 0,
+            }),
             overflows: AtomicU64::new(0),
             counter_overflows: AtomicU64::new(0),
             pushed: AtomicU64::new(0),
@@ -171,7 +181,9 @@ mod tests {
     #[test]
     fn counters_are_visible_with_their_timestamp() {
         let table = Arc::new(Counters::new());
-        table.register("n", "n", crate::counters::Unit::Count).unwrap();
+        table
+            .register("n", "n", crate::counters::Unit::Count)
+            .unwrap();
         let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let mut vcons = vcons.unwrap();
         const N: u64 = 200_000;
@@ -184,7 +196,9 @@ mod tests {
                     v[0] = t * 3;
                     // Keep the 4096-entry counter ring from filling.
                     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                    while t > consumed.load(Ordering::Relaxed) + 1000 && std::time::Instant::now() < give_up {
+                    while t > consumed.load(Ordering::Relaxed) + 1000
+                        && std::time::Instant::now() < give_up
+                    {
                         std::thread::yield_now(); // (gives up if the consumer failed)
                     }
                     s2.record_with(t, Some(&v));
@@ -193,7 +207,10 @@ mod tests {
             let mut seen = 0u64;
             while seen < N {
                 while let Some(t) = cons.try_pop() {
-                    let f = vcons.try_peek().copied().expect("counter entry visible with its timestamp");
+                    let f = vcons
+                        .try_peek()
+                        .copied()
+                        .expect("counter entry visible with its timestamp");
                     assert_eq!((f.t, f.values[0]), (t, t * 3));
                     vcons.try_pop();
                     seen += 1;
@@ -223,7 +240,9 @@ mod tests {
     #[test]
     fn counter_ring_overflow_is_counted() {
         let table = Arc::new(Counters::new());
-        table.register("n", "n", crate::counters::Unit::Count).unwrap();
+        table
+            .register("n", "n", crate::counters::Unit::Count)
+            .unwrap();
         let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let v = [7u64; crate::counters::MAX_COUNTERS];
         for t in 1..=COUNTER_RING_CAPACITY as u64 + 3 {

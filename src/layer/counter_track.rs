@@ -67,7 +67,10 @@ impl CounterTrack {
                 }
             }
         }
-        let rule = HealthRule { stutter_threshold, ..HealthRule::default() };
+        let rule = HealthRule {
+            stutter_threshold,
+            ..HealthRule::default()
+        };
         Some(CounterTrack {
             cons: cons?,
             row: vec![0; infos.len() + 1],
@@ -84,7 +87,11 @@ impl CounterTrack {
 
     /// The log's extra columns: every counter, then `cpu_busy_ms`.
     pub fn columns(&self) -> Vec<(String, Unit)> {
-        let mut c: Vec<(String, Unit)> = self.infos.iter().map(|i| (i.name.clone(), i.unit)).collect();
+        let mut c: Vec<(String, Unit)> = self
+            .infos
+            .iter()
+            .map(|i| (i.name.clone(), i.unit))
+            .collect();
         c.push(("cpu_busy_ms".to_string(), Unit::Nanos));
         c
     }
@@ -123,7 +130,10 @@ impl CounterTrack {
     /// The newest judged stutter and its main cause, for the HUD.
     pub fn last_stutter(&self) -> Option<crate::live::LastStutter> {
         let c = self.causes.last()?;
-        Some(crate::live::LastStutter { excess_ms: c.excess_ms as f32, cause: c.main_text() })
+        Some(crate::live::LastStutter {
+            excess_ms: c.excess_ms as f32,
+            cause: c.main_text(),
+        })
     }
 
     /// The viewed counters' history for the HUD.
@@ -136,7 +146,10 @@ impl CounterTrack {
                 Some(crate::live::LiveCounter {
                     label: info.label.clone(),
                     unit: info.unit.suffix(),
-                    recent: values.iter().map(|&v| info.unit.display(v as f64) as f32).collect(),
+                    recent: values
+                        .iter()
+                        .map(|&v| info.unit.display(v as f64) as f32)
+                        .collect(),
                 })
             })
             .collect()
@@ -157,7 +170,13 @@ impl CounterTrack {
                 })
             })
             .collect();
-        let avg = |s: u64| if self.frames == 0 { 0.0 } else { s as f64 / self.frames as f64 / 1e6 };
+        let avg = |s: u64| {
+            if self.frames == 0 {
+                0.0
+            } else {
+                s as f64 / self.frames as f64 / 1e6
+            }
+        };
         serde_json::json!({
             "stutter_causes": self.causes,
             "stutter_causes_text": self.causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
@@ -188,19 +207,36 @@ mod tests {
     #[test]
     fn hud_shows_the_configured_counters_in_order() {
         let table = Arc::new(Counters::new());
-        let pipe = table.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
-        let subs = table.register("submits", "queue submits", Unit::Count).unwrap();
-        table.register("in_present_ms", "time in present", Unit::Nanos).unwrap();
+        let pipe = table
+            .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
+            .unwrap();
+        let subs = table
+            .register("submits", "queue submits", Unit::Count)
+            .unwrap();
+        table
+            .register("in_present_ms", "time in present", Unit::Nanos)
+            .unwrap();
         let (stream, _cons, vcons) = Stream::with_counters(1, 0, Some(table));
-        let names: Vec<String> = ["submits", "no_such", "pipeline_create_ms", "submits"].map(String::from).into();
+        let names: Vec<String> = ["submits", "no_such", "pipeline_create_ms", "submits"]
+            .map(String::from)
+            .into();
         let mut track = CounterTrack::new(&stream, vcons, 0.2, &names).unwrap();
         let mut values = [0u64; MAX_COUNTERS];
         values[pipe.index()] = 3_000_000;
         values[subs.index()] = 2;
         track.on_frame(16_000_000, &values);
         let live = track.live();
-        let got: Vec<(&str, &str, Vec<f32>)> = live.iter().map(|c| (c.label.as_str(), c.unit, c.recent.clone())).collect();
-        assert_eq!(got, [("queue submits", Unit::Count.suffix(), vec![2.0]), ("pipeline creation", "ms", vec![3.0])]);
+        let got: Vec<(&str, &str, Vec<f32>)> = live
+            .iter()
+            .map(|c| (c.label.as_str(), c.unit, c.recent.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("queue submits", Unit::Count.suffix(), vec![2.0]),
+                ("pipeline creation", "ms", vec![3.0])
+            ]
+        );
     }
 
     /// The HUD's "last stutter" is the newest judged stutter with its main
@@ -208,7 +244,9 @@ mod tests {
     #[test]
     fn last_stutter_names_the_main_cause() {
         let table = Arc::new(Counters::new());
-        let pipe = table.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
+        let pipe = table
+            .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
+            .unwrap();
         let (stream, _cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let mut track = CounterTrack::new(&stream, vcons, 0.2, &[]).unwrap();
         let ms = 1_000_000u64;
@@ -224,12 +262,19 @@ mod tests {
             // Frame 20 is judged once frame 29 is in; frame 32 only at the end.
             let want = (i >= 29).then_some((30.0, "pipeline creation 30.0 ms"));
             let got = track.last_stutter().map(|l| (l.excess_ms, l.cause));
-            assert_eq!(got.as_ref().map(|(e, c)| (*e, c.as_str())), want, "after frame {i}");
+            assert_eq!(
+                got.as_ref().map(|(e, c)| (*e, c.as_str())),
+                want,
+                "after frame {i}"
+            );
         }
         let mut causes = Vec::new();
         track.tracker.finish(&mut causes);
         track.causes.extend(causes);
         let last = track.last_stutter().unwrap();
-        assert_eq!((last.excess_ms, last.cause.as_str()), (40.0, "no counter spiked"));
+        assert_eq!(
+            (last.excess_ms, last.cause.as_str()),
+            (40.0, "no counter spiked")
+        );
     }
 }

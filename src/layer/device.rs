@@ -1,186 +1,515 @@
-//! Device hooks: create the device through the next layer, fetch and
-//! register the app's queues, pick a graphics queue for the HUD, and build
-//! the `ash::Device` the HUD uses (whose `vkAllocateCommandBuffers` registers
-//! every new command buffer with the loader).
+//! What the layer keeps per `VkDevice`: its queues (and what the layer may
+//! do on each, [`super::queue`]), its swapchains, their capture streams
+//! ([`super::lineage`]), the HUD resources shared by its swapchains
+//! ([`HudCache`]) and its statistics counters; and the swapchain calls.
+//! The present path is in [`super::present`].
+//!
+//! No queue is touched here: the HUD of a new swapchain creates its
+//! pipelines, images and buffers without one, and uploads and draws for the
+//! first time inside a present, on the present queue.
 
-use super::capture::Stream;
-use super::swapchain::SwapchainState;
-use super::{dispatch_key, find_device, find_instance, guard, loader, DEVICES};
-use crate::hud::HudDevice;
+use super::analysis::{Analysis, Settings};
+use super::capture::{now_ns, Stream};
+use super::counted::DeviceCounters;
+use super::guard;
+use super::instance::Instance;
+use super::lineage::Lineage;
+use super::loader::{self, next_fn};
+use super::queue::QueueInfo;
+use super::swapchain::Swapchain;
+use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
 use ash::vk;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-/// Next-layer entry points the hooks forward to.
+/// Next-layer entry points the device's hooks forward to.
 pub struct DeviceFns {
     pub destroy_device: vk::PFN_vkDestroyDevice,
     pub create_swapchain: Option<vk::PFN_vkCreateSwapchainKHR>,
+    pub create_shared_swapchains: Option<vk::PFN_vkCreateSharedSwapchainsKHR>,
     pub destroy_swapchain: Option<vk::PFN_vkDestroySwapchainKHR>,
     pub get_swapchain_images: Option<vk::PFN_vkGetSwapchainImagesKHR>,
     pub queue_present: Option<vk::PFN_vkQueuePresentKHR>,
     pub allocate_command_buffers: vk::PFN_vkAllocateCommandBuffers,
 }
 
-/// What the layer keeps per `VkDevice`.
-pub struct DeviceData {
+/// Device extensions the app enabled that decide which hooks exist.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extensions {
+    /// `VK_KHR_swapchain`: swapchain and present hooks.
+    pub swapchain: bool,
+    /// `VK_KHR_display_swapchain`: `vkCreateSharedSwapchainsKHR`.
+    pub display_swapchain: bool,
+}
+
+impl Extensions {
+    /// The extensions named in `info`.
+    ///
+    /// # Safety
+    /// `info`'s extension names are valid C strings.
+    pub unsafe fn of(info: &vk::DeviceCreateInfo) -> Extensions {
+        let names: &[*const c_char] = if info.pp_enabled_extension_names.is_null() {
+            &[]
+        } else {
+            // SAFETY: the app's array of `enabled_extension_count` names.
+            unsafe {
+                std::slice::from_raw_parts(
+                    info.pp_enabled_extension_names,
+                    info.enabled_extension_count as usize,
+                )
+            }
+        };
+        let mut e = Extensions::default();
+        for &n in names.iter().filter(|n| !n.is_null()) {
+            // SAFETY: NUL-terminated names.
+            match unsafe { CStr::from_ptr(n) }.to_bytes() {
+                b"VK_KHR_swapchain" => e.swapchain = true,
+                b"VK_KHR_display_swapchain" => e.display_swapchain = true,
+                _ => {}
+            }
+        }
+        e
+    }
+}
+
+/// One `VkDevice` of the app's.
+pub struct Device {
     pub key: usize,
     pub handle: vk::Device,
     pub physical_device: vk::PhysicalDevice,
     pub next_gdpa: vk::PFN_vkGetDeviceProcAddr,
     pub fns: DeviceFns,
+    pub ext: Extensions,
     pub set_loader_data: Option<loader::PfnSetDeviceLoaderData>,
     /// Instance functions of the next layer.
-    pub instance: ash::Instance,
-    /// Device functions of the next layer, for the HUD; command buffer
-    /// allocation goes through [`hud_allocate_command_buffers`].
-    pub hud_device: ash::Device,
-    /// Every queue the app created (flags 0), with its family.
-    pub queues: Vec<(vk::Queue, u32)>,
-    /// The queue the HUD submits to (graphics-capable), if any.
-    pub graphics: Option<(vk::Queue, u32)>,
-    /// Live swapchains. Present takes the read lock; only create/destroy write.
-    pub swapchains: RwLock<HashMap<vk::SwapchainKHR, Arc<SwapchainState>>>,
-    /// One capture stream per surface, shared by its successive swapchains.
-    pub streams: Mutex<HashMap<vk::SurfaceKHR, Arc<Stream>>>,
+    instance: ash::Instance,
+    /// Device functions of the next layer for the HUD (its command buffers
+    /// are registered with the loader on allocation).
+    hud_device: ash::Device,
+    surface_caps: Option<vk::PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR>,
+    surface_caps2: Option<vk::PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR>,
+    /// Every queue the app created with flags 0.
+    pub queues: Vec<QueueInfo>,
+    /// Live swapchains; read-locked only to clone one entry.
+    swapchains: RwLock<HashMap<vk::SwapchainKHR, Arc<Swapchain>>>,
+    lineage: Mutex<Lineage<Arc<Stream>>>,
     /// Statistics counters (`None` with config `counters=0`).
-    pub counters: Option<super::counted::DeviceCounters>,
+    pub counters: Option<DeviceCounters>,
+    pub hud_cache: HudCache,
+    pub settings: Settings,
+    analysis: &'static Analysis,
+    /// Whether the "HUD off" line was printed for this device.
+    hud_off_said: AtomicBool,
 }
 
-impl DeviceData {
-    /// The view of this device the HUD gets.
-    pub fn hud(&self) -> Option<HudDevice<'_>> {
-        let (q, family) = self.graphics?;
-        Some(HudDevice {
-            instance: &self.instance,
-            device: &self.hud_device,
-            physical_device: self.physical_device,
-            graphics_queue: q,
-            graphics_family: family,
+/// How a device is made (what `vkCreateDevice` hands the layer).
+pub struct Link<'a> {
+    pub instance: &'a Instance,
+    pub physical_device: vk::PhysicalDevice,
+    pub info: &'a vk::DeviceCreateInfo<'a>,
+    pub gdpa: vk::PFN_vkGetDeviceProcAddr,
+    pub device: vk::Device,
+    /// Our `vkAllocateCommandBuffers` wrapper for the HUD's table.
+    pub allocate_hook: *const c_void,
+}
+
+impl Device {
+    /// The record of a device the next layer just created.
+    ///
+    /// # Safety
+    /// `link` describes a live device.
+    pub unsafe fn new(
+        link: Link,
+        settings: Settings,
+        analysis: &'static Analysis,
+    ) -> Option<Device> {
+        let Link {
+            instance: inst,
+            physical_device,
+            info,
+            gdpa,
+            device,
+            allocate_hook,
+        } = link;
+        let f = |n: *const c_char| gdpa(device, n);
+        let fns = DeviceFns {
+            destroy_device: next_fn(f, c"vkDestroyDevice")?,
+            create_swapchain: next_fn(f, c"vkCreateSwapchainKHR"),
+            create_shared_swapchains: next_fn(f, c"vkCreateSharedSwapchainsKHR"),
+            destroy_swapchain: next_fn(f, c"vkDestroySwapchainKHR"),
+            get_swapchain_images: next_fn(f, c"vkGetSwapchainImagesKHR"),
+            queue_present: next_fn(f, c"vkQueuePresentKHR"),
+            allocate_command_buffers: next_fn(f, c"vkAllocateCommandBuffers")?,
+        };
+        let set_loader_data = loader::device_loader_data_callback(info);
+        let queues = fetch_queues(inst, physical_device, info, f, device, set_loader_data)?;
+        let hud_device = ash::Device::load_with(
+            |name| {
+                if name.to_bytes() == b"vkAllocateCommandBuffers" {
+                    allocate_hook
+                } else {
+                    gdpa(device, name.as_ptr()).map_or(std::ptr::null(), |f| f as *const c_void)
+                }
+            },
+            device,
+        );
+        let gipa = |n: *const c_char| (inst.next_gipa)(inst.handle, n);
+        Some(Device {
+            key: super::handles::dispatch_key(device),
+            handle: device,
+            physical_device,
+            next_gdpa: gdpa,
+            fns,
+            ext: Extensions::of(info),
+            set_loader_data,
+            instance: inst.ash.clone(),
+            hud_device,
+            surface_caps: next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
+            surface_caps2: inst
+                .ext
+                .surface_capabilities2
+                .then(|| next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilities2KHR"))
+                .flatten(),
+            queues,
+            swapchains: RwLock::new(HashMap::new()),
+            lineage: Mutex::new(Lineage::default()),
+            counters: if settings.config.counters {
+                DeviceCounters::new(gdpa, device)
+            } else {
+                None
+            },
+            hud_cache: HudCache::new(),
+            settings,
+            analysis,
+            hud_off_said: AtomicBool::new(false),
         })
     }
 
-    /// The HUD view for a present on `queue`: when that queue is in the HUD's
-    /// (graphics) family the HUD submits right there, on the queue the app
-    /// is presenting on and thus not using from another thread.
-    pub fn hud_for_present(&self, queue: vk::Queue) -> Option<HudDevice<'_>> {
-        let mut hd = self.hud()?;
-        if self.queues.iter().any(|&(q, f)| q == queue && f == hd.graphics_family) {
-            hd.graphics_queue = queue;
+    /// The view of this device the HUD gets.
+    pub fn hud(&self) -> HudDevice<'_> {
+        HudDevice {
+            instance: &self.instance,
+            device: &self.hud_device,
+            physical_device: self.physical_device,
         }
-        Some(hd)
     }
 
-    /// Family of a queue the app created (the HUD's family when unknown).
-    pub fn family_of(&self, queue: vk::Queue) -> u32 {
-        self.queues
-            .iter()
-            .find(|(q, _)| *q == queue)
-            .map(|(_, f)| *f)
-            .or(self.graphics.map(|(_, f)| f))
-            .unwrap_or(0)
+    /// The live swapchain `sc` (the read lock is held only for the clone).
+    pub fn swapchain(&self, sc: vk::SwapchainKHR) -> Option<Arc<Swapchain>> {
+        self.swapchains
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&sc)
+            .cloned()
     }
-}
 
-unsafe fn gdpa_fn<F>(gdpa: vk::PFN_vkGetDeviceProcAddr, device: vk::Device, name: &[u8]) -> Option<F> {
-    let f = gdpa(device, name.as_ptr() as *const c_char)?;
-    Some(std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f))
-}
+    /// The layer's knowledge of the app's queue `q`.
+    pub fn queue(&self, q: vk::Queue) -> Option<&QueueInfo> {
+        self.queues.iter().find(|i| i.handle == q)
+    }
 
-/// `vkAllocateCommandBuffers` as the HUD sees it: the real call, then each
-/// new command buffer gets the loader's dispatch table.
-unsafe extern "system" fn hud_allocate_command_buffers(
-    device: vk::Device,
-    info: *const vk::CommandBufferAllocateInfo,
-    out: *mut vk::CommandBuffer,
-) -> vk::Result {
-    let Some(dev) = guard::contain(None, || find_device(dispatch_key(device))) else {
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
-    };
-    let r = (dev.fns.allocate_command_buffers)(device, info, out);
-    if r == vk::Result::SUCCESS {
-        if let Some(set) = dev.set_loader_data {
-            for i in 0..(*info).command_buffer_count as usize {
-                let cb = *out.add(i);
-                let rr = set(device, vk::Handle::as_raw(cb) as *mut c_void);
-                if rr != vk::Result::SUCCESS {
-                    return rr;
+    /// Prints, once per device, why the HUD is off somewhere.
+    pub fn hud_off(&self, why: &str) {
+        if !self.hud_off_said.swap(true, Ordering::Relaxed) {
+            eprintln!("steadyhud: HUD disabled: {why} (capture and log continue)");
+        }
+    }
+
+    /// Adds the layer's own setup time (`t0` to now) to the device's
+    /// `layer_setup_ms` counter, so a stutter it causes is named as the
+    /// layer's, never blamed on the game.
+    pub fn add_setup_time(&self, t0: u64) {
+        if let Some(dc) = self.counters.as_ref() {
+            dc.add(|b| b.layer_setup_ns, now_ns().saturating_sub(t0));
+        }
+    }
+
+    /// `vkCreateSwapchainKHR`.
+    ///
+    /// # Safety
+    /// The app's arguments, for this device.
+    pub unsafe fn create_swapchain(
+        &self,
+        info: *const vk::SwapchainCreateInfoKHR,
+        alloc: *const vk::AllocationCallbacks,
+        out: *mut vk::SwapchainKHR,
+    ) -> vk::Result {
+        let Some(create) = self.fns.create_swapchain else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        let mut patched = *info;
+        patched.image_usage = guard::contain(patched.image_usage, || self.hud_usage(&patched));
+        let r = create(self.handle, &patched, alloc, out);
+        if r == vk::Result::SUCCESS {
+            guard::contain((), || self.on_created(&patched, *out));
+        }
+        r
+    }
+
+    /// `vkCreateSharedSwapchainsKHR` (`VK_KHR_display_swapchain`): each
+    /// swapchain is one of ours like any other, and its presents are logged.
+    ///
+    /// # Safety
+    /// The app's arguments, for this device.
+    pub unsafe fn create_shared_swapchains(
+        &self,
+        count: u32,
+        infos: *const vk::SwapchainCreateInfoKHR,
+        alloc: *const vk::AllocationCallbacks,
+        out: *mut vk::SwapchainKHR,
+    ) -> vk::Result {
+        let Some(create) = self.fns.create_shared_swapchains else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
+        let app: &[vk::SwapchainCreateInfoKHR] = if infos.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(infos, count as usize)
+        };
+        let patched: Vec<vk::SwapchainCreateInfoKHR> = guard::contain(app.to_vec(), || {
+            app.iter()
+                .map(|i| {
+                    let mut p = *i;
+                    p.image_usage = self.hud_usage(i);
+                    p
+                })
+                .collect()
+        });
+        let r = create(self.handle, count, patched.as_ptr(), alloc, out);
+        if r == vk::Result::SUCCESS {
+            for (k, info) in patched.iter().enumerate() {
+                guard::contain((), || self.on_created(info, *out.add(k)));
+            }
+        }
+        r
+    }
+
+    /// `vkDestroySwapchainKHR`.
+    ///
+    /// # Safety
+    /// The app's arguments, for this device.
+    pub unsafe fn destroy_swapchain(
+        &self,
+        swapchain: vk::SwapchainKHR,
+        alloc: *const vk::AllocationCallbacks,
+    ) {
+        guard::contain((), || {
+            let removed = self
+                .swapchains
+                .write()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&swapchain);
+            if let Some(sc) = removed {
+                sc.destroy_hud(&self.hud(), &self.hud_cache);
+            }
+            self.lineage
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .swapchain_destroyed(swapchain);
+        });
+        if let Some(destroy) = self.fns.destroy_swapchain {
+            destroy(self.handle, swapchain, alloc);
+        }
+    }
+
+    /// A surface of the device's instance was destroyed: its handle value
+    /// no longer names a window.
+    pub fn surface_destroyed(&self, surface: vk::SurfaceKHR) {
+        self.lineage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .surface_destroyed(surface);
+    }
+
+    /// Frees everything of the layer's before the real `vkDestroyDevice`,
+    /// and ends the device's session logs.
+    pub fn teardown(&self) {
+        let dev = self.hud();
+        let left: Vec<_> = self
+            .swapchains
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain()
+            .collect();
+        for (_, sc) in left {
+            sc.destroy_hud(&dev, &self.hud_cache);
+        }
+        // SAFETY: every swapchain HUD using the cache is gone.
+        unsafe { self.hud_cache.destroy(&dev) };
+        self.lineage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+        self.analysis.finish_device(self.key);
+    }
+
+    unsafe fn on_created(&self, info: &vk::SwapchainCreateInfoKHR, sc: vk::SwapchainKHR) {
+        let t0 = now_ns();
+        let stream = {
+            let mut lineage = self.lineage.lock().unwrap_or_else(|e| e.into_inner());
+            let table = self.counters.as_ref().map(|dc| dc.table.clone());
+            let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
+                self.analysis.new_stream(self.settings, self.key, table)
+            });
+            if recreation {
+                if let Some(dc) = self.counters.as_ref() {
+                    dc.add(|b| b.swapchain_recreations, 1);
                 }
+            }
+            lineage.created(sc, info.surface, stream.clone());
+            stream
+        };
+        let hud = self.make_hud(info, sc);
+        let state = Arc::new(Swapchain {
+            stream,
+            hud: Mutex::new(hud),
+        });
+        self.swapchains
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sc, state);
+        self.add_setup_time(t0);
+    }
+
+    unsafe fn make_hud(
+        &self,
+        info: &vk::SwapchainCreateInfoKHR,
+        sc: vk::SwapchainKHR,
+    ) -> Option<SwapchainHud> {
+        let plan = match hud::plan::plan(info) {
+            Ok(p) => p,
+            Err(why) => {
+                self.hud_off(why);
+                return None;
+            }
+        };
+        let images = match self.swapchain_images(sc) {
+            Ok(i) => i,
+            Err(e) => {
+                self.hud_off(&format!("vkGetSwapchainImagesKHR failed: {e}"));
+                return None;
+            }
+        };
+        let built = guard::try_run(|| {
+            SwapchainHud::new(
+                &self.hud(),
+                &self.hud_cache,
+                info,
+                &images,
+                &plan,
+                self.settings.config,
+            )
+        });
+        match built {
+            Some(Ok(h)) => Some(h),
+            Some(Err(e)) => {
+                self.hud_off(&e.to_string());
+                None
+            }
+            None => {
+                self.hud_off("panic during HUD setup");
+                None
             }
         }
     }
-    r
-}
 
-pub(crate) unsafe extern "system" fn create_device(
-    physical_device: vk::PhysicalDevice,
-    info: *const vk::DeviceCreateInfo,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::Device,
-) -> vk::Result {
-    let linked = guard::contain(None, || {
-        let inst = find_instance(dispatch_key(physical_device)).or_else(super::only_instance)?;
-        let (gipa, gdpa) = loader::take_device_link(&*info)?;
-        let create: vk::PFN_vkCreateDevice =
-            std::mem::transmute_copy(&gipa(inst.handle, c"vkCreateDevice".as_ptr())?);
-        Some((inst, gdpa, create))
-    });
-    let Some((inst, gdpa, create)) = linked else {
-        eprintln!("steadyhud: vkCreateDevice without instance data or loader link; failing");
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
-    };
-    let r = create(physical_device, info, alloc, out);
-    if r != vk::Result::SUCCESS {
-        return r;
+    unsafe fn swapchain_images(&self, sc: vk::SwapchainKHR) -> Result<Vec<vk::Image>, vk::Result> {
+        let get = self
+            .fns
+            .get_swapchain_images
+            .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
+        let mut n = 0u32;
+        get(self.handle, sc, &mut n, std::ptr::null_mut()).result()?;
+        let mut v = vec![vk::Image::null(); n as usize];
+        get(self.handle, sc, &mut n, v.as_mut_ptr()).result()?;
+        v.truncate(n as usize);
+        Ok(v)
     }
-    let device = *out;
-    let ok = guard::contain(false, || {
-        let Some(data) = setup_device(&inst, physical_device, &*info, gdpa, device) else {
-            return false;
-        };
-        DEVICES.write().unwrap_or_else(|e| e.into_inner()).insert(data.key, Arc::new(data));
-        true
-    });
-    if !ok {
-        // Without our device record we cannot forward its calls: fail cleanly.
-        if let Some(destroy) = gdpa_fn::<vk::PFN_vkDestroyDevice>(gdpa, device, b"vkDestroyDevice\0") {
-            destroy(device, alloc);
+
+    /// The usage to create the app's swapchain with: the app's, plus
+    /// `TRANSFER_DST` where the surface allows it (the HUD then copies a
+    /// cached panel). Shared present modes take their allowed usage from
+    /// `sharedPresentSupportedUsageFlags` (when the app enabled
+    /// `VK_KHR_get_surface_capabilities2`, else nothing is added); protected
+    /// swapchains get no HUD and keep their usage.
+    unsafe fn hud_usage(&self, info: &vk::SwapchainCreateInfoKHR) -> vk::ImageUsageFlags {
+        if info.flags.contains(vk::SwapchainCreateFlagsKHR::PROTECTED) {
+            return info.image_usage;
         }
-        eprintln!("steadyhud: device setup failed; vkCreateDevice fails");
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
+        let shared = matches!(
+            info.present_mode,
+            vk::PresentModeKHR::SHARED_DEMAND_REFRESH
+                | vk::PresentModeKHR::SHARED_CONTINUOUS_REFRESH
+        );
+        let supported = if shared {
+            self.shared_present_usage(info.surface)
+        } else {
+            self.surface_usage(info.surface)
+        };
+        hud::swapchain_usage(info.image_usage, supported)
     }
-    r
+
+    unsafe fn surface_usage(&self, surface: vk::SurfaceKHR) -> vk::ImageUsageFlags {
+        let mut caps = vk::SurfaceCapabilitiesKHR::default();
+        match self.surface_caps {
+            Some(f) if f(self.physical_device, surface, &mut caps) == vk::Result::SUCCESS => {
+                caps.supported_usage_flags
+            }
+            _ => vk::ImageUsageFlags::empty(),
+        }
+    }
+
+    unsafe fn shared_present_usage(&self, surface: vk::SurfaceKHR) -> vk::ImageUsageFlags {
+        let Some(f) = self.surface_caps2 else {
+            return vk::ImageUsageFlags::empty();
+        };
+        let mut shared = vk::SharedPresentSurfaceCapabilitiesKHR::default();
+        let mut caps = vk::SurfaceCapabilities2KHR {
+            p_next: &mut shared as *mut _ as *mut c_void,
+            ..Default::default()
+        };
+        let info = vk::PhysicalDeviceSurfaceInfo2KHR {
+            surface,
+            ..Default::default()
+        };
+        if f(self.physical_device, &info, &mut caps) == vk::Result::SUCCESS {
+            shared.shared_present_supported_usage_flags
+        } else {
+            vk::ImageUsageFlags::empty()
+        }
+    }
 }
 
-unsafe fn setup_device(
-    inst: &super::InstanceData,
+/// Fetches and registers the app's queues (flags 0; protected queues need
+/// `vkGetDeviceQueue2` and never get a HUD).
+unsafe fn fetch_queues(
+    inst: &Instance,
     physical_device: vk::PhysicalDevice,
     info: &vk::DeviceCreateInfo,
-    gdpa: vk::PFN_vkGetDeviceProcAddr,
+    gdpa: impl Fn(*const c_char) -> vk::PFN_vkVoidFunction,
     device: vk::Device,
-) -> Option<DeviceData> {
-    let set_loader_data = loader::device_loader_data_callback(info);
-    let fns = DeviceFns {
-        destroy_device: gdpa_fn(gdpa, device, b"vkDestroyDevice\0")?,
-        create_swapchain: gdpa_fn(gdpa, device, b"vkCreateSwapchainKHR\0"),
-        destroy_swapchain: gdpa_fn(gdpa, device, b"vkDestroySwapchainKHR\0"),
-        get_swapchain_images: gdpa_fn(gdpa, device, b"vkGetSwapchainImagesKHR\0"),
-        queue_present: gdpa_fn(gdpa, device, b"vkQueuePresentKHR\0"),
-        allocate_command_buffers: gdpa_fn(gdpa, device, b"vkAllocateCommandBuffers\0")?,
-    };
-    let get_queue: vk::PFN_vkGetDeviceQueue = gdpa_fn(gdpa, device, b"vkGetDeviceQueue\0")?;
-
-    let families = inst.ash.get_physical_device_queue_family_properties(physical_device);
+    set_loader_data: Option<loader::PfnSetDeviceLoaderData>,
+) -> Option<Vec<QueueInfo>> {
+    let get_queue: vk::PFN_vkGetDeviceQueue = next_fn(gdpa, c"vkGetDeviceQueue")?;
+    let families = inst
+        .ash
+        .get_physical_device_queue_family_properties(physical_device);
+    let qinfos: &[vk::DeviceQueueCreateInfo] =
+        if info.queue_create_info_count == 0 || info.p_queue_create_infos.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(
+                info.p_queue_create_infos,
+                info.queue_create_info_count as usize,
+            )
+        };
     let mut queues = Vec::new();
-    let qinfos: &[vk::DeviceQueueCreateInfo] = if info.queue_create_info_count == 0 || info.p_queue_create_infos.is_null() {
-        &[]
-    } else {
-        std::slice::from_raw_parts(info.p_queue_create_infos, info.queue_create_info_count as usize)
-    };
-    for qi in qinfos {
-        if !qi.flags.is_empty() {
-            continue; // protected queues need vkGetDeviceQueue2; the HUD never uses them
-        }
+    for qi in qinfos.iter().filter(|q| q.flags.is_empty()) {
+        let flags = families
+            .get(qi.queue_family_index as usize)
+            .map_or(vk::QueueFlags::empty(), |p| p.queue_flags);
         for i in 0..qi.queue_count {
             let mut q = vk::Queue::null();
             get_queue(device, qi.queue_family_index, i, &mut q);
@@ -192,61 +521,30 @@ unsafe fn setup_device(
                     continue;
                 }
             }
-            queues.push((q, qi.queue_family_index));
+            queues.push(QueueInfo::new(q, qi.queue_family_index, flags));
         }
     }
-    let graphics = queues.iter().copied().find(|(_, f)| {
-        families
-            .get(*f as usize)
-            .is_some_and(|p| p.queue_flags.contains(vk::QueueFlags::GRAPHICS))
-    });
-
-    let hud_device = ash::Device::load_with(
-        |name| {
-            if name.to_bytes() == b"vkAllocateCommandBuffers" {
-                hud_allocate_command_buffers as *const c_void
-            } else {
-                match gdpa(device, name.as_ptr()) {
-                    Some(f) => f as *const c_void,
-                    None => std::ptr::null(),
-                }
-            }
-        },
-        device,
-    );
-    Some(DeviceData {
-        key: dispatch_key(device),
-        handle: device,
-        physical_device,
-        next_gdpa: gdpa,
-        fns,
-        set_loader_data,
-        instance: inst.ash.clone(),
-        hud_device,
-        queues,
-        graphics,
-        swapchains: RwLock::new(HashMap::new()),
-        streams: Mutex::new(HashMap::new()),
-        counters: super::counted::DeviceCounters::new(gdpa, device),
-    })
+    Some(queues)
 }
 
-pub(crate) unsafe extern "system" fn destroy_device(device: vk::Device, alloc: *const vk::AllocationCallbacks) {
-    if device == vk::Device::null() {
-        return;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_decide_the_swapchain_hooks() {
+        let names = [c"VK_KHR_swapchain".as_ptr(), c"VK_EXT_other".as_ptr()];
+        let info = vk::DeviceCreateInfo::default().enabled_extension_names(&names);
+        // SAFETY: valid names.
+        let e = unsafe { Extensions::of(&info) };
+        assert_eq!(
+            e,
+            Extensions {
+                swapchain: true,
+                display_swapchain: false
+            }
+        );
+        let none = vk::DeviceCreateInfo::default();
+        assert_eq!(unsafe { Extensions::of(&none) }, Extensions::default());
     }
-    let key = dispatch_key(device);
-    let Some(dev) = guard::contain(None, || DEVICES.write().unwrap_or_else(|e| e.into_inner()).remove(&key)) else {
-        return;
-    };
-    guard::contain((), || {
-        // Swapchains the app forgot: free their HUDs while the device lives.
-        let left: Vec<_> = dev.swapchains.write().unwrap_or_else(|e| e.into_inner()).drain().collect();
-        for (_, sc) in left {
-            sc.destroy_hud(&dev);
-        }
-        dev.streams.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        super::analysis::finish_device(key);
-    });
-    (dev.fns.destroy_device)(device, alloc);
 }

@@ -5,26 +5,11 @@
 //! (installed once; it only sees panics of this library's own copy of std)
 //! prints a single `steadyhud:` line instead of the default multi-line report.
 //!
-//! [`inject`] is the test-only fault switch of issue 7: with
-//! `STEADYHUD_TEST_PANIC=present` or `=analysis` the named site panics once.
-//! It is compiled into every build and inert unless the variable is set.
-//! Likewise [`device_lost`]: with `STEADYHUD_TEST_DEVICE_LOST=1` the HUD's
-//! draws fail with `VK_ERROR_DEVICE_LOST` from the 10th present on, as they
-//! would on a lost device (lavapipe cannot lose one for real).
+//! Test-only fault switches live in [`super::faults`].
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Once, OnceLock};
-
-/// Sites where a panic can be injected.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Site {
-    /// The present hook, after the timestamp is queued, before the HUD draws.
-    Present,
-    /// The analysis thread's live-statistics step.
-    Analysis,
-}
+use std::sync::Once;
 
 static HOOK: Once = Once::new();
 
@@ -48,8 +33,13 @@ pub fn install_hook() {
                 .map(|s| s.to_string())
                 .or_else(|| info.payload().downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let loc = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
-            eprintln!("steadyhud: internal error contained ({loc}): {msg}; the application continues");
+            let loc = info
+                .location()
+                .map(|l| format!("{}:{}", l.file(), l.line()))
+                .unwrap_or_default();
+            eprintln!(
+                "steadyhud: internal error contained ({loc}): {msg}; the application continues"
+            );
         }));
     });
 }
@@ -66,35 +56,6 @@ pub fn try_run<R>(f: impl FnOnce() -> R) -> Option<R> {
     let r = panic::catch_unwind(AssertUnwindSafe(f)).ok();
     GUARDED.with(|g| g.set(g.get().saturating_sub(1)));
     r
-}
-
-fn injected_site() -> Option<Site> {
-    static SITE: OnceLock<Option<Site>> = OnceLock::new();
-    *SITE.get_or_init(|| match std::env::var("STEADYHUD_TEST_PANIC").as_deref() {
-        Ok("present") => Some(Site::Present),
-        Ok("analysis") => Some(Site::Analysis),
-        _ => None,
-    })
-}
-
-/// Panics once per process at `site` when `STEADYHUD_TEST_PANIC` names it.
-#[track_caller]
-pub fn inject(site: Site) {
-    static FIRED: AtomicBool = AtomicBool::new(false);
-    if injected_site() == Some(site) && !FIRED.swap(true, Ordering::Relaxed) {
-        panic!("injected test panic at {site:?} (STEADYHUD_TEST_PANIC)");
-    }
-}
-
-/// Whether the HUD draw of this present must fail as on a lost device
-/// (`STEADYHUD_TEST_DEVICE_LOST=1`; from the 10th call on, so capture has
-/// started before the fault).
-pub fn device_lost() -> bool {
-    use std::sync::atomic::AtomicU32;
-    static ON: OnceLock<bool> = OnceLock::new();
-    static CALLS: AtomicU32 = AtomicU32::new(0);
-    *ON.get_or_init(|| std::env::var("STEADYHUD_TEST_DEVICE_LOST").as_deref() == Ok("1"))
-        && CALLS.fetch_add(1, Ordering::Relaxed) >= 9
 }
 
 #[cfg(test)]

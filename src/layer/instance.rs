@@ -1,80 +1,72 @@
-//! Instance hooks: link to the next layer on `vkCreateInstance`, keep the
-//! per-instance [`InstanceData`], and on the last `vkDestroyInstance` stop the
-//! analysis thread before the loader unloads us.
+//! What the layer keeps per `VkInstance`: the link to the next layer and
+//! the instance extensions that change what the layer may ask of it.
 
-use super::{dispatch_key, find_instance, guard, loader, INSTANCES};
+use super::loader::next_fn;
 use ash::vk;
-use std::ffi::c_char;
-use std::sync::Arc;
+use std::ffi::{c_char, CStr};
 
-/// What the layer keeps per `VkInstance`.
-pub struct InstanceData {
+/// Instance extensions the app enabled that the layer uses.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstanceExtensions {
+    /// `VK_KHR_get_surface_capabilities2`: lets the layer read a shared
+    /// present surface's allowed usage.
+    pub surface_capabilities2: bool,
+}
+
+/// One `VkInstance` of the app's.
+pub struct Instance {
     pub handle: vk::Instance,
     /// The next layer's `vkGetInstanceProcAddr`.
     pub next_gipa: vk::PFN_vkGetInstanceProcAddr,
-    /// Instance functions of the next layer (for the HUD and device setup).
+    /// Instance functions of the next layer (device setup, the HUD).
     pub ash: ash::Instance,
+    pub ext: InstanceExtensions,
+    pub destroy_surface: Option<vk::PFN_vkDestroySurfaceKHR>,
 }
 
-unsafe fn next_fn<F>(gipa: vk::PFN_vkGetInstanceProcAddr, instance: vk::Instance, name: &[u8]) -> Option<F> {
-    debug_assert_eq!(name.last(), Some(&0));
-    let f = gipa(instance, name.as_ptr() as *const c_char)?;
-    Some(std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f))
-}
-
-pub(crate) unsafe extern "system" fn create_instance(
-    info: *const vk::InstanceCreateInfo,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::Instance,
-) -> vk::Result {
-    // Link to the next layer; without a link we cannot forward at all.
-    let Some((gipa, create)) = guard::contain(None, || {
-        let gipa = loader::take_instance_link(&*info)?;
-        let create: vk::PFN_vkCreateInstance = next_fn(gipa, vk::Instance::null(), b"vkCreateInstance\0")?;
-        Some((gipa, create))
-    }) else {
-        eprintln!("steadyhud: vkCreateInstance without a loader link; failing");
-        return vk::Result::ERROR_INITIALIZATION_FAILED;
-    };
-    let r = create(info, alloc, out);
-    if r != vk::Result::SUCCESS {
-        return r;
-    }
-    guard::contain((), || {
-        let instance = *out;
-        super::config();
+impl Instance {
+    /// The record of an instance the next layer just created from `info`.
+    ///
+    /// # Safety
+    /// `gipa` and `instance` are the next layer's live pair; `info` is the
+    /// app's create info.
+    pub unsafe fn new(
+        info: &vk::InstanceCreateInfo,
+        gipa: vk::PFN_vkGetInstanceProcAddr,
+        instance: vk::Instance,
+    ) -> Instance {
         let ash = ash::Instance::load_with(
-            |name| match gipa(instance, name.as_ptr()) {
-                Some(f) => f as *const std::ffi::c_void,
-                None => std::ptr::null(),
+            |name| {
+                gipa(instance, name.as_ptr())
+                    .map_or(std::ptr::null(), |f| f as *const std::ffi::c_void)
             },
             instance,
         );
-        let data = Arc::new(InstanceData { handle: instance, next_gipa: gipa, ash });
-        INSTANCES.write().unwrap_or_else(|e| e.into_inner()).insert(dispatch_key(instance), data);
-    });
-    r
-}
-
-pub(crate) unsafe extern "system" fn destroy_instance(
-    instance: vk::Instance,
-    alloc: *const vk::AllocationCallbacks,
-) {
-    if instance == vk::Instance::null() {
-        return;
+        let names: &[*const c_char] = if info.pp_enabled_extension_names.is_null() {
+            &[]
+        } else {
+            // SAFETY: the app's array of `enabled_extension_count` names.
+            unsafe {
+                std::slice::from_raw_parts(
+                    info.pp_enabled_extension_names,
+                    info.enabled_extension_count as usize,
+                )
+            }
+        };
+        // SAFETY: NUL-terminated names.
+        let enabled = |want: &[u8]| {
+            names
+                .iter()
+                .any(|&n| !n.is_null() && unsafe { CStr::from_ptr(n) }.to_bytes() == want)
+        };
+        Instance {
+            handle: instance,
+            next_gipa: gipa,
+            ash,
+            ext: InstanceExtensions {
+                surface_capabilities2: enabled(b"VK_KHR_get_surface_capabilities2"),
+            },
+            destroy_surface: next_fn(|n| gipa(instance, n), c"vkDestroySurfaceKHR"),
+        }
     }
-    let key = dispatch_key(instance);
-    let Some(data) = guard::contain(None, || find_instance(key)) else {
-        return; // not ours: nothing we could forward to
-    };
-    let last = guard::contain(false, || {
-        let mut map = INSTANCES.write().unwrap_or_else(|e| e.into_inner());
-        map.remove(&key);
-        map.is_empty()
-    });
-    if last {
-        // The loader dlcloses us right after this call: no thread may outlive it.
-        guard::contain((), super::analysis::shutdown);
-    }
-    (data.ash.fp_v1_0().destroy_instance)(instance, alloc);
 }

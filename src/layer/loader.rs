@@ -10,7 +10,7 @@
 //! 1.3.239 header.
 
 use ash::vk;
-use std::ffi::{c_char, c_void};
+use std::ffi::{c_char, c_void, CStr};
 
 /// `VkNegotiateLayerStructType::LAYER_NEGOTIATE_INTERFACE_STRUCT`.
 pub const LAYER_NEGOTIATE_INTERFACE_STRUCT: i32 = 1;
@@ -114,19 +114,29 @@ unsafe fn find_entry(
 }
 
 /// The instance chain's link entry.
-pub(crate) unsafe fn instance_link_info(info: &vk::InstanceCreateInfo) -> *mut LayerInstanceCreateInfo {
-    find_entry(info.p_next, vk::StructureType::LOADER_INSTANCE_CREATE_INFO, LayerFunction::LAYER_LINK_INFO)
-        as *mut LayerInstanceCreateInfo
+pub(crate) unsafe fn instance_link_info(
+    info: &vk::InstanceCreateInfo,
+) -> *mut LayerInstanceCreateInfo {
+    find_entry(
+        info.p_next,
+        vk::StructureType::LOADER_INSTANCE_CREATE_INFO,
+        LayerFunction::LAYER_LINK_INFO,
+    ) as *mut LayerInstanceCreateInfo
 }
 
 /// The device chain's link entry.
 pub(crate) unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut LayerDeviceCreateInfo {
-    find_entry(info.p_next, vk::StructureType::LOADER_DEVICE_CREATE_INFO, LayerFunction::LAYER_LINK_INFO)
-        as *mut LayerDeviceCreateInfo
+    find_entry(
+        info.p_next,
+        vk::StructureType::LOADER_DEVICE_CREATE_INFO,
+        LayerFunction::LAYER_LINK_INFO,
+    ) as *mut LayerDeviceCreateInfo
 }
 
 /// `vkSetDeviceLoaderData` from the device chain, if the loader gave one.
-pub(crate) unsafe fn device_loader_data_callback(info: &vk::DeviceCreateInfo) -> Option<PfnSetDeviceLoaderData> {
+pub(crate) unsafe fn device_loader_data_callback(
+    info: &vk::DeviceCreateInfo,
+) -> Option<PfnSetDeviceLoaderData> {
     let e = find_entry(
         info.p_next,
         vk::StructureType::LOADER_DEVICE_CREATE_INFO,
@@ -139,13 +149,17 @@ pub(crate) unsafe fn device_loader_data_callback(info: &vk::DeviceCreateInfo) ->
     if f.is_null() {
         None
     } else {
-        Some(std::mem::transmute::<*mut c_void, PfnSetDeviceLoaderData>(f))
+        Some(std::mem::transmute::<*mut c_void, PfnSetDeviceLoaderData>(
+            f,
+        ))
     }
 }
 
 /// The next layer's link for this instance; advances the chain for the next
 /// layer down, as the loader requires before calling its `vkCreateInstance`.
-pub(crate) unsafe fn take_instance_link(info: &vk::InstanceCreateInfo) -> Option<vk::PFN_vkGetInstanceProcAddr> {
+pub(crate) unsafe fn take_instance_link(
+    info: &vk::InstanceCreateInfo,
+) -> Option<vk::PFN_vkGetInstanceProcAddr> {
     let e = instance_link_info(info);
     if e.is_null() {
         return None;
@@ -171,7 +185,10 @@ pub(crate) unsafe fn take_device_link(
     if link.is_null() {
         return None;
     }
-    let r = ((*link).pfn_next_get_instance_proc_addr, (*link).pfn_next_get_device_proc_addr);
+    let r = (
+        (*link).pfn_next_get_instance_proc_addr,
+        (*link).pfn_next_get_device_proc_addr,
+    );
     (*e).u[0] = (*link).p_next as *mut c_void;
     Some(r)
 }
@@ -192,7 +209,10 @@ mod tests {
 
     #[test]
     fn chain_walk_skips_foreign_entries_and_advances() {
-        unsafe extern "system" fn gipa(_: vk::Instance, _: *const c_char) -> vk::PFN_vkVoidFunction {
+        unsafe extern "system" fn gipa(
+            _: vk::Instance,
+            _: *const c_char,
+        ) -> vk::PFN_vkVoidFunction {
             None
         }
         let mut second = LayerInstanceLink {
@@ -224,4 +244,23 @@ mod tests {
             assert_eq!(link.u[0], &mut second as *mut _ as *mut c_void);
         }
     }
+}
+
+/// A function of the next layer, looked up by `lookup` (a bound gipa or
+/// gdpa) and cast to its type `F`: the one place the layer turns a
+/// `PFN_vkVoidFunction` into a typed pointer.
+///
+/// # Safety
+/// `F` must be the function-pointer type of `name`.
+pub(crate) unsafe fn next_fn<F: Copy>(
+    lookup: impl FnOnce(*const c_char) -> vk::PFN_vkVoidFunction,
+    name: &CStr,
+) -> Option<F> {
+    let f = lookup(name.as_ptr())?;
+    debug_assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<unsafe extern "system" fn()>()
+    );
+    // SAFETY: the caller names F as the type of `name`; both are fn pointers.
+    Some(unsafe { std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f) })
 }

@@ -58,7 +58,13 @@ impl Log {
 
     /// [`Log::open`] with extra per-frame columns (see
     /// [`SessionLog::create_with_columns`]).
-    pub fn open_with_columns(&mut self, ordinal: u64, start: SystemTime, columns: &[(String, Unit)], about: &str) {
+    pub fn open_with_columns(
+        &mut self,
+        ordinal: u64,
+        start: SystemTime,
+        columns: &[(String, Unit)],
+        about: &str,
+    ) {
         let Log::Pending(dir) = self else { return };
         let Some(dir) = dir.take().or_else(default_log_dir) else {
             eprintln!("steadyhud: no log folder (HOME unset and no STEADYHUD_LOG_DIR); this session is not logged");

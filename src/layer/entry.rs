@@ -1,0 +1,587 @@
+//! The layer's entry points: one table of the functions it intercepts
+//! ([`hook`]), the `vkGet*ProcAddr` pair that hands them out, and thin
+//! `extern "system"` functions that look the object up, contain panics and
+//! delegate to the instance or device record.
+//!
+//! A function is handed out only where it may be called: swapchain and
+//! present hooks only on devices that enabled `VK_KHR_swapchain`
+//! (`vkCreateSharedSwapchainsKHR`: `VK_KHR_display_swapchain`), counted
+//! calls only when counters are on and the next layer has the function.
+//! Otherwise the next layer's pointer (or null) is returned, as if the layer
+//! were not there.
+
+use super::device::{Device, Extensions, Link};
+use super::guard;
+use super::handles::dispatch_key;
+use super::instance::Instance;
+use super::loader::{self, next_fn};
+use super::state::{layer, Layer};
+use ash::vk;
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+/// When an intercepted function may be handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Needs {
+    /// Always ours.
+    Always,
+    /// The device enabled `VK_KHR_swapchain`.
+    Swapchain,
+    /// The device enabled `VK_KHR_display_swapchain`.
+    DisplaySwapchain,
+    /// Counters are on and the next layer has the function.
+    Counters,
+}
+
+/// Level of an intercepted function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Instance,
+    Device,
+}
+
+/// Casts one of our entry points for the proc-address tables.
+fn void(f: *const ()) -> vk::PFN_vkVoidFunction {
+    // SAFETY: `f` is one of this module's `extern "system"` functions; the
+    // caller of the proc address casts it back to its real type.
+    Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>(f) })
+}
+
+/// The table: every function the layer intercepts, its level, when it may
+/// be handed out, and our entry point.
+fn hook(name: &[u8], faults: bool) -> Option<(Level, Needs, vk::PFN_vkVoidFunction)> {
+    use Level::{Device as D, Instance as I};
+    let present = if faults {
+        queue_present::<true> as *const ()
+    } else {
+        queue_present::<false> as *const ()
+    };
+    let (level, needs, f) = match name {
+        b"vkGetInstanceProcAddr" => (I, Needs::Always, get_instance_proc_addr as *const ()),
+        b"vkCreateInstance" => (I, Needs::Always, create_instance as *const ()),
+        b"vkDestroyInstance" => (I, Needs::Always, destroy_instance as *const ()),
+        b"vkCreateDevice" => (I, Needs::Always, create_device as *const ()),
+        b"vkDestroySurfaceKHR" => (I, Needs::Always, destroy_surface as *const ()),
+        b"vkGetDeviceProcAddr" => (D, Needs::Always, get_device_proc_addr as *const ()),
+        b"vkDestroyDevice" => (D, Needs::Always, destroy_device as *const ()),
+        b"vkCreateSwapchainKHR" => (D, Needs::Swapchain, create_swapchain as *const ()),
+        b"vkCreateSharedSwapchainsKHR" => (
+            D,
+            Needs::DisplaySwapchain,
+            create_shared_swapchains as *const (),
+        ),
+        b"vkDestroySwapchainKHR" => (D, Needs::Swapchain, destroy_swapchain as *const ()),
+        b"vkQueuePresentKHR" => (D, Needs::Swapchain, present),
+        b"vkCreateGraphicsPipelines" => {
+            (D, Needs::Counters, create_graphics_pipelines as *const ())
+        }
+        b"vkCreateComputePipelines" => (D, Needs::Counters, create_compute_pipelines as *const ()),
+        b"vkQueueSubmit" => (D, Needs::Counters, queue_submit as *const ()),
+        b"vkQueueSubmit2" | b"vkQueueSubmit2KHR" => {
+            (D, Needs::Counters, queue_submit2 as *const ())
+        }
+        b"vkAllocateMemory" => (D, Needs::Counters, allocate_memory as *const ()),
+        b"vkAcquireNextImageKHR" => (D, Needs::Counters, acquire_next_image as *const ()),
+        b"vkAcquireNextImage2KHR" => (D, Needs::Counters, acquire_next_image2 as *const ()),
+        b"vkSetLatencyMarkerNV" => (D, Needs::Counters, set_latency_marker as *const ()),
+        _ => return None,
+    };
+    Some((level, needs, void(f)))
+}
+
+/// Whether a device-level hook with `needs` is ours on a device with
+/// extensions `ext` and counters on or off; `next_has` tells whether the
+/// next layer has the function at all.
+fn allowed(needs: Needs, ext: Extensions, counting: bool, next_has: bool) -> bool {
+    match needs {
+        Needs::Always => true,
+        Needs::Swapchain => ext.swapchain && next_has,
+        Needs::DisplaySwapchain => ext.display_swapchain && next_has,
+        Needs::Counters => counting && next_has,
+    }
+}
+
+fn name_bytes<'a>(name: *const c_char) -> &'a [u8] {
+    if name.is_null() {
+        return &[];
+    }
+    // SAFETY: the loader and apps pass NUL-terminated names.
+    unsafe { CStr::from_ptr(name) }.to_bytes()
+}
+
+/// Our `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// Called by the loader or the app with a valid (or null) instance and a
+/// NUL-terminated name.
+pub unsafe extern "system" fn get_instance_proc_addr(
+    instance: vk::Instance,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
+    guard::contain(None, || {
+        let l = layer();
+        let wanted = name_bytes(name);
+        let inst = (instance != vk::Instance::null())
+            .then(|| l.instance(dispatch_key(instance)))
+            .flatten();
+        let next = |inst: &Instance| (inst.next_gipa)(instance, name);
+        match hook(wanted, l.faults.on_present_path()) {
+            Some((Level::Instance, _, f)) => f,
+            // A device function through gipa: ours when it exists below (the
+            // device's own table decides per device in gdpa).
+            Some((Level::Device, needs, f)) => match inst.as_ref() {
+                Some(i) if needs == Needs::Always || next(i).is_some() => f,
+                Some(i) => next(i),
+                None => None,
+            },
+            None => inst.as_ref().and_then(|i| next(i)),
+        }
+    })
+}
+
+/// Our `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// Called by the loader or the app with a valid (or null) device and a
+/// NUL-terminated name.
+pub unsafe extern "system" fn get_device_proc_addr(
+    device: vk::Device,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
+    guard::contain(None, || {
+        let l = layer();
+        if device == vk::Device::null() {
+            return None;
+        }
+        let dev = l.device(dispatch_key(device))?;
+        let next = (dev.next_gdpa)(device, name);
+        match hook(name_bytes(name), l.faults.on_present_path()) {
+            Some((Level::Device, needs, f))
+                if allowed(needs, dev.ext, dev.counters.is_some(), next.is_some()) =>
+            {
+                f
+            }
+            _ => next,
+        }
+    })
+}
+
+/// Looks a dispatchable handle's device up and runs `f` on it; `fallback`
+/// when the device is not ours (or the lookup panicked).
+#[inline]
+unsafe fn on_device<H: vk::Handle, R>(
+    h: H,
+    fallback: R,
+    f: impl FnOnce(&'static Layer, &Device) -> R,
+) -> R {
+    let l = layer();
+    // SAFETY: we are inside the app's call on `h`, a live handle.
+    match guard::contain(None, || unsafe { l.device(dispatch_key(h)) }) {
+        Some(dev) => f(l, dev),
+        None => fallback,
+    }
+}
+
+/// Loader ↔ layer interface negotiation (the library's only Vulkan-named export).
+///
+/// # Safety
+/// Called by the Vulkan loader with a valid struct.
+#[no_mangle]
+pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
+    p: *mut loader::NegotiateLayerInterface,
+) -> vk::Result {
+    guard::contain(vk::Result::ERROR_INITIALIZATION_FAILED, || {
+        if p.is_null() || (*p).s_type != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        }
+        let v = &mut *p;
+        if v.loader_layer_interface_version < loader::LAYER_INTERFACE_VERSION {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        }
+        v.loader_layer_interface_version = loader::LAYER_INTERFACE_VERSION;
+        v.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
+        v.pfn_get_device_proc_addr = Some(get_device_proc_addr);
+        v.pfn_get_physical_device_proc_addr = None;
+        vk::Result::SUCCESS
+    })
+}
+
+unsafe extern "system" fn create_instance(
+    info: *const vk::InstanceCreateInfo,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::Instance,
+) -> vk::Result {
+    // Link to the next layer; without a link we cannot forward at all.
+    let Some((gipa, create)) = guard::contain(None, || {
+        let gipa = loader::take_instance_link(&*info)?;
+        let create: vk::PFN_vkCreateInstance =
+            next_fn(|n| gipa(vk::Instance::null(), n), c"vkCreateInstance")?;
+        Some((gipa, create))
+    }) else {
+        eprintln!("steadyhud: vkCreateInstance without a loader link; failing");
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
+    };
+    let r = create(info, alloc, out);
+    if r == vk::Result::SUCCESS {
+        guard::contain((), || {
+            let data = Arc::new(Instance::new(&*info, gipa, *out));
+            layer()
+                .instances
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(dispatch_key(*out), data);
+        });
+    }
+    r
+}
+
+unsafe extern "system" fn destroy_instance(
+    instance: vk::Instance,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    if instance == vk::Instance::null() {
+        return;
+    }
+    let l = layer();
+    let key = dispatch_key(instance);
+    let Some((data, last)) = guard::contain(None, || {
+        let mut map = l.instances.lock().unwrap_or_else(|e| e.into_inner());
+        let data = map.remove(&key)?;
+        Some((data, map.is_empty()))
+    }) else {
+        return; // not ours: nothing we could forward to
+    };
+    if last {
+        // The loader dlcloses us right after this call: no thread may outlive it.
+        guard::contain((), || l.analysis.shutdown());
+    }
+    (data.ash.fp_v1_0().destroy_instance)(instance, alloc);
+}
+
+unsafe extern "system" fn destroy_surface(
+    instance: vk::Instance,
+    surface: vk::SurfaceKHR,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    let l = layer();
+    let Some(inst) = guard::contain(None, || l.instance(dispatch_key(instance))) else {
+        return;
+    };
+    guard::contain((), || {
+        for dev in l.devices.all() {
+            dev.surface_destroyed(surface);
+        }
+    });
+    if let Some(destroy) = inst.destroy_surface {
+        destroy(instance, surface, alloc);
+    }
+}
+
+unsafe extern "system" fn create_device(
+    physical_device: vk::PhysicalDevice,
+    info: *const vk::DeviceCreateInfo,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::Device,
+) -> vk::Result {
+    let l = layer();
+    let linked = guard::contain(None, || {
+        let inst = l
+            .instance(dispatch_key(physical_device))
+            .or_else(|| l.only_instance())?;
+        let (gipa, gdpa) = loader::take_device_link(&*info)?;
+        let create: vk::PFN_vkCreateDevice = next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice")?;
+        Some((inst, gdpa, create))
+    });
+    let Some((inst, gdpa, create)) = linked else {
+        eprintln!("steadyhud: vkCreateDevice without instance data or loader link; failing");
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
+    };
+    let r = create(physical_device, info, alloc, out);
+    if r != vk::Result::SUCCESS {
+        return r;
+    }
+    let device = *out;
+    let added = guard::contain(Err(vk::Result::ERROR_INITIALIZATION_FAILED), || {
+        let link = Link {
+            instance: &inst,
+            physical_device,
+            info: &*info,
+            gdpa,
+            device,
+            allocate_hook: hud_allocate_command_buffers as *const c_void,
+        };
+        let dev = Device::new(link, l.settings(), &l.analysis)
+            .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
+        l.devices
+            .insert(dev.key, Arc::new(dev))
+            .map_err(|_| vk::Result::ERROR_TOO_MANY_OBJECTS)
+    });
+    if let Err(e) = added {
+        // Without our device record we cannot forward its calls: fail cleanly.
+        if let Some(destroy) =
+            next_fn::<vk::PFN_vkDestroyDevice>(|n| gdpa(device, n), c"vkDestroyDevice")
+        {
+            destroy(device, alloc);
+        }
+        eprintln!("steadyhud: device setup failed ({e}); vkCreateDevice fails");
+        return e;
+    }
+    r
+}
+
+unsafe extern "system" fn destroy_device(
+    device: vk::Device,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    if device == vk::Device::null() {
+        return;
+    }
+    let l = layer();
+    let Some(dev) = guard::contain(None, || l.devices.remove(dispatch_key(device))) else {
+        return;
+    };
+    guard::contain((), || dev.teardown());
+    (dev.fns.destroy_device)(device, alloc);
+}
+
+/// `vkAllocateCommandBuffers` as the HUD sees it: the real call, then each
+/// new command buffer gets the loader's dispatch table (layers below us
+/// would crash on it otherwise).
+unsafe extern "system" fn hud_allocate_command_buffers(
+    device: vk::Device,
+    info: *const vk::CommandBufferAllocateInfo,
+    out: *mut vk::CommandBuffer,
+) -> vk::Result {
+    on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, dev| {
+        let r = (dev.fns.allocate_command_buffers)(device, info, out);
+        if r == vk::Result::SUCCESS {
+            if let Some(set) = dev.set_loader_data {
+                for i in 0..(*info).command_buffer_count as usize {
+                    let rr = set(device, vk::Handle::as_raw(*out.add(i)) as *mut c_void);
+                    if rr != vk::Result::SUCCESS {
+                        return rr;
+                    }
+                }
+            }
+        }
+        r
+    })
+}
+
+unsafe extern "system" fn create_swapchain(
+    device: vk::Device,
+    info: *const vk::SwapchainCreateInfoKHR,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::SwapchainKHR,
+) -> vk::Result {
+    on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+        d.create_swapchain(info, alloc, out)
+    })
+}
+
+unsafe extern "system" fn create_shared_swapchains(
+    device: vk::Device,
+    count: u32,
+    infos: *const vk::SwapchainCreateInfoKHR,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::SwapchainKHR,
+) -> vk::Result {
+    on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+        d.create_shared_swapchains(count, infos, alloc, out)
+    })
+}
+
+unsafe extern "system" fn destroy_swapchain(
+    device: vk::Device,
+    sc: vk::SwapchainKHR,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    on_device(device, (), |_, d| d.destroy_swapchain(sc, alloc))
+}
+
+/// `vkQueuePresentKHR`; `FAULTS` compiles the test-only switches in.
+unsafe extern "system" fn queue_present<const FAULTS: bool>(
+    queue: vk::Queue,
+    info: *const vk::PresentInfoKHR,
+) -> vk::Result {
+    on_device(queue, vk::Result::ERROR_OUT_OF_HOST_MEMORY, |_, d| {
+        d.present::<FAULTS>(queue, info)
+    })
+}
+
+/// The counters of `h`'s device (the entry table hands the counted entry
+/// points out only where they exist).
+macro_rules! counted {
+    ($h:expr, $fallback:expr, |$dc:ident| $body:expr) => {
+        on_device($h, $fallback, |_, d| match d.counters.as_ref() {
+            Some($dc) => $body,
+            None => $fallback,
+        })
+    };
+}
+
+const NO_DEVICE: vk::Result = vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+
+unsafe extern "system" fn create_graphics_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    infos: *const vk::GraphicsPipelineCreateInfo<'_>,
+    alloc: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Pipeline,
+) -> vk::Result {
+    counted!(device, NO_DEVICE, |dc| dc.create_graphics_pipelines(
+        device, cache, count, infos, alloc, out
+    ))
+}
+
+unsafe extern "system" fn create_compute_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    infos: *const vk::ComputePipelineCreateInfo<'_>,
+    alloc: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Pipeline,
+) -> vk::Result {
+    counted!(device, NO_DEVICE, |dc| dc.create_compute_pipelines(
+        device, cache, count, infos, alloc, out
+    ))
+}
+
+unsafe extern "system" fn queue_submit(
+    queue: vk::Queue,
+    count: u32,
+    submits: *const vk::SubmitInfo<'_>,
+    fence: vk::Fence,
+) -> vk::Result {
+    counted!(queue, NO_DEVICE, |dc| dc
+        .queue_submit(queue, count, submits, fence))
+}
+
+unsafe extern "system" fn queue_submit2(
+    queue: vk::Queue,
+    count: u32,
+    submits: *const vk::SubmitInfo2<'_>,
+    fence: vk::Fence,
+) -> vk::Result {
+    counted!(queue, NO_DEVICE, |dc| dc
+        .queue_submit2(queue, count, submits, fence))
+}
+
+unsafe extern "system" fn allocate_memory(
+    device: vk::Device,
+    info: *const vk::MemoryAllocateInfo<'_>,
+    alloc: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::DeviceMemory,
+) -> vk::Result {
+    counted!(device, NO_DEVICE, |dc| dc
+        .allocate_memory(device, info, alloc, out))
+}
+
+unsafe extern "system" fn acquire_next_image(
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    timeout: u64,
+    semaphore: vk::Semaphore,
+    fence: vk::Fence,
+    index: *mut u32,
+) -> vk::Result {
+    counted!(device, NO_DEVICE, |dc| dc.acquire_next_image(
+        device, swapchain, timeout, semaphore, fence, index
+    ))
+}
+
+unsafe extern "system" fn acquire_next_image2(
+    device: vk::Device,
+    info: *const vk::AcquireNextImageInfoKHR<'_>,
+    index: *mut u32,
+) -> vk::Result {
+    counted!(device, NO_DEVICE, |dc| dc
+        .acquire_next_image2(device, info, index))
+}
+
+unsafe extern "system" fn set_latency_marker(
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    info: *const vk::SetLatencyMarkerInfoNV<'_>,
+) {
+    counted!(device, (), |dc| dc
+        .set_latency_marker(device, swapchain, info))
+}
+
+/// Runs from `.fini_array` when the library is unloaded or the process
+/// exits (also via `exit()` without destroying the instance): finishes the
+/// session logs and joins the analysis thread. Returns at once, touching no
+/// lock, in a forked child (a lock another thread of the parent held at
+/// fork time would never be released there) and when the layer was never
+/// set up. (With loader 1.3.239 glibc keeps the library mapped after the
+/// loader's dlclose, so in practice this runs at process exit.)
+extern "C" fn on_unload() {
+    let Some(l) = super::state::existing() else {
+        return;
+    };
+    if l.pid != std::process::id() {
+        return;
+    }
+    guard::contain((), || l.analysis.shutdown());
+}
+
+#[used]
+#[link_section = ".fini_array"]
+static ON_UNLOAD: extern "C" fn() = on_unload;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name the table knows maps to one level; unknown names and the
+    /// per-extension rules.
+    #[test]
+    fn table_levels_and_needs() {
+        assert!(matches!(
+            hook(b"vkCreateInstance", false),
+            Some((Level::Instance, Needs::Always, Some(_)))
+        ));
+        assert!(matches!(
+            hook(b"vkQueuePresentKHR", false),
+            Some((Level::Device, Needs::Swapchain, Some(_)))
+        ));
+        assert!(matches!(
+            hook(b"vkCreateSharedSwapchainsKHR", false),
+            Some((Level::Device, Needs::DisplaySwapchain, _))
+        ));
+        assert!(matches!(
+            hook(b"vkAcquireNextImage2KHR", false),
+            Some((Level::Device, Needs::Counters, _))
+        ));
+        assert!(hook(b"vkCmdDraw", false).is_none());
+        // The faulty present is another function than the normal one.
+        let p = |f| {
+            hook(b"vkQueuePresentKHR", f)
+                .and_then(|h| h.2)
+                .map(|f| f as usize)
+        };
+        assert_ne!(p(true), p(false));
+    }
+
+    /// Functions of extensions the app did not enable are not ours: the
+    /// next layer's answer (null) is returned instead.
+    #[test]
+    fn hooks_only_where_the_app_enabled_their_extension() {
+        let none = Extensions::default();
+        let sc = Extensions {
+            swapchain: true,
+            display_swapchain: false,
+        };
+        assert!(!allowed(Needs::Swapchain, none, true, true));
+        assert!(allowed(Needs::Swapchain, sc, true, true));
+        assert!(
+            !allowed(Needs::Swapchain, sc, true, false),
+            "nothing below to forward to"
+        );
+        assert!(!allowed(Needs::DisplaySwapchain, sc, true, true));
+        assert!(!allowed(Needs::Counters, sc, false, true), "counters=0");
+        assert!(allowed(Needs::Counters, none, true, true));
+        assert!(allowed(Needs::Always, none, false, false));
+    }
+}

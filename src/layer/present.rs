@@ -1,0 +1,194 @@
+//! The present path, one data flow per `vkQueuePresentKHR` (as in Mesa's
+//! overlay layer): timestamp → ring → HUD draw on the present queue
+//! (waiting on the app's semaphores, signalling the HUD's) → real present
+//! waiting on the HUD's semaphore, with the HUD's rectangle added to the
+//! app's present regions.
+//!
+//! Rules kept here:
+//! * the layer submits only on `queue`, inside this call (the app owns the
+//!   queue for its duration); presents from a family without graphics get
+//!   no HUD ([`super::queue::hud_role`]);
+//! * no allocation, no I/O, no lock held across a draw: the swapchain map is
+//!   read-locked only to clone one entry, the HUD's own lock is taken only
+//!   by this swapchain's presents, scratch buffers belong to the queue;
+//! * once a HUD submission has consumed the app's wait semaphores, the real
+//!   present waits on the HUD's semaphore even if the layer's code panics
+//!   after it (the app's binary semaphores are no longer pending, and
+//!   waiting on them would hang);
+//! * the test-only fault switches exist only in `present::<true>`, which
+//!   the entry table hands out only when one is set.
+
+use super::capture::now_ns;
+use super::device::Device;
+use super::faults::Site;
+use super::guard;
+use super::queue::{hud_role, HudRole, QueueInfo};
+use super::regions::{self, Scratch};
+use crate::hud::{Drawn, HudError};
+use ash::vk;
+use std::sync::atomic::Ordering;
+
+/// A Vulkan array argument as a slice.
+unsafe fn slice<'a, T>(p: *const T, n: u32) -> &'a [T] {
+    if p.is_null() || n == 0 {
+        &[]
+    } else {
+        // SAFETY: the app's array of `n` elements.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
+}
+
+/// What the HUD did in one present.
+#[derive(Default)]
+struct HudOutcome {
+    /// The semaphore the real present must wait on instead of the app's,
+    /// once a HUD submission consumed them.
+    signal: Option<vk::Semaphore>,
+    /// A draw did first-time work (font upload, first use of a pipeline).
+    setup: bool,
+}
+
+impl Device {
+    /// `vkQueuePresentKHR`.
+    ///
+    /// # Safety
+    /// The app's arguments, on a queue of this device.
+    pub unsafe fn present<const FAULTS: bool>(
+        &self,
+        queue: vk::Queue,
+        info: *const vk::PresentInfoKHR,
+    ) -> vk::Result {
+        let t = now_ns();
+        let Some(next) = self.fns.queue_present else {
+            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+        };
+        let app = &*info;
+        let qi = self.queue(queue);
+        let mut scratch = qi.map(|q| q.scratch.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut out = HudOutcome::default();
+        guard::contain((), || {
+            self.before_present::<FAULTS>(qi, app, t, scratch.as_deref_mut(), &mut out)
+        });
+
+        let mut patched = *app;
+        if let Some(sem) = out.signal.as_ref() {
+            patched.wait_semaphore_count = 1;
+            patched.p_wait_semaphores = sem;
+        }
+        if let Some(s) = scratch.as_deref_mut() {
+            if let regions::Found::First(r) = regions::find(app) {
+                if let Some(ours) = s.patch(r) {
+                    patched.p_next = ours as *const vk::PresentRegionsKHR as *const _;
+                }
+            }
+        }
+        let t_present = now_ns();
+        let r = next(queue, &patched);
+        if let Some(dc) = self.counters.as_ref() {
+            let now = now_ns();
+            // A present that waits on the HUD's first draw (a software
+            // driver compiles its shaders then) is the layer's setup cost.
+            if out.setup {
+                dc.add(|b| b.layer_setup_ns, now.saturating_sub(t));
+            } else {
+                dc.add(|b| b.present_ns, now.saturating_sub(t_present));
+            }
+            // Lands in the next latch: the frame that starts at this present.
+            dc.add(|b| b.in_present_ns, now.saturating_sub(t));
+        }
+        r
+    }
+
+    /// Capture and HUD for one present; fills `out` as it goes, so what a
+    /// submission consumed is known even if a later step panics.
+    unsafe fn before_present<const FAULTS: bool>(
+        &self,
+        qi: Option<&QueueInfo>,
+        info: &vk::PresentInfoKHR,
+        t: u64,
+        mut scratch: Option<&mut Scratch>,
+        out: &mut HudOutcome,
+    ) {
+        let swapchains = slice(info.p_swapchains, info.swapchain_count);
+        let indices = slice(info.p_image_indices, info.swapchain_count);
+        if let Some(s) = scratch.as_deref_mut() {
+            s.begin(swapchains.len());
+        }
+        // The device's counters end their frame here; they ride with the
+        // first swapchain of the present (on the stack: no allocation).
+        let mut latched = [0u64; crate::counters::MAX_COUNTERS];
+        let mut values = self.counters.as_ref().map(|dc| {
+            dc.table.latch(&mut latched);
+            &latched
+        });
+        // The HUD draws on this queue if it is shown and the queue may.
+        let draw_on = match qi.map(|q| (q, hud_role(Some(q.flags)))) {
+            _ if !self.settings.hud_visible.load(Ordering::Relaxed) => None,
+            Some((q, HudRole::Draw)) => Some(q),
+            other => {
+                if let HudRole::Off(why) = other.map_or(hud_role(None), |(_, r)| r) {
+                    self.hud_off(why);
+                }
+                None
+            }
+        };
+        let dev = self.hud();
+        let app_wait = slice(info.p_wait_semaphores, info.wait_semaphore_count);
+        // Several swapchains in one present: the HUD draws are chained, each
+        // waiting on the previous one's semaphore, the first on the app's.
+        for (i, (&sc, &index)) in swapchains.iter().zip(indices).enumerate() {
+            let Some(s) = self.swapchain(sc) else {
+                continue;
+            };
+            s.stream.record_with(t, values.take());
+            if FAULTS {
+                self.settings.faults.inject(Site::Present);
+            }
+            let Some(qi) = draw_on else { continue };
+            let mut slot = s.hud.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(hud) = slot.as_mut() else { continue };
+            let stats = s.stream.live.latest();
+            let wait: &[vk::Semaphore] = match &out.signal {
+                Some(x) => std::slice::from_ref(x),
+                None => app_wait,
+            };
+            let drawn = if FAULTS && self.settings.faults.device_lost_now() {
+                Err(HudError::Vulkan {
+                    call: "vkQueueSubmit",
+                    result: vk::Result::ERROR_DEVICE_LOST,
+                })
+            } else {
+                hud.draw(
+                    &dev,
+                    &self.hud_cache,
+                    qi.handle,
+                    qi.family,
+                    index,
+                    wait,
+                    &stats,
+                )
+            };
+            match drawn {
+                Ok(Drawn::Submitted { signal, setup }) => {
+                    out.signal = Some(signal);
+                    out.setup |= setup;
+                    if let Some(r) = scratch.as_deref_mut().and_then(|s| s.hud_rects.get_mut(i)) {
+                        *r = hud.last_rect();
+                    }
+                }
+                Ok(Drawn::Skipped) => {}
+                Err(e) => {
+                    self.hud_off(&format!("draw failed: {e}"));
+                    // A failed draw (a lost device above all) stays failed:
+                    // free this swapchain's HUD instead of retrying each frame.
+                    if let Some(mut gone) = slot.take() {
+                        gone.destroy(&dev, &self.hud_cache);
+                    }
+                }
+            }
+            if FAULTS {
+                self.settings.faults.inject(Site::AfterHud);
+            }
+        }
+    }
+}

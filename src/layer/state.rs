@@ -1,0 +1,99 @@
+//! The one [`Layer`] value of the process: the handle maps, the config,
+//! HUD visibility, the test-only fault switches (read once, with the
+//! config) and the analysis thread. It is the only global besides the
+//! `.fini_array` hook; everything else lives in per-instance, per-device
+//! and per-swapchain records reached through it.
+
+use super::analysis::{Analysis, Settings};
+use super::device::Device;
+use super::faults::Faults;
+use super::handles::HandleMap;
+use super::instance::Instance;
+use crate::config::Config;
+use std::collections::HashMap;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The layer's state in this process.
+pub struct Layer {
+    pub config: Config,
+    /// Whether the HUD is drawn; the hotkey flips it.
+    pub hud_visible: AtomicBool,
+    pub faults: Faults,
+    /// Instances by dispatch key (cold paths only: a mutex is fine).
+    pub instances: Mutex<HashMap<usize, Arc<Instance>>>,
+    /// Devices by dispatch key (their queues share it): read without a lock.
+    pub devices: HandleMap<Device>,
+    pub analysis: Analysis,
+    /// The process that set the layer up (a forked child is another).
+    pub pid: u32,
+}
+
+static LAYER: OnceLock<Layer> = OnceLock::new();
+
+/// The layer, set up on first use (config warnings printed once).
+pub fn layer() -> &'static Layer {
+    LAYER.get_or_init(|| {
+        let (config, warnings) = Config::load();
+        for w in warnings {
+            eprintln!("steadyhud: config: {w}");
+        }
+        Layer {
+            hud_visible: AtomicBool::new(!config.hud_hidden),
+            config,
+            faults: Faults::from_env(),
+            instances: Mutex::default(),
+            devices: HandleMap::default(),
+            analysis: Analysis::default(),
+            pid: std::process::id(),
+        }
+    })
+}
+
+/// The layer if it was ever set up (for exit paths that must not set it up).
+pub fn existing() -> Option<&'static Layer> {
+    LAYER.get()
+}
+
+impl Layer {
+    /// What the analysis thread and the devices read of the layer.
+    pub fn settings(&'static self) -> Settings {
+        Settings {
+            config: &self.config,
+            hud_visible: &self.hud_visible,
+            faults: &self.faults,
+        }
+    }
+
+    /// The instance record of dispatch key `key`.
+    pub fn instance(&self, key: usize) -> Option<Arc<Instance>> {
+        self.instances
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .cloned()
+    }
+
+    /// The single live instance, when there is exactly one (fallback for a
+    /// physical device whose dispatch key is not its instance's).
+    pub fn only_instance(&self) -> Option<Arc<Instance>> {
+        let map = self.instances.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() == 1 {
+            map.values().next().cloned()
+        } else {
+            None
+        }
+    }
+
+    /// The device record of dispatch key `key` (a device's or one of its
+    /// queues'), without a lock.
+    ///
+    /// # Safety
+    /// Called inside a Vulkan call on that device or one of its children,
+    /// so the record is not removed while the reference lives.
+    #[inline]
+    pub unsafe fn device(&self, key: usize) -> Option<&Device> {
+        // SAFETY: the caller's contract is the map's.
+        unsafe { self.devices.get(key) }
+    }
+}
