@@ -97,8 +97,7 @@ impl StreamAnalysis {
     ) -> Self {
         Self::with_counters(
             stream,
-            cons,
-            None,
+            (cons, None),
             log,
             window_s,
             opts,
@@ -107,10 +106,11 @@ impl StreamAnalysis {
         )
     }
 
+    /// `rings`: the stream's timestamp ring and, when it counts, its
+    /// counter ring.
     fn with_counters(
         stream: Arc<Stream>,
-        cons: HeapCons<u64>,
-        vcons: Option<HeapCons<CounterFrame>>,
+        (cons, vcons): (HeapCons<u64>, Option<HeapCons<CounterFrame>>),
         log: Log,
         window_s: f64,
         opts: Options,
@@ -401,8 +401,7 @@ impl Analysis {
         };
         let analysis = StreamAnalysis::with_counters(
             stream.clone(),
-            cons,
-            vcons,
+            (cons, vcons),
             log,
             cfg.window_seconds,
             opts,
@@ -572,8 +571,7 @@ mod tests {
         let log = Log::pending(Some(dir.path().to_path_buf()));
         let mut a = StreamAnalysis::with_counters(
             stream.clone(),
-            cons,
-            vcons,
+            (cons, vcons),
             log,
             10.0,
             opts,
@@ -640,8 +638,7 @@ mod tests {
         let log = Log::pending(Some(dir.path().to_path_buf()));
         let mut a = StreamAnalysis::with_counters(
             stream.clone(),
-            cons,
-            vcons,
+            (cons, vcons),
             log,
             10.0,
             opts,

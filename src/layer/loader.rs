@@ -193,6 +193,25 @@ pub(crate) unsafe fn take_device_link(
     Some(r)
 }
 
+/// A function of the next layer, looked up by `lookup` (a bound gipa or
+/// gdpa) and cast to its type `F`: the one place the layer turns a
+/// `PFN_vkVoidFunction` into a typed pointer.
+///
+/// # Safety
+/// `F` must be the function-pointer type of `name`.
+pub(crate) unsafe fn next_fn<F: Copy>(
+    lookup: impl FnOnce(*const c_char) -> vk::PFN_vkVoidFunction,
+    name: &CStr,
+) -> Option<F> {
+    let f = lookup(name.as_ptr())?;
+    debug_assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<unsafe extern "system" fn()>()
+    );
+    // SAFETY: the caller names F as the type of `name`; both are fn pointers.
+    Some(unsafe { std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -244,23 +263,4 @@ mod tests {
             assert_eq!(link.u[0], &mut second as *mut _ as *mut c_void);
         }
     }
-}
-
-/// A function of the next layer, looked up by `lookup` (a bound gipa or
-/// gdpa) and cast to its type `F`: the one place the layer turns a
-/// `PFN_vkVoidFunction` into a typed pointer.
-///
-/// # Safety
-/// `F` must be the function-pointer type of `name`.
-pub(crate) unsafe fn next_fn<F: Copy>(
-    lookup: impl FnOnce(*const c_char) -> vk::PFN_vkVoidFunction,
-    name: &CStr,
-) -> Option<F> {
-    let f = lookup(name.as_ptr())?;
-    debug_assert_eq!(
-        std::mem::size_of::<F>(),
-        std::mem::size_of::<unsafe extern "system" fn()>()
-    );
-    // SAFETY: the caller names F as the type of `name`; both are fn pointers.
-    Some(unsafe { std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f) })
 }
