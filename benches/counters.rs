@@ -22,7 +22,9 @@ fn table() -> Counters {
 fn hot_path(c: &mut Criterion) {
     let t = table();
     let id = t.get("submit_ms").unwrap();
-    c.bench_function("counters/add", |b| b.iter(|| t.add(black_box(id), black_box(1234))));
+    c.bench_function("counters/add", |b| {
+        b.iter(|| t.add(black_box(id), black_box(1234)))
+    });
     c.bench_function("counters/timed_call (2 clock reads + add)", |b| {
         b.iter(|| {
             let s = now_ns();
@@ -30,7 +32,9 @@ fn hot_path(c: &mut Criterion) {
         })
     });
     let mut vals = [0u64; MAX_COUNTERS];
-    c.bench_function("counters/latch 10 counters", |b| b.iter(|| t.latch(black_box(&mut vals))));
+    c.bench_function("counters/latch 10 counters", |b| {
+        b.iter(|| t.latch(black_box(&mut vals)))
+    });
 
     // Present path: timestamp push alone vs timestamp + latched counters.
     let (plain, mut pc) = Stream::new(1, 0);
@@ -68,7 +72,11 @@ fn analysis(c: &mut Criterion) {
             i += 1;
             vals[0] = (i % 7) * 100_000;
             vals[2] = 50_000 + (i % 3) * 1000;
-            let d = if i.is_multiple_of(300) { 60_000_000 } else { 16_000_000 + (i % 5) * 100_000 };
+            let d = if i.is_multiple_of(300) {
+                60_000_000
+            } else {
+                16_000_000 + (i % 5) * 100_000
+            };
             tracker.push(d, &vals, &mut out);
             out.clear();
         })

@@ -76,16 +76,20 @@ fn bench_rolling(c: &mut Criterion) {
             })
         });
         let (r, _) = warm(fps, 11 + fps);
-        g.bench_function(format!("summary, 10 s window at {fps} fps ({} frames)", r.len()), |b| {
-            b.iter(|| black_box(r.summary()))
-        });
-        g.bench_function(format!("summarize(frames()), same {} frames", r.len()), |b| {
-            b.iter_batched(
-                || r.frames(),
-                |f| black_box(summarize(&f, &Options::default())),
-                BatchSize::SmallInput,
-            )
-        });
+        g.bench_function(
+            format!("summary, 10 s window at {fps} fps ({} frames)", r.len()),
+            |b| b.iter(|| black_box(r.summary())),
+        );
+        g.bench_function(
+            format!("summarize(frames()), same {} frames", r.len()),
+            |b| {
+                b.iter_batched(
+                    || r.frames(),
+                    |f| black_box(summarize(&f, &Options::default())),
+                    BatchSize::SmallInput,
+                )
+            },
+        );
     }
     g.finish();
 }

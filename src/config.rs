@@ -65,7 +65,12 @@ pub struct Config {
 }
 
 /// Default of `hud_counter_names`.
-pub const DEFAULT_HUD_COUNTERS: [&str; 4] = ["pipeline_create_ms", "submit_ms", "acquire_ms", "in_present_ms"];
+pub const DEFAULT_HUD_COUNTERS: [&str; 4] = [
+    "pipeline_create_ms",
+    "submit_ms",
+    "acquire_ms",
+    "in_present_ms",
+];
 
 /// Most counters the HUD's counter section shows.
 pub const MAX_HUD_COUNTERS: usize = 8;
@@ -136,14 +141,20 @@ impl Config {
                     let text = match String::from_utf8(bytes) {
                         Ok(t) => t,
                         Err(e) => {
-                            warnings.push(format!("{}: not valid UTF-8; invalid bytes replaced", path.display()));
+                            warnings.push(format!(
+                                "{}: not valid UTF-8; invalid bytes replaced",
+                                path.display()
+                            ));
                             String::from_utf8_lossy(e.as_bytes()).into_owned()
                         }
                     };
                     warnings.extend(cfg.apply(&text, &Source::File(path)));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => warnings.push(format!("{}: cannot read ({e}); using defaults", path.display())),
+                Err(e) => warnings.push(format!(
+                    "{}: cannot read ({e}); using defaults",
+                    path.display()
+                )),
             }
         }
         if let Some(text) = env(ENV_CONFIG) {
@@ -182,13 +193,20 @@ impl Config {
         };
         for (at, item) in items {
             let Some((key, value)) = item.split_once('=') else {
-                warnings.push(format!("{at}: expected key=value, found {:?}; ignored", clip(item.trim())));
+                warnings.push(format!(
+                    "{at}: expected key=value, found {:?}; ignored",
+                    clip(item.trim())
+                ));
                 continue;
             };
             let key = key.trim().to_ascii_lowercase();
             let value = value.trim();
             if !KEYS.contains(&key.as_str()) {
-                warnings.push(format!("{at}: unknown key {:?} (known: {}); ignored", clip(&key), KEYS.join(", ")));
+                warnings.push(format!(
+                    "{at}: unknown key {:?} (known: {}); ignored",
+                    clip(&key),
+                    KEYS.join(", ")
+                ));
                 continue;
             }
             if let Err(expected) = self.set(&key, value) {
@@ -217,7 +235,9 @@ impl Config {
             }
             "toggle_key" => {
                 let ok = !value.is_empty()
-                    && value.split('+').all(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+                    && value.split('+').all(|k| {
+                        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    });
                 if !ok {
                     return Err("X11 key names joined by +, e.g. Shift_R+F12".into());
                 }
@@ -244,7 +264,11 @@ impl Config {
             "hud_counter_names" => {
                 let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();
                 let ok = names.len() <= MAX_HUD_COUNTERS
-                    && names.iter().all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_'));
+                    && names.iter().all(|n| {
+                        !n.is_empty()
+                            && n.bytes()
+                                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+                    });
                 if !ok {
                     return Err(format!("up to {MAX_HUD_COUNTERS} counter column names joined by +, e.g. pipeline_create_ms+submits"));
                 }
@@ -266,7 +290,10 @@ impl Config {
             "toggle_key" => self.toggle_key.clone(),
             "window_seconds" => self.window_seconds.to_string(),
             "stutter_threshold" => self.stutter_threshold.to_string(),
-            "log_dir" => self.log_dir.as_ref().map_or("(default)".into(), |p| p.display().to_string()),
+            "log_dir" => self
+                .log_dir
+                .as_ref()
+                .map_or("(default)".into(), |p| p.display().to_string()),
             "hud_hidden" => self.hud_hidden.to_string(),
             "log" => self.log.to_string(),
             "target_fps" => self.target_fps.to_string(),
@@ -280,7 +307,9 @@ impl Config {
     /// The folder session logs go to: `log_dir`, else
     /// [`crate::session_log::default_log_dir`].
     pub fn resolved_log_dir(&self) -> Option<PathBuf> {
-        self.log_dir.clone().or_else(crate::session_log::default_log_dir)
+        self.log_dir
+            .clone()
+            .or_else(crate::session_log::default_log_dir)
     }
 }
 
@@ -290,7 +319,11 @@ pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
     let base = env("XDG_CONFIG_HOME")
         .filter(|d| Path::new(d).is_absolute())
         .map(PathBuf::from)
-        .or_else(|| env("HOME").filter(|h| !h.is_empty()).map(|h| Path::new(&h).join(".config")))?;
+        .or_else(|| {
+            env("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| Path::new(&h).join(".config"))
+        })?;
     Some(base.join("steadyhud").join("steadyhud.conf"))
 }
 
@@ -304,7 +337,9 @@ fn parse_bool(v: &str) -> Result<bool, String> {
 
 fn expand_home(v: &str) -> PathBuf {
     match v.strip_prefix("~/") {
-        Some(rest) => crate::session_log::home_dir().map_or_else(|| PathBuf::from(v), |h| h.join(rest)),
+        Some(rest) => {
+            crate::session_log::home_dir().map_or_else(|| PathBuf::from(v), |h| h.join(rest))
+        }
         None => PathBuf::from(v),
     }
 }
@@ -313,7 +348,15 @@ fn expand_home(v: &str) -> PathBuf {
 /// `log_dir` from `STEADYHUD_CONFIG` may hold a newline) cannot split a
 /// warning over several lines (found by fuzzing).
 fn printable(s: &str) -> String {
-    s.chars().flat_map(|c| if c.is_control() { c.escape_default().collect::<Vec<_>>() } else { vec![c] }).collect()
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 fn clip(s: &str) -> String {
@@ -372,7 +415,10 @@ mod tests {
         let (c, w) = env("position=middle");
         assert_eq!(c.position, Position::TopLeft);
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("STEADYHUD_CONFIG item 1") && w[0].contains("keeping top-left"), "{w:?}");
+        assert!(
+            w[0].contains("STEADYHUD_CONFIG item 1") && w[0].contains("keeping top-left"),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -388,7 +434,16 @@ mod tests {
 
     #[test]
     fn booleans() {
-        for (v, b) in [("1", true), ("0", false), ("true", true), ("False", false), ("yes", true), ("no", false), ("on", true), ("off", false)] {
+        for (v, b) in [
+            ("1", true),
+            ("0", false),
+            ("true", true),
+            ("False", false),
+            ("yes", true),
+            ("no", false),
+            ("on", true),
+            ("off", false),
+        ] {
             assert_eq!(env(&format!("hud_hidden={v}")).0.hud_hidden, b, "{v}");
             assert_eq!(env(&format!("log={v}")).0.log, b, "{v}");
         }
@@ -401,8 +456,14 @@ mod tests {
     fn hud_counter_names_are_column_names_joined_by_plus() {
         let (c, w) = env("hud_counters=1,hud_counter_names=alloc_bytes+pipelines+submit_ms");
         assert_eq!(w, Vec::<String>::new());
-        assert_eq!(c.hud_counter_names, ["alloc_bytes", "pipelines", "submit_ms"]);
-        assert_eq!(c.value_of("hud_counter_names"), "alloc_bytes+pipelines+submit_ms");
+        assert_eq!(
+            c.hud_counter_names,
+            ["alloc_bytes", "pipelines", "submit_ms"]
+        );
+        assert_eq!(
+            c.value_of("hud_counter_names"),
+            "alloc_bytes+pipelines+submit_ms"
+        );
         assert_eq!(Config::default().hud_counter_names, DEFAULT_HUD_COUNTERS);
         for bad in ["", "a++b", "a b", "pipelines+x-y", "a+b+c+d+e+f+g+h+i"] {
             let (c, w) = env(&format!("hud_counter_names={bad}"));
@@ -436,7 +497,11 @@ mod tests {
         assert_eq!(env("toggle_key=F12").0.toggle_key, "F12");
         for bad in ["", "Shift_R+", "+F12", "Shift R", "F12;rm"] {
             let (c, w) = env(&format!("toggle_key={bad}"));
-            assert_eq!((c.toggle_key.as_str(), w.len()), ("Shift_R+F12", 1), "{bad:?}");
+            assert_eq!(
+                (c.toggle_key.as_str(), w.len()),
+                ("Shift_R+F12", 1),
+                "{bad:?}"
+            );
         }
     }
 
@@ -445,12 +510,24 @@ mod tests {
         let (c, w) = file("position=top-right\npostion=bottom-left\njunk\n\u{0}=\u{1}\n");
         assert_eq!(c.position, Position::TopRight);
         assert_eq!(w.len(), 3, "{w:?}");
-        assert!(w[0].starts_with("/c/steadyhud.conf:2: unknown key \"postion\""), "{w:?}");
-        assert!(w[1].starts_with("/c/steadyhud.conf:3: expected key=value"), "{w:?}");
-        assert!(w[2].starts_with("/c/steadyhud.conf:4: unknown key"), "{w:?}");
+        assert!(
+            w[0].starts_with("/c/steadyhud.conf:2: unknown key \"postion\""),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("/c/steadyhud.conf:3: expected key=value"),
+            "{w:?}"
+        );
+        assert!(
+            w[2].starts_with("/c/steadyhud.conf:4: unknown key"),
+            "{w:?}"
+        );
         let (_, w) = env("log=1,,nope=2");
         assert_eq!(w.len(), 1);
-        assert!(w[0].starts_with("STEADYHUD_CONFIG item 3: unknown key \"nope\""), "{w:?}");
+        assert!(
+            w[0].starts_with("STEADYHUD_CONFIG item 3: unknown key \"nope\""),
+            "{w:?}"
+        );
     }
 
     #[test]
@@ -458,7 +535,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let conf = dir.path().join("steadyhud");
         std::fs::create_dir_all(&conf).unwrap();
-        std::fs::write(conf.join("steadyhud.conf"), "target_fps=30\nposition=bottom-left\nlog_dir=/from/file\nbad=1\n").unwrap();
+        std::fs::write(
+            conf.join("steadyhud.conf"),
+            "target_fps=30\nposition=bottom-left\nlog_dir=/from/file\nbad=1\n",
+        )
+        .unwrap();
         let xdg = dir.path().to_string_lossy().into_owned();
         let vars = |extra: &'static [(&'static str, &'static str)]| {
             let xdg = xdg.clone();
@@ -466,15 +547,24 @@ mod tests {
                 if k == "XDG_CONFIG_HOME" {
                     return Some(xdg.clone());
                 }
-                extra.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+                extra
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
             }
         };
         let (c, w) = Config::load_with(&vars(&[]));
         assert_eq!((c.target_fps, c.position), (30, Position::BottomLeft));
         assert_eq!(c.log_dir, Some(PathBuf::from("/from/file")));
         assert_eq!(w.len(), 1);
-        assert!(w[0].contains("steadyhud.conf:4: unknown key \"bad\""), "{w:?}");
-        let (c, w) = Config::load_with(&vars(&[("STEADYHUD_CONFIG", "target_fps=90,log_dir=/from/env")]));
+        assert!(
+            w[0].contains("steadyhud.conf:4: unknown key \"bad\""),
+            "{w:?}"
+        );
+        let (c, w) = Config::load_with(&vars(&[(
+            "STEADYHUD_CONFIG",
+            "target_fps=90,log_dir=/from/env",
+        )]));
         assert_eq!((c.target_fps, c.position), (90, Position::BottomLeft));
         assert_eq!(c.log_dir, Some(PathBuf::from("/from/env")));
         assert_eq!(w.len(), 1);

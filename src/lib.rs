@@ -6,13 +6,13 @@
 //! [`metrics::Rolling`] (HUD) and session log; the CLI reads logs through
 //! `formats` and the same [`metrics`] functions.
 
-pub mod metrics;
-pub mod counters;
-pub mod config;
-pub mod hud;
-pub mod live;
-pub mod layer;
-pub mod formats;
-pub mod session_log;
 pub mod cli;
+pub mod config;
+pub mod counters;
+pub mod formats;
+pub mod hud;
+pub mod layer;
+pub mod live;
+pub mod metrics;
 pub mod report;
+pub mod session_log;

@@ -4,7 +4,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "steadyhud", version, about = "Time-weighted frame pacing: Vulkan HUD layer and log analysis")]
+#[command(
+    name = "steadyhud",
+    version,
+    about = "Time-weighted frame pacing: Vulkan HUD layer and log analysis"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

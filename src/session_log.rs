@@ -113,7 +113,10 @@ impl SessionLog {
         columns: &[(String, crate::counters::Unit)],
         about: &str,
     ) -> Result<SessionLog, LogError> {
-        fs::create_dir_all(dir).map_err(|source| LogError::CreateDir { path: dir.to_path_buf(), source })?;
+        fs::create_dir_all(dir).map_err(|source| LogError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         let exe = sanitize(exe_name);
         let tm = local_time(start);
         let stem = format!(
@@ -121,7 +124,10 @@ impl SessionLog {
             exe, tm.year, tm.month, tm.day, tm.hour, tm.minute, tm.second
         );
         let (csv_path, file) = create_unique(dir, &stem)?;
-        let unix = start.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        let unix = start
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
         let mut log = SessionLog {
             out: BufWriter::with_capacity(64 * 1024, file),
             exe,
@@ -139,7 +145,11 @@ impl SessionLog {
             header.push(',');
             header.push_str(name);
         }
-        let about = if about.is_empty() { String::new() } else { format!("# {about}\n") };
+        let about = if about.is_empty() {
+            String::new()
+        } else {
+            format!("# {about}\n")
+        };
         let head = format!(
             "{MAGIC} {} session log\n{EXE_PREFIX}{}\n# start: {} (unix {unix:.3})\n\
              # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
@@ -170,7 +180,12 @@ impl SessionLog {
 
     /// Appends the row of frame `index`: `present_ns` = ns from the first
     /// present to the present ending this frame, `frame_ns` its duration.
-    pub fn write_frame(&mut self, index: u64, present_ns: u64, frame_ns: u64) -> Result<(), LogError> {
+    pub fn write_frame(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+    ) -> Result<(), LogError> {
         self.frames += 1;
         let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
         self.write(|out| writeln!(out, "{index},{present_ns},{ms}.{frac:06}"))
@@ -178,7 +193,13 @@ impl SessionLog {
 
     /// [`SessionLog::write_frame`] plus the extra columns' values, in the
     /// order and units given at creation (missing values are written as 0).
-    pub fn write_frame_with(&mut self, index: u64, present_ns: u64, frame_ns: u64, extra: &[u64]) -> Result<(), LogError> {
+    pub fn write_frame_with(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+        extra: &[u64],
+    ) -> Result<(), LogError> {
         self.frames += 1;
         let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
         let units = std::mem::take(&mut self.extra_units);
@@ -187,7 +208,9 @@ impl SessionLog {
             for (k, unit) in units.iter().enumerate() {
                 let v = extra.get(k).copied().unwrap_or(0);
                 match unit {
-                    crate::counters::Unit::Nanos => write!(out, ",{}.{:06}", v / 1_000_000, v % 1_000_000)?,
+                    crate::counters::Unit::Nanos => {
+                        write!(out, ",{}.{:06}", v / 1_000_000, v % 1_000_000)?
+                    }
                     _ => write!(out, ",{v}")?,
                 }
             }
@@ -215,7 +238,12 @@ impl SessionLog {
         if lost == 0 {
             return Ok(());
         }
-        self.write(|out| writeln!(out, "{COUNTER_OVERFLOW_PREFIX}{lost} frames' counters lost (written as 0)"))
+        self.write(|out| {
+            writeln!(
+                out,
+                "{COUNTER_OVERFLOW_PREFIX}{lost} frames' counters lost (written as 0)"
+            )
+        })
     }
 
     /// Pushes buffered rows to the file.
@@ -239,9 +267,20 @@ impl SessionLog {
             serde_json::Value::Object(m) => m,
             _ => serde_json::Map::new(),
         };
-        let unix = self.start.duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        let wall = SystemTime::now().duration_since(self.start).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        let file_name = self.csv_path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let unix = self
+            .start
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let wall = SystemTime::now()
+            .duration_since(self.start)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let file_name = self
+            .csv_path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         // Summary keys win over extra keys of the same name; session keys
         // take the caller's value when it gives one.
         if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
@@ -261,25 +300,37 @@ impl SessionLog {
             start_unix_s: take("start_unix_s", unix.into()),
             wall_s: take("wall_s", wall.into()),
             log: take("log", file_name.into()),
-            tool: take("tool", format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into()),
+            tool: take(
+                "tool",
+                format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into(),
+            ),
             extra,
         };
         let path = self.summary_path();
         let tmp = path.with_extension("json.tmp");
         let text = serde_json::to_string_pretty(&out).unwrap_or_default();
-        let werr = |source| LogError::Write { path: path.clone(), source };
+        let werr = |source| LogError::Write {
+            path: path.clone(),
+            source,
+        };
         fs::write(&tmp, text + "\n").map_err(werr)?;
         fs::rename(&tmp, &path).map_err(werr)?;
         Ok(path)
     }
 
-    fn write(&mut self, f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>) -> Result<(), LogError> {
+    fn write(
+        &mut self,
+        f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    ) -> Result<(), LogError> {
         if self.failed {
             return Ok(());
         }
         f(&mut self.out).map_err(|source| {
             self.failed = true;
-            LogError::Write { path: self.csv_path.clone(), source }
+            LogError::Write {
+                path: self.csv_path.clone(),
+                source,
+            }
         })
     }
 }
@@ -306,7 +357,10 @@ struct SummaryFile<'a> {
 
 /// `<stem>.summary.json` beside a session CSV.
 pub fn summary_path_for(csv: &Path) -> PathBuf {
-    let stem = csv.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let stem = csv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     csv.with_file_name(format!("{stem}.summary.json"))
 }
 
@@ -314,7 +368,11 @@ pub fn summary_path_for(csv: &Path) -> PathBuf {
 /// `$XDG_STATE_HOME/steadyhud`, else `~/.local/state/steadyhud`; `None`
 /// only if no home folder can be found.
 pub fn default_log_dir() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     if let Some(d) = var("STEADYHUD_LOG_DIR") {
         return Some(d);
     }
@@ -334,7 +392,15 @@ pub fn home_dir() -> Option<PathBuf> {
     let mut pw: libc::passwd = unsafe { std::mem::zeroed() };
     let mut result: *mut libc::passwd = std::ptr::null_mut();
     // SAFETY: all pointers are valid for the call; `buf` outlives its use.
-    let rc = unsafe { libc::getpwuid_r(libc::getuid(), &mut pw, buf.as_mut_ptr(), buf.len(), &mut result) };
+    let rc = unsafe {
+        libc::getpwuid_r(
+            libc::getuid(),
+            &mut pw,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut result,
+        )
+    };
     if rc != 0 || result.is_null() || pw.pw_dir.is_null() {
         return None;
     }
@@ -349,7 +415,13 @@ fn sanitize(exe: &str) -> String {
     let s: String = exe
         .chars()
         .take(64)
-        .map(|c| if c.is_alphanumeric() || "-_.+".contains(c) { c } else { '_' })
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     let s = s.trim_start_matches('.').to_string();
     if s.is_empty() {
@@ -362,7 +434,11 @@ fn sanitize(exe: &str) -> String {
 fn create_unique(dir: &Path, stem: &str) -> Result<(PathBuf, File), LogError> {
     let mut n = 1;
     loop {
-        let name = if n == 1 { format!("{stem}.csv") } else { format!("{stem}_{n}.csv") };
+        let name = if n == 1 {
+            format!("{stem}.csv")
+        } else {
+            format!("{stem}_{n}.csv")
+        };
         let path = dir.join(name);
         match OpenOptions::new().write(true).create_new(true).open(&path) {
             Ok(f) => return Ok((path, f)),

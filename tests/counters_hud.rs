@@ -47,8 +47,16 @@ fn counter_section_is_drawn_only_when_configured() {
     let _s = serial();
     let (plain, out_plain) = shot("hud_counters=0");
     let (counted, out_counted) = shot("hud_counters=1");
-    assert!(out_plain.vuid_lines().is_empty(), "{:?}", out_plain.vuid_lines());
-    assert!(out_counted.vuid_lines().is_empty(), "{:?}", out_counted.vuid_lines());
+    assert!(
+        out_plain.vuid_lines().is_empty(),
+        "{:?}",
+        out_plain.vuid_lines()
+    );
+    assert!(
+        out_counted.vuid_lines().is_empty(),
+        "{:?}",
+        out_counted.vuid_lines()
+    );
     let (x, y, w, h) = AREA;
     let changed = counted.diff_count(&plain, x, y, w, h, 24);
     let total = (w * h) as usize;
@@ -66,9 +74,15 @@ fn counter_section_is_drawn_only_when_configured() {
     // the lower part of AREA, where the default four rows continue, shows
     // the app again.
     let (one, out_one) = shot("hud_counters=1,hud_counter_names=pipelines+no_such");
-    assert!(out_one.vuid_lines().is_empty(), "{:?}", out_one.vuid_lines());
     assert!(
-        out_one.stderr.contains("hud_counter_names: this device has no counter \"no_such\""),
+        out_one.vuid_lines().is_empty(),
+        "{:?}",
+        out_one.vuid_lines()
+    );
+    assert!(
+        out_one
+            .stderr
+            .contains("hud_counter_names: this device has no counter \"no_such\""),
         "no warning for the unknown name:\n{}",
         out_one.stderr
     );

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use steadyhud::config::{Config, Source};
 use steadyhud::formats::{read_bytes, Format, ReadOptions};
 
-
 /// The first 3 KiB of every shared capture, plus a session log and plain text.
 fn seeds() -> Vec<Vec<u8>> {
     let mut v: Vec<Vec<u8>> = std::fs::read_dir(data_dir())
@@ -27,7 +26,10 @@ fn seeds() -> Vec<Vec<u8>> {
 fn check(bytes: &[u8]) {
     let lines = bytes.split(|&b| b == b'\n').count() as u64;
     let mut opts: Vec<ReadOptions> = vec![ReadOptions::default()];
-    opts.extend(Format::ALL.iter().map(|&f| ReadOptions { format: Some(f), ..Default::default() }));
+    opts.extend(Format::ALL.iter().map(|&f| ReadOptions {
+        format: Some(f),
+        ..Default::default()
+    }));
     for o in &opts {
         match read_bytes(bytes, o) {
             Ok(log) => {
@@ -36,7 +38,12 @@ fn check(bytes: &[u8]) {
             }
             Err(e) => {
                 if let Some(p) = e.pos {
-                    assert!(p.line >= 1 && p.line <= lines.max(1), "line {} of {lines}: {}", p.line, e.kind);
+                    assert!(
+                        p.line >= 1 && p.line <= lines.max(1),
+                        "line {} of {lines}: {}",
+                        p.line,
+                        e.kind
+                    );
                     assert!(p.col >= 1);
                 }
             }

@@ -14,7 +14,15 @@ fn start() -> SystemTime {
 
 /// Frame times with a stutter at 50 and odd ns values.
 fn frames() -> Vec<u64> {
-    (0..120u64).map(|i| if i == 50 { 80_000_123 } else { 16_666_667 + (i % 3) }).collect()
+    (0..120u64)
+        .map(|i| {
+            if i == 50 {
+                80_000_123
+            } else {
+                16_666_667 + (i % 3)
+            }
+        })
+        .collect()
 }
 
 fn write_all(log: &mut SessionLog, d: &[u64]) {
@@ -30,9 +38,17 @@ fn written_log_reads_back_exactly_and_summary_has_the_keys() {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().join("a/b"); // created on demand
     let mut log = SessionLog::create(&logdir, "vk cube", start()).unwrap();
-    let name = log.path().file_name().unwrap().to_string_lossy().into_owned();
+    let name = log
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     let lt = steadyhud::session_log::local_time(start());
-    let stamp = format!("{:04}-{:02}-{:02}_{:02}-{:02}-{:02}", lt.year, lt.month, lt.day, lt.hour, lt.minute, lt.second);
+    let stamp = format!(
+        "{:04}-{:02}-{:02}_{:02}-{:02}-{:02}",
+        lt.year, lt.month, lt.day, lt.hour, lt.minute, lt.second
+    );
     assert_eq!(name, format!("vk_cube_{stamp}.csv"));
     let d = frames();
     write_all(&mut log, &d[..60]);
@@ -48,19 +64,50 @@ fn written_log_reads_back_exactly_and_summary_has_the_keys() {
     assert_eq!(back.meta.format, Format::SteadyHud);
     assert_eq!(back.durations_ns, d);
     assert_eq!(back.meta.source.as_deref(), Some("vk_cube"));
-    assert!(back.meta.notes.iter().any(|n| n.contains("7 timestamps lost")), "{:?}", back.meta.notes);
+    assert!(
+        back.meta
+            .notes
+            .iter()
+            .any(|n| n.contains("7 timestamps lost")),
+        "{:?}",
+        back.meta.notes
+    );
 
     let summary = metrics::summarize(&d, &Options::default()).unwrap();
     assert_eq!(summary.stutter_frames, vec![50]);
     let stk = metrics::stk_curve(&d, 100);
-    let path = log.finish(Some(&summary), &stk, serde_json::json!({"stream": 3})).unwrap();
+    let path = log
+        .finish(Some(&summary), &stk, serde_json::json!({"stream": 3}))
+        .unwrap();
     assert_eq!(path, summary_path_for(&csv_path));
-    assert_eq!(path.file_name().unwrap().to_string_lossy(), format!("vk_cube_{stamp}.summary.json"));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        path.file_name().unwrap().to_string_lossy(),
+        format!("vk_cube_{stamp}.summary.json")
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     for k in [
-        "frames", "duration_s", "average_fps", "low_1pct_fps", "low_0_1pct_fps", "p50_ms", "p90_ms", "p95_ms",
-        "p99_ms", "p99_9_ms", "steady_fps", "mostly_steady_fps", "typical_fps", "stutter_count", "stutter_frames",
-        "osc", "stk_curve", "ring_overflows", "exe", "start", "wall_s",
+        "frames",
+        "duration_s",
+        "average_fps",
+        "low_1pct_fps",
+        "low_0_1pct_fps",
+        "p50_ms",
+        "p90_ms",
+        "p95_ms",
+        "p99_ms",
+        "p99_9_ms",
+        "steady_fps",
+        "mostly_steady_fps",
+        "typical_fps",
+        "stutter_count",
+        "stutter_frames",
+        "osc",
+        "stk_curve",
+        "ring_overflows",
+        "exe",
+        "start",
+        "wall_s",
     ] {
         assert!(v.get(k).is_some(), "summary lacks {k}: {v}");
     }
@@ -83,7 +130,15 @@ fn names_are_made_unique() {
     assert_ne!(a.path(), b.path());
     assert!(b.path().to_string_lossy().ends_with("_2.csv"));
     assert!(c.path().to_string_lossy().ends_with("_3.csv"));
-    assert_eq!(summary_path_for(b.path()).file_name().unwrap().to_string_lossy().matches("_2.summary.json").count(), 1);
+    assert_eq!(
+        summary_path_for(b.path())
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .matches("_2.summary.json")
+            .count(),
+        1
+    );
 }
 
 #[test]
@@ -101,7 +156,11 @@ fn killed_mid_row_reads_all_complete_rows() {
         std::fs::write(&path, &full[..full.len() - cut]).unwrap();
         let back = formats::read_path(&path, &ReadOptions::default()).unwrap();
         assert_eq!(back.durations_ns, d[..d.len() - 1], "cut {cut}");
-        assert!(back.meta.notes.iter().any(|n| n.contains("cut off")), "{:?}", back.meta.notes);
+        assert!(
+            back.meta.notes.iter().any(|n| n.contains("cut off")),
+            "{:?}",
+            back.meta.notes
+        );
     }
     // A damaged row in the middle is an error with its line.
     let text = String::from_utf8(full).unwrap();
@@ -112,7 +171,10 @@ fn killed_mid_row_reads_all_complete_rows() {
     writeln!(f, "{}", lines.join("\n")).unwrap();
     let e = formats::read_path(&path, &ReadOptions::default()).unwrap_err();
     assert_eq!(e.pos.unwrap().line, header as u64 + 11);
-    assert!(matches!(e.kind, ErrorKind::Truncated { found: 2, .. }), "{e}");
+    assert!(
+        matches!(e.kind, ErrorKind::Truncated { found: 2, .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains(&format!(":{}:", header + 11)), "{e}");
 }
 
@@ -123,7 +185,10 @@ fn unwritable_folder_is_an_error_not_a_panic() {
     std::fs::write(&file, "x").unwrap();
     match SessionLog::create(&file.join("logs"), "g", start()) {
         Err(LogError::CreateDir { path, .. }) => assert_eq!(path, file.join("logs")),
-        other => panic!("expected CreateDir error, got {:?}", other.map(|l| l.path().to_path_buf())),
+        other => panic!(
+            "expected CreateDir error, got {:?}",
+            other.map(|l| l.path().to_path_buf())
+        ),
     }
 }
 
@@ -133,7 +198,8 @@ fn empty_session_finishes_with_zero_frames() {
     let log = SessionLog::create(dir.path(), "idle", start()).unwrap();
     let csv = log.path().to_path_buf();
     let path = log.finish(None, &[], serde_json::Value::Null).unwrap();
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     assert_eq!(v["frames"], 0);
     // A log with a header and no rows is "no frames", located.
     let e = formats::read_path(&csv, &ReadOptions::default()).unwrap_err();

@@ -13,13 +13,23 @@ struct Xvfb {
 impl Xvfb {
     fn start() -> Xvfb {
         let mut child = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "640x480x24", "-nolisten", "tcp"])
+            .args([
+                "-displayfd",
+                "1",
+                "-screen",
+                "0",
+                "640x480x24",
+                "-nolisten",
+                "tcp",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .expect("Xvfb is required (apt-get install xvfb)");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
         let display = format!(":{}", line.trim());
         Xvfb { child, display }
     }
@@ -81,11 +91,17 @@ fn hotkey_errors_are_clear() {
         Err(e @ HotkeyError::UnknownKey { .. }) => assert!(e.to_string().contains("NoSuchKey")),
         other => panic!("expected UnknownKey, got {:?}", other.err()),
     }
-    assert!(matches!(Hotkey::on_display("+", &x.display), Err(HotkeyError::Empty(_))));
+    assert!(matches!(
+        Hotkey::on_display("+", &x.display),
+        Err(HotkeyError::Empty(_))
+    ));
     // No X server on this display: an error naming it, not a hang or crash.
     match Hotkey::on_display("F12", ":9876") {
         Err(e @ HotkeyError::NoDisplay(_)) => assert!(e.to_string().contains(":9876")),
         other => panic!("expected NoDisplay, got {:?}", other.err()),
     }
-    assert!(matches!(Hotkey::on_display("F12", ""), Err(HotkeyError::NoDisplay(_))));
+    assert!(matches!(
+        Hotkey::on_display("F12", ""),
+        Err(HotkeyError::NoDisplay(_))
+    ));
 }

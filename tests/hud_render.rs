@@ -27,11 +27,11 @@ unsafe extern "system" fn on_message(
     let text = if data.is_null() || (*data).p_message.is_null() {
         String::from("(no message)")
     } else {
-        CStr::from_ptr((*data).p_message).to_string_lossy().into_owned()
+        CStr::from_ptr((*data).p_message)
+            .to_string_lossy()
+            .into_owned()
     };
-    if severity.intersects(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
-        || text.contains("VUID-")
-    {
+    if severity.intersects(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR) || text.contains("VUID-") {
         VALIDATION.lock().unwrap().push(text);
     }
     vk::FALSE
@@ -61,7 +61,11 @@ impl Gpu {
             .unwrap()
             .iter()
             .any(|l| CStr::from_ptr(l.layer_name.as_ptr()) == validation);
-        let layers = if validated { vec![validation.as_ptr()] } else { vec![] };
+        let layers = if validated {
+            vec![validation.as_ptr()]
+        } else {
+            vec![]
+        };
         let mut exts = vec![ash::khr::surface::NAME.as_ptr()];
         if validated {
             exts.push(ash::ext::debug_utils::NAME.as_ptr());
@@ -71,7 +75,9 @@ impl Gpu {
             .application_info(&app)
             .enabled_layer_names(&layers)
             .enabled_extension_names(&exts);
-        let instance = entry.create_instance(&info, None).expect("vkCreateInstance");
+        let instance = entry
+            .create_instance(&info, None)
+            .expect("vkCreateInstance");
         let messenger = validated.then(|| {
             let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
             let mi = vk::DebugUtilsMessengerCreateInfoEXT::default()
@@ -94,16 +100,35 @@ impl Gpu {
             .position(|f| f.queue_flags.contains(vk::QueueFlags::GRAPHICS))
             .expect("graphics family") as u32;
         let prio = [1.0];
-        let qi = [vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&prio)];
+        let qi = [vk::DeviceQueueCreateInfo::default()
+            .queue_family_index(family)
+            .queue_priorities(&prio)];
         // VK_KHR_swapchain makes PRESENT_SRC_KHR a valid layout.
         let dexts = [ash::khr::swapchain::NAME.as_ptr()];
-        let di = vk::DeviceCreateInfo::default().queue_create_infos(&qi).enabled_extension_names(&dexts);
-        let device = instance.create_device(physical, &di, None).expect("vkCreateDevice");
+        let di = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&qi)
+            .enabled_extension_names(&dexts);
+        let device = instance
+            .create_device(physical, &di, None)
+            .expect("vkCreateDevice");
         let queue = device.get_device_queue(family, 0);
         let pool = device
-            .create_command_pool(&vk::CommandPoolCreateInfo::default().queue_family_index(family), None)
+            .create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(family),
+                None,
+            )
             .unwrap();
-        Gpu { _entry: entry, instance, messenger, physical, device, family, queue, pool, validated }
+        Gpu {
+            _entry: entry,
+            instance,
+            messenger,
+            physical,
+            device,
+            family,
+            queue,
+            pool,
+            validated,
+        }
     }
 
     fn hud_device(&self) -> HudDevice<'_> {
@@ -116,15 +141,25 @@ impl Gpu {
         }
     }
 
-    unsafe fn memory(&self, req: vk::MemoryRequirements, flags: vk::MemoryPropertyFlags) -> vk::DeviceMemory {
-        let props = self.instance.get_physical_device_memory_properties(self.physical);
+    unsafe fn memory(
+        &self,
+        req: vk::MemoryRequirements,
+        flags: vk::MemoryPropertyFlags,
+    ) -> vk::DeviceMemory {
+        let props = self
+            .instance
+            .get_physical_device_memory_properties(self.physical);
         let index = (0..props.memory_type_count)
             .find(|&i| {
                 req.memory_type_bits & (1 << i) != 0
-                    && props.memory_types[i as usize].property_flags.contains(flags)
+                    && props.memory_types[i as usize]
+                        .property_flags
+                        .contains(flags)
             })
             .unwrap();
-        let ai = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(index);
+        let ai = vk::MemoryAllocateInfo::default()
+            .allocation_size(req.size)
+            .memory_type_index(index);
         self.device.allocate_memory(&ai, None).unwrap()
     }
 
@@ -142,7 +177,8 @@ impl Gpu {
             .level(vk::CommandBufferLevel::PRIMARY)
             .command_buffer_count(1);
         let cb = d.allocate_command_buffers(&ai).unwrap()[0];
-        d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default()).unwrap();
+        d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+            .unwrap();
         record(cb);
         d.end_command_buffer(cb).unwrap();
         let stages = vec![vk::PipelineStageFlags::ALL_COMMANDS; wait.len()];
@@ -152,7 +188,9 @@ impl Gpu {
             .wait_dst_stage_mask(&stages)
             .command_buffers(&cbs)
             .signal_semaphores(signal)];
-        let fence = d.create_fence(&vk::FenceCreateInfo::default(), None).unwrap();
+        let fence = d
+            .create_fence(&vk::FenceCreateInfo::default(), None)
+            .unwrap();
         d.queue_submit(self.queue, &si, fence).unwrap();
         d.wait_for_fences(&[fence], true, u64::MAX).unwrap();
         d.destroy_fence(fence, None);
@@ -170,7 +208,11 @@ impl Gpu {
     }
 }
 
-fn barrier(image: vk::Image, from: vk::ImageLayout, to: vk::ImageLayout) -> vk::ImageMemoryBarrier<'static> {
+fn barrier(
+    image: vk::Image,
+    from: vk::ImageLayout,
+    to: vk::ImageLayout,
+) -> vk::ImageMemoryBarrier<'static> {
     vk::ImageMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
         .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
@@ -194,12 +236,21 @@ struct FakeSwapchain {
 impl FakeSwapchain {
     unsafe fn new(gpu: &Gpu, format: vk::Format, width: u32, height: u32, count: usize) -> Self {
         let extent = vk::Extent2D { width, height };
-        let mut s = FakeSwapchain { format, extent, images: vec![], memory: vec![] };
+        let mut s = FakeSwapchain {
+            format,
+            extent,
+            images: vec![],
+            memory: vec![],
+        };
         for _ in 0..count {
             let ii = vk::ImageCreateInfo::default()
                 .image_type(vk::ImageType::TYPE_2D)
                 .format(format)
-                .extent(vk::Extent3D { width, height, depth: 1 })
+                .extent(vk::Extent3D {
+                    width,
+                    height,
+                    depth: 1,
+                })
                 .mip_levels(1)
                 .array_layers(1)
                 .samples(vk::SampleCountFlags::TYPE_1)
@@ -225,14 +276,20 @@ impl FakeSwapchain {
     /// The create info of a swapchain of these images; `transfer_dst`
     /// selects the HUD's cached-panel mode.
     fn create_info(&self, transfer_dst: bool) -> vk::SwapchainCreateInfoKHR<'static> {
-        let extra = if transfer_dst { vk::ImageUsageFlags::TRANSFER_DST } else { vk::ImageUsageFlags::empty() };
+        let extra = if transfer_dst {
+            vk::ImageUsageFlags::TRANSFER_DST
+        } else {
+            vk::ImageUsageFlags::empty()
+        };
         vk::SwapchainCreateInfoKHR::default()
             .min_image_count(self.images.len() as u32)
             .image_format(self.format)
             .image_color_space(vk::ColorSpaceKHR::SRGB_NONLINEAR)
             .image_extent(self.extent)
             .image_array_layers(1)
-            .image_usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC | extra)
+            .image_usage(
+                vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC | extra,
+            )
             .image_sharing_mode(vk::SharingMode::EXCLUSIVE)
     }
 
@@ -249,14 +306,46 @@ impl FakeSwapchain {
                 c
             }
         };
-        let color = vk::ClearColorValue { float32: [f(CLEAR[0]), f(CLEAR[1]), f(CLEAR[2]), 1.0] };
+        let color = vk::ClearColorValue {
+            float32: [f(CLEAR[0]), f(CLEAR[1]), f(CLEAR[2]), 1.0],
+        };
         gpu.run(&[], &[done], |cb| {
             let d = &gpu.device;
-            let b = [barrier(image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::TRANSFER_DST_OPTIMAL)];
-            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[], &[], &b);
-            d.cmd_clear_color_image(cb, image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, &color, &[color_range()]);
-            let b = [barrier(image, vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR)];
-            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[], &[], &b);
+            let b = [barrier(
+                image,
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            )];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &b,
+            );
+            d.cmd_clear_color_image(
+                cb,
+                image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                &color,
+                &[color_range()],
+            );
+            let b = [barrier(
+                image,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                vk::ImageLayout::PRESENT_SRC_KHR,
+            )];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &b,
+            );
         });
     }
 
@@ -265,7 +354,9 @@ impl FakeSwapchain {
         let d = &gpu.device;
         let (w, h) = (self.extent.width, self.extent.height);
         let size = u64::from(w * h * 4);
-        let bi = vk::BufferCreateInfo::default().size(size).usage(vk::BufferUsageFlags::TRANSFER_DST);
+        let bi = vk::BufferCreateInfo::default()
+            .size(size)
+            .usage(vk::BufferUsageFlags::TRANSFER_DST);
         let buf = d.create_buffer(&bi, None).unwrap();
         let mem = gpu.memory(
             d.get_buffer_memory_requirements(buf),
@@ -274,8 +365,20 @@ impl FakeSwapchain {
         d.bind_buffer_memory(buf, mem, 0).unwrap();
         let image = self.images[i];
         gpu.run(&[wait], &[], |cb| {
-            let b = [barrier(image, vk::ImageLayout::PRESENT_SRC_KHR, vk::ImageLayout::TRANSFER_SRC_OPTIMAL)];
-            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[], &[], &b);
+            let b = [barrier(
+                image,
+                vk::ImageLayout::PRESENT_SRC_KHR,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+            )];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &b,
+            );
             let region = [vk::BufferImageCopy::default()
                 .image_subresource(vk::ImageSubresourceLayers {
                     aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -283,17 +386,44 @@ impl FakeSwapchain {
                     base_array_layer: 0,
                     layer_count: 1,
                 })
-                .image_extent(vk::Extent3D { width: w, height: h, depth: 1 })];
-            d.cmd_copy_image_to_buffer(cb, image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, buf, &region);
-            let b = [barrier(image, vk::ImageLayout::TRANSFER_SRC_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR)];
-            d.cmd_pipeline_barrier(cb, vk::PipelineStageFlags::ALL_COMMANDS, vk::PipelineStageFlags::ALL_COMMANDS, vk::DependencyFlags::empty(), &[], &[], &b);
+                .image_extent(vk::Extent3D {
+                    width: w,
+                    height: h,
+                    depth: 1,
+                })];
+            d.cmd_copy_image_to_buffer(
+                cb,
+                image,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                buf,
+                &region,
+            );
+            let b = [barrier(
+                image,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                vk::ImageLayout::PRESENT_SRC_KHR,
+            )];
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::PipelineStageFlags::ALL_COMMANDS,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[],
+                &b,
+            );
         });
-        let ptr = d.map_memory(mem, 0, size, vk::MemoryMapFlags::empty()).unwrap() as *const u8;
+        let ptr = d
+            .map_memory(mem, 0, size, vk::MemoryMapFlags::empty())
+            .unwrap() as *const u8;
         let mut px = std::slice::from_raw_parts(ptr, size as usize).to_vec();
         d.unmap_memory(mem);
         d.destroy_buffer(buf, None);
         d.free_memory(mem, None);
-        if matches!(self.format, vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB) {
+        if matches!(
+            self.format,
+            vk::Format::B8G8R8A8_UNORM | vk::Format::B8G8R8A8_SRGB
+        ) {
             px.chunks_exact_mut(4).for_each(|p| p.swap(0, 2));
         }
         px
@@ -382,19 +512,33 @@ fn save_png(px: &[u8], w: u32, h: u32, name: &str) {
 
 /// Renders `frames` HUD frames into a fake swapchain and returns the last
 /// image's pixels.
-unsafe fn render(gpu: &Gpu, format: vk::Format, w: u32, h: u32, config: &Config, panel: bool, name: &str) -> Vec<u8> {
+unsafe fn render(
+    gpu: &Gpu,
+    format: vk::Format,
+    w: u32,
+    h: u32,
+    config: &Config,
+    panel: bool,
+    name: &str,
+) -> Vec<u8> {
     let sc = FakeSwapchain::new(gpu, format, w, h, 3);
     let dev = gpu.hud_device();
-    let mut hud = SwapchainHud::new(&dev, &sc.create_info(panel), &sc.images, config).expect("HUD setup");
+    let mut hud =
+        SwapchainHud::new(&dev, &sc.create_info(panel), &sc.images, config).expect("HUD setup");
     assert_eq!(hud.uses_panel(), panel);
-    let sem = gpu.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None).unwrap();
+    let sem = gpu
+        .device
+        .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+        .unwrap();
     let stats = stats();
     let mut last = Vec::new();
     // More frames than images: every slot and fence gets reused.
     for frame in 0..7 {
         let i = frame % sc.images.len();
         sc.app_frame(gpu, i, sem);
-        let done = hud.draw(&dev, gpu.family, i as u32, &[sem], &stats).expect("HUD draw");
+        let done = hud
+            .draw(&dev, gpu.family, i as u32, &[sem], &stats)
+            .expect("HUD draw");
         last = sc.read_back(gpu, i, done);
     }
     hud.destroy(&dev);
@@ -415,8 +559,24 @@ unsafe fn check_colours(panel: bool) {
     let config = Config::default();
     let (w, h) = (1280, 720);
     let mode = if panel { "panel" } else { "direct" };
-    let unorm = render(&gpu, vk::Format::B8G8R8A8_UNORM, w, h, &config, panel, &format!("offscreen_{mode}_unorm_720p"));
-    let srgb = render(&gpu, vk::Format::B8G8R8A8_SRGB, w, h, &config, panel, &format!("offscreen_{mode}_srgb_720p"));
+    let unorm = render(
+        &gpu,
+        vk::Format::B8G8R8A8_UNORM,
+        w,
+        h,
+        &config,
+        panel,
+        &format!("offscreen_{mode}_unorm_720p"),
+    );
+    let srgb = render(
+        &gpu,
+        vk::Format::B8G8R8A8_SRGB,
+        w,
+        h,
+        &config,
+        panel,
+        &format!("offscreen_{mode}_srgb_720p"),
+    );
     let errors = validation_errors();
     let validated = gpu.validated;
     gpu.destroy();
@@ -425,7 +585,10 @@ unsafe fn check_colours(panel: bool) {
         // Far from the top-left HUD the app's frame is untouched.
         let row = (h - 10) as usize;
         let p = &px[(row * w as usize + (w as usize - 10)) * 4..][..4];
-        assert!(p[..3].iter().zip(&CLEAR).all(|(a, b)| a.abs_diff(*b) <= 1), "{mode} {name}: app pixel {p:?}");
+        assert!(
+            p[..3].iter().zip(&CLEAR).all(|(a, b)| a.abs_diff(*b) <= 1),
+            "{mode} {name}: app pixel {p:?}"
+        );
         // The HUD covers part of the top-left corner.
         let hud_changed = (0..300usize)
             .flat_map(|y| (0..300usize).map(move |x| (y, x)))
@@ -434,7 +597,10 @@ unsafe fn check_colours(panel: bool) {
                 q.iter().zip(&CLEAR).any(|(a, b)| a.abs_diff(*b) > 3)
             })
             .count();
-        assert!(hud_changed > 10_000, "{mode} {name}: only {hud_changed} HUD pixels");
+        assert!(
+            hud_changed > 10_000,
+            "{mode} {name}: only {hud_changed} HUD pixels"
+        );
     }
     // Bars, stutter marks and the target line come out in the intended
     // sRGB colour on both targets: an SRGB target is not washed out.
@@ -450,12 +616,22 @@ unsafe fn check_colours(panel: bool) {
         let rgb = to_bytes(color);
         let (u, s) = (count_near(&unorm, rgb, 3), count_near(&srgb, rgb, 3));
         assert!(u >= min, "{mode} unorm: {u} {what} pixels of {rgb:?}");
-        assert!(s >= min, "{mode} srgb: {s} {what} pixels of {rgb:?} (washed out?)");
+        assert!(
+            s >= min,
+            "{mode} srgb: {s} {what} pixels of {rgb:?} (washed out?)"
+        );
         let ratio = s as f64 / u as f64;
-        assert!((0.9..1.1).contains(&ratio), "{mode} {what}: srgb {s} vs unorm {u}");
+        assert!(
+            (0.9..1.1).contains(&ratio),
+            "{mode} {what}: srgb {s} vs unorm {u}"
+        );
     }
     if validated {
-        assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
+        assert!(
+            errors.is_empty(),
+            "validation errors:\n{}",
+            errors.join("\n")
+        );
     } else {
         eprintln!("VK_LAYER_KHRONOS_validation not installed: validation not checked");
     }
@@ -475,11 +651,25 @@ fn cached_panel_is_copied_with_correct_colours_on_unorm_and_srgb() {
 fn hud_scales_with_the_swapchain_and_sits_in_the_configured_corner() {
     unsafe {
         let gpu = Gpu::new();
-        let config = Config { position: Position::BottomRight, ..Config::default() };
+        let config = Config {
+            position: Position::BottomRight,
+            ..Config::default()
+        };
         let (w, h) = (3840, 2160);
         for panel in [false, true] {
-            let name = format!("offscreen_4k_bottom_right_{}", if panel { "panel" } else { "direct" });
-            let px = render(&gpu, vk::Format::R8G8B8A8_UNORM, w, h, &config, panel, &name);
+            let name = format!(
+                "offscreen_4k_bottom_right_{}",
+                if panel { "panel" } else { "direct" }
+            );
+            let px = render(
+                &gpu,
+                vk::Format::R8G8B8A8_UNORM,
+                w,
+                h,
+                &config,
+                panel,
+                &name,
+            );
             // Bounding box of the pixels the HUD changed.
             let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
             for y in 0..h {
@@ -493,16 +683,26 @@ fn hud_scales_with_the_swapchain_and_sits_in_the_configured_corner() {
             assert!(x1 > 0, "{name}: no HUD pixels at all");
             eprintln!("{name}: HUD box ({x0},{y0})-({x1},{y1})");
             // Bottom-right corner, with a margin.
-            assert!(x1 < w - 5 && x1 > w - 80 && y1 < h - 5 && y1 > h - 80, "{name}: box ends at ({x1},{y1})");
+            assert!(
+                x1 < w - 5 && x1 > w - 80 && y1 < h - 5 && y1 > h - 80,
+                "{name}: box ends at ({x1},{y1})"
+            );
             // Scaled 3x: the graph alone is 720 px wide at 4K.
             assert!(x1 - x0 > 700, "{name}: HUD only {} px wide at 4K", x1 - x0);
-            assert!(x0 > w / 2 && y0 > h / 2, "{name}: HUD starts at ({x0},{y0})");
+            assert!(
+                x0 > w / 2 && y0 > h / 2,
+                "{name}: HUD starts at ({x0},{y0})"
+            );
         }
         let errors = validation_errors();
         let validated = gpu.validated;
         gpu.destroy();
         if validated {
-            assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
+            assert!(
+                errors.is_empty(),
+                "validation errors:\n{}",
+                errors.join("\n")
+            );
         }
     }
 }
@@ -515,8 +715,12 @@ fn setup_failure_is_an_error_not_a_crash() {
         let sc = FakeSwapchain::new(&gpu, vk::Format::B8G8R8A8_UNORM, 320, 240, 2);
         // Images that cannot be colour attachments: the HUD declines, the
         // layer logs the error and keeps capturing.
-        let info = sc.create_info(false).image_usage(vk::ImageUsageFlags::TRANSFER_DST);
-        let err = SwapchainHud::new(&dev, &info, &sc.images, &Config::default()).err().expect("must fail");
+        let info = sc
+            .create_info(false)
+            .image_usage(vk::ImageUsageFlags::TRANSFER_DST);
+        let err = SwapchainHud::new(&dev, &info, &sc.images, &Config::default())
+            .err()
+            .expect("must fail");
         assert!(err.to_string().contains("colour attachments"), "{err}");
         sc.destroy(&gpu);
         gpu.destroy();
@@ -534,18 +738,26 @@ fn several_swapchains_draw_alternately() {
         // One draws directly, the other through its cached panel.
         let mut ha = SwapchainHud::new(&dev, &a.create_info(false), &a.images, &config).unwrap();
         let mut hb = SwapchainHud::new(&dev, &b.create_info(true), &b.images, &config).unwrap();
-        let sem = gpu.device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None).unwrap();
+        let sem = gpu
+            .device
+            .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+            .unwrap();
         let stats = stats();
         let bar = to_bytes(view::colors::BAR);
         for frame in 0..6 {
             for (sc, hud) in [(&a, &mut ha), (&b, &mut hb)] {
                 let i = frame % sc.images.len();
                 sc.app_frame(&gpu, i, sem);
-                let done = hud.draw(&dev, gpu.family, i as u32, &[sem], &stats).unwrap();
+                let done = hud
+                    .draw(&dev, gpu.family, i as u32, &[sem], &stats)
+                    .unwrap();
                 let px = sc.read_back(&gpu, i, done);
                 // imgui hides an auto-sized window on its first frame.
                 if frame > 0 {
-                    assert!(count_near(&px, bar, 3) > 1000, "frame {frame}: no graph bars");
+                    assert!(
+                        count_near(&px, bar, 3) > 1000,
+                        "frame {frame}: no graph bars"
+                    );
                 }
             }
         }
@@ -558,7 +770,11 @@ fn several_swapchains_draw_alternately() {
         let validated = gpu.validated;
         gpu.destroy();
         if validated {
-            assert!(errors.is_empty(), "validation errors:\n{}", errors.join("\n"));
+            assert!(
+                errors.is_empty(),
+                "validation errors:\n{}",
+                errors.join("\n")
+            );
         }
     }
 }

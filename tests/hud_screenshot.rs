@@ -24,7 +24,9 @@ struct App(Option<Running>);
 impl App {
     fn start(h: &Harness, layer: bool, format: &str) -> App {
         let size = format!("{W}x{H}");
-        let mut cmd = h.testapp(&["--size", &size, "--format", format, "--frames", "60", "--hold", "60"]);
+        let mut cmd = h.testapp(&[
+            "--size", &size, "--format", format, "--frames", "60", "--hold", "60",
+        ]);
         if layer {
             cmd.layer();
         }
@@ -54,7 +56,12 @@ fn save(px: &[u8], name: &str) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../hud-shots");
     std::fs::create_dir_all(&dir).unwrap();
     let png = dir.join(format!("{name}.png"));
-    Screenshot { width: W, height: H, rgb: px.to_vec() }.save_png(&png);
+    Screenshot {
+        width: W,
+        height: H,
+        rgb: px.to_vec(),
+    }
+    .save_png(&png);
     eprintln!("screenshot: {}", png.display());
 }
 
@@ -113,7 +120,13 @@ fn bytes(c: [f32; 4]) -> [u8; 3] {
 
 /// The bar colour as it would look if an SRGB target re-encoded it.
 fn washed_out(c: [f32; 4]) -> [u8; 3] {
-    let enc = |v: f32| if v <= 0.0031308 { v * 12.92 } else { 1.055 * v.powf(1.0 / 2.4) - 0.055 };
+    let enc = |v: f32| {
+        if v <= 0.0031308 {
+            v * 12.92
+        } else {
+            1.055 * v.powf(1.0 / 2.4) - 0.055
+        }
+    };
     [0, 1, 2].map(|i| (enc(c[i]) * 255.0).round() as u8)
 }
 
@@ -126,7 +139,11 @@ fn baseline(h: &Harness, format: &str) -> Vec<u8> {
     sleep(Duration::from_millis(300));
     let px = shot(h);
     sleep(Duration::from_millis(200));
-    assert_eq!(hud_diff(&px, &shot(h)), 0, "the app's own frame is not static");
+    assert_eq!(
+        hud_diff(&px, &shot(h)),
+        0,
+        "the app's own frame is not static"
+    );
     app.stop();
     px
 }
@@ -157,16 +174,28 @@ fn hud_is_drawn_and_the_hotkey_toggles_it() {
     assert_eq!(n, 0, "pixels outside the HUD changed");
 
     press_toggle(&h);
-    let (hidden, px) = wait_for(&h, 5, |px| app_visible(px, &base) && hud_diff(px, &base) == 0);
+    let (hidden, px) = wait_for(&h, 5, |px| {
+        app_visible(px, &base) && hud_diff(px, &base) == 0
+    });
     save(&px, "layer_unorm_hud_toggled_off");
-    assert!(hidden, "HUD still there after Shift_R+F12: {} pixels differ", hud_diff(&px, &base));
+    assert!(
+        hidden,
+        "HUD still there after Shift_R+F12: {} pixels differ",
+        hud_diff(&px, &base)
+    );
 
     press_toggle(&h);
-    let (back, px) = wait_for(&h, 5, |px| app_visible(px, &base) && hud_diff(px, &base) > 5000);
+    let (back, px) = wait_for(&h, 5, |px| {
+        app_visible(px, &base) && hud_diff(px, &base) > 5000
+    });
     save(&px, "layer_unorm_hud_toggled_on");
     let out = app.stop();
     assert!(back, "HUD did not come back after a second Shift_R+F12");
-    assert!(!out.stderr.contains("HUD"), "layer complained:\n{}", out.stderr);
+    assert!(
+        !out.stderr.contains("HUD"),
+        "layer complained:\n{}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -177,22 +206,35 @@ fn hud_colours_match_on_srgb_swapchains() {
     for format in ["unorm", "srgb"] {
         let base = baseline(&h, format);
         let app = App::start(&h, true, format);
-        let (ok, px) = wait_for(&h, 20, |px| app_visible(px, &base) && hud_count(px, bar, 4) > 200);
+        let (ok, px) = wait_for(&h, 20, |px| {
+            app_visible(px, &base) && hud_count(px, bar, 4) > 200
+        });
         save(&px, &format!("layer_{format}_colours"));
         app.stop();
-        assert!(ok, "{format}: HUD with bars never appeared ({} bar pixels)", hud_count(&px, bar, 4));
+        assert!(
+            ok,
+            "{format}: HUD with bars never appeared ({} bar pixels)",
+            hud_count(&px, bar, 4)
+        );
         let washed = hud_count(&px, washed_out(view::colors::BAR), 4);
         counts.push((format, hud_count(&px, bar, 4), washed));
         targets.push((format, hud_count(&px, bytes(view::colors::TARGET), 4)));
     }
     eprintln!("bar pixels (exact, washed-out): {counts:?}");
     for &(format, exact, washed) in &counts {
-        assert!(washed * 20 < exact, "{format}: {washed} washed-out vs {exact} exact bar pixels");
+        assert!(
+            washed * 20 < exact,
+            "{format}: {washed} washed-out vs {exact} exact bar pixels"
+        );
     }
     // The target line (drawn from the first frame, always the same length)
     // comes out in its exact colour on both.
     for &(format, target) in &targets {
-        assert!(target >= 200, "{format}: only {target} target-line pixels of {:?}", bytes(view::colors::TARGET));
+        assert!(
+            target >= 200,
+            "{format}: only {target} target-line pixels of {:?}",
+            bytes(view::colors::TARGET)
+        );
     }
 }
 
@@ -202,8 +244,16 @@ fn no_validation_errors_with_hud_and_resizes() {
     h.assert_validation_active();
     // 240 frames at 16.6 ms with two swapchain recreations, then 4 s at 320x240.
     let mut cmd = h.testapp(&[
-        "--size", "640x480", "--frames", "240", "--resize-at", "60:500x400",
-        "--resize-at", "150:320x240", "--hold", "4",
+        "--size",
+        "640x480",
+        "--frames",
+        "240",
+        "--resize-at",
+        "60:500x400",
+        "--resize-at",
+        "150:320x240",
+        "--hold",
+        "4",
     ]);
     let app = spawn(cmd.layer().validation());
     // After the last resize the HUD is drawn into the new, smaller swapchain.
@@ -211,12 +261,23 @@ fn no_validation_errors_with_hud_and_resizes() {
     let bar = bytes(view::colors::BAR);
     let (drawn, px) = wait_for(&h, 10, |px| {
         let (outside, inside) = (at(W - 10, H - 10), at(310, 230));
-        hud_count(px, bar, 4) > 50 && px[outside..outside + 3] == [0, 0, 0] && px[inside..inside + 3] != [0, 0, 0]
+        hud_count(px, bar, 4) > 50
+            && px[outside..outside + 3] == [0, 0, 0]
+            && px[inside..inside + 3] != [0, 0, 0]
     });
     save(&px, "layer_validation_after_resize");
     let out = app.wait();
-    out.assert_success("testapp with HUD and validation").assert_no_vuid("HUD with resizes");
-    assert!(out.stdout.contains("swapchain recreations 2"), "no resizes happened:\n{}", out.stdout);
-    assert!(!out.stderr.contains("HUD disabled"), "HUD setup or draw failed:\n{}", out.stderr);
+    out.assert_success("testapp with HUD and validation")
+        .assert_no_vuid("HUD with resizes");
+    assert!(
+        out.stdout.contains("swapchain recreations 2"),
+        "no resizes happened:\n{}",
+        out.stdout
+    );
+    assert!(
+        !out.stderr.contains("HUD disabled"),
+        "HUD setup or draw failed:\n{}",
+        out.stderr
+    );
     assert!(drawn, "no HUD in the resized 320x240 window");
 }

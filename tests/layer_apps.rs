@@ -26,23 +26,37 @@ fn vkcube_500_frames_with_layer_logs_every_frame() {
     let a = h.analyze(&log.csv);
     // vkcube presents exactly --c times: 500 presents, 499 frames.
     assert_eq!(a["frames"].as_u64(), Some(499), "analyze: {a}");
-    assert!(a["average_fps"].as_f64().unwrap_or(0.0) > 0.0, "analyze: {a}");
-    assert!(log.summary.is_some(), "vkcube exits cleanly: the summary must be written");
+    assert!(
+        a["average_fps"].as_f64().unwrap_or(0.0) > 0.0,
+        "analyze: {a}"
+    );
+    assert!(
+        log.summary.is_some(),
+        "vkcube exits cleanly: the summary must be written"
+    );
 }
 
 #[test]
 fn vkcube_with_layer_and_validation_is_clean() {
     let h = Harness::new();
     h.assert_validation_active();
-    let out = run(h.command("vkcube").args(["--c", "100"]).layer().validation());
-    out.assert_success("vkcube with steadyhud + validation").assert_no_vuid("vkcube with steadyhud + validation");
+    let out = run(h
+        .command("vkcube")
+        .args(["--c", "100"])
+        .layer()
+        .validation());
+    out.assert_success("vkcube with steadyhud + validation")
+        .assert_no_vuid("vkcube with steadyhud + validation");
     let log = h.only_session_log();
     assert_eq!(h.analyze(&log.csv)["frames"].as_u64(), Some(99));
 }
 
 #[test]
 fn vkd3d_gears_killed_after_seconds_leaves_a_readable_log() {
-    assert!(have("vkd3d-gears"), "vkd3d-gears missing: install vkd3d-demos");
+    assert!(
+        have("vkd3d-gears"),
+        "vkd3d-gears missing: install vkd3d-demos"
+    );
     let h = Harness::new();
     let mut app = spawn(h.command("vkd3d-gears").layer());
     // Let it render for a while (startup on lavapipe takes ~1 s), then kill:
@@ -60,7 +74,13 @@ fn vkd3d_gears_killed_after_seconds_leaves_a_readable_log() {
         "no session log from vkd3d-gears; stderr:\n{}",
         tail(&out.stderr, 30)
     );
-    let total: u64 = logs.iter().map(|l| h.analyze(&l.csv)["frames"].as_u64().unwrap_or(0)).sum();
+    let total: u64 = logs
+        .iter()
+        .map(|l| h.analyze(&l.csv)["frames"].as_u64().unwrap_or(0))
+        .sum();
     eprintln!("vkd3d-gears: {} log(s), {total} frames", logs.len());
-    assert!(total >= 5, "vkd3d-gears logged only {total} frames in ~3 s of rendering");
+    assert!(
+        total >= 5,
+        "vkd3d-gears logged only {total} frames in ~3 s of rendering"
+    );
 }

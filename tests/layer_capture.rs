@@ -20,17 +20,23 @@ const ATTEMPTS: usize = 3;
 /// Frame durations from the app's `--timestamps` file (one CLOCK_MONOTONIC ns
 /// per present call).
 fn read_app_durations(path: &std::path::Path) -> Vec<u64> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     let t: Vec<u64> = text
         .lines()
         .filter(|l| !l.starts_with('#'))
-        .map(|l| l.trim().parse().unwrap_or_else(|_| panic!("{}: bad line {l:?}", path.display())))
+        .map(|l| {
+            l.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{}: bad line {l:?}", path.display()))
+        })
         .collect();
     t.windows(2).map(|w| w[1] - w[0]).collect()
 }
 
 fn summary_of(v: &serde_json::Value, what: &str) -> Summary {
-    serde_json::from_value(v.clone()).unwrap_or_else(|e| panic!("{what} lacks METRICS.md keys ({e}): {v}"))
+    serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{what} lacks METRICS.md keys ({e}): {v}"))
 }
 
 /// Integer metrics equal, float metrics equal to 1e-6 relative (a log that
@@ -41,7 +47,10 @@ fn assert_same_metrics(a: &Summary, b: &Summary, what: &str) {
     assert_eq!(a.stutter_count, b.stutter_count, "{what}: stutter_count");
     assert_eq!(a.osc, b.osc, "{what}: osc");
     assert_eq!(a.steady_fps, b.steady_fps, "{what}: steady_fps");
-    assert_eq!(a.mostly_steady_fps, b.mostly_steady_fps, "{what}: mostly_steady_fps");
+    assert_eq!(
+        a.mostly_steady_fps, b.mostly_steady_fps,
+        "{what}: mostly_steady_fps"
+    );
     assert_eq!(a.typical_fps, b.typical_fps, "{what}: typical_fps");
     for (name, x, y) in [
         ("duration_s", a.duration_s, b.duration_s),
@@ -54,7 +63,10 @@ fn assert_same_metrics(a: &Summary, b: &Summary, what: &str) {
         ("p99_ms", a.p99_ms, b.p99_ms),
         ("p99_9_ms", a.p99_9_ms, b.p99_9_ms),
     ] {
-        assert!((x - y).abs() <= 1e-6 * x.abs().max(y.abs()).max(1.0), "{what}: {name} {x} vs {y}");
+        assert!(
+            (x - y).abs() <= 1e-6 * x.abs().max(y.abs()).max(1.0),
+            "{what}: {name} {x} vs {y}"
+        );
     }
 }
 
@@ -65,7 +77,11 @@ fn within_skew_of_threshold(d: &[u64], i: usize, skew: u64, theta: f64) -> bool 
     let mut w: Vec<u64> = d[i.saturating_sub(9)..=(i + 9).min(d.len() - 1)].to_vec();
     w.sort_unstable();
     let n = w.len();
-    let m = if n % 2 == 1 { w[n / 2] as f64 } else { (w[n / 2 - 1] + w[n / 2]) as f64 / 2.0 };
+    let m = if n % 2 == 1 {
+        w[n / 2] as f64
+    } else {
+        (w[n / 2 - 1] + w[n / 2]) as f64 / 2.0
+    };
     let excess = d[i] as f64 - m;
     let skew = skew as f64;
     (excess - 4e6).abs() <= 2.0 * skew || (excess - theta * m).abs() <= (2.0 + theta) * skew
@@ -94,11 +110,16 @@ fn scripted_stutters_are_captured_exactly() {
     let (out, app_durations, app_stutters) = loop {
         attempt += 1;
         h.clear_logs();
-        let out = run(h.testapp(&["--pattern", PATTERN, "--timestamps"]).arg(&stamps_file).layer());
+        let out = run(h
+            .testapp(&["--pattern", PATTERN, "--timestamps"])
+            .arg(&stamps_file)
+            .layer());
         out.assert_success("testapp with layer");
         let app_durations = read_app_durations(&stamps_file);
         assert_eq!(app_durations.len(), ideal.len(), "app timestamps");
-        let app_stutters = summarize(&app_durations, &opts).expect("non-empty").stutter_frames;
+        let app_stutters = summarize(&app_durations, &opts)
+            .expect("non-empty")
+            .stutter_frames;
         if app_stutters == SCRIPTED_STUTTERS || attempt == ATTEMPTS {
             break (out, app_durations, app_stutters);
         }
@@ -117,7 +138,10 @@ fn scripted_stutters_are_captured_exactly() {
         );
     }
     for s in SCRIPTED_STUTTERS {
-        assert!(app_stutters.contains(&s), "scripted stutter {s} not among the app's own {app_stutters:?}");
+        assert!(
+            app_stutters.contains(&s),
+            "scripted stutter {s} not among the app's own {app_stutters:?}"
+        );
     }
     let presents = out.presented().expect("testapp: presented N frames");
     assert_eq!(presents as usize, ideal.len() + 1);
@@ -125,8 +149,16 @@ fn scripted_stutters_are_captured_exactly() {
     let log = h.only_session_log();
     // Log rows == frames presented: N presents -> N-1 frames.
     let logged = logged_durations_ns(&log.csv);
-    assert_eq!(logged.len() as u64, presents - 1, "rows in {}", log.csv.display());
-    assert!(logged.iter().all(|&d| d > 0), "zero/negative duration in the log");
+    assert_eq!(
+        logged.len() as u64,
+        presents - 1,
+        "rows in {}",
+        log.csv.display()
+    );
+    assert!(
+        logged.iter().all(|&d| d > 0),
+        "zero/negative duration in the log"
+    );
 
     // The metrics core over the LOGGED durations is the expectation for
     // everything steadyhud reports about this session.
@@ -156,13 +188,21 @@ fn scripted_stutters_are_captured_exactly() {
     // threshold of the rule is within that skew may legitimately fall on the
     // other side; every other frame must agree.
     for &s in &SCRIPTED_STUTTERS {
-        assert!(core.stutter_frames.contains(&s), "scripted stutter {s} not in the log's {:?}", core.stutter_frames);
+        assert!(
+            core.stutter_frames.contains(&s),
+            "scripted stutter {s} not in the log's {:?}",
+            core.stutter_frames
+        );
     }
     let disagree: Vec<usize> = core
         .stutter_frames
         .iter()
         .filter(|i| !app_stutters.contains(i))
-        .chain(app_stutters.iter().filter(|i| !core.stutter_frames.contains(i)))
+        .chain(
+            app_stutters
+                .iter()
+                .filter(|i| !core.stutter_frames.contains(i)),
+        )
         .copied()
         .collect();
     for &i in &disagree {
@@ -184,14 +224,29 @@ fn scripted_stutters_are_captured_exactly() {
     assert_same_metrics(&written, &core, "layer summary.json vs summarize(logged)");
     // The STK curves in the summary are the core's curves of the logged frames.
     let curve: Vec<StkPoint> = serde_json::from_value(summary_json["stk_curve"].clone())
-        .unwrap_or_else(|e| panic!("summary.json stk_curve ({e}): {}", summary_json["stk_curve"]));
-    let max_fps = curve.iter().map(|p| p.fps).max().expect("non-empty stk_curve");
-    assert!(max_fps > core.typical_fps, "stk_curve stops at {max_fps} fps, below Typical FPS");
+        .unwrap_or_else(|e| {
+            panic!(
+                "summary.json stk_curve ({e}): {}",
+                summary_json["stk_curve"]
+            )
+        });
+    let max_fps = curve
+        .iter()
+        .map(|p| p.fps)
+        .max()
+        .expect("non-empty stk_curve");
+    assert!(
+        max_fps > core.typical_fps,
+        "stk_curve stops at {max_fps} fps, below Typical FPS"
+    );
     let want = stk_curve(&logged, max_fps);
     assert_eq!(curve.len(), want.len(), "stk_curve points");
     for (got, want) in curve.iter().zip(&want) {
         assert_eq!(got.fps, want.fps);
-        assert!((got.slow - want.slow).abs() < 1e-9 && (got.excess - want.excess).abs() < 1e-9, "{got:?} vs {want:?}");
+        assert!(
+            (got.slow - want.slow).abs() < 1e-9 && (got.excess - want.excess).abs() < 1e-9,
+            "{got:?} vs {want:?}"
+        );
     }
 
     // And the logged session is the script, not just self-consistent: the
@@ -204,7 +259,10 @@ fn scripted_stutters_are_captured_exactly() {
     let reference = if on_script {
         for (&i, want_ms) in SCRIPTED_STUTTERS.iter().zip([120.0, 90.0]) {
             let got_ms = logged[i] as f64 / 1e6;
-            assert!((got_ms - want_ms).abs() < 2.0, "frame {i}: logged {got_ms:.3} ms, scripted {want_ms} ms");
+            assert!(
+                (got_ms - want_ms).abs() < 2.0,
+                "frame {i}: logged {got_ms:.3} ms, scripted {want_ms} ms"
+            );
         }
         ideal_summary
     } else {
@@ -214,14 +272,22 @@ fn scripted_stutters_are_captured_exactly() {
         core.steady_fps.abs_diff(reference.steady_fps) <= 1,
         "steady_fps from the log {} vs {} {}",
         core.steady_fps,
-        if on_script { "script" } else { "app's own durations" },
+        if on_script {
+            "script"
+        } else {
+            "app's own durations"
+        },
         reference.steady_fps
     );
     assert!(
         core.typical_fps.abs_diff(reference.typical_fps) <= 1,
         "typical_fps from the log {} vs {} {}",
         core.typical_fps,
-        if on_script { "script" } else { "app's own durations" },
+        if on_script {
+            "script"
+        } else {
+            "app's own durations"
+        },
         reference.typical_fps
     );
 }
@@ -231,15 +297,23 @@ fn sigkill_mid_run_leaves_a_csv_analyze_reads() {
     let _serial = serial();
     let h = Harness::new();
     let out = run_killed_after(
-        h.testapp(&["--frames", "1000", "--interval", "10ms", "--progress"]).layer(),
+        h.testapp(&["--frames", "1000", "--interval", "10ms", "--progress"])
+            .layer(),
         Duration::from_millis(3500),
     );
     let killed_at = out.killed_at.expect("killed");
-    assert!(out.presented().is_none(), "the app finished before the kill:\n{}", out.stdout);
+    assert!(
+        out.presented().is_none(),
+        "the app finished before the kill:\n{}",
+        out.stdout
+    );
     // Presents the app had made 1 s before the kill: the layer flushes at least
     // once a second, so at least their frames are on disk.
     let by = out.presents_by(killed_at.saturating_sub(Duration::from_secs(1)));
-    assert!(by >= 50, "the app presented only {by} times by 1 s before the kill: the test proves nothing");
+    assert!(
+        by >= 50,
+        "the app presented only {by} times by 1 s before the kill: the test proves nothing"
+    );
     let at_kill = out.presents_by(killed_at + Duration::from_secs(1));
 
     let log = h.only_session_log();
@@ -258,7 +332,9 @@ fn sigkill_mid_run_leaves_a_csv_analyze_reads() {
 #[test]
 fn leaving_main_without_destroy_still_writes_the_log_and_summary() {
     let h = Harness::new();
-    let out = run(h.testapp(&["--frames", "60", "--interval", "5ms", "--no-destroy"]).layer());
+    let out = run(h
+        .testapp(&["--frames", "60", "--interval", "5ms", "--no-destroy"])
+        .layer());
     out.assert_success("testapp --no-destroy with layer");
     assert_eq!(out.presented(), Some(61));
     let log = h.only_session_log();
@@ -273,10 +349,24 @@ fn layer_is_off_without_steadyhud_1_and_with_disable_steadyhud() {
     let args = ["--frames", "10", "--interval", "5ms"];
     // Positive control: with STEADYHUD=1 a log appears.
     run(h.testapp(&args).layer()).assert_success("testapp with layer");
-    assert_eq!(h.session_logs().len(), 1, "STEADYHUD=1 wrote no log: {:?}", list_dir(&h.log_dir));
+    assert_eq!(
+        h.session_logs().len(),
+        1,
+        "STEADYHUD=1 wrote no log: {:?}",
+        list_dir(&h.log_dir)
+    );
     h.clear_logs();
     run(&mut h.testapp(&args)).assert_success("testapp without STEADYHUD");
-    assert!(h.session_logs().is_empty(), "a log without STEADYHUD=1: {:?}", list_dir(&h.log_dir));
-    run(h.testapp(&args).layer().env("DISABLE_STEADYHUD", "1")).assert_success("testapp with DISABLE_STEADYHUD=1");
-    assert!(h.session_logs().is_empty(), "a log despite DISABLE_STEADYHUD=1: {:?}", list_dir(&h.log_dir));
+    assert!(
+        h.session_logs().is_empty(),
+        "a log without STEADYHUD=1: {:?}",
+        list_dir(&h.log_dir)
+    );
+    run(h.testapp(&args).layer().env("DISABLE_STEADYHUD", "1"))
+        .assert_success("testapp with DISABLE_STEADYHUD=1");
+    assert!(
+        h.session_logs().is_empty(),
+        "a log despite DISABLE_STEADYHUD=1: {:?}",
+        list_dir(&h.log_dir)
+    );
 }

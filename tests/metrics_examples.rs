@@ -44,8 +44,15 @@ fn two_hours_60fps_then_one_3600s_frame() {
     // Frame-count lows are dominated by the one frame; STK sees that half
     // the time is spent in a frame slower than 1 fps.
     let low = 216.0 / (3600.0 + 215.0 * 0.016666667);
-    assert!((s.low_0_1pct_fps - low).abs() < 1e-12, "{}", s.low_0_1pct_fps);
-    assert_eq!((s.steady_fps, s.mostly_steady_fps, s.typical_fps), (0, 0, 0));
+    assert!(
+        (s.low_0_1pct_fps - low).abs() < 1e-12,
+        "{}",
+        s.low_0_1pct_fps
+    );
+    assert_eq!(
+        (s.steady_fps, s.mostly_steady_fps, s.typical_fps),
+        (0, 0, 0)
+    );
     assert!((s.average_fps - 216_001.0 / 7200.000072).abs() < 1e-9);
 }
 
@@ -78,7 +85,15 @@ fn nsight_median_60_frame_80_is_a_stutter() {
     assert_eq!(s.stutter_frames, vec![i]);
     assert_eq!(s.stutter_count, 1);
     // θ is configurable: at 40 % the same frame is not a stutter.
-    assert_eq!(stutters(&d, &Options { stutter_threshold: 0.4 }), Vec::<usize>::new());
+    assert_eq!(
+        stutters(
+            &d,
+            &Options {
+                stutter_threshold: 0.4
+            }
+        ),
+        Vec::<usize>::new()
+    );
 }
 
 #[test]
@@ -97,24 +112,38 @@ fn stutter_median_includes_the_frame_and_clips_at_ends() {
     // at θ = 0.31 not.
     let d = [10 * MS, 16 * MS, 30 * MS, 30 * MS];
     assert_eq!(summary(&d).stutter_frames, vec![2, 3]);
-    assert_eq!(stutters(&d, &Options { stutter_threshold: 0.31 }), Vec::<usize>::new());
+    assert_eq!(
+        stutters(
+            &d,
+            &Options {
+                stutter_threshold: 0.31
+            }
+        ),
+        Vec::<usize>::new()
+    );
 }
 
 #[test]
 fn osc_alternating_frames() {
     // 10/20 ms alternating: every window has q1 = 10, q3 = 20 ms →
     // D = 10 ms > 4 ms, R = 2 > 1.2 → OSC.
-    let d: Vec<u64> = (0..100).map(|i| if i % 2 == 0 { 10 * MS } else { 20 * MS }).collect();
+    let d: Vec<u64> = (0..100)
+        .map(|i| if i % 2 == 0 { 10 * MS } else { 20 * MS })
+        .collect();
     let s = summary(&d);
     assert!(s.osc);
     assert!(oscillation(&d));
     // Constant frames: D = 0.
     assert!(!summary(&[16 * MS; 100]).osc);
     // Alternating 10/13 ms: R = 1.3 but D = 3 ms → not OSC.
-    let d: Vec<u64> = (0..100).map(|i| if i % 2 == 0 { 10 * MS } else { 13 * MS }).collect();
+    let d: Vec<u64> = (0..100)
+        .map(|i| if i % 2 == 0 { 10 * MS } else { 13 * MS })
+        .collect();
     assert!(!oscillation(&d));
     // Alternating 40/46 ms: D = 6 ms but R = 1.15 → not OSC.
-    let d: Vec<u64> = (0..100).map(|i| if i % 2 == 0 { 40 * MS } else { 46 * MS }).collect();
+    let d: Vec<u64> = (0..100)
+        .map(|i| if i % 2 == 0 { 40 * MS } else { 46 * MS })
+        .collect();
     assert!(!oscillation(&d));
 }
 
@@ -122,21 +151,33 @@ fn osc_alternating_frames() {
 fn steady_fps_hand_checked() {
     // 16 666 666 ns: d·60 ≤ 1e9 → 60; 16 666 667 ns: d·60 > 1e9 → 59.
     let s = summary(&[16_666_666; 600]);
-    assert_eq!((s.steady_fps, s.mostly_steady_fps, s.typical_fps), (60, 60, 60));
+    assert_eq!(
+        (s.steady_fps, s.mostly_steady_fps, s.typical_fps),
+        (60, 60, 60)
+    );
     let s = summary(&[16_666_667; 600]);
-    assert_eq!((s.steady_fps, s.mostly_steady_fps, s.typical_fps), (59, 59, 59));
+    assert_eq!(
+        (s.steady_fps, s.mostly_steady_fps, s.typical_fps),
+        (59, 59, 59)
+    );
     // 1000 × 10 ms + one 30 ms: the excess bound holds steady at 50.
     let mut d = vec![10 * MS; 1000];
     d.push(30 * MS);
     let s = summary(&d);
-    assert_eq!((s.steady_fps, s.mostly_steady_fps, s.typical_fps), (50, 100, 100));
+    assert_eq!(
+        (s.steady_fps, s.mostly_steady_fps, s.typical_fps),
+        (50, 100, 100)
+    );
     // 70 % of the time at 10 ms, 30 % at 25 ms (T = 1 s):
     // f ≤ 40: nothing slow. f in 41..=100: slow = 30 % (fails steady and
     // mostly), excess = 0.3·(1 − 40/f)… < 10 % ⇔ f < 60 → typical 59.
     let mut d = vec![10 * MS; 70];
     d.extend([25 * MS; 12]);
     let s = summary(&d);
-    assert_eq!((s.steady_fps, s.mostly_steady_fps, s.typical_fps), (40, 40, 59));
+    assert_eq!(
+        (s.steady_fps, s.mostly_steady_fps, s.typical_fps),
+        (40, 40, 59)
+    );
 }
 
 #[test]
@@ -147,11 +188,13 @@ fn stk_curve_matches_definition() {
     assert_eq!(c.len(), 120);
     assert_eq!(c[39].slow, 0.0);
     assert_eq!(c[40].slow, 0.3); // f = 41
-    // f = 60: excess = 12·(25 − 16.67) ms / 1 s = 0.1.
+                                 // f = 60: excess = 12·(25 − 16.67) ms / 1 s = 0.1.
     assert!((c[59].excess - 0.1).abs() < 1e-12);
     // f = 101: all frames slow.
     assert_eq!(c[100].slow, 1.0);
-    assert!(c.windows(2).all(|w| w[0].slow <= w[1].slow && w[0].excess <= w[1].excess));
+    assert!(c
+        .windows(2)
+        .all(|w| w[0].slow <= w[1].slow && w[0].excess <= w[1].excess));
 }
 
 #[test]
@@ -167,7 +210,10 @@ fn lows_average_and_percentiles_hand_checked() {
     assert_eq!(s.low_0_1pct_fps, 20.0);
     // 9.9 s of 10 ms frames: P50 and P90 fall in them (9.36 s ≤ 9.9 s),
     // P95 (9.88 s) too, P99 (10.296 s) is past 9.9 s → 50 ms.
-    assert_eq!((s.p50_ms, s.p90_ms, s.p95_ms, s.p99_ms, s.p99_9_ms), (10.0, 10.0, 10.0, 50.0, 50.0));
+    assert_eq!(
+        (s.p50_ms, s.p90_ms, s.p95_ms, s.p99_ms, s.p99_9_ms),
+        (10.0, 10.0, 10.0, 50.0, 50.0)
+    );
 }
 
 #[test]
@@ -175,9 +221,22 @@ fn json_keys_are_the_contract() {
     let s = summary(&[10 * MS, 20 * MS]);
     let v = serde_json::to_value(&s).unwrap();
     for k in [
-        "frames", "duration_s", "average_fps", "low_1pct_fps", "low_0_1pct_fps", "p50_ms",
-        "p90_ms", "p95_ms", "p99_ms", "p99_9_ms", "steady_fps", "mostly_steady_fps",
-        "typical_fps", "stutter_count", "stutter_frames", "osc",
+        "frames",
+        "duration_s",
+        "average_fps",
+        "low_1pct_fps",
+        "low_0_1pct_fps",
+        "p50_ms",
+        "p90_ms",
+        "p95_ms",
+        "p99_ms",
+        "p99_9_ms",
+        "steady_fps",
+        "mostly_steady_fps",
+        "typical_fps",
+        "stutter_count",
+        "stutter_frames",
+        "osc",
     ] {
         assert!(v.get(k).is_some(), "missing {k}");
     }

@@ -52,7 +52,9 @@ fn check_rolling(
     theta: f64,
     every: usize,
 ) -> Result<(), TestCaseError> {
-    let opts = Options { stutter_threshold: theta };
+    let opts = Options {
+        stutter_threshold: theta,
+    };
     let mut r = Rolling::new(window_ns, max_frames, opts);
     for (k, &d) in frames.iter().enumerate() {
         r.push(d);
@@ -67,9 +69,16 @@ fn check_rolling(
         let exact = summarize(&all[start..], &opts);
         same(&r.summary(), &exact)?;
         let flags = r.stutter_flags();
-        let from_summary: Vec<usize> =
-            flags.iter().enumerate().filter(|(_, &f)| f).map(|(i, _)| i).collect();
-        prop_assert_eq!(from_summary, exact.map(|s| s.stutter_frames).unwrap_or_default());
+        let from_summary: Vec<usize> = flags
+            .iter()
+            .enumerate()
+            .filter(|(_, &f)| f)
+            .map(|(i, _)| i)
+            .collect();
+        prop_assert_eq!(
+            from_summary,
+            exact.map(|s| s.stutter_frames).unwrap_or_default()
+        );
         prop_assert_eq!(r.sorted().stk_curve(150), stk_curve(&all[start..], 150));
     }
     Ok(())

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].iter().map(PathBuf::from).find(|p| p.exists())
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
 }
 
 fn chromium_cmd(exe: &Path, profile: &Path) -> Command {
@@ -38,7 +41,12 @@ fn count_colour(png_path: &Path, rgb: [u8; 3]) -> usize {
     let channels = info.color_type.samples();
     buf[..info.buffer_size()]
         .chunks(channels)
-        .filter(|p| p[..3].iter().zip(rgb).all(|(&a, b)| (a as i32 - b as i32).abs() <= 24))
+        .filter(|p| {
+            p[..3]
+                .iter()
+                .zip(rgb)
+                .all(|(&a, b)| (a as i32 - b as i32).abs() <= 24)
+        })
         .count()
 }
 
@@ -58,9 +66,20 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
     let html = std::fs::read_to_string(&out).unwrap();
     // self-contained: nothing fetched, nothing run
     for banned in ["<script", "src=", "href=", "url(", "@import"] {
-        assert!(!html.contains(banned), "report is not self-contained: has {banned:?}");
+        assert!(
+            !html.contains(banned),
+            "report is not self-contained: has {banned:?}"
+        );
     }
-    for label in ["Frame time over the run", "target FPS", "Steady ", "Typical ", "share of time (%)", "presentmon-test_case_0.csv", "capframex-re2.csv"] {
+    for label in [
+        "Frame time over the run",
+        "target FPS",
+        "Steady ",
+        "Typical ",
+        "share of time (%)",
+        "presentmon-test_case_0.csv",
+        "capframex-re2.csv",
+    ] {
         assert!(html.contains(label), "report lacks {label:?}");
     }
 
@@ -69,16 +88,29 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
     };
     let profile = tmp.path().join("profile");
     let url = format!("file://{}", out.display());
-    let dom = chromium_cmd(&exe, &profile).arg("--dump-dom").arg(&url).output().unwrap();
+    let dom = chromium_cmd(&exe, &profile)
+        .arg("--dump-dom")
+        .arg(&url)
+        .output()
+        .unwrap();
     let dom = String::from_utf8_lossy(&dom.stdout);
     for id in ["frametimes", "stk-slow", "stk-excess", "percentiles"] {
-        let start = dom.find(&format!("<svg id=\"{id}\"")).unwrap_or_else(|| panic!("no svg {id} in the rendered DOM"));
+        let start = dom
+            .find(&format!("<svg id=\"{id}\""))
+            .unwrap_or_else(|| panic!("no svg {id} in the rendered DOM"));
         let svg = &dom[start..start + dom[start..].find("</svg>").unwrap()];
         // two logs → two series paths, each with many points
-        let series: Vec<&str> = svg.split("class=\"series\" d=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]).collect();
+        let series: Vec<&str> = svg
+            .split("class=\"series\" d=\"")
+            .skip(1)
+            .map(|s| &s[..s.find('"').unwrap()])
+            .collect();
         assert_eq!(series.len(), 2, "{id}: expected one series per log");
         for d in series {
-            assert!(d.matches('L').count() >= 10, "{id}: a series path is nearly empty: {d:.80}");
+            assert!(
+                d.matches('L').count() >= 10,
+                "{id}: a series path is nearly empty: {d:.80}"
+            );
         }
     }
 
@@ -93,7 +125,10 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
     // The first two palette colours are the two series; both must be drawn.
     let blue = count_colour(&shot, [0x00, 0x72, 0xb2]);
     let orange = count_colour(&shot, [0xd5, 0x5e, 0x00]);
-    assert!(blue > 500 && orange > 500, "series pixels: blue {blue}, orange {orange}");
+    assert!(
+        blue > 500 && orange > 500,
+        "series pixels: blue {blue}, orange {orange}"
+    );
 }
 
 #[test]
@@ -105,19 +140,45 @@ fn report_and_compare_work_on_every_shared_capture() {
         .filter(|p| p.extension().is_some_and(|e| e == "csv"))
         .collect();
     logs.sort();
-    assert!(logs.len() >= 8, "expected the shared captures in {}", dir.display());
+    assert!(
+        logs.len() >= 8,
+        "expected the shared captures in {}",
+        dir.display()
+    );
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("all.html");
-    let st = Command::new(env!("CARGO_BIN_EXE_steadyhud")).arg("report").args(&logs).arg("-o").arg(&out).output().unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    let st = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
+        .arg("report")
+        .args(&logs)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let html = std::fs::read_to_string(&out).unwrap();
     for id in ["frametimes", "stk-slow", "stk-excess", "percentiles"] {
         let start = html.find(&format!("<svg id=\"{id}\"")).unwrap();
         let svg = &html[start..start + html[start..].find("</svg>").unwrap()];
-        assert_eq!(svg.matches("class=\"series\"").count(), logs.len(), "{id}: one series per log");
+        assert_eq!(
+            svg.matches("class=\"series\"").count(),
+            logs.len(),
+            "{id}: one series per log"
+        );
     }
     for pair in logs.windows(2) {
-        let st = Command::new(env!("CARGO_BIN_EXE_steadyhud")).arg("compare").args(pair).output().unwrap();
-        assert!(st.status.success(), "compare {pair:?}: {}", String::from_utf8_lossy(&st.stderr));
+        let st = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
+            .arg("compare")
+            .args(pair)
+            .output()
+            .unwrap();
+        assert!(
+            st.status.success(),
+            "compare {pair:?}: {}",
+            String::from_utf8_lossy(&st.stderr)
+        );
     }
 }

@@ -67,7 +67,9 @@ pub struct ThresholdArg {
 impl ThresholdArg {
     /// The metrics options this threshold gives.
     pub fn options(&self) -> Options {
-        Options { stutter_threshold: self.stutter_threshold }
+        Options {
+            stutter_threshold: self.stutter_threshold,
+        }
     }
 }
 
@@ -91,7 +93,11 @@ pub struct Analysis {
 
 /// Reads `path` and computes its summary: the library entry point behind
 /// `analyze` (also usable by other commands).
-pub fn analyze_path(path: &Path, read: &ReadOptions, opts: &Options) -> Result<Analysis, ParseError> {
+pub fn analyze_path(
+    path: &Path,
+    read: &ReadOptions,
+    opts: &Options,
+) -> Result<Analysis, ParseError> {
     let log = formats::read_path(path, read)?;
     // Every reader returns at least one frame or an error.
     let summary = metrics::summarize(&log.durations_ns, opts).ok_or_else(|| ParseError {
@@ -100,16 +106,27 @@ pub fn analyze_path(path: &Path, read: &ReadOptions, opts: &Options) -> Result<A
         kind: formats::ErrorKind::NoFrames { what: "frame" },
     })?;
     let stutter_causes = log.meta.counters.as_ref().map(|c| {
-        let rule = crate::counters::HealthRule { stutter_threshold: opts.stutter_threshold, ..Default::default() };
+        let rule = crate::counters::HealthRule {
+            stutter_threshold: opts.stutter_threshold,
+            ..Default::default()
+        };
         crate::counters::attribute_columns(&log.durations_ns, &c.values, &c.infos, &rule)
     });
-    Ok(Analysis { path: path.to_path_buf(), log, summary, stutter_causes })
+    Ok(Analysis {
+        path: path.to_path_buf(),
+        log,
+        summary,
+        stutter_causes,
+    })
 }
 
 pub fn run(args: AnalyzeArgs) -> ExitCode {
     let read = ReadOptions {
         format: args.format.format(),
-        filter: Filter { process: args.process.clone(), swapchain: args.swapchain.clone() },
+        filter: Filter {
+            process: args.process.clone(),
+            swapchain: args.swapchain.clone(),
+        },
     };
     let opts = args.threshold.options();
     let analysis = match analyze_path(&args.file, &read, &opts) {
@@ -119,7 +136,11 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let text = if args.json { json(&analysis) + "\n" } else { table(&analysis, &opts) };
+    let text = if args.json {
+        json(&analysis) + "\n"
+    } else {
+        table(&analysis, &opts)
+    };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -162,8 +183,14 @@ pub fn json(a: &Analysis) -> String {
         file: a.path.display().to_string(),
         notes: &m.notes,
         stutter_causes: a.stutter_causes.as_deref(),
-        stutter_causes_text: a.stutter_causes.as_ref().map(|c| c.iter().map(|c| c.to_string()).collect()),
-        stutters_by_cause: a.stutter_causes.as_deref().map(crate::counters::by_main_cause),
+        stutter_causes_text: a
+            .stutter_causes
+            .as_ref()
+            .map(|c| c.iter().map(|c| c.to_string()).collect()),
+        stutters_by_cause: a
+            .stutter_causes
+            .as_deref()
+            .map(crate::counters::by_main_cause),
     };
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
 }
@@ -179,7 +206,12 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
     row("File", a.path.display().to_string());
     row("Format", format!("{}; column {}", m.detail, m.column));
-    row("Source", m.source.clone().unwrap_or_else(|| "not named in the log".into()));
+    row(
+        "Source",
+        m.source
+            .clone()
+            .unwrap_or_else(|| "not named in the log".into()),
+    );
     row("", String::new());
     row("Frames", s.frames.to_string());
     row("Duration", format!("{:.3} s", s.duration_s));
@@ -187,8 +219,17 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     row("1% low FPS", fps(s.low_1pct_fps));
     row("0.1% low FPS", fps(s.low_0_1pct_fps));
     row("", String::new());
-    row("Frame time, time-weighted", "(Pp: a share 1-p of the time is spent in frames at least this long)".into());
-    for (k, v) in [("P50", s.p50_ms), ("P90", s.p90_ms), ("P95", s.p95_ms), ("P99", s.p99_ms), ("P99.9", s.p99_9_ms)] {
+    row(
+        "Frame time, time-weighted",
+        "(Pp: a share 1-p of the time is spent in frames at least this long)".into(),
+    );
+    for (k, v) in [
+        ("P50", s.p50_ms),
+        ("P90", s.p90_ms),
+        ("P95", s.p95_ms),
+        ("P99", s.p99_ms),
+        ("P99.9", s.p99_9_ms),
+    ] {
         row(&format!("  {k}"), format!("{v:>9.3} ms"));
     }
     row("", String::new());
@@ -196,24 +237,46 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     row("Mostly Steady FPS", s.mostly_steady_fps.to_string());
     row("Typical FPS", s.typical_fps.to_string());
     row("", String::new());
-    row("Stutters", format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold));
+    row(
+        "Stutters",
+        format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold),
+    );
     for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames) {
         row("", line);
     }
     if let Some(causes) = a.stutter_causes.as_ref().filter(|c| !c.is_empty()) {
-        row("Why (counters)", "(counters far above their 19-frame median in the stutter frame)".into());
+        row(
+            "Why (counters)",
+            "(counters far above their 19-frame median in the stutter frame)".into(),
+        );
         let groups = crate::counters::by_main_cause(causes);
-        let by: Vec<String> = groups.iter().map(|g| format!("{} {} (+{:.1} ms)", g.label, g.stutters, g.excess_ms)).collect();
+        let by: Vec<String> = groups
+            .iter()
+            .map(|g| format!("{} {} (+{:.1} ms)", g.label, g.stutters, g.excess_ms))
+            .collect();
         row("  by main cause", by.join(", "));
         for c in causes.iter().take(STUTTERS_SHOWN) {
             row("", c.to_string());
         }
         if causes.len() > STUTTERS_SHOWN {
-            row("", format!("… {} more (all in --json stutter_causes)", causes.len() - STUTTERS_SHOWN));
+            row(
+                "",
+                format!(
+                    "… {} more (all in --json stutter_causes)",
+                    causes.len() - STUTTERS_SHOWN
+                ),
+            );
         }
     }
-    row("OSC (oscillation)", if s.osc { "yes" } else { "no" }.to_string());
-    let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+    row(
+        "OSC (oscillation)",
+        if s.osc { "yes" } else { "no" }.to_string(),
+    );
+    let width = rows
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
     let mut out = String::new();
     for (k, v) in rows {
         let line = format!("{k:<width$}  {v}");
@@ -256,7 +319,11 @@ fn stutter_lines(d: &[u64], frames: &[usize]) -> Vec<String> {
         let mut w: Vec<u64> = d[lo..=hi].to_vec();
         w.sort_unstable();
         let n = w.len();
-        let median = if n % 2 == 1 { w[n / 2] as f64 } else { (w[n / 2 - 1] as f64 + w[n / 2] as f64) / 2.0 };
+        let median = if n % 2 == 1 {
+            w[n / 2] as f64
+        } else {
+            (w[n / 2 - 1] as f64 + w[n / 2] as f64) / 2.0
+        };
         out.push(format!(
             "frame {i} at {:.3} s: {:.3} ms (+{:.3} ms over its median)",
             start_ns as f64 / 1e9,
@@ -265,7 +332,10 @@ fn stutter_lines(d: &[u64], frames: &[usize]) -> Vec<String> {
         ));
     }
     if frames.len() > STUTTERS_SHOWN {
-        out.push(format!("… {} more (all in --json stutter_frames)", frames.len() - STUTTERS_SHOWN));
+        out.push(format!(
+            "… {} more (all in --json stutter_frames)",
+            frames.len() - STUTTERS_SHOWN
+        ));
     }
     out
 }
@@ -279,7 +349,10 @@ mod tests {
         let mut d = vec![10_000_000u64; 30];
         d[20] = 40_000_000;
         let l = stutter_lines(&d, &[20]);
-        assert_eq!(l, vec!["frame 20 at 0.200 s: 40.000 ms (+30.000 ms over its median)".to_string()]);
+        assert_eq!(
+            l,
+            vec!["frame 20 at 0.200 s: 40.000 ms (+30.000 ms over its median)".to_string()]
+        );
     }
 
     #[test]

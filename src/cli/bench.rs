@@ -64,11 +64,19 @@ pub enum BenchError {
     #[error("no log folder: pass --log-dir (no STEADYHUD_LOG_DIR, XDG_STATE_HOME or HOME)")]
     NoLogDir,
     #[error("{}: {source}", path.display())]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("the program wrote no session log to {}: did it present any frame with Vulkan?", dir.display())]
     NoLog { dir: PathBuf },
     #[error("no frames in the measured span ({warmup} s warm-up + {duration} s): the program presented {frames} frames over {seen:.2} s")]
-    TooShort { warmup: f64, duration: f64, frames: usize, seen: f64 },
+    TooShort {
+        warmup: f64,
+        duration: f64,
+        frames: usize,
+        seen: f64,
+    },
 }
 
 pub fn run(args: &Args) -> ExitCode {
@@ -89,22 +97,38 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         Some(d) => std::path::absolute(d).unwrap_or_else(|_| d.clone()),
         None => crate::session_log::default_log_dir().ok_or(BenchError::NoLogDir)?,
     };
-    std::fs::create_dir_all(&log_dir).map_err(|source| BenchError::Io { path: log_dir.clone(), source })?;
+    std::fs::create_dir_all(&log_dir).map_err(|source| BenchError::Io {
+        path: log_dir.clone(),
+        source,
+    })?;
     let started = SystemTime::now();
     let mut child = command_with_layer(layer.path(), Some(&log_dir), &args.command)
         .spawn()
-        .map_err(|source| RunError::Spawn { cmd: args.command[0].to_string_lossy().into_owned(), source })?;
+        .map_err(|source| RunError::Spawn {
+            cmd: args.command[0].to_string_lossy().into_owned(),
+            source,
+        })?;
 
     let total = args.warmup + args.duration;
     let outcome = watch(&mut child, &log_dir, started, total);
     stop(&mut child);
     eprintln!();
     if let Some(status) = outcome.exited_early {
-        eprintln!("steadyhud bench: the program ended by itself ({status}) before the run was complete");
+        eprintln!(
+            "steadyhud bench: the program ended by itself ({status}) before the run was complete"
+        );
     }
-    let log = outcome.log.or_else(|| newest_log(&log_dir, started)).ok_or(BenchError::NoLog { dir: log_dir.clone() })?;
+    let log = outcome
+        .log
+        .or_else(|| newest_log(&log_dir, started))
+        .ok_or(BenchError::NoLog {
+            dir: log_dir.clone(),
+        })?;
 
-    let read = ReadOptions { format: Some(Format::SteadyHud), ..ReadOptions::default() };
+    let read = ReadOptions {
+        format: Some(Format::SteadyHud),
+        ..ReadOptions::default()
+    };
     let mut frames = formats::read_path(&log, &read).map_err(CliError::from)?;
     let all = frames.durations_ns.len();
     let seen = frames.durations_ns.iter().sum::<u64>() as f64 / 1e9;
@@ -118,7 +142,12 @@ fn bench(args: &Args) -> Result<(), BenchError> {
     })?;
     let steady = summary.steady_fps;
     // Frames were cut to the measured span: counter columns no longer line up.
-    let analysis = Analysis { path: log, log: frames, summary, stutter_causes: None };
+    let analysis = Analysis {
+        path: log,
+        log: frames,
+        summary,
+        stutter_causes: None,
+    };
     print!("{}", table(&analysis, &opts));
     println!();
     println!(
@@ -165,7 +194,10 @@ fn watch(child: &mut Child, log_dir: &Path, started: SystemTime, total: f64) -> 
     let deadline = total + 1.5;
     loop {
         if let Ok(Some(status)) = child.try_wait() {
-            return Watched { log, exited_early: Some(status) };
+            return Watched {
+                log,
+                exited_early: Some(status),
+            };
         }
         if log.is_none() {
             log = newest_log(log_dir, started);
@@ -174,7 +206,10 @@ fn watch(child: &mut Child, log_dir: &Path, started: SystemTime, total: f64) -> 
         let elapsed = t0.elapsed().as_secs_f64();
         bar.show(elapsed.min(deadline), deadline, frames, elapsed);
         if elapsed >= deadline {
-            return Watched { log, exited_early: None };
+            return Watched {
+                log,
+                exited_early: None,
+            };
         }
         std::thread::sleep(Duration::from_millis(250));
     }
@@ -190,15 +225,25 @@ struct Progress {
 impl Progress {
     fn new() -> Progress {
         use std::io::IsTerminal;
-        Progress { tty: std::io::stderr().is_terminal(), last_line: f64::NEG_INFINITY }
+        Progress {
+            tty: std::io::stderr().is_terminal(),
+            last_line: f64::NEG_INFINITY,
+        }
     }
 
     fn show(&mut self, done: f64, total: f64, frames: u64, elapsed: f64) {
         const WIDTH: usize = 30;
         let filled = ((done / total) * WIDTH as f64).round() as usize;
-        let bar: String = (0..WIDTH).map(|i| if i < filled { '#' } else { '.' }).collect();
-        let rate = if elapsed > 0.0 { frames as f64 / elapsed } else { 0.0 };
-        let text = format!("bench [{bar}] {done:5.1}/{total:.1} s  {frames} frames  ~{rate:.0} fps");
+        let bar: String = (0..WIDTH)
+            .map(|i| if i < filled { '#' } else { '.' })
+            .collect();
+        let rate = if elapsed > 0.0 {
+            frames as f64 / elapsed
+        } else {
+            0.0
+        };
+        let text =
+            format!("bench [{bar}] {done:5.1}/{total:.1} s  {frames} frames  ~{rate:.0} fps");
         let mut err = std::io::stderr().lock();
         if self.tty {
             let _ = write!(err, "\r{text} ");

@@ -31,28 +31,67 @@ fn run_inner(args: &Args) -> Result<(), CliError> {
 
 /// The comparison table as text.
 pub fn render(a: &Run, b: &Run) -> String {
-    let mut rows: Vec<[String; 5]> = vec![["metric".into(), a.name.clone(), b.name.clone(), "change".into(), String::new()]];
+    let mut rows: Vec<[String; 5]> = vec![[
+        "metric".into(),
+        a.name.clone(),
+        b.name.clone(),
+        "change".into(),
+        String::new(),
+    ]];
     for row in ROWS {
         let (va, vb) = ((row.get)(&a.summary), (row.get)(&b.summary));
-        let label = if row.unit.is_empty() { row.label.to_string() } else { format!("{} ({})", row.label, row.unit) };
+        let label = if row.unit.is_empty() {
+            row.label.to_string()
+        } else {
+            format!("{} ({})", row.label, row.unit)
+        };
         let (fa, fb) = (table::fmt_value(row, va), table::fmt_value(row, vb));
-        rows.push([label, fa, fb, table::fmt_change(va, vb), table::verdict_word(row, va, vb).into()]);
+        rows.push([
+            label,
+            fa,
+            fb,
+            table::fmt_change(va, vb),
+            table::verdict_word(row, va, vb).into(),
+        ]);
     }
     let yn = |x: bool| if x { "yes" } else { "no" }.to_string();
-    rows.push(["Oscillation (OSC)".into(), yn(a.summary.osc), yn(b.summary.osc), String::new(), String::new()]);
+    rows.push([
+        "Oscillation (OSC)".into(),
+        yn(a.summary.osc),
+        yn(b.summary.osc),
+        String::new(),
+        String::new(),
+    ]);
     let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);
     if !causes.is_empty() {
-        rows.push([format!("{} (counters)", CAUSE_ROW.label), String::new(), String::new(), String::new(), String::new()]);
+        rows.push([
+            format!("{} (counters)", CAUSE_ROW.label),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
     }
     let cell = |n: Option<usize>| n.map_or_else(|| "n/a".to_string(), |n| n.to_string());
     for c in causes {
         let (change, v) = match (c.counts[0], c.counts[1]) {
-            (Some(x), Some(y)) => (table::fmt_change(x as f64, y as f64), table::verdict_word(&CAUSE_ROW, x as f64, y as f64)),
+            (Some(x), Some(y)) => (
+                table::fmt_change(x as f64, y as f64),
+                table::verdict_word(&CAUSE_ROW, x as f64, y as f64),
+            ),
             _ => (String::new(), ""),
         };
-        rows.push([format!("  {}", c.label), cell(c.counts[0]), cell(c.counts[1]), change, v.into()]);
+        rows.push([
+            format!("  {}", c.label),
+            cell(c.counts[0]),
+            cell(c.counts[1]),
+            change,
+            v.into(),
+        ]);
     }
-    let widths: Vec<usize> = (0..5).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for r in &rows {
         let mut line = format!("{:<w$}", r[0], w = widths[0]);

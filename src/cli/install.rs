@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// The manifest shipped in `layer-manifest/`, with a relative library path.
-pub const MANIFEST_TEMPLATE: &str = include_str!("../../layer-manifest/VK_LAYER_STEADYHUD_overlay.json");
+pub const MANIFEST_TEMPLATE: &str =
+    include_str!("../../layer-manifest/VK_LAYER_STEADYHUD_overlay.json");
 /// File name of the manifest.
 pub const MANIFEST_NAME: &str = "VK_LAYER_STEADYHUD_overlay.json";
 /// File name of the layer library.
@@ -40,8 +41,15 @@ pub enum InstallError {
     Template(#[from] serde_json::Error),
 }
 
-fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> InstallError + 'a {
-    move |source| InstallError::Io { action, path: path.to_path_buf(), source }
+fn io<'a>(
+    action: &'static str,
+    path: &'a Path,
+) -> impl FnOnce(std::io::Error) -> InstallError + 'a {
+    move |source| InstallError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// `steadyhud install` options.
@@ -66,13 +74,17 @@ pub fn data_home() -> Result<PathBuf, InstallError> {
             return Ok(d);
         }
     }
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).ok_or(InstallError::NoDataHome)?;
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or(InstallError::NoDataHome)?;
     Ok(PathBuf::from(home).join(".local/share"))
 }
 
 /// Where the implicit manifest goes.
 pub fn manifest_path(data_home: &Path) -> PathBuf {
-    data_home.join("vulkan/implicit_layer.d").join(MANIFEST_NAME)
+    data_home
+        .join("vulkan/implicit_layer.d")
+        .join(MANIFEST_NAME)
 }
 
 /// Where the installed copy of the library goes.
@@ -85,11 +97,19 @@ pub fn installed_lib_path(data_home: &Path) -> PathBuf {
 pub fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, InstallError> {
     if let Some(p) = explicit {
         let p = std::path::absolute(p).map_err(io("resolving", p))?;
-        return if p.is_file() { Ok(p) } else { Err(InstallError::LibMissing(p)) };
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(InstallError::LibMissing(p))
+        };
     }
     let exe = std::env::current_exe().map_err(io("locating", Path::new("the running program")))?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
-    let candidates = [dir.join(LIB_NAME), dir.join("../lib").join(LIB_NAME), dir.join("..").join(LIB_NAME)];
+    let candidates = [
+        dir.join(LIB_NAME),
+        dir.join("../lib").join(LIB_NAME),
+        dir.join("..").join(LIB_NAME),
+    ];
     for c in &candidates {
         if c.is_file() {
             return c.canonicalize().map_err(io("resolving", c));
@@ -97,7 +117,11 @@ pub fn find_lib(explicit: Option<&Path>) -> Result<PathBuf, InstallError> {
     }
     Err(InstallError::LibNotFound {
         exe: exe.display().to_string(),
-        looked: candidates.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", "),
+        looked: candidates
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
     })
 }
 
@@ -120,7 +144,11 @@ pub fn manifest_json(lib: &Path, implicit: bool) -> Result<String, InstallError>
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), InstallError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io("creating", dir))?;
-    let tmp = dir.join(format!(".{}.tmp{}", path.file_name().and_then(|n| n.to_str()).unwrap_or("x"), std::process::id()));
+    let tmp = dir.join(format!(
+        ".{}.tmp{}",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("x"),
+        std::process::id()
+    ));
     std::fs::write(&tmp, bytes).map_err(io("writing", &tmp))?;
     std::fs::rename(&tmp, path).map_err(io("renaming into", path))
 }
@@ -153,7 +181,13 @@ pub fn uninstall(data_home: &Path) -> Result<Vec<PathBuf>, InstallError> {
         match std::fs::remove_file(&p) {
             Ok(()) => removed.push(p),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(InstallError::Io { action: "removing", path: p, source: e }),
+            Err(e) => {
+                return Err(InstallError::Io {
+                    action: "removing",
+                    path: p,
+                    source: e,
+                })
+            }
         }
     }
     let _ = std::fs::remove_dir(data_home.join("steadyhud")); // only if empty
@@ -212,7 +246,8 @@ mod tests {
         assert_eq!(v["layer"]["library_path"], "/opt/x/libsteadyhud.so");
         assert_eq!(v["layer"]["enable_environment"]["STEADYHUD"], "1");
         assert_eq!(v["layer"]["disable_environment"]["DISABLE_STEADYHUD"], "1");
-        let e: serde_json::Value = serde_json::from_str(&manifest_json(Path::new("/l.so"), false).unwrap()).unwrap();
+        let e: serde_json::Value =
+            serde_json::from_str(&manifest_json(Path::new("/l.so"), false).unwrap()).unwrap();
         assert!(e["layer"].get("enable_environment").is_none());
         assert_eq!(e["layer"]["name"], "VK_LAYER_STEADYHUD_overlay");
     }

@@ -14,15 +14,26 @@ pub enum CliError {
     #[error(transparent)]
     Read(#[from] ParseError),
     #[error("{}: cannot write: {source}", path.display())]
-    Write { path: PathBuf, source: std::io::Error },
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Reads `path` in any supported format and analyses it; the run is named
 /// after the file.
 pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
     let a = analyze_path(path, &ReadOptions::default(), opts)?;
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    Ok(Run { name, durations_ns: a.log.durations_ns, summary: a.summary, stutter_causes: a.stutter_causes })
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(Run {
+        name,
+        durations_ns: a.log.durations_ns,
+        summary: a.summary,
+        stutter_causes: a.stutter_causes,
+    })
 }
 
 /// Exit status of a command: 0, or 2 with `steadyhud: <error>` on stderr.

@@ -31,7 +31,10 @@ fn run_inner(args: &Args) -> Result<(), CliError> {
         runs.push(load_run(path, &opts)?);
     }
     let html = crate::report::render_html(&runs, &args.title);
-    std::fs::write(&args.output, html).map_err(|e| CliError::Write { path: args.output.clone(), source: e })?;
+    std::fs::write(&args.output, html).map_err(|e| CliError::Write {
+        path: args.output.clone(),
+        source: e,
+    })?;
     eprintln!("wrote {}", args.output.display());
     Ok(())
 }

@@ -64,7 +64,11 @@ pub struct HealthRule {
 
 impl Default for HealthRule {
     fn default() -> Self {
-        HealthRule { rel: 0.5, stutter_threshold: 0.20, min_share: 0.10 }
+        HealthRule {
+            rel: 0.5,
+            stutter_threshold: 0.20,
+            min_share: 0.10,
+        }
     }
 }
 
@@ -110,7 +114,12 @@ impl std::fmt::Display for Spike {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.unit.as_str() {
             "ms" => write!(f, "{} {:.1} ms", self.label, self.value),
-            "bytes" => write!(f, "{} {:.1} MiB", self.label, self.value / (1024.0 * 1024.0)),
+            "bytes" => write!(
+                f,
+                "{} {:.1} MiB",
+                self.label,
+                self.value / (1024.0 * 1024.0)
+            ),
             _ => write!(f, "{} {}", self.label, self.value),
         }
     }
@@ -120,7 +129,9 @@ impl Cause {
     /// The main cause alone: the first counter named (`pipeline creation
     /// 41.0 ms`), or `no counter spiked`.
     pub fn main_text(&self) -> String {
-        self.counters.first().map_or_else(|| NO_SPIKE.to_string(), |s| s.to_string())
+        self.counters
+            .first()
+            .map_or_else(|| NO_SPIKE.to_string(), |s| s.to_string())
     }
 }
 
@@ -185,7 +196,11 @@ pub fn spikes_by(
             });
         }
     }
-    out.sort_by(|a, b| (b.unit == "ms").cmp(&(a.unit == "ms")).then(b.value.total_cmp(&a.value)));
+    out.sort_by(|a, b| {
+        (b.unit == "ms")
+            .cmp(&(a.unit == "ms"))
+            .then(b.value.total_cmp(&a.value))
+    });
     out
 }
 
@@ -201,30 +216,57 @@ fn stutter_excess(durations: impl Fn(usize) -> u64, i: usize, n: usize, theta: f
 fn cause(i: usize, excess_ns: f64, mut counters: Vec<Spike>, rule: &HealthRule) -> Cause {
     let excess_ms = excess_ns / 1e6;
     counters.retain(|s| s.unit != "ms" || s.value - s.median >= rule.min_share * excess_ms);
-    Cause { frame: i as u64, excess_ms, counters }
+    Cause {
+        frame: i as u64,
+        excess_ms,
+        counters,
+    }
 }
 
 /// Causes of every stutter of a recorded session: `durations[i]` and
 /// `values[i]` are frame i's duration (ns) and latched counters.
-pub fn attribute(durations: &[u64], values: &[FrameValues], infos: &[CounterInfo], rule: &HealthRule) -> Vec<Cause> {
+pub fn attribute(
+    durations: &[u64],
+    values: &[FrameValues],
+    infos: &[CounterInfo],
+    rule: &HealthRule,
+) -> Vec<Cause> {
     let n = durations.len().min(values.len());
     (0..n)
         .filter_map(|i| {
             let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
-            Some(cause(i, excess, spikes(|k| &values[k], i, n, infos, rule), rule))
+            Some(cause(
+                i,
+                excess,
+                spikes(|k| &values[k], i, n, infos, rule),
+                rule,
+            ))
         })
         .collect()
 }
 
 /// [`attribute`] for counters stored per column: `columns[c][i]` is
 /// counter c (described by `infos[c]`) in frame i (a log read back).
-pub fn attribute_columns(durations: &[u64], columns: &[Vec<u64>], infos: &[CounterInfo], rule: &HealthRule) -> Vec<Cause> {
-    let n = columns.iter().map(Vec::len).fold(durations.len(), usize::min);
+pub fn attribute_columns(
+    durations: &[u64],
+    columns: &[Vec<u64>],
+    infos: &[CounterInfo],
+    rule: &HealthRule,
+) -> Vec<Cause> {
+    let n = columns
+        .iter()
+        .map(Vec::len)
+        .fold(durations.len(), usize::min);
     let value = |k: usize, c: usize| columns[c][k];
     (0..n)
         .filter_map(|i| {
             let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
-            Some(cause(i, excess, spikes_by(value, i, n, &infos[..columns.len().min(infos.len())], rule), rule))
+            Some(cause(
+                i,
+                excess,
+                spikes_by(value, i, n, &infos[..columns.len().min(infos.len())], rule),
+                rule,
+            ))
         })
         .collect()
 }
@@ -254,10 +296,19 @@ pub fn by_main_cause(causes: &[Cause]) -> Vec<CauseGroup> {
                 g.stutters += 1;
                 g.excess_ms += c.excess_ms;
             }
-            None => groups.push(CauseGroup { label: label.to_string(), stutters: 1, excess_ms: c.excess_ms }),
+            None => groups.push(CauseGroup {
+                label: label.to_string(),
+                stutters: 1,
+                excess_ms: c.excess_ms,
+            }),
         }
     }
-    groups.sort_by(|a, b| b.stutters.cmp(&a.stutters).then(b.excess_ms.total_cmp(&a.excess_ms)).then(a.label.cmp(&b.label)));
+    groups.sort_by(|a, b| {
+        b.stutters
+            .cmp(&a.stutters)
+            .then(b.excess_ms.total_cmp(&a.excess_ms))
+            .then(a.label.cmp(&b.label))
+    });
     groups
 }
 
@@ -279,7 +330,15 @@ pub struct Tracker {
 impl Tracker {
     pub fn new(infos: Vec<CounterInfo>, rule: HealthRule) -> Tracker {
         let totals = vec![0; infos.len()];
-        Tracker { rule, infos, buf: VecDeque::with_capacity(WINDOW + 1), base: 0, next: 0, n: 0, totals }
+        Tracker {
+            rule,
+            infos,
+            buf: VecDeque::with_capacity(WINDOW + 1),
+            base: 0,
+            next: 0,
+            n: 0,
+            totals,
+        }
     }
 
     /// Counters this tracker judges.
@@ -323,7 +382,8 @@ impl Tracker {
         let i = self.next;
         self.next += 1;
         let (buf, base) = (&self.buf, self.base);
-        if let Some(excess) = stutter_excess(|k| buf[k - base].0, i, n, self.rule.stutter_threshold) {
+        if let Some(excess) = stutter_excess(|k| buf[k - base].0, i, n, self.rule.stutter_threshold)
+        {
             let counters = spikes(|k| &buf[k - base].1, i, n, &self.infos, &self.rule);
             out.push(cause(i, excess, counters, &self.rule));
         }
@@ -355,24 +415,54 @@ mod tests {
             median: 1.0,
             unit: "ms".into(),
         };
-        let cause = |frame, excess_ms, counters| Cause { frame, excess_ms, counters };
+        let cause = |frame, excess_ms, counters| Cause {
+            frame,
+            excess_ms,
+            counters,
+        };
         let causes = [
-            cause(10, 40.0, vec![spike("pipeline creation"), spike("queue submit")]),
+            cause(
+                10,
+                40.0,
+                vec![spike("pipeline creation"), spike("queue submit")],
+            ),
             cause(20, 70.0, vec![]),
             cause(30, 25.0, vec![spike("pipeline creation")]),
             cause(40, 9.0, vec![spike("queue submit")]),
         ];
         let g = by_main_cause(&causes);
-        let got: Vec<(&str, usize, f64)> = g.iter().map(|g| (g.label.as_str(), g.stutters, g.excess_ms)).collect();
-        assert_eq!(got, [("pipeline creation", 2, 65.0), (NO_SPIKE, 1, 70.0), ("queue submit", 1, 9.0)]);
+        let got: Vec<(&str, usize, f64)> = g
+            .iter()
+            .map(|g| (g.label.as_str(), g.stutters, g.excess_ms))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("pipeline creation", 2, 65.0),
+                (NO_SPIKE, 1, 70.0),
+                ("queue submit", 1, 9.0)
+            ]
+        );
         assert!(by_main_cause(&[]).is_empty());
     }
 
     fn infos() -> Vec<CounterInfo> {
         vec![
-            CounterInfo { name: "vk.pipeline_create_ns".into(), label: "pipeline creation".into(), unit: Unit::Nanos },
-            CounterInfo { name: "vk.pipelines".into(), label: "pipelines".into(), unit: Unit::Count },
-            CounterInfo { name: "vk.alloc_bytes".into(), label: "memory allocated".into(), unit: Unit::Bytes },
+            CounterInfo {
+                name: "vk.pipeline_create_ns".into(),
+                label: "pipeline creation".into(),
+                unit: Unit::Nanos,
+            },
+            CounterInfo {
+                name: "vk.pipelines".into(),
+                label: "pipelines".into(),
+                unit: Unit::Count,
+            },
+            CounterInfo {
+                name: "vk.alloc_bytes".into(),
+                label: "memory allocated".into(),
+                unit: Unit::Bytes,
+            },
         ]
     }
 
@@ -400,7 +490,9 @@ mod tests {
         // 60 frames of 16.6 ms with ~0.1 ms of pipeline work; frame 20 compiles
         // (+41 ms of creation, 3 pipelines); frame 40 just sleeps 60 ms.
         let mut d = vec![16_600_000u64; 60];
-        let mut v: Vec<FrameValues> = (0..60).map(|i| frame(100_000 + (i % 3) * 1000, 0, 0)).collect();
+        let mut v: Vec<FrameValues> = (0..60)
+            .map(|i| frame(100_000 + (i % 3) * 1000, 0, 0))
+            .collect();
         d[20] += 41_000_000;
         v[20] = frame(41_000_000, 3, 0);
         d[40] = 60_000_000;
@@ -408,8 +500,14 @@ mod tests {
         let causes = attribute(&d, &v, &infos(), &HealthRule::default());
         assert_eq!(causes.len(), 2);
         assert_eq!(causes[0].frame, 20);
-        assert_eq!(causes[0].to_string(), "frame 20 +41.0 ms: pipeline creation 41.0 ms, pipelines 3");
-        assert_eq!(causes[1].to_string(), "frame 40 +43.4 ms: no counter spiked");
+        assert_eq!(
+            causes[0].to_string(),
+            "frame 20 +41.0 ms: pipeline creation 41.0 ms, pipelines 3"
+        );
+        assert_eq!(
+            causes[1].to_string(),
+            "frame 40 +43.4 ms: no counter spiked"
+        );
     }
 
     #[test]
@@ -417,7 +515,11 @@ mod tests {
         let mut t = Tracker::new(infos(), HealthRule::default());
         let mut out = Vec::new();
         for i in 0..15u64 {
-            let d = if i == 3 || i == 13 { 50_000_000 } else { 10_000_000 };
+            let d = if i == 3 || i == 13 {
+                50_000_000
+            } else {
+                10_000_000
+            };
             t.push(d, &frame(0, 0, if i == 3 { 8 << 20 } else { 0 }), &mut out);
             if i == 11 {
                 assert_eq!(out.len(), 0);

@@ -15,13 +15,20 @@ impl History {
     /// History of `viewed` counters, `capacity` frames each (at least 1).
     pub fn new(viewed: &[CounterId], capacity: usize) -> History {
         let capacity = capacity.max(1);
-        History { capacity, viewed: viewed.iter().map(|&id| (id, VecDeque::with_capacity(capacity))).collect() }
+        History {
+            capacity,
+            viewed: viewed
+                .iter()
+                .map(|&id| (id, VecDeque::with_capacity(capacity)))
+                .collect(),
+        }
     }
 
     /// Starts viewing `id` (empty history) if not viewed yet.
     pub fn view(&mut self, id: CounterId) {
         if !self.viewed.iter().any(|(v, _)| *v == id) {
-            self.viewed.push((id, VecDeque::with_capacity(self.capacity)));
+            self.viewed
+                .push((id, VecDeque::with_capacity(self.capacity)));
         }
     }
 
@@ -68,7 +75,10 @@ mod tests {
             f[b.index()] = 10 * v;
             h.push(&f);
         }
-        assert_eq!(h.values(a).unwrap().iter().copied().collect::<Vec<_>>(), vec![3, 4, 5]);
+        assert_eq!(
+            h.values(a).unwrap().iter().copied().collect::<Vec<_>>(),
+            vec![3, 4, 5]
+        );
         assert!(h.values(b).is_none());
         h.view(b);
         h.push(&[7; MAX_COUNTERS]);

@@ -64,7 +64,10 @@ impl MarkerClock {
     pub fn mark(&mut self, marker: Marker, present_id: u64, t_ns: u64) -> Option<Span> {
         let slot = &mut self.slots[(present_id % SLOTS as u64) as usize];
         if slot.id != present_id {
-            *slot = Slot { id: present_id, ..Slot::default() };
+            *slot = Slot {
+                id: present_id,
+                ..Slot::default()
+            };
         }
         let since = |start: Option<u64>| start.map(|s| t_ns.saturating_sub(s));
         match marker {
@@ -92,13 +95,25 @@ mod tests {
     fn pipelined_frames_pair_by_present_id() {
         let mut c = MarkerClock::default();
         assert_eq!(c.mark(Marker::SimulationStart, 10, 1000), None);
-        assert_eq!(c.mark(Marker::SimulationEnd, 10, 3000), Some(Span::Simulation(2000)));
+        assert_eq!(
+            c.mark(Marker::SimulationEnd, 10, 3000),
+            Some(Span::Simulation(2000))
+        );
         assert_eq!(c.mark(Marker::RenderSubmitStart, 10, 3100), None);
         // Frame 11's simulation starts before frame 10 is presented.
         assert_eq!(c.mark(Marker::SimulationStart, 11, 3200), None);
-        assert_eq!(c.mark(Marker::RenderSubmitEnd, 10, 3600), Some(Span::RenderSubmit(500)));
-        assert_eq!(c.mark(Marker::PresentStart, 10, 4000), Some(Span::FrameStartToPresent(3000)));
-        assert_eq!(c.mark(Marker::PresentStart, 11, 9000), Some(Span::FrameStartToPresent(5800)));
+        assert_eq!(
+            c.mark(Marker::RenderSubmitEnd, 10, 3600),
+            Some(Span::RenderSubmit(500))
+        );
+        assert_eq!(
+            c.mark(Marker::PresentStart, 10, 4000),
+            Some(Span::FrameStartToPresent(3000))
+        );
+        assert_eq!(
+            c.mark(Marker::PresentStart, 11, 9000),
+            Some(Span::FrameStartToPresent(5800))
+        );
         // An end without its start, or an id that reused a slot: nothing.
         assert_eq!(c.mark(Marker::SimulationEnd, 12, 9100), None);
         assert_eq!(c.mark(Marker::PresentStart, 11 + SLOTS as u64, 9200), None);

@@ -99,7 +99,10 @@ where
 
 /// Header names of one CSV line, honouring quotes, trimmed.
 pub fn split_header(text: &str) -> Vec<String> {
-    let mut rdr = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(text.as_bytes());
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text.as_bytes());
     let mut rec = csv::StringRecord::new();
     match rdr.read_record(&mut rec) {
         Ok(true) => rec.iter().map(|s| s.trim().to_string()).collect(),
@@ -128,6 +131,11 @@ fn locate<R: BufRead + Seek>(r: &mut R, offset: u64, spot: &Spot) -> u64 {
         Spot::Field(i) => field_col(&line, *i),
         Spot::EndOfLine => char_col(&line, line.len()),
         Spot::Nul => char_col(&line, line.iter().position(|&b| b == 0).unwrap_or(0)),
-        Spot::Utf8 => char_col(&line, std::str::from_utf8(&line).err().map_or(0, |e| e.valid_up_to())),
+        Spot::Utf8 => char_col(
+            &line,
+            std::str::from_utf8(&line)
+                .err()
+                .map_or(0, |e| e.valid_up_to()),
+        ),
     }
 }

@@ -33,17 +33,32 @@ pub enum ErrorKind {
     #[error("no frame-time column: expected one of {expected}; header has {found}")]
     NoColumn { expected: String, found: String },
     #[error("no {what} header line: expected {expected}")]
-    NoHeader { what: &'static str, expected: String },
+    NoHeader {
+        what: &'static str,
+        expected: String,
+    },
     #[error("{column}: expected a frame time in {unit}, found {found:?}")]
-    NotNumber { column: String, unit: &'static str, found: String },
+    NotNumber {
+        column: String,
+        unit: &'static str,
+        found: String,
+    },
     #[error("{column}: expected a frame time > 0, found {found}")]
     NotPositive { column: String, found: String },
     #[error("{column}: expected a finite frame time, found {found}")]
     NotFinite { column: String, found: String },
     #[error("{column}: frame time {found} {unit} is out of range (expected ≥ 1 ns and ≤ 1e18 ns)")]
-    OutOfRange { column: String, unit: &'static str, found: String },
+    OutOfRange {
+        column: String,
+        unit: &'static str,
+        found: String,
+    },
     #[error("{column}: expected a counter value in {unit} (a number ≥ 0), found {found:?}")]
-    BadCounter { column: String, unit: &'static str, found: String },
+    BadCounter {
+        column: String,
+        unit: &'static str,
+        found: String,
+    },
     #[error("truncated row: expected {expected} fields, found {found}")]
     Truncated { expected: String, found: usize },
     #[error("malformed CSV: {0}")]
@@ -87,13 +102,20 @@ pub struct At {
 
 impl At {
     pub fn new(pos: Pos, kind: ErrorKind) -> At {
-        At { pos: Some(pos), kind }
+        At {
+            pos: Some(pos),
+            kind,
+        }
     }
     pub fn nowhere(kind: ErrorKind) -> At {
         At { pos: None, kind }
     }
     pub fn with_path(self, path: impl Into<PathBuf>) -> ParseError {
-        ParseError { path: path.into(), pos: self.pos, kind: self.kind }
+        ParseError {
+            path: path.into(),
+            pos: self.pos,
+            kind: self.kind,
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use super::csvbody::{for_each_row, split_header, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::text::{clip, Lines};
 use super::value::{number, parse_ns, Unit};
-use super::{FrameLog, Format, Meta};
+use super::{Format, FrameLog, Meta};
 use std::io::{BufRead, Seek, SeekFrom};
 
 /// Rows looked at before the unit is decided.
@@ -28,7 +28,10 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
             return Err(if info.is_empty() {
                 At::new(Pos::new(1, 1), ErrorKind::Empty)
             } else {
-                At::nowhere(ErrorKind::NoHeader { what: "MangoHud", expected: "fps,frametime,…".into() })
+                At::nowhere(ErrorKind::NoHeader {
+                    what: "MangoHud",
+                    expected: "fps,frametime,…".into(),
+                })
             });
         };
         let names = split_header(line.text);
@@ -38,7 +41,10 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
         if line.no >= MAX_PRELUDE {
             return Err(At::new(
                 Pos::new(line.no, 1),
-                ErrorKind::NoHeader { what: "MangoHud", expected: "a header with frametime within the first 10 lines".into() },
+                ErrorKind::NoHeader {
+                    what: "MangoHud",
+                    expected: "a header with frametime within the first 10 lines".into(),
+                },
             ));
         }
         info.push(line.text.to_string());
@@ -56,37 +62,65 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
     // skipped here; pass 2 reports them).
     let mut ratios: Vec<f64> = Vec::new();
     let mut values: Vec<f64> = Vec::new();
-    for_each_row(&mut inner, lines_before, offset_before, needed, &column, |rec, _| {
-        let Some(v) = number(&rec[ft_i]).filter(|v| v.is_finite() && *v > 0.0) else {
-            return Ok(Flow::Continue);
-        };
-        values.push(v);
-        if let Some(fps) = fps_i.and_then(|i| rec.get(i)).and_then(number) {
-            if fps.is_finite() && fps > 0.0 {
-                ratios.push(v * fps);
+    for_each_row(
+        &mut inner,
+        lines_before,
+        offset_before,
+        needed,
+        &column,
+        |rec, _| {
+            let Some(v) = number(&rec[ft_i]).filter(|v| v.is_finite() && *v > 0.0) else {
+                return Ok(Flow::Continue);
+            };
+            values.push(v);
+            if let Some(fps) = fps_i.and_then(|i| rec.get(i)).and_then(number) {
+                if fps.is_finite() && fps > 0.0 {
+                    ratios.push(v * fps);
+                }
             }
+            Ok(if values.len() >= SAMPLE_ROWS {
+                Flow::Stop
+            } else {
+                Flow::Continue
+            })
+        },
+    )
+    .or_else(|e| {
+        if matches!(e.kind, ErrorKind::Io(_)) {
+            Err(e)
+        } else {
+            Ok(())
         }
-        Ok(if values.len() >= SAMPLE_ROWS { Flow::Stop } else { Flow::Continue })
-    })
-    .or_else(|e| if matches!(e.kind, ErrorKind::Io(_)) { Err(e) } else { Ok(()) })?;
+    })?;
     let (unit, decided_by_fps) = decide(&ratios, &values);
 
     // Pass 2: every row, in that unit.
     inner.seek(SeekFrom::Start(offset_before))?;
     let mut durations: Vec<u64> = Vec::new();
     let mut elapsed: (Option<f64>, Option<f64>) = (None, None);
-    for_each_row(&mut inner, lines_before, offset_before, needed, &column, |rec, line| {
-        let field = &rec[ft_i];
-        let ns = parse_ns(field, unit, &column, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?;
-        durations.push(ns);
-        if let Some(e) = elapsed_i.and_then(|i| rec.get(i)).and_then(number) {
-            elapsed.0.get_or_insert(e);
-            elapsed.1 = Some(e);
-        }
-        Ok(Flow::Continue)
-    })?;
+    for_each_row(
+        &mut inner,
+        lines_before,
+        offset_before,
+        needed,
+        &column,
+        |rec, line| {
+            let field = &rec[ft_i];
+            let ns =
+                parse_ns(field, unit, &column, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?;
+            durations.push(ns);
+            if let Some(e) = elapsed_i.and_then(|i| rec.get(i)).and_then(number) {
+                elapsed.0.get_or_insert(e);
+                elapsed.1 = Some(e);
+            }
+            Ok(Flow::Continue)
+        },
+    )?;
     if durations.is_empty() {
-        return Err(At::new(Pos::new(header_line, 1), ErrorKind::NoFrames { what: "MangoHud" }));
+        return Err(At::new(
+            Pos::new(header_line, 1),
+            ErrorKind::NoFrames { what: "MangoHud" },
+        ));
     }
     let detail = match unit {
         Unit::Us => "MangoHud CSV (frametime in µs, MangoHud ≤ 0.6)",
@@ -96,7 +130,10 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
     meta.notes.push(if decided_by_fps {
         format!("frametime unit {} (frametime × fps agrees)", unit.name())
     } else {
-        format!("frametime unit {} guessed from magnitude (no usable fps column)", unit.name())
+        format!(
+            "frametime unit {} guessed from magnitude (no usable fps column)",
+            unit.name()
+        )
     });
     if let Some(values) = info.get(1) {
         meta.notes.push(format!("system: {}", clip(values, 120)));
@@ -118,7 +155,10 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
             }
         }
     }
-    Ok(FrameLog { durations_ns: durations, meta })
+    Ok(FrameLog {
+        durations_ns: durations,
+        meta,
+    })
 }
 
 /// (unit, decided from fps?) from frametime × fps ratios, else magnitudes.
@@ -152,10 +192,16 @@ mod tests {
 
     #[test]
     fn microseconds_and_milliseconds_told_apart_by_fps() {
-        let old = parse(&format!("{INFO}fps,frametime,elapsed\n421.4,2373,1\n60,16667,2\n")).unwrap();
+        let old = parse(&format!(
+            "{INFO}fps,frametime,elapsed\n421.4,2373,1\n60,16667,2\n"
+        ))
+        .unwrap();
         assert_eq!(old.durations_ns, vec![2_373_000, 16_667_000]);
         assert!(old.meta.detail.contains("µs"));
-        let new = parse(&format!("{INFO}fps,frametime,elapsed\n421.4,2.373,1\n60,16.667,2\n")).unwrap();
+        let new = parse(&format!(
+            "{INFO}fps,frametime,elapsed\n421.4,2.373,1\n60,16.667,2\n"
+        ))
+        .unwrap();
         assert_eq!(new.durations_ns, vec![2_373_000, 16_667_000]);
         assert!(new.meta.detail.contains("in ms"));
         // No fps column: magnitude.
@@ -165,10 +211,14 @@ mod tests {
 
     #[test]
     fn errors_are_located() {
-        let e = parse(&format!("{INFO}fps,frametime\n60,16.6\n60,-1\n")).err().unwrap();
+        let e = parse(&format!("{INFO}fps,frametime\n60,16.6\n60,-1\n"))
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(5, 4)));
         assert!(matches!(e.kind, ErrorKind::NotPositive { .. }));
-        let e = parse(&format!("{INFO}fps,frametime\n60,abc\n")).err().unwrap();
+        let e = parse(&format!("{INFO}fps,frametime\n60,abc\n"))
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(4, 4)));
         let e = parse(&format!("{INFO}fps,frametime\n60\n")).err().unwrap();
         assert!(matches!(e.kind, ErrorKind::Truncated { found: 1, .. }));

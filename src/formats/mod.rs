@@ -37,7 +37,13 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Format::SteadyHud, Format::PresentMon, Format::CapFrameX, Format::MangoHud, Format::Plain];
+    pub const ALL: [Format; 5] = [
+        Format::SteadyHud,
+        Format::PresentMon,
+        Format::CapFrameX,
+        Format::MangoHud,
+        Format::Plain,
+    ];
 
     /// The name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
@@ -51,7 +57,9 @@ impl Format {
     }
 
     pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(name))
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(name))
     }
 }
 
@@ -109,8 +117,14 @@ impl Filter {
     }
 
     pub fn wants(&self, app: &str, pid: &str, swapchain: &str) -> bool {
-        let process_ok = self.process.as_deref().is_none_or(|p| p.eq_ignore_ascii_case(app) || p == pid);
-        let swapchain_ok = self.swapchain.as_deref().is_none_or(|s| norm_hex(s) == norm_hex(swapchain));
+        let process_ok = self
+            .process
+            .as_deref()
+            .is_none_or(|p| p.eq_ignore_ascii_case(app) || p == pid);
+        let swapchain_ok = self
+            .swapchain
+            .as_deref()
+            .is_none_or(|s| norm_hex(s) == norm_hex(swapchain));
         process_ok && swapchain_ok
     }
 
@@ -128,7 +142,10 @@ impl Filter {
 
 fn norm_hex(s: &str) -> String {
     let s = s.trim();
-    let s = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
+    let s = s
+        .strip_prefix("0x")
+        .or_else(|| s.strip_prefix("0X"))
+        .unwrap_or(s);
     let s = s.trim_start_matches('0');
     s.to_ascii_lowercase()
 }
@@ -197,7 +214,9 @@ pub fn detect(head: &[u8]) -> Result<Format, At> {
             Ok(t) => lines.push(t),
             Err(e) => {
                 // A sniff without any newline may end inside a character.
-                let cut_char = std::str::from_utf8(raw).err().filter(|u| u.error_len().is_none());
+                let cut_char = std::str::from_utf8(raw)
+                    .err()
+                    .filter(|u| u.error_len().is_none());
                 match cut_char {
                     Some(u) if complete.len() == SNIFF && matches!(e.kind, ErrorKind::Utf8) => {
                         lines.push(std::str::from_utf8(&raw[..u.valid_up_to()]).unwrap_or(""))
@@ -207,8 +226,13 @@ pub fn detect(head: &[u8]) -> Result<Format, At> {
             }
         }
     }
-    let meaningful: Vec<(usize, &str)> =
-        lines.iter().copied().enumerate().filter(|(_, l)| !l.trim().is_empty()).take(12).collect();
+    let meaningful: Vec<(usize, &str)> = lines
+        .iter()
+        .copied()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .take(12)
+        .collect();
     let Some(&(first_no, first)) = meaningful.first() else {
         return Err(At::new(Pos::new(1, 1), ErrorKind::Empty));
     };
@@ -221,13 +245,18 @@ pub fn detect(head: &[u8]) -> Result<Format, At> {
     }
     if lower.starts_with('#') {
         // Comments first: a steadyhud log if its header follows, else plain.
-        let body = meaningful.iter().find(|(_, l)| !l.trim_start().starts_with('#'));
+        let body = meaningful
+            .iter()
+            .find(|(_, l)| !l.trim_start().starts_with('#'));
         return Ok(match body {
             Some((_, l)) if l.split(',').any(|f| f.trim() == "frametime_ms") => Format::SteadyHud,
             _ => Format::Plain,
         });
     }
-    let fields: Vec<String> = lower.split(',').map(|f| f.trim().trim_matches('"').to_string()).collect();
+    let fields: Vec<String> = lower
+        .split(',')
+        .map(|f| f.trim().trim_matches('"').to_string())
+        .collect();
     let has = |n: &str| fields.iter().any(|f| f == n);
     if has("frametime_ms") {
         return Ok(Format::SteadyHud);
@@ -243,7 +272,11 @@ pub fn detect(head: &[u8]) -> Result<Format, At> {
         return Ok(Format::MangoHud);
     }
     if has("msbetweenpresents") || has("frametime") || has("application") || has("processid") {
-        return Ok(if has("motherboard") || has("processor") { Format::CapFrameX } else { Format::PresentMon });
+        return Ok(if has("motherboard") || has("processor") {
+            Format::CapFrameX
+        } else {
+            Format::PresentMon
+        });
     }
     if fields.len() > 1 {
         return Err(At::new(
@@ -268,17 +301,35 @@ mod tests {
 
     #[test]
     fn detection() {
-        assert_eq!(fmt(b"# steadyhud 0.1.0 session log\n").unwrap(), Format::SteadyHud);
-        assert_eq!(fmt(b"frame,present_ns,frametime_ms\n").unwrap(), Format::SteadyHud);
+        assert_eq!(
+            fmt(b"# steadyhud 0.1.0 session log\n").unwrap(),
+            Format::SteadyHud
+        );
+        assert_eq!(
+            fmt(b"frame,present_ns,frametime_ms\n").unwrap(),
+            Format::SteadyHud
+        );
         assert_eq!(fmt(b"//GameName=x\n").unwrap(), Format::CapFrameX);
-        assert_eq!(fmt(b"\xEF\xBB\xBFApplication,ProcessID,MsBetweenPresents\n").unwrap(), Format::PresentMon);
+        assert_eq!(
+            fmt(b"\xEF\xBB\xBFApplication,ProcessID,MsBetweenPresents\n").unwrap(),
+            Format::PresentMon
+        );
         assert_eq!(fmt(b"Application,FrameTime\n").unwrap(), Format::PresentMon);
-        assert_eq!(fmt(b"Application,MsBetweenPresents,Motherboard\n").unwrap(), Format::CapFrameX);
-        assert_eq!(fmt(b"os,cpu,gpu\nx,y,z\nfps,frametime\n").unwrap(), Format::MangoHud);
+        assert_eq!(
+            fmt(b"Application,MsBetweenPresents,Motherboard\n").unwrap(),
+            Format::CapFrameX
+        );
+        assert_eq!(
+            fmt(b"os,cpu,gpu\nx,y,z\nfps,frametime\n").unwrap(),
+            Format::MangoHud
+        );
         assert_eq!(fmt(b"16.6\n16.7\n").unwrap(), Format::Plain);
         assert_eq!(fmt(b"# by hand\n16.6\n").unwrap(), Format::Plain);
         assert_eq!(fmt(b"hello\n").unwrap(), Format::Plain);
-        assert!(matches!(fmt(b"a,b,c\n1,2,3\n"), Err(ErrorKind::NoColumn { .. })));
+        assert!(matches!(
+            fmt(b"a,b,c\n1,2,3\n"),
+            Err(ErrorKind::NoColumn { .. })
+        ));
         assert!(matches!(fmt(b""), Err(ErrorKind::Empty)));
         assert!(matches!(fmt(b"\n \n"), Err(ErrorKind::Empty)));
         assert!(matches!(fmt(b"\x7fELF\x02\x01\x00"), Err(ErrorKind::Nul)));
@@ -287,7 +338,10 @@ mod tests {
 
     #[test]
     fn filter_matches_normalised_swapchains() {
-        let f = Filter { process: Some("1268".into()), swapchain: Some("0x00000224B280A1C0".into()) };
+        let f = Filter {
+            process: Some("1268".into()),
+            swapchain: Some("0x00000224B280A1C0".into()),
+        };
         assert!(f.wants("dwm.exe", "1268", "0x224b280a1c0"));
         assert!(!f.wants("dwm.exe", "1269", "0x224b280a1c0"));
     }

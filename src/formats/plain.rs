@@ -4,7 +4,7 @@
 use super::error::{At, ErrorKind, Pos};
 use super::text::Lines;
 use super::value::{parse_ns, Unit};
-use super::{FrameLog, Format, Meta};
+use super::{Format, FrameLog, Meta};
 use std::io::BufRead;
 
 const COLUMN: &str = "frame time (ms)";
@@ -20,17 +20,29 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             continue;
         }
         let col = (line.text.chars().count() - t.chars().count()) as u64 + 1;
-        durations.push(parse_ns(t.as_bytes(), Unit::Ms, COLUMN, Pos::new(line.no, col))?);
+        durations.push(parse_ns(
+            t.as_bytes(),
+            Unit::Ms,
+            COLUMN,
+            Pos::new(line.no, col),
+        )?);
     }
     if last_line == 0 {
         return Err(At::new(Pos::new(1, 1), ErrorKind::Empty));
     }
     if durations.is_empty() {
-        return Err(At::new(Pos::new(last_line, 1), ErrorKind::NoFrames { what: "frame-time" }));
+        return Err(At::new(
+            Pos::new(last_line, 1),
+            ErrorKind::NoFrames { what: "frame-time" },
+        ));
     }
     Ok(FrameLog {
         durations_ns: durations,
-        meta: Meta::new(Format::Plain, "plain text, one frame time in ms per line", COLUMN),
+        meta: Meta::new(
+            Format::Plain,
+            "plain text, one frame time in ms per line",
+            COLUMN,
+        ),
     })
 }
 

@@ -7,11 +7,11 @@
 //! frames is analysed, unless [`Filter`] names a process or swapchain.
 //! `NA` (PresentMon's "not available") rows are skipped and counted.
 
-use super::error::{At, ErrorKind, Pos};
 use super::csvbody::{for_each_row, split_header, Flow};
+use super::error::{At, ErrorKind, Pos};
 use super::text::{clip, Lines};
 use super::value::{parse_ns, Unit};
-use super::{Filter, FrameLog, Format, Meta};
+use super::{Filter, Format, FrameLog, Meta};
 use std::collections::HashMap;
 use std::io::{BufRead, Seek};
 
@@ -30,7 +30,11 @@ struct Group {
 
 impl Group {
     fn label(&self) -> String {
-        let mut s = if self.app.is_empty() { "unknown app".to_string() } else { self.app.clone() };
+        let mut s = if self.app.is_empty() {
+            "unknown app".to_string()
+        } else {
+            self.app.clone()
+        };
         let mut parts = Vec::new();
         if !self.pid.is_empty() {
             parts.push(format!("pid {}", self.pid));
@@ -55,7 +59,10 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     loop {
         let Some(line) = lines.next_line()? else {
             return Err(if !metadata.is_empty() {
-                At::nowhere(ErrorKind::NoHeader { what: "CSV", expected: "a PresentMon header (Application,…,MsBetweenPresents,…)".into() })
+                At::nowhere(ErrorKind::NoHeader {
+                    what: "CSV",
+                    expected: "a PresentMon header (Application,…,MsBetweenPresents,…)".into(),
+                })
             } else {
                 At::new(Pos::new(1, 1), ErrorKind::Empty)
             });
@@ -73,7 +80,10 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         break;
     }
     let find = |name: &str| header.iter().position(|h| h.eq_ignore_ascii_case(name));
-    let Some((frame_i, column)) = FRAME_COLUMNS.iter().find_map(|c| find(c).map(|i| (i, header[i].clone()))) else {
+    let Some((frame_i, column)) = FRAME_COLUMNS
+        .iter()
+        .find_map(|c| find(c).map(|i| (i, header[i].clone())))
+    else {
         return Err(At::new(
             Pos::new(header_line, 1),
             ErrorKind::NoColumn {
@@ -85,7 +95,12 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     let app_i = find("Application");
     let pid_i = find("ProcessID");
     let sc_i = find("SwapChainAddress");
-    let needed = [Some(frame_i), app_i, pid_i, sc_i].into_iter().flatten().max().unwrap_or(0) + 1;
+    let needed = [Some(frame_i), app_i, pid_i, sc_i]
+        .into_iter()
+        .flatten()
+        .max()
+        .unwrap_or(0)
+        + 1;
     let has = |n: &str| find(n).is_some();
     let detail = if !metadata.is_empty() {
         "CapFrameX CSV"
@@ -104,70 +119,110 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     let mut na_rows = 0u64;
     let mut first_na_line = 0u64;
     let mut data_rows = 0u64;
-    for_each_row(&mut inner, lines_before, offset_before, needed, &column, |rec, line| {
-        data_rows += 1;
-        let pid = pid_i.map_or(&b""[..], |i| &rec[i]);
-        let sc = sc_i.map_or(&b""[..], |i| &rec[i]);
-        let g = match &last {
-            Some((lp, ls, g)) if lp == pid && ls == sc => *g,
-            _ => {
-                let key = (pid.to_vec(), sc.to_vec());
-                let g = match index.get(&key) {
-                    Some(&g) => g,
-                    None => {
-                        let text = |f: &[u8]| String::from_utf8_lossy(f).trim().to_string();
-                        let app = text(app_i.map_or(&b""[..], |i| &rec[i]));
-                        let (pid, swapchain) = (text(pid), text(sc));
-                        let wanted = filter.wants(&app, &pid, &swapchain);
-                        groups.push(Group { app, pid, swapchain, rows: 0, durations: wanted.then(Vec::new) });
-                        index.insert(key.clone(), groups.len() - 1);
-                        groups.len() - 1
-                    }
-                };
-                last = Some((key.0, key.1, g));
-                g
+    for_each_row(
+        &mut inner,
+        lines_before,
+        offset_before,
+        needed,
+        &column,
+        |rec, line| {
+            data_rows += 1;
+            let pid = pid_i.map_or(&b""[..], |i| &rec[i]);
+            let sc = sc_i.map_or(&b""[..], |i| &rec[i]);
+            let g = match &last {
+                Some((lp, ls, g)) if lp == pid && ls == sc => *g,
+                _ => {
+                    let key = (pid.to_vec(), sc.to_vec());
+                    let g = match index.get(&key) {
+                        Some(&g) => g,
+                        None => {
+                            let text = |f: &[u8]| String::from_utf8_lossy(f).trim().to_string();
+                            let app = text(app_i.map_or(&b""[..], |i| &rec[i]));
+                            let (pid, swapchain) = (text(pid), text(sc));
+                            let wanted = filter.wants(&app, &pid, &swapchain);
+                            groups.push(Group {
+                                app,
+                                pid,
+                                swapchain,
+                                rows: 0,
+                                durations: wanted.then(Vec::new),
+                            });
+                            index.insert(key.clone(), groups.len() - 1);
+                            groups.len() - 1
+                        }
+                    };
+                    last = Some((key.0, key.1, g));
+                    g
+                }
+            };
+            let group = &mut groups[g];
+            group.rows += 1;
+            let Some(durations) = group.durations.as_mut() else {
+                return Ok(Flow::Continue);
+            };
+            let field = &rec[frame_i];
+            if field.trim_ascii() == b"NA" {
+                na_rows += 1;
+                if first_na_line == 0 {
+                    first_na_line = line;
+                }
+                return Ok(Flow::Continue);
             }
-        };
-        let group = &mut groups[g];
-        group.rows += 1;
-        let Some(durations) = group.durations.as_mut() else { return Ok(Flow::Continue) };
-        let field = &rec[frame_i];
-        if field.trim_ascii() == b"NA" {
-            na_rows += 1;
-            if first_na_line == 0 {
-                first_na_line = line;
-            }
-            return Ok(Flow::Continue);
-        }
-        let ns = parse_ns(field, Unit::Ms, &column, Pos::new(line, 0)).map_err(|e| (frame_i, e.kind))?;
-        durations.push(ns);
-        Ok(Flow::Continue)
-    })?;
+            let ns = parse_ns(field, Unit::Ms, &column, Pos::new(line, 0))
+                .map_err(|e| (frame_i, e.kind))?;
+            durations.push(ns);
+            Ok(Flow::Continue)
+        },
+    )?;
 
     if data_rows == 0 {
-        return Err(At::new(Pos::new(header_line, 1), ErrorKind::NoFrames { what: "PresentMon" }));
+        return Err(At::new(
+            Pos::new(header_line, 1),
+            ErrorKind::NoFrames { what: "PresentMon" },
+        ));
     }
     let Some(best) = (0..groups.len())
         .filter(|&g| groups[g].durations.as_ref().is_some_and(|d| !d.is_empty()))
-        .max_by_key(|&g| (groups[g].durations.as_ref().map_or(0, Vec::len), std::cmp::Reverse(g)))
+        .max_by_key(|&g| {
+            (
+                groups[g].durations.as_ref().map_or(0, Vec::len),
+                std::cmp::Reverse(g),
+            )
+        })
     else {
         let others: Vec<String> = groups.iter().take(8).map(Group::label).collect();
-        let what = if filter.is_empty() { "any process".to_string() } else { filter.describe() };
+        let what = if filter.is_empty() {
+            "any process".to_string()
+        } else {
+            filter.describe()
+        };
         return Err(At::new(
             Pos::new(header_line, 1),
-            ErrorKind::NoMatch { what, others: others.join("; ") },
+            ErrorKind::NoMatch {
+                what,
+                others: others.join("; "),
+            },
         ));
     };
     let mut meta = Meta::new(format, detail, &column);
     let group = &mut groups[best];
     let durations = group.durations.take().unwrap_or_default();
     let mut source = group.label();
-    if let Some((_, name)) = metadata.iter().find(|(k, v)| k.eq_ignore_ascii_case("ProcessName") && !v.is_empty()) {
+    if let Some((_, name)) = metadata
+        .iter()
+        .find(|(k, v)| k.eq_ignore_ascii_case("ProcessName") && !v.is_empty())
+    {
         source.push_str(&format!(" — {name}"));
     }
     // A bare frame-time table names no program.
-    meta.source = (app_i.is_some() || pid_i.is_some() || sc_i.is_some() || !metadata.is_empty()).then_some(source);
-    let others: Vec<&Group> = groups.iter().enumerate().filter(|(g, _)| *g != best).map(|(_, g)| g).collect();
+    meta.source = (app_i.is_some() || pid_i.is_some() || sc_i.is_some() || !metadata.is_empty())
+        .then_some(source);
+    let others: Vec<&Group> = groups
+        .iter()
+        .enumerate()
+        .filter(|(g, _)| *g != best)
+        .map(|(_, g)| g)
+        .collect();
     if !others.is_empty() {
         let rows: u64 = others.iter().map(|g| g.rows).sum();
         meta.notes.push(format!(
@@ -177,9 +232,14 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         ));
     }
     if na_rows > 0 {
-        meta.notes.push(format!("{na_rows} row(s) with NA in {column} skipped (first at line {first_na_line})"));
+        meta.notes.push(format!(
+            "{na_rows} row(s) with NA in {column} skipped (first at line {first_na_line})"
+        ));
     }
-    Ok(FrameLog { durations_ns: durations, meta })
+    Ok(FrameLog {
+        durations_ns: durations,
+        meta,
+    })
 }
 
 #[cfg(test)]
@@ -188,7 +248,11 @@ mod tests {
     use std::io::Cursor;
 
     fn parse(text: &str) -> Result<FrameLog, At> {
-        read(Cursor::new(text.as_bytes().to_vec()), Format::PresentMon, &Filter::default())
+        read(
+            Cursor::new(text.as_bytes().to_vec()),
+            Format::PresentMon,
+            &Filter::default(),
+        )
     }
 
     const MULTI: &str = "\u{feff}Application,ProcessID,SwapChainAddress,MsBetweenPresents\n\
@@ -198,40 +262,84 @@ mod tests {
     fn biggest_group_wins_and_others_are_noted() {
         let log = parse(MULTI).unwrap();
         assert_eq!(log.durations_ns, vec![20_000_000, 20_000_000, 21_000_000]);
-        assert_eq!(log.meta.source.as_deref(), Some("b.exe (pid 2, swapchain 0x2)"));
-        assert!(log.meta.notes.iter().any(|n| n.contains("1 other") && n.contains("a.exe")));
-        assert!(log.meta.notes.iter().any(|n| n.contains("1 row(s) with NA") && n.contains("line 6")));
+        assert_eq!(
+            log.meta.source.as_deref(),
+            Some("b.exe (pid 2, swapchain 0x2)")
+        );
+        assert!(log
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("1 other") && n.contains("a.exe")));
+        assert!(log
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("1 row(s) with NA") && n.contains("line 6")));
     }
 
     #[test]
     fn filter_picks_a_process() {
-        let f = Filter { process: Some("A.EXE".into()), swapchain: None };
-        let log = read(Cursor::new(MULTI.as_bytes().to_vec()), Format::PresentMon, &f).unwrap();
+        let f = Filter {
+            process: Some("A.EXE".into()),
+            swapchain: None,
+        };
+        let log = read(
+            Cursor::new(MULTI.as_bytes().to_vec()),
+            Format::PresentMon,
+            &f,
+        )
+        .unwrap();
         assert_eq!(log.durations_ns, vec![10_000_000, 11_000_000]);
-        let f = Filter { process: None, swapchain: Some("0x0000000000000001".into()) };
-        let log = read(Cursor::new(MULTI.as_bytes().to_vec()), Format::PresentMon, &f).unwrap();
+        let f = Filter {
+            process: None,
+            swapchain: Some("0x0000000000000001".into()),
+        };
+        let log = read(
+            Cursor::new(MULTI.as_bytes().to_vec()),
+            Format::PresentMon,
+            &f,
+        )
+        .unwrap();
         assert_eq!(log.durations_ns.len(), 2);
-        let f = Filter { process: Some("zzz".into()), swapchain: None };
-        let e = read(Cursor::new(MULTI.as_bytes().to_vec()), Format::PresentMon, &f).err().unwrap();
+        let f = Filter {
+            process: Some("zzz".into()),
+            swapchain: None,
+        };
+        let e = read(
+            Cursor::new(MULTI.as_bytes().to_vec()),
+            Format::PresentMon,
+            &f,
+        )
+        .err()
+        .unwrap();
         assert!(matches!(e.kind, ErrorKind::NoMatch { .. }));
     }
 
     #[test]
     fn errors_point_at_line_and_column() {
-        let e = parse("Application,MsBetweenPresents\na,\"x,y\",5\na,-1\n").err().unwrap();
+        let e = parse("Application,MsBetweenPresents\na,\"x,y\",5\na,-1\n")
+            .err()
+            .unwrap();
         // Row 2's second field is a quoted "x,y": not a number, column 3.
         assert_eq!(e.pos, Some(Pos::new(2, 3)));
         assert!(matches!(e.kind, ErrorKind::NotNumber { .. }));
-        let e = parse("Application,MsBetweenPresents\na,1\na,-1\n").err().unwrap();
+        let e = parse("Application,MsBetweenPresents\na,1\na,-1\n")
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(3, 3)));
         assert!(matches!(e.kind, ErrorKind::NotPositive { .. }));
-        let e = parse("Application,ProcessID,MsBetweenPresents\na,1,5\na,1\n").err().unwrap();
+        let e = parse("Application,ProcessID,MsBetweenPresents\na,1,5\na,1\n")
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(3, 4)));
         assert!(matches!(e.kind, ErrorKind::Truncated { found: 2, .. }));
         let e = parse("Application,Foo\na,1\n").err().unwrap();
         assert_eq!(e.pos, Some(Pos::new(1, 1)));
         assert!(matches!(e.kind, ErrorKind::NoColumn { .. }));
-        let e = parse("Application,MsBetweenPresents\nab\0c,1\n").err().unwrap();
+        let e = parse("Application,MsBetweenPresents\nab\0c,1\n")
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(2, 3)));
         assert!(matches!(e.kind, ErrorKind::Nul));
         let e = parse("Application,MsBetweenPresents\n").err().unwrap();
@@ -242,7 +350,9 @@ mod tests {
     fn crlf_files_locate_errors_and_skip_na() {
         let log = parse("Application,MsBetweenPresents\r\na,16\r\na,NA\r\n\r\na,17\r\n").unwrap();
         assert_eq!(log.durations_ns, vec![16_000_000, 17_000_000]);
-        let e = parse("Application,MsBetweenPresents\r\na,16\r\na,16\r\na,-1\r\n").err().unwrap();
+        let e = parse("Application,MsBetweenPresents\r\na,16\r\na,16\r\na,-1\r\n")
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(4, 3)));
         assert!(matches!(e.kind, ErrorKind::NotPositive { ref found, .. } if found == "-1"));
     }

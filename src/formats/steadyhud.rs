@@ -12,8 +12,8 @@
 use super::error::{At, ErrorKind, Pos};
 use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_ns, Unit as TimeUnit};
+use super::{Format, FrameLog, Meta};
 use crate::counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
-use super::{FrameLog, Format, Meta};
 use crate::session_log::{COUNTER_OVERFLOW_PREFIX, EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
 use std::io::BufRead;
 
@@ -31,7 +31,11 @@ fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
                 return None;
             }
             let ms: u64 = int.parse().ok()?;
-            let frac_ns: u64 = if frac.is_empty() { 0 } else { frac.parse::<u64>().ok()? * 10u64.pow(6 + 3 - frac.len() as u32) / 1000 };
+            let frac_ns: u64 = if frac.is_empty() {
+                0
+            } else {
+                frac.parse::<u64>().ok()? * 10u64.pow(6 + 3 - frac.len() as u32) / 1000
+            };
             ms.checked_mul(1_000_000)?.checked_add(frac_ns)
         }
         _ => f.parse().ok(),
@@ -59,10 +63,18 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
                 // Saturating: the counts come from the file (fuzzing found
                 // two near-u64::MAX notes overflowing a plain `+=`).
-                let n = rest.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                let n = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
                 lost = lost.saturating_add(n);
             } else if let Some(rest) = text.strip_prefix(COUNTER_OVERFLOW_PREFIX) {
-                let n = rest.split_whitespace().next().and_then(|n| n.parse::<u64>().ok()).unwrap_or(0);
+                let n = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
                 counters_lost = counters_lost.saturating_add(n);
             }
             continue;
@@ -79,7 +91,11 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                         if !NOT_COUNTERS.contains(name) && !name.is_empty() {
                             counter_cols.push(k);
                             let unit = unit_of_column(name);
-                            counters.infos.push(CounterInfo { name: name.to_string(), label: label_of_column(name), unit });
+                            counters.infos.push(CounterInfo {
+                                name: name.to_string(),
+                                label: label_of_column(name),
+                                unit,
+                            });
                             counters.values.push(Vec::new());
                         }
                     }
@@ -87,7 +103,10 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 None => {
                     return Err(At::new(
                         Pos::new(line.no, 1),
-                        ErrorKind::NoColumn { expected: format!("{COLUMN} (header {HEADER})"), found: clip(text, 80) },
+                        ErrorKind::NoColumn {
+                            expected: format!("{COLUMN} (header {HEADER})"),
+                            found: clip(text, 80),
+                        },
                     ))
                 }
             }
@@ -97,18 +116,27 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
         let cut = !line.terminated;
         if fields != nfields {
             if cut {
-                meta.notes.push(format!("line {}: last line cut off (no newline), ignored", line.no));
+                meta.notes.push(format!(
+                    "line {}: last line cut off (no newline), ignored",
+                    line.no
+                ));
                 break;
             }
             return Err(At::new(
                 Pos::new(line.no, char_col(text.as_bytes(), text.len())),
-                ErrorKind::Truncated { expected: nfields.to_string(), found: fields },
+                ErrorKind::Truncated {
+                    expected: nfields.to_string(),
+                    found: fields,
+                },
             ));
         }
         if cut {
             // Complete-looking but unterminated: the writer always ends a
             // row with '\n', so its last field may be cut short.
-            meta.notes.push(format!("line {}: last line cut off (no newline), ignored", line.no));
+            meta.notes.push(format!(
+                "line {}: last line cut off (no newline), ignored",
+                line.no
+            ));
             break;
         }
         let field = text.split(',').nth(col).unwrap_or("");
@@ -124,7 +152,11 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 let v = parse_counter(f, info.unit).ok_or_else(|| {
                     At::new(
                         Pos::new(line.no, field_col(text.as_bytes(), k)),
-                        ErrorKind::BadCounter { column: info.name.clone(), unit: info.unit.suffix(), found: clip(f, 40) },
+                        ErrorKind::BadCounter {
+                            column: info.name.clone(),
+                            unit: info.unit.suffix(),
+                            found: clip(f, 40),
+                        },
                     )
                 })?;
                 counters.values[next].push(v);
@@ -138,14 +170,22 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     if header.is_none() {
         return Err(At::new(
             Pos::new(last_line, 1),
-            ErrorKind::NoHeader { what: "CSV", expected: HEADER.to_string() },
+            ErrorKind::NoHeader {
+                what: "CSV",
+                expected: HEADER.to_string(),
+            },
         ));
     }
     if durations.is_empty() {
-        return Err(At::new(Pos::new(last_line, 1), ErrorKind::NoFrames { what: "frame" }));
+        return Err(At::new(
+            Pos::new(last_line, 1),
+            ErrorKind::NoFrames { what: "frame" },
+        ));
     }
     if lost > 0 {
-        meta.notes.push(format!("ring overflow: {lost} timestamps lost during capture"));
+        meta.notes.push(format!(
+            "ring overflow: {lost} timestamps lost during capture"
+        ));
     }
     if counters_lost > 0 {
         meta.notes.push(format!("counter ring overflow: {counters_lost} frames' counters lost during capture (read as 0)"));
@@ -153,7 +193,10 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     if !counters.infos.is_empty() {
         meta.counters = Some(counters);
     }
-    Ok(FrameLog { durations_ns: durations, meta })
+    Ok(FrameLog {
+        durations_ns: durations,
+        meta,
+    })
 }
 
 #[cfg(test)]
@@ -168,7 +211,11 @@ mod tests {
         let log = read(LOG.as_bytes()).unwrap();
         assert_eq!(log.durations_ns, vec![16_666_667, 33_333_333]);
         assert_eq!(log.meta.source.as_deref(), Some("vkcube"));
-        assert!(log.meta.notes.iter().any(|n| n.contains("3 timestamps lost")));
+        assert!(log
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("3 timestamps lost")));
     }
 
     #[test]
@@ -176,7 +223,11 @@ mod tests {
         let cut = format!("{LOG}2,66666");
         let log = read(cut.as_bytes()).unwrap();
         assert_eq!(log.durations_ns.len(), 2);
-        assert!(log.meta.notes.iter().any(|n| n.contains("line 8") && n.contains("cut off")));
+        assert!(log
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("line 8") && n.contains("cut off")));
         // Complete fields but no newline: still a cut row.
         let cut = format!("{LOG}2,66666667,16.6");
         assert_eq!(read(cut.as_bytes()).unwrap().durations_ns.len(), 2);
@@ -194,7 +245,14 @@ mod tests {
         );
         let log = read(text.as_bytes()).unwrap();
         assert_eq!(log.durations_ns, vec![16_600_000]);
-        assert!(log.meta.notes.iter().any(|n| n.contains(&format!("{} timestamps lost", u64::MAX))), "{:?}", log.meta.notes);
+        assert!(
+            log.meta
+                .notes
+                .iter()
+                .any(|n| n.contains(&format!("{} timestamps lost", u64::MAX))),
+            "{:?}",
+            log.meta.notes
+        );
     }
 
     #[test]
@@ -204,10 +262,16 @@ mod tests {
         let r = read(log.as_bytes()).unwrap();
         assert_eq!(r.durations_ns, vec![10_000_000, 40_000_000]);
         let c = r.meta.counters.unwrap();
-        assert_eq!(c.infos.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(), ["pipeline_create_ms", "pipelines", "alloc_bytes"]);
+        assert_eq!(
+            c.infos.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+            ["pipeline_create_ms", "pipelines", "alloc_bytes"]
+        );
         assert_eq!(c.infos[0].label, "pipeline creation");
         assert_eq!(c.infos[0].unit, Unit::Nanos);
-        assert_eq!(c.values, vec![vec![0, 30_250_001], vec![0, 3], vec![0, 1_048_576]]);
+        assert_eq!(
+            c.values,
+            vec![vec![0, 30_250_001], vec![0, 3], vec![0, 1_048_576]]
+        );
         let bad = log.replace(",3,", ",x3,");
         let e = read(bad.as_bytes()).err().unwrap();
         assert_eq!(e.pos, Some(Pos::new(3, 32)));
@@ -215,17 +279,30 @@ mod tests {
         // The old layout has no counters.
         assert!(read(LOG.as_bytes()).unwrap().meta.counters.is_none());
         // Lost counters are a note, like lost timestamps.
-        let noted = log.replacen("\n1,", &format!("\n{COUNTER_OVERFLOW_PREFIX}2 frames' counters lost (written as 0)\n1,"), 1);
+        let noted = log.replacen(
+            "\n1,",
+            &format!("\n{COUNTER_OVERFLOW_PREFIX}2 frames' counters lost (written as 0)\n1,"),
+            1,
+        );
         let r = read(noted.as_bytes()).unwrap();
         assert_eq!(r.durations_ns.len(), 2);
-        assert!(r.meta.notes.iter().any(|n| n.contains("2 frames' counters lost")), "{:?}", r.meta.notes);
+        assert!(
+            r.meta
+                .notes
+                .iter()
+                .any(|n| n.contains("2 frames' counters lost")),
+            "{:?}",
+            r.meta.notes
+        );
     }
 
     #[test]
     fn extra_columns_are_fine_and_bad_values_located() {
         let log = read(&b"frame,frametime_ms,cpu_ms\n0,10.5,1\n"[..]).unwrap();
         assert_eq!(log.durations_ns, vec![10_500_000]);
-        let e = read(&b"frame,present_ns,frametime_ms\n0,1,0.000000\n"[..]).err().unwrap();
+        let e = read(&b"frame,present_ns,frametime_ms\n0,1,0.000000\n"[..])
+            .err()
+            .unwrap();
         assert_eq!(e.pos, Some(Pos::new(2, 5)));
         assert!(matches!(e.kind, ErrorKind::NotPositive { .. }));
         let e = read(&b"# steadyhud\nframe,present_ns\n"[..]).err().unwrap();

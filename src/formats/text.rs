@@ -30,7 +30,12 @@ pub struct Lines<R> {
 
 impl<R: BufRead> Lines<R> {
     pub fn new(inner: R) -> Lines<R> {
-        Lines { inner, buf: Vec::with_capacity(256), no: 0, offset: 0 }
+        Lines {
+            inner,
+            buf: Vec::with_capacity(256),
+            no: 0,
+            offset: 0,
+        }
     }
 
     /// The reader, positioned after the last line returned, with the count
@@ -42,14 +47,21 @@ impl<R: BufRead> Lines<R> {
     /// The next line, `None` at end of file.
     pub fn next_line(&mut self) -> Result<Option<Line<'_>>, At> {
         self.buf.clear();
-        let n = self.inner.by_ref().take(MAX_LINE + 1).read_until(b'\n', &mut self.buf)?;
+        let n = self
+            .inner
+            .by_ref()
+            .take(MAX_LINE + 1)
+            .read_until(b'\n', &mut self.buf)?;
         if n == 0 {
             return Ok(None);
         }
         self.no += 1;
         if n as u64 > MAX_LINE {
             let col = char_col(&self.buf, MAX_LINE as usize);
-            return Err(At::new(Pos::new(self.no, col), ErrorKind::LineTooLong { max: MAX_LINE }));
+            return Err(At::new(
+                Pos::new(self.no, col),
+                ErrorKind::LineTooLong { max: MAX_LINE },
+            ));
         }
         self.offset += n as u64;
         let mut bytes = &self.buf[..];
@@ -64,7 +76,11 @@ impl<R: BufRead> Lines<R> {
             }
         }
         let text = check_text(bytes, self.no)?;
-        Ok(Some(Line { no: self.no, text, terminated }))
+        Ok(Some(Line {
+            no: self.no,
+            text,
+            terminated,
+        }))
     }
 }
 
@@ -73,8 +89,12 @@ pub fn check_text(bytes: &[u8], line: u64) -> Result<&str, At> {
     if let Some(i) = bytes.iter().position(|&b| b == 0) {
         return Err(At::new(Pos::new(line, char_col(bytes, i)), ErrorKind::Nul));
     }
-    std::str::from_utf8(bytes)
-        .map_err(|e| At::new(Pos::new(line, char_col(bytes, e.valid_up_to())), ErrorKind::Utf8))
+    std::str::from_utf8(bytes).map_err(|e| {
+        At::new(
+            Pos::new(line, char_col(bytes, e.valid_up_to())),
+            ErrorKind::Utf8,
+        )
+    })
 }
 
 /// 1-based character column of byte `i` of `line` (invalid UTF-8 counts

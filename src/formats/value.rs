@@ -41,16 +41,32 @@ pub fn number(field: &[u8]) -> Option<f64> {
 pub fn to_ns(v: f64, unit: Unit, column: &str, field: &[u8], pos: Pos) -> Result<u64, At> {
     let shown = || String::from_utf8_lossy(field).trim().to_string();
     if v.is_nan() || v.is_infinite() {
-        return Err(At::new(pos, ErrorKind::NotFinite { column: column.to_string(), found: shown() }));
+        return Err(At::new(
+            pos,
+            ErrorKind::NotFinite {
+                column: column.to_string(),
+                found: shown(),
+            },
+        ));
     }
     if v <= 0.0 {
-        return Err(At::new(pos, ErrorKind::NotPositive { column: column.to_string(), found: shown() }));
+        return Err(At::new(
+            pos,
+            ErrorKind::NotPositive {
+                column: column.to_string(),
+                found: shown(),
+            },
+        ));
     }
     let ns = (v * unit.ns()).round();
     if !(1.0..=MAX_NS).contains(&ns) {
         return Err(At::new(
             pos,
-            ErrorKind::OutOfRange { column: column.to_string(), unit: unit.name(), found: shown() },
+            ErrorKind::OutOfRange {
+                column: column.to_string(),
+                unit: unit.name(),
+                found: shown(),
+            },
         ));
     }
     Ok(ns as u64)
@@ -65,7 +81,11 @@ pub fn parse_ns(field: &[u8], unit: Unit, column: &str, pos: Pos) -> Result<u64,
             ErrorKind::NotNumber {
                 column: column.to_string(),
                 unit: unit.name(),
-                found: String::from_utf8_lossy(field).trim().chars().take(40).collect(),
+                found: String::from_utf8_lossy(field)
+                    .trim()
+                    .chars()
+                    .take(40)
+                    .collect(),
             },
         )),
     }
@@ -83,9 +103,15 @@ mod tests {
     fn ms_round_to_nearest_ns() {
         assert_eq!(ns("16.666667").unwrap(), 16_666_667);
         assert_eq!(ns(" 100.06489999999999 ").unwrap(), 100_064_900);
-        assert!(ns("0.0000004").unwrap_err().to_string().contains("out of range"));
+        assert!(ns("0.0000004")
+            .unwrap_err()
+            .to_string()
+            .contains("out of range"));
         assert_eq!(ns("1e-6").unwrap(), 1);
-        assert_eq!(parse_ns(b"2373", Unit::Us, "f", Pos::new(1, 1)).unwrap(), 2_373_000);
+        assert_eq!(
+            parse_ns(b"2373", Unit::Us, "f", Pos::new(1, 1)).unwrap(),
+            2_373_000
+        );
     }
 
     #[test]

@@ -42,7 +42,9 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { stutter_threshold: 0.20 }
+        Options {
+            stutter_threshold: 0.20,
+        }
     }
 }
 
@@ -96,7 +98,11 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
 /// Builds the [`Summary`] from the sorted durations and the per-frame
 /// shapes; shared by [`summarize`] and [`Rolling`] so both give the same bits.
 fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Summary {
-    let ms = |p_ppm: u64| sorted.percentile_ppm(p_ppm).map_or(f64::NAN, |d| d as f64 / 1e6);
+    let ms = |p_ppm: u64| {
+        sorted
+            .percentile_ppm(p_ppm)
+            .map_or(f64::NAN, |d| d as f64 / 1e6)
+    };
     let osc = shapes.osc();
     let stutter_frames = shapes.stutter_frames;
     Summary {

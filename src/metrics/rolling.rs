@@ -38,7 +38,12 @@ struct Tail {
 
 impl Tail {
     fn new() -> Self {
-        Tail { ring: [0; WINDOW], sorted: [0; WINDOW], len: 0, next: 0 }
+        Tail {
+            ring: [0; WINDOW],
+            sorted: [0; WINDOW],
+            len: 0,
+            next: 0,
+        }
     }
 
     fn push(&mut self, d: u64) {
@@ -109,7 +114,10 @@ impl Rolling {
     pub fn push(&mut self, duration_ns: u64) {
         self.pushed += 1;
         self.tail.push(duration_ns);
-        self.slots.push_back(Slot { d: duration_ns, interior: None });
+        self.slots.push_back(Slot {
+            d: duration_ns,
+            interior: None,
+        });
         *self.by_duration.entry(duration_ns).or_insert(0) += 1;
         self.window_sum += u128::from(duration_ns);
         while let Some(oldest) = self.slots.front().map(|s| s.d) {
@@ -344,7 +352,11 @@ mod tests {
             r.push(d);
             let start = all.len().saturating_sub(25);
             let s = r.summary();
-            assert_eq!(s, summarize(&all[start..], &Options::default()), "after {i}");
+            assert_eq!(
+                s,
+                summarize(&all[start..], &Options::default()),
+                "after {i}"
+            );
             // Window = frames 29..=53: frame 29 (20 ms) among 10 ms frames.
             if i == 53 {
                 assert_eq!(r.first_index(), 29);

@@ -22,11 +22,20 @@ pub struct StkBound {
 }
 
 /// `steady_fps`: slow < 1 %, excess < 0.1 %.
-pub const STEADY: StkBound = StkBound { slow_permille: 10, excess_permille: 1 };
+pub const STEADY: StkBound = StkBound {
+    slow_permille: 10,
+    excess_permille: 1,
+};
 /// `mostly_steady_fps`: slow < 12 %, excess < 2 %.
-pub const MOSTLY_STEADY: StkBound = StkBound { slow_permille: 120, excess_permille: 20 };
+pub const MOSTLY_STEADY: StkBound = StkBound {
+    slow_permille: 120,
+    excess_permille: 20,
+};
 /// `typical_fps`: slow < 50 %, excess < 10 %.
-pub const TYPICAL: StkBound = StkBound { slow_permille: 500, excess_permille: 100 };
+pub const TYPICAL: StkBound = StkBound {
+    slow_permille: 500,
+    excess_permille: 100,
+};
 
 impl SortedDurations {
     /// Whether target `f` fps (f ≥ 1) meets both strict bounds of `bound`.
@@ -39,9 +48,13 @@ impl SortedDurations {
         let f = u128::from(f);
         let slow_ok = 1000 * s < u128::from(bound.slow_permille) * t;
         // f·S ≥ 1e9·C because every slow frame has d·f > 1e9.
-        let excess_num = f.saturating_mul(s).saturating_sub(u128::from(NS_PER_S) * u128::from(c));
+        let excess_num = f
+            .saturating_mul(s)
+            .saturating_sub(u128::from(NS_PER_S) * u128::from(c));
         let excess_ok = excess_num.saturating_mul(1000)
-            < u128::from(bound.excess_permille).saturating_mul(f).saturating_mul(t);
+            < u128::from(bound.excess_permille)
+                .saturating_mul(f)
+                .saturating_mul(t);
         slow_ok && excess_ok
     }
 
@@ -97,7 +110,11 @@ mod tests {
 
     fn three(d: &[u64]) -> (u32, u32, u32) {
         let s = SortedDurations::new(d);
-        (s.stk_fps(STEADY), s.stk_fps(MOSTLY_STEADY), s.stk_fps(TYPICAL))
+        (
+            s.stk_fps(STEADY),
+            s.stk_fps(MOSTLY_STEADY),
+            s.stk_fps(TYPICAL),
+        )
     }
 
     #[test]
@@ -109,7 +126,10 @@ mod tests {
         // 16 666 667 ns (1/60 s rounded up) ·60 = 1 000 000 020 > 1e9 → 59.
         assert_eq!(three(&[16_666_667; 100]), (59, 59, 59));
         // 1 ns frames: every f up to 1e9 passes.
-        assert_eq!(three(&[1; 10]), (1_000_000_000, 1_000_000_000, 1_000_000_000));
+        assert_eq!(
+            three(&[1; 10]),
+            (1_000_000_000, 1_000_000_000, 1_000_000_000)
+        );
     }
 
     #[test]
@@ -151,8 +171,22 @@ mod tests {
         let c = s.stk_curve(100);
         assert_eq!(c.len(), 100);
         // f = 50: τ = 20 ms, 30 ms frame slow: slow = 0.75, excess = 10/40.
-        assert_eq!(c[49], StkPoint { fps: 50, slow: 0.75, excess: 0.25 });
-        assert_eq!(c[0], StkPoint { fps: 1, slow: 0.0, excess: 0.0 });
+        assert_eq!(
+            c[49],
+            StkPoint {
+                fps: 50,
+                slow: 0.75,
+                excess: 0.25
+            }
+        );
+        assert_eq!(
+            c[0],
+            StkPoint {
+                fps: 1,
+                slow: 0.0,
+                excess: 0.0
+            }
+        );
         // f = 100: τ = 10 ms, 10 ms not slow (strict).
         assert_eq!(c[99].slow, 0.75);
         assert_eq!(c[99].excess, 0.5);

@@ -46,7 +46,10 @@ pub fn render_html(runs: &[Run], title: &str) -> String {
     h.push_str(&frame_time_chart(runs));
     h.push_str("<h2>Time in slow frames and excess time (STK curves)</h2><p class=\"note\">For each target FPS f: the share of the run spent in frames slower than 1/f, and the share spent beyond 1/f. Steady FPS keeps them under 1% and 0.1%, Mostly Steady under 12% and 2%, Typical under 50% and 10%.</p>");
     let max_fps = stk_max_fps(runs);
-    let curves: Vec<Vec<StkPoint>> = runs.iter().map(|r| metrics::stk_curve(&r.durations_ns, max_fps)).collect();
+    let curves: Vec<Vec<StkPoint>> = runs
+        .iter()
+        .map(|r| metrics::stk_curve(&r.durations_ns, max_fps))
+        .collect();
     h.push_str(&stk_chart(runs, &curves, max_fps, StkShare::Slow));
     h.push_str(&stk_chart(runs, &curves, max_fps, StkShare::Excess));
     h.push_str("<h2>Time-weighted percentiles</h2><p class=\"note\">A point (x, y) reads: x% of the run's time was spent in frames of at most y ms.</p>");
@@ -114,7 +117,11 @@ fn metrics_table(runs: &[Run]) -> String {
 
 /// A `<td>` with the change from `base` to `v`, classed better / worse.
 fn change_cell(row: &table::Row, base: f64, v: f64) -> String {
-    format!("<td class=\"{}\">{}</td>", table::verdict_word(row, base, v), table::fmt_change(base, v))
+    format!(
+        "<td class=\"{}\">{}</td>",
+        table::verdict_word(row, base, v),
+        table::fmt_change(base, v)
+    )
 }
 
 /// Stutters listed per run in the causes section.
@@ -124,7 +131,8 @@ const CAUSES_LISTED: usize = 10;
 /// logs have no counter columns read n/a), then each such run's first
 /// stutters with the counters that spiked. Empty when no run has counters.
 fn causes_section(runs: &[Run]) -> String {
-    let per_run: Vec<Option<&[crate::counters::Cause]>> = runs.iter().map(|r| r.stutter_causes.as_deref()).collect();
+    let per_run: Vec<Option<&[crate::counters::Cause]>> =
+        runs.iter().map(|r| r.stutter_causes.as_deref()).collect();
     if per_run.iter().all(Option::is_none) {
         return String::new();
     }
@@ -151,7 +159,9 @@ fn causes_section(runs: &[Run]) -> String {
             }
             match (i, row.counts[0], *n) {
                 (0, _, _) => {}
-                (_, Some(a), Some(b)) => s.push_str(&change_cell(&table::CAUSE_ROW, a as f64, b as f64)),
+                (_, Some(a), Some(b)) => {
+                    s.push_str(&change_cell(&table::CAUSE_ROW, a as f64, b as f64))
+                }
                 _ => s.push_str("<td></td>"),
             }
         }
@@ -159,8 +169,14 @@ fn causes_section(runs: &[Run]) -> String {
     }
     s.push_str("</table>");
     for (r, causes) in runs.iter().zip(&per_run) {
-        let Some(causes) = causes.filter(|c| !c.is_empty()) else { continue };
-        let _ = write!(s, "<p class=\"note\">{}: first stutters</p><ul class=\"causes\">", escape(&r.name));
+        let Some(causes) = causes.filter(|c| !c.is_empty()) else {
+            continue;
+        };
+        let _ = write!(
+            s,
+            "<p class=\"note\">{}: first stutters</p><ul class=\"causes\">",
+            escape(&r.name)
+        );
         for c in causes.iter().take(CAUSES_LISTED) {
             let _ = write!(s, "<li>{}</li>", escape(&c.to_string()));
         }
@@ -192,7 +208,10 @@ fn end_times_s(d: &[u64]) -> Vec<f64> {
 }
 
 fn frame_time_chart(runs: &[Run]) -> String {
-    let duration = runs.iter().map(|r| r.summary.duration_s).fold(0.0, f64::max);
+    let duration = runs
+        .iter()
+        .map(|r| r.summary.duration_s)
+        .fold(0.0, f64::max);
     // Scale to the slow tail, not to one extreme frame: spikes beyond are
     // clipped at the top and still carry their stutter marker.
     let y_max = runs
@@ -207,7 +226,11 @@ fn frame_time_chart(runs: &[Run]) -> String {
     c.axes("Frame time over the run", "time (s)", "frame time (ms)");
     for (i, r) in runs.iter().enumerate() {
         let ends = end_times_s(&r.durations_ns);
-        c.line(&bucket_min_max(&r.durations_ns, &ends, duration), colour(i), "series");
+        c.line(
+            &bucket_min_max(&r.durations_ns, &ends, duration),
+            colour(i),
+            "series",
+        );
     }
     for (i, r) in runs.iter().enumerate() {
         let ends = end_times_s(&r.durations_ns);
@@ -230,7 +253,11 @@ fn frame_time_chart(runs: &[Run]) -> String {
 /// log draws the same spikes in a bounded number of points.
 fn bucket_min_max(d: &[u64], ends: &[f64], duration: f64) -> Vec<(f64, f64)> {
     if d.len() <= 2 * BUCKETS {
-        return ends.iter().zip(d).map(|(&t, &x)| (t, x as f64 / 1e6)).collect();
+        return ends
+            .iter()
+            .zip(d)
+            .map(|(&t, &x)| (t, x as f64 / 1e6))
+            .collect();
     }
     let width = duration / BUCKETS as f64;
     let mut out = Vec::with_capacity(2 * BUCKETS);
@@ -245,7 +272,10 @@ fn bucket_min_max(d: &[u64], ends: &[f64], duration: f64) -> Vec<(f64, f64)> {
             continue;
         }
         let (lo, hi) = (start..i).fold((start, start), |(lo, hi), k| {
-            (if d[k] < d[lo] { k } else { lo }, if d[k] > d[hi] { k } else { hi })
+            (
+                if d[k] < d[lo] { k } else { lo },
+                if d[k] > d[hi] { k } else { hi },
+            )
         });
         for k in if lo <= hi { [lo, hi] } else { [hi, lo] } {
             out.push((ends[k], d[k] as f64 / 1e6));
@@ -271,14 +301,34 @@ enum StkShare {
 }
 
 fn stk_chart(runs: &[Run], curves: &[Vec<StkPoint>], max_fps: u32, share: StkShare) -> String {
-    let pick = |p: &StkPoint| 100.0 * if let StkShare::Slow = share { p.slow } else { p.excess };
+    let pick = |p: &StkPoint| {
+        100.0
+            * if let StkShare::Slow = share {
+                p.slow
+            } else {
+                p.excess
+            }
+    };
     let y_max = match share {
         StkShare::Slow => 100.0,
-        StkShare::Excess => curves.iter().flatten().map(pick).fold(1.0, f64::max).min(100.0),
+        StkShare::Excess => curves
+            .iter()
+            .flatten()
+            .map(pick)
+            .fold(1.0, f64::max)
+            .min(100.0),
     };
     let (id, title, y_label) = match share {
-        StkShare::Slow => ("stk-slow", "Share of time in frames slower than the target", "time in slow frames (%)"),
-        StkShare::Excess => ("stk-excess", "Share of time spent beyond the target frame time", "excess time (%)"),
+        StkShare::Slow => (
+            "stk-slow",
+            "Share of time in frames slower than the target",
+            "time in slow frames (%)",
+        ),
+        StkShare::Excess => (
+            "stk-excess",
+            "Share of time spent beyond the target frame time",
+            "excess time (%)",
+        ),
     };
     let mut c = Chart::new(WIDTH, HEIGHT, (1.0, max_fps as f64), (0.0, y_max));
     c.axes(title, "target FPS", y_label);
@@ -288,9 +338,13 @@ fn stk_chart(runs: &[Run], curves: &[Vec<StkPoint>], max_fps: u32, share: StkSha
     }
     for (i, r) in runs.iter().enumerate() {
         let s = &r.summary;
-        for (k, (name, f)) in [("Steady", s.steady_fps), ("Mostly", s.mostly_steady_fps), ("Typical", s.typical_fps)]
-            .into_iter()
-            .enumerate()
+        for (k, (name, f)) in [
+            ("Steady", s.steady_fps),
+            ("Mostly", s.mostly_steady_fps),
+            ("Typical", s.typical_fps),
+        ]
+        .into_iter()
+        .enumerate()
         {
             if f > 0 {
                 c.vrule(f as f64, colour(i), &format!("{name} {f}"), i * 3 + k);
@@ -301,14 +355,17 @@ fn stk_chart(runs: &[Run], curves: &[Vec<StkPoint>], max_fps: u32, share: StkSha
 }
 
 fn percentile_chart(runs: &[Run]) -> String {
-    let curves: Vec<Vec<(f64, f64)>> = runs.iter().map(|r| percentile_curve(&r.durations_ns)).collect();
-    let y_max = runs
+    let curves: Vec<Vec<(f64, f64)>> = runs
         .iter()
-        .map(|r| r.summary.p99_9_ms)
-        .fold(1.0, f64::max)
-        * 1.2;
+        .map(|r| percentile_curve(&r.durations_ns))
+        .collect();
+    let y_max = runs.iter().map(|r| r.summary.p99_9_ms).fold(1.0, f64::max) * 1.2;
     let mut c = Chart::new(WIDTH, HEIGHT, (0.0, 100.0), (0.0, y_max));
-    c.axes("Time-weighted frame-time percentiles", "share of time (%)", "frame time (ms)");
+    c.axes(
+        "Time-weighted frame-time percentiles",
+        "share of time (%)",
+        "frame time (ms)",
+    );
     for (i, pts) in curves.iter().enumerate() {
         c.line(pts, colour(i), "series");
     }
@@ -319,7 +376,12 @@ fn percentile_chart(runs: &[Run]) -> String {
 fn percentile_curve(d: &[u64]) -> Vec<(f64, f64)> {
     let sorted = SortedDurations::new(d);
     (0..=1000u64)
-        .filter_map(|k| Some((k as f64 / 10.0, sorted.percentile_ppm(k * 1000)? as f64 / 1e6)))
+        .filter_map(|k| {
+            Some((
+                k as f64 / 10.0,
+                sorted.percentile_ppm(k * 1000)? as f64 / 1e6,
+            ))
+        })
         .collect()
 }
 

@@ -5,7 +5,9 @@
 use std::fmt::Write;
 
 /// Colours of the overlaid series, in log order (colour-blind-friendly set).
-pub const PALETTE: [&str; 6] = ["#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9"];
+pub const PALETTE: [&str; 6] = [
+    "#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9",
+];
 
 /// Colour of series `i`.
 pub fn colour(i: usize) -> &'static str {
@@ -105,7 +107,13 @@ impl Chart {
         }
         let mut d = String::with_capacity(points.len() * 14);
         for (i, &(x, y)) in points.iter().enumerate() {
-            let _ = write!(d, "{}{:.1},{:.1}", if i == 0 { "M" } else { "L" }, self.px(x), self.py(y));
+            let _ = write!(
+                d,
+                "{}{:.1},{:.1}",
+                if i == 0 { "M" } else { "L" },
+                self.px(x),
+                self.py(y)
+            );
         }
         let _ = write!(
             self.body,
@@ -206,7 +214,10 @@ mod tests {
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(ticks(0.0, 100.0, 5), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(
+            ticks(0.0, 100.0, 5),
+            vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]
+        );
         let t = ticks(3.3, 17.9, 6);
         assert!(t.first().unwrap() >= &3.3 && t.last().unwrap() <= &17.9);
         assert!(t.windows(2).all(|w| w[1] > w[0]));

@@ -19,20 +19,104 @@ pub struct Row {
 
 /// Every numeric metric of METRICS.md, in report order.
 pub const ROWS: &[Row] = &[
-    Row { label: "Steady FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.steady_fps as f64 },
-    Row { label: "Mostly Steady FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.mostly_steady_fps as f64 },
-    Row { label: "Typical FPS", unit: "fps", higher_is_better: Some(true), decimals: 0, get: |s| s.typical_fps as f64 },
-    Row { label: "Average FPS", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.average_fps },
-    Row { label: "1% low (by count)", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.low_1pct_fps },
-    Row { label: "0.1% low (by count)", unit: "fps", higher_is_better: Some(true), decimals: 2, get: |s| s.low_0_1pct_fps },
-    Row { label: "P50 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p50_ms },
-    Row { label: "P90 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p90_ms },
-    Row { label: "P95 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p95_ms },
-    Row { label: "P99 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p99_ms },
-    Row { label: "P99.9 (time-weighted)", unit: "ms", higher_is_better: Some(false), decimals: 2, get: |s| s.p99_9_ms },
-    Row { label: "Stutters", unit: "", higher_is_better: Some(false), decimals: 0, get: |s| s.stutter_count as f64 },
-    Row { label: "Frames", unit: "", higher_is_better: None, decimals: 0, get: |s| s.frames as f64 },
-    Row { label: "Duration", unit: "s", higher_is_better: None, decimals: 2, get: |s| s.duration_s },
+    Row {
+        label: "Steady FPS",
+        unit: "fps",
+        higher_is_better: Some(true),
+        decimals: 0,
+        get: |s| s.steady_fps as f64,
+    },
+    Row {
+        label: "Mostly Steady FPS",
+        unit: "fps",
+        higher_is_better: Some(true),
+        decimals: 0,
+        get: |s| s.mostly_steady_fps as f64,
+    },
+    Row {
+        label: "Typical FPS",
+        unit: "fps",
+        higher_is_better: Some(true),
+        decimals: 0,
+        get: |s| s.typical_fps as f64,
+    },
+    Row {
+        label: "Average FPS",
+        unit: "fps",
+        higher_is_better: Some(true),
+        decimals: 2,
+        get: |s| s.average_fps,
+    },
+    Row {
+        label: "1% low (by count)",
+        unit: "fps",
+        higher_is_better: Some(true),
+        decimals: 2,
+        get: |s| s.low_1pct_fps,
+    },
+    Row {
+        label: "0.1% low (by count)",
+        unit: "fps",
+        higher_is_better: Some(true),
+        decimals: 2,
+        get: |s| s.low_0_1pct_fps,
+    },
+    Row {
+        label: "P50 (time-weighted)",
+        unit: "ms",
+        higher_is_better: Some(false),
+        decimals: 2,
+        get: |s| s.p50_ms,
+    },
+    Row {
+        label: "P90 (time-weighted)",
+        unit: "ms",
+        higher_is_better: Some(false),
+        decimals: 2,
+        get: |s| s.p90_ms,
+    },
+    Row {
+        label: "P95 (time-weighted)",
+        unit: "ms",
+        higher_is_better: Some(false),
+        decimals: 2,
+        get: |s| s.p95_ms,
+    },
+    Row {
+        label: "P99 (time-weighted)",
+        unit: "ms",
+        higher_is_better: Some(false),
+        decimals: 2,
+        get: |s| s.p99_ms,
+    },
+    Row {
+        label: "P99.9 (time-weighted)",
+        unit: "ms",
+        higher_is_better: Some(false),
+        decimals: 2,
+        get: |s| s.p99_9_ms,
+    },
+    Row {
+        label: "Stutters",
+        unit: "",
+        higher_is_better: Some(false),
+        decimals: 0,
+        get: |s| s.stutter_count as f64,
+    },
+    Row {
+        label: "Frames",
+        unit: "",
+        higher_is_better: None,
+        decimals: 0,
+        get: |s| s.frames as f64,
+    },
+    Row {
+        label: "Duration",
+        unit: "s",
+        higher_is_better: None,
+        decimals: 2,
+        get: |s| s.duration_s,
+    },
 ];
 
 /// How a "stutters by main cause" count compares (fewer is better).
@@ -58,13 +142,20 @@ pub struct CauseRow {
 pub fn cause_rows(runs: &[Option<&[Cause]>]) -> Vec<CauseRow> {
     let groups: Vec<Option<Vec<_>>> = runs.iter().map(|c| c.map(by_main_cause)).collect();
     let count = |g: &Option<Vec<crate::counters::CauseGroup>>, label: &str| {
-        g.as_ref().map(|g| g.iter().find(|x| x.label == label).map_or(0, |x| x.stutters))
+        g.as_ref().map(|g| {
+            g.iter()
+                .find(|x| x.label == label)
+                .map_or(0, |x| x.stutters)
+        })
     };
     let mut rows: Vec<CauseRow> = Vec::new();
     for group in groups.iter().flatten().flatten() {
         if !rows.iter().any(|r| r.label == group.label) {
             let counts = groups.iter().map(|g| count(g, &group.label)).collect();
-            rows.push(CauseRow { label: group.label.clone(), counts });
+            rows.push(CauseRow {
+                label: group.label.clone(),
+                counts,
+            });
         }
     }
     let total = |r: &CauseRow| r.counts.iter().flatten().sum::<usize>();
@@ -130,14 +221,27 @@ mod tests {
             frame: 0,
             excess_ms: 10.0,
             counters: label
-                .map(|l| Spike { name: "x".into(), label: l.into(), value: 9.0, median: 1.0, unit: "ms".into() })
+                .map(|l| Spike {
+                    name: "x".into(),
+                    label: l.into(),
+                    value: 9.0,
+                    median: 1.0,
+                    unit: "ms".into(),
+                })
                 .into_iter()
                 .collect(),
         };
-        let a = [cause(Some("pipeline creation")), cause(Some("pipeline creation")), cause(None)];
+        let a = [
+            cause(Some("pipeline creation")),
+            cause(Some("pipeline creation")),
+            cause(None),
+        ];
         let b = [cause(None), cause(Some("queue submit"))];
         let rows = cause_rows(&[Some(&a), Some(&b), None]);
-        let got: Vec<(&str, Vec<Option<usize>>)> = rows.iter().map(|r| (r.label.as_str(), r.counts.clone())).collect();
+        let got: Vec<(&str, Vec<Option<usize>>)> = rows
+            .iter()
+            .map(|r| (r.label.as_str(), r.counts.clone()))
+            .collect();
         assert_eq!(
             got,
             [
