@@ -41,8 +41,13 @@ pub fn testapp_exe() -> PathBuf {
 /// Panics with an explanation when neither exists.
 pub fn layer_library() -> PathBuf {
     let exe = steadyhud_exe();
-    let dir = exe.parent().expect("CARGO_BIN_EXE_steadyhud has a parent directory");
-    let candidates = [dir.join("deps/libsteadyhud.so"), dir.join("libsteadyhud.so")];
+    let dir = exe
+        .parent()
+        .expect("CARGO_BIN_EXE_steadyhud has a parent directory");
+    let candidates = [
+        dir.join("deps/libsteadyhud.so"),
+        dir.join("libsteadyhud.so"),
+    ];
     for lib in &candidates {
         if lib.is_file() {
             return lib.clone();
@@ -114,7 +119,12 @@ impl Xvfb {
                     // Drop the stderr pipe reader side: Xvfb logs little and we
                     // do not want it to block on a full pipe.
                     drop(child.stderr.take());
-                    return Xvfb { number: n, width, height, child };
+                    return Xvfb {
+                        number: n,
+                        width,
+                        height,
+                        child,
+                    };
                 }
                 if Instant::now() > deadline {
                     let _ = child.kill();
@@ -186,14 +196,28 @@ impl Harness {
         let config_home = root.path().join("config");
         let state_home = root.path().join("state");
         let log_dir = root.path().join("logs");
-        for d in [&runtime_dir, &data_home, &config_home, &state_home, &log_dir] {
+        for d in [
+            &runtime_dir,
+            &data_home,
+            &config_home,
+            &state_home,
+            &log_dir,
+        ] {
             std::fs::create_dir_all(d).expect("create harness dir");
         }
         std::fs::set_permissions(&runtime_dir, std::fs::Permissions::from_mode(0o700))
             .expect("chmod runtime dir");
         write_manifest(&data_home, &lib);
         let xvfb = Xvfb::start(width, height);
-        Harness { xvfb, root, runtime_dir, data_home, config_home, state_home, log_dir }
+        Harness {
+            xvfb,
+            root,
+            runtime_dir,
+            data_home,
+            config_home,
+            state_home,
+            log_dir,
+        }
     }
 
     /// A command with the harness environment: this display, private XDG
@@ -293,9 +317,13 @@ impl Harness {
     /// Panics unless the loader really inserts the validation layer with
     /// [`CommandExt::validation`] (so a zero `VUID-` count means something).
     pub fn assert_validation_active(&self) {
-        let out = run(self.testapp(&["--frames", "1"]).validation().env("VK_LOADER_DEBUG", "layer"));
+        let out = run(self
+            .testapp(&["--frames", "1"])
+            .validation()
+            .env("VK_LOADER_DEBUG", "layer"));
         assert!(
-            out.stderr.contains(&format!("Insert instance layer \"{VALIDATION}\"")),
+            out.stderr
+                .contains(&format!("Insert instance layer \"{VALIDATION}\"")),
             "the validation layer is not active (vulkan-validationlayers installed?):\n{}",
             tail(&out.stderr, 30)
         );
@@ -304,9 +332,13 @@ impl Harness {
     /// Whether the loader inserts the steadyhud layer into the test app run
     /// with [`CommandExt::layer`] (loader debug output). Clears the log dir.
     pub fn layer_inserted(&self) -> bool {
-        let out = run(self.testapp(&["--frames", "1"]).layer().env("VK_LOADER_DEBUG", "layer"));
+        let out = run(self
+            .testapp(&["--frames", "1"])
+            .layer()
+            .env("VK_LOADER_DEBUG", "layer"));
         self.clear_logs();
-        out.stderr.contains(&format!("Insert instance layer \"{LAYER_NAME}\""))
+        out.stderr
+            .contains(&format!("Insert instance layer \"{LAYER_NAME}\""))
     }
 
     /// Runs `xdotool ARGS` on this display (e.g. `["key", "shift_R+F12"]`).
@@ -317,13 +349,25 @@ impl Harness {
             .stdin(Stdio::null())
             .output()
             .expect("run xdotool (xdotool package)");
-        assert!(out.status.success(), "xdotool {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "xdotool {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// A screenshot of the whole root window.
     pub fn screenshot(&self) -> Screenshot {
         let out = Command::new("import")
-            .args(["-display", &self.xvfb.display(), "-window", "root", "-depth", "8", "ppm:-"])
+            .args([
+                "-display",
+                &self.xvfb.display(),
+                "-window",
+                "root",
+                "-depth",
+                "8",
+                "ppm:-",
+            ])
             .stdin(Stdio::null())
             .output()
             .expect("run ImageMagick `import` (imagemagick package)");
@@ -339,8 +383,10 @@ impl Harness {
 /// Writes `vulkan/implicit_layer.d/VK_LAYER_STEADYHUD_overlay.json` under
 /// `data_home` from the repo's manifest with an absolute `library_path`.
 pub fn write_manifest(data_home: &Path, lib: &Path) -> PathBuf {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("layer-manifest/VK_LAYER_STEADYHUD_overlay.json");
-    let text = std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("layer-manifest/VK_LAYER_STEADYHUD_overlay.json");
+    let text =
+        std::fs::read_to_string(&src).unwrap_or_else(|e| panic!("read {}: {e}", src.display()));
     let mut json: serde_json::Value =
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", src.display()));
     json["layer"]["library_path"] = serde_json::Value::String(lib.to_string_lossy().into_owned());
@@ -411,9 +457,12 @@ impl RunOutput {
 
     /// M of `testapp: swapchain recreations M`.
     pub fn swapchain_recreations(&self) -> Option<u64> {
-        self.stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("testapp: swapchain recreations ")?.trim().parse().ok())
+        self.stdout.lines().find_map(|l| {
+            l.strip_prefix("testapp: swapchain recreations ")?
+                .trim()
+                .parse()
+                .ok()
+        })
     }
 
     /// (count, worst ms) from `testapp: late presents N worst X ms`: how
@@ -453,7 +502,12 @@ impl RunOutput {
     /// Panics (showing them) if any `VUID-` line was printed.
     pub fn assert_no_vuid(&self, what: &str) -> &Self {
         let v = self.vuid_lines();
-        assert!(v.is_empty(), "{what}: {} validation message(s):\n{}", v.len(), v.join("\n"));
+        assert!(
+            v.is_empty(),
+            "{what}: {} validation message(s):\n{}",
+            v.len(),
+            v.join("\n")
+        );
         self
     }
 }
@@ -507,7 +561,9 @@ pub fn spawn(cmd: &mut Command) -> Running {
             if n == 0 {
                 break;
             }
-            let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+            let line = String::from_utf8_lossy(&buf)
+                .trim_end_matches(['\n', '\r'])
+                .to_string();
             sink.lock().unwrap().push((start.elapsed(), line));
             buf.clear();
         }
@@ -518,7 +574,14 @@ pub fn spawn(cmd: &mut Command) -> Running {
         let _ = stderr.read_to_end(&mut v);
         String::from_utf8_lossy(&v).into_owned()
     });
-    Running { child, start, program, lines, out_thread: Some(out_thread), err_thread: Some(err_thread) }
+    Running {
+        child,
+        start,
+        program,
+        lines,
+        out_thread: Some(out_thread),
+        err_thread: Some(err_thread),
+    }
 }
 
 impl Running {
@@ -547,7 +610,11 @@ impl Running {
                 .and_then(|n| n.parse::<u64>().ok())
                 .is_some_and(|n| n >= k)
         });
-        assert!(ok, "{} did not report {k} presents within {timeout:?} (run it with --progress)", self.program);
+        assert!(
+            ok,
+            "{} did not report {k} presents within {timeout:?} (run it with --progress)",
+            self.program
+        );
     }
 
     /// SIGKILLs the process now and collects its output.
@@ -580,10 +647,24 @@ impl Running {
         if let Some(t) = self.out_thread.take() {
             t.join().expect("stdout reader");
         }
-        let stderr = self.err_thread.take().map(|t| t.join().expect("stderr reader")).unwrap_or_default();
+        let stderr = self
+            .err_thread
+            .take()
+            .map(|t| t.join().expect("stderr reader"))
+            .unwrap_or_default();
         let stdout_lines = std::mem::take(&mut *self.lines.lock().unwrap());
-        let stdout = stdout_lines.iter().map(|(_, l)| l.as_str()).collect::<Vec<_>>().join("\n");
-        RunOutput { status, stdout, stderr, stdout_lines, killed_at: None }
+        let stdout = stdout_lines
+            .iter()
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        RunOutput {
+            status,
+            stdout,
+            stderr,
+            stdout_lines,
+            killed_at: None,
+        }
     }
 }
 
@@ -610,7 +691,8 @@ impl SessionLog {
             .summary
             .as_ref()
             .unwrap_or_else(|| panic!("no .summary.json next to {}", self.csv.display()));
-        let text = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+        let text =
+            std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", p.display()))
     }
 }
@@ -631,7 +713,10 @@ pub fn session_logs_in(dir: &Path) -> Vec<SessionLog> {
         .filter(|p| p.extension() == Some(OsStr::new("csv")))
         .map(|csv| {
             let summary = csv.with_extension("summary.json");
-            SessionLog { summary: summary.is_file().then_some(summary), csv }
+            SessionLog {
+                summary: summary.is_file().then_some(summary),
+                csv,
+            }
         })
         .collect()
 }
@@ -679,19 +764,36 @@ impl Screenshot {
         }
         let need = (w * h * 3) as usize;
         let rgb = data.get(i..i + need).ok_or("truncated PPM data")?.to_vec();
-        Ok(Screenshot { width: w, height: h, rgb })
+        Ok(Screenshot {
+            width: w,
+            height: h,
+            rgb,
+        })
     }
 
     /// The (r, g, b) at (x, y).
     pub fn pixel(&self, x: u32, y: u32) -> [u8; 3] {
-        assert!(x < self.width && y < self.height, "pixel ({x},{y}) outside {}x{}", self.width, self.height);
+        assert!(
+            x < self.width && y < self.height,
+            "pixel ({x},{y}) outside {}x{}",
+            self.width,
+            self.height
+        );
         let o = ((y * self.width + x) * 3) as usize;
         [self.rgb[o], self.rgb[o + 1], self.rgb[o + 2]]
     }
 
     /// Number of pixels in the rectangle that differ from `other`'s by more
     /// than `tolerance` in any channel.
-    pub fn diff_count(&self, other: &Screenshot, x0: u32, y0: u32, w: u32, h: u32, tolerance: u8) -> usize {
+    pub fn diff_count(
+        &self,
+        other: &Screenshot,
+        x0: u32,
+        y0: u32,
+        w: u32,
+        h: u32,
+        tolerance: u8,
+    ) -> usize {
         let mut n = 0;
         for y in y0..(y0 + h).min(self.height).min(other.height) {
             for x in x0..(x0 + w).min(self.width).min(other.width) {
@@ -748,9 +850,13 @@ impl Harness {
     /// Panics with the loader's view unless `STEADYHUD=1` makes the loader
     /// insert the steadyhud layer from this harness's manifest.
     pub fn assert_layer_inserted(&self) {
-        let out = run(self.testapp(&["--frames", "1"]).layer().env("VK_LOADER_DEBUG", "layer"));
+        let out = run(self
+            .testapp(&["--frames", "1"])
+            .layer()
+            .env("VK_LOADER_DEBUG", "layer"));
         assert!(
-            out.stderr.contains(&format!("Insert instance layer \"{LAYER_NAME}\"")),
+            out.stderr
+                .contains(&format!("Insert instance layer \"{LAYER_NAME}\"")),
             "the loader did not insert {LAYER_NAME} (manifest under {}):\n{}",
             self.data_home.display(),
             tail(&out.stderr, 40)
@@ -770,7 +876,10 @@ pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
     };
     match steadyhud::formats::read_path(csv, &opts) {
         Ok(log) => log.durations_ns,
-        Err(e) => panic!("{} is not a readable steadyhud session log: {e}", csv.display()),
+        Err(e) => panic!(
+            "{} is not a readable steadyhud session log: {e}",
+            csv.display()
+        ),
     }
 }
 
@@ -779,4 +888,137 @@ pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Switches for the validation layer's optional checks (see
+/// [`CommandExt::validation`]).
+pub trait ValidationExt {
+    /// Enable the Khronos validation layer with synchronization validation
+    /// (`VK_LAYER_ENABLES`); thread-safety checks are on by default.
+    fn sync_validation(&mut self) -> &mut Self;
+}
+
+/// `VK_LAYER_ENABLES` value that turns on synchronization validation.
+pub const SYNC_VALIDATION: &str = "VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT";
+
+impl ValidationExt for Command {
+    fn sync_validation(&mut self) -> &mut Self {
+        self.env("VK_INSTANCE_LAYERS", VALIDATION)
+            .env("VK_LAYER_ENABLES", SYNC_VALIDATION)
+    }
+}
+
+/// The test app's `testapp: vkCreateSwapchainKHR us: ...` line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CreateSwapchainTimes {
+    /// The whole line after `testapp: `.
+    pub line: String,
+    /// Duration of the first call (us).
+    pub first_us: u64,
+    /// Median of the later calls (us), None if there was only one call.
+    pub median_after_first_us: Option<u64>,
+    /// Number of calls.
+    pub n: u64,
+}
+
+impl RunOutput {
+    /// Every stdout/stderr line with `Validation Error` (the Khronos
+    /// validation layer's error lines: VUIDs, but also threading errors
+    /// (`UNASSIGNED-Threading-*`) and synchronization hazards
+    /// (`SYNC-HAZARD-*`), which carry no `VUID-`).
+    pub fn validation_error_lines(&self) -> Vec<&str> {
+        self.stdout
+            .lines()
+            .chain(self.stderr.lines())
+            .filter(|l| l.contains("Validation Error"))
+            .collect()
+    }
+
+    /// Panics (showing the first of them and their count) if any
+    /// `Validation Error` line was printed.
+    pub fn assert_no_validation_error(&self, what: &str) -> &Self {
+        let v = self.validation_error_lines();
+        assert!(
+            v.is_empty(),
+            "{what}: {} `Validation Error` line(s), the first ones:\n{}",
+            v.len(),
+            v.iter().take(20).copied().collect::<Vec<_>>().join("\n")
+        );
+        self
+    }
+
+    /// N of the test app's `testapp: submit thread submits N` (`--submit-thread`).
+    pub fn thread_submits(&self) -> Option<u64> {
+        self.stdout.lines().find_map(|l| {
+            l.strip_prefix("testapp: submit thread submits ")?
+                .trim()
+                .parse()
+                .ok()
+        })
+    }
+
+    /// The test app's `testapp: vkCreateSwapchainKHR us: first=.. median_after_first=.. n=..` line.
+    pub fn create_swapchain_times(&self) -> Option<CreateSwapchainTimes> {
+        let line = self.stdout.lines().find_map(|l| {
+            l.strip_prefix("testapp: ")
+                .filter(|r| r.starts_with("vkCreateSwapchainKHR us: "))
+        })?;
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        Some(CreateSwapchainTimes {
+            line: line.to_string(),
+            first_us: field("first")?,
+            median_after_first_us: field("median_after_first"),
+            n: field("n")?,
+        })
+    }
+}
+
+impl Harness {
+    /// Panics unless [`ValidationExt::sync_validation`] really turns on
+    /// synchronization validation (so zero hazards mean something): the test
+    /// app's `--submit-hazard` records a write-after-write hazard (and
+    /// nothing else wrong) that it must report.
+    pub fn assert_sync_validation_active(&self) {
+        let args = ["--frames", "2", "--submit-thread", "--submit-hazard"];
+        let out = run(self.testapp(&args).sync_validation());
+        out.assert_success("testapp --submit-hazard with synchronization validation");
+        assert!(
+            out.validation_error_lines()
+                .iter()
+                .any(|l| l.contains("SYNC-HAZARD-WRITE-AFTER-WRITE")),
+            "synchronization validation is not active ({SYNC_VALIDATION} in VK_LAYER_ENABLES): \
+             the deliberate hazard was not reported:\n{}",
+            tail(&out.stdout, 20)
+        );
+    }
+
+    /// Panics unless the loader puts the validation layer between the
+    /// steadyhud layer and the driver (so validation sees the calls the
+    /// layer makes on its own, e.g. its queue submissions), judged from
+    /// `VK_LOADER_DEBUG=layer` output `loader_debug` (the loader prints the
+    /// instance layers it inserts from the driver side up).
+    pub fn assert_validation_below_layer(&self, loader_debug: &str) {
+        let order: Vec<&str> = loader_debug
+            .lines()
+            .filter_map(|l| {
+                l.split("Insert instance layer \"")
+                    .nth(1)?
+                    .split('"')
+                    .next()
+            })
+            .collect();
+        let pos = |name: &str| order.iter().position(|l| *l == name);
+        match (pos(VALIDATION), pos(LAYER_NAME)) {
+            (Some(v), Some(s)) => assert!(
+                v < s,
+                "the validation layer sits above {LAYER_NAME} (insert order from the driver up: {order:?}): \
+                 it cannot see the layer's own Vulkan calls"
+            ),
+            _ => panic!("both {VALIDATION} and {LAYER_NAME} must be inserted; loader inserted {order:?}"),
+        }
+    }
 }

@@ -11,11 +11,17 @@ pub enum Error {
     #[error("cannot load the Vulkan loader (libvulkan.so.1): {0}")]
     Loader(String),
     #[error("{what}: {result}")]
-    Vulkan { what: &'static str, result: vk::Result },
+    Vulkan {
+        what: &'static str,
+        result: vk::Result,
+    },
     #[error("{0}")]
     Unsupported(String),
     #[error("{what}: {source}")]
-    Io { what: String, source: std::io::Error },
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
 }
 
 /// Attaches "what we were doing" to a Vulkan result.

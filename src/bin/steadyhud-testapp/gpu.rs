@@ -33,11 +33,19 @@ impl Instance {
         // SAFETY: valid create info; extensions come from ash-window.
         let instance = unsafe { entry.create_instance(&info, None) }.ctx("vkCreateInstance")?;
         let surface_fn = khr::surface::Instance::new(&entry, &instance);
-        Ok(Instance { entry, instance, surface_fn })
+        Ok(Instance {
+            entry,
+            instance,
+            surface_fn,
+        })
     }
 
     /// Creates a surface for `window`.
-    pub fn create_surface(&self, display: &Display, window: &Window) -> Result<vk::SurfaceKHR, Error> {
+    pub fn create_surface(
+        &self,
+        display: &Display,
+        window: &Window,
+    ) -> Result<vk::SurfaceKHR, Error> {
         // SAFETY: the display and window outlive the surface (destroyed first in main).
         unsafe {
             ash_window::create_surface(
@@ -82,18 +90,25 @@ impl Gpu {
     /// to every surface.
     pub fn new(inst: &Instance, surfaces: &[vk::SurfaceKHR]) -> Result<Gpu, Error> {
         // SAFETY: plain queries on a live instance.
-        let physicals = unsafe { inst.instance.enumerate_physical_devices() }.ctx("vkEnumeratePhysicalDevices")?;
+        let physicals = unsafe { inst.instance.enumerate_physical_devices() }
+            .ctx("vkEnumeratePhysicalDevices")?;
         let mut chosen = None;
         'devices: for &pd in &physicals {
-            let families = unsafe { inst.instance.get_physical_device_queue_family_properties(pd) };
+            let families = unsafe {
+                inst.instance
+                    .get_physical_device_queue_family_properties(pd)
+            };
             for (i, fam) in families.iter().enumerate() {
                 if !fam.queue_flags.contains(vk::QueueFlags::GRAPHICS) {
                     continue;
                 }
                 let mut all = true;
                 for &s in surfaces {
-                    let ok = unsafe { inst.surface_fn.get_physical_device_surface_support(pd, i as u32, s) }
-                        .ctx("vkGetPhysicalDeviceSurfaceSupportKHR")?;
+                    let ok = unsafe {
+                        inst.surface_fn
+                            .get_physical_device_surface_support(pd, i as u32, s)
+                    }
+                    .ctx("vkGetPhysicalDeviceSurfaceSupportKHR")?;
                     all &= ok;
                 }
                 if all {
@@ -122,12 +137,28 @@ impl Gpu {
             .queue_create_infos(&queues)
             .enabled_extension_names(&extensions);
         // SAFETY: valid create info for a device we enumerated.
-        let device = unsafe { inst.instance.create_device(physical, &info, None) }.ctx("vkCreateDevice")?;
+        let device =
+            unsafe { inst.instance.create_device(physical, &info, None) }.ctx("vkCreateDevice")?;
         let queue = unsafe { device.get_device_queue(family, 0) };
         let swapchain_fn = khr::swapchain::Device::new(&inst.instance, &device);
-        let mem = unsafe { inst.instance.get_physical_device_memory_properties(physical) };
-        let memory_types = mem.memory_types_as_slice().iter().map(|t| t.property_flags).collect();
-        Ok(Gpu { physical, device, family, queue: Mutex::new(queue), swapchain_fn, device_name, memory_types })
+        let mem = unsafe {
+            inst.instance
+                .get_physical_device_memory_properties(physical)
+        };
+        let memory_types = mem
+            .memory_types_as_slice()
+            .iter()
+            .map(|t| t.property_flags)
+            .collect();
+        Ok(Gpu {
+            physical,
+            device,
+            family,
+            queue: Mutex::new(queue),
+            swapchain_fn,
+            device_name,
+            memory_types,
+        })
     }
 
     pub fn wait_idle(&self) -> Result<(), Error> {

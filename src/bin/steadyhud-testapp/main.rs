@@ -9,13 +9,14 @@ mod error;
 mod gpu;
 mod pacing;
 mod pattern;
+mod submit;
 mod target;
 mod workload;
 mod x11;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ash::vk;
@@ -98,6 +99,32 @@ struct Args {
     /// resizing.
     #[arg(long)]
     resize_lazy: bool,
+    /// Every N presents, resize every window and recreate its swapchain
+    /// (passing the old one as oldSwapchain), alternating between --size
+    /// and 3/4 of it; with --resize-lazy only the window is resized.
+    #[arg(long, value_name = "N")]
+    resize_every: Option<u64>,
+    /// A second thread keeps submitting small GPU work (a clear of an image
+    /// of its own, fenced) on the queue the app presents on, as DXVK's
+    /// submission thread does, while the main thread presents and
+    /// recreates swapchains. Every vkQueueSubmit/vkQueuePresentKHR of the
+    /// app holds one queue lock. Prints `testapp: submit thread submits N`.
+    #[arg(long)]
+    submit_thread: bool,
+    /// Pause of the submit thread after each submit (e.g. 500us; 0: submit
+    /// again as soon as one of its two slots is free).
+    #[arg(
+        long,
+        default_value = "0",
+        value_name = "GAP",
+        requires = "submit_thread"
+    )]
+    submit_gap: String,
+    /// Make the submit thread's work racy on purpose (its image is cleared
+    /// twice with no barrier in between): synchronization validation must
+    /// report it. For tests that check that it is active.
+    #[arg(long, hide = true, requires = "submit_thread")]
+    submit_hazard: bool,
     /// Right before present number FRAME, create N graphics pipelines (each
     /// compiled anew): a shader-compile stutter on frame FRAME-1. Repeatable.
     #[arg(long, value_name = "FRAME:N", value_parser = workload::parse_at)]
@@ -136,7 +163,9 @@ struct Args {
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
-    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("`{s}` is not WxH"))?;
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not WxH"))?;
     let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
     let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
     if w == 0 || h == 0 || w > 16384 || h > 16384 {
@@ -146,8 +175,12 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
 }
 
 fn parse_resize(s: &str) -> Result<(u64, (u32, u32)), String> {
-    let (f, size) = s.split_once(':').ok_or_else(|| format!("`{s}` is not FRAME:WxH"))?;
-    let f: u64 = f.parse().map_err(|_| format!("bad frame number in `{s}`"))?;
+    let (f, size) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}` is not FRAME:WxH"))?;
+    let f: u64 = f
+        .parse()
+        .map_err(|_| format!("bad frame number in `{s}`"))?;
     Ok((f, parse_size(size)?))
 }
 
@@ -173,16 +206,26 @@ fn main() -> ExitCode {
 /// Total vkQueuePresentKHR calls, across threads.
 static PRESENT_CALLS: AtomicU64 = AtomicU64::new(0);
 
+/// Parses an option that takes one duration (`16.6ms`, `500us`, `0`).
+fn single_duration(option: &str, text: &str) -> Result<Duration, Error> {
+    let one = Pattern::parse(text).map_err(|e| Error::Usage(format!("{option}: {e}")))?;
+    if one.entries.len() != 1 || one.entries[0].count != 1 {
+        return Err(Error::Usage(format!(
+            "{option} takes one duration, e.g. 16.6ms"
+        )));
+    }
+    Ok(one.entries[0].gap)
+}
+
 fn build_pattern(args: &Args) -> Result<Pattern, Error> {
     let mut p = match (&args.pattern, args.frames) {
-        (Some(text), _) => Pattern::parse(text).map_err(|e| Error::Usage(format!("--pattern: {e}")))?,
-        (None, frames) => {
-            let one = Pattern::parse(&args.interval).map_err(|e| Error::Usage(format!("--interval: {e}")))?;
-            if one.entries.len() != 1 || one.entries[0].count != 1 {
-                return Err(Error::Usage("--interval takes one duration, e.g. 16.6ms".into()));
-            }
-            Pattern::constant(one.entries[0].gap, frames.unwrap_or(300))
+        (Some(text), _) => {
+            Pattern::parse(text).map_err(|e| Error::Usage(format!("--pattern: {e}")))?
         }
+        (None, frames) => Pattern::constant(
+            single_duration("--interval", &args.interval)?,
+            frames.unwrap_or(300),
+        ),
     };
     if let Some(s) = args.hold {
         if !(s.is_finite() && s >= 0.0) {
@@ -196,23 +239,36 @@ fn build_pattern(args: &Args) -> Result<Pattern, Error> {
 fn run(args: &Args) -> Result<(), Error> {
     let pattern = build_pattern(args)?;
     if args.threads == 0 || args.swapchains == 0 || args.devices == 0 || args.repeat == 0 {
-        return Err(Error::Usage("--swapchains, --threads, --devices and --repeat must be at least 1".into()));
+        return Err(Error::Usage(
+            "--swapchains, --threads, --devices and --repeat must be at least 1".into(),
+        ));
     }
     if args.threads > 1 && args.multi_present {
-        return Err(Error::Usage("--threads and --multi-present cannot be combined".into()));
+        return Err(Error::Usage(
+            "--threads and --multi-present cannot be combined".into(),
+        ));
     }
     if args.devices > 1 && args.multi_present {
-        return Err(Error::Usage("--devices and --multi-present cannot be combined (one present call is on one queue)".into()));
+        return Err(Error::Usage(
+            "--devices and --multi-present cannot be combined (one present call is on one queue)"
+                .into(),
+        ));
     }
     if args.repeat > 1 && args.no_destroy {
-        return Err(Error::Usage("--repeat and --no-destroy cannot be combined".into()));
+        return Err(Error::Usage(
+            "--repeat and --no-destroy cannot be combined".into(),
+        ));
     }
+    if args.resize_every == Some(0) {
+        return Err(Error::Usage("--resize-every must be at least 1".into()));
+    }
+    single_duration("--submit-gap", &args.submit_gap)?;
     let display = x11::Display::open()?;
     let mut totals = Totals::default();
     for round in 0..args.repeat {
         session(args, &display, &pattern, round, &mut totals)?;
     }
-    print_totals(&totals);
+    print_totals(args, &totals);
     Ok(())
 }
 
@@ -224,9 +280,11 @@ struct Totals {
     late: u64,
     worst: Duration,
     late_at: Vec<u64>,
+    /// Submits of the `--submit-thread` thread.
+    thread_submits: u64,
 }
 
-fn print_totals(t: &Totals) {
+fn print_totals(args: &Args, t: &Totals) {
     let per: Vec<String> = t.per_swapchain.iter().map(|n| n.to_string()).collect();
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "testapp: swapchain presents {}", per.join(","));
@@ -241,19 +299,43 @@ fn print_totals(t: &Totals) {
         t.worst.as_secs_f64() * 1e3,
         at.join(",")
     );
-    let _ = writeln!(out, "testapp: presented {} frames", PRESENT_CALLS.load(Ordering::Relaxed));
+    if args.submit_thread {
+        let _ = writeln!(out, "testapp: submit thread submits {}", t.thread_submits);
+    }
+    let _ = writeln!(
+        out,
+        "testapp: vkCreateSwapchainKHR us: {}",
+        target::create_swapchain_summary()
+    );
+    let _ = writeln!(
+        out,
+        "testapp: presented {} frames",
+        PRESENT_CALLS.load(Ordering::Relaxed)
+    );
     let _ = out.flush();
 }
 
 /// One whole Vulkan session: windows, instance, device(s), swapchains, the
 /// present loop, and (unless --no-destroy) the teardown in reverse order.
-fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, totals: &mut Totals) -> Result<(), Error> {
+fn session(
+    args: &Args,
+    display: &x11::Display,
+    pattern: &Pattern,
+    round: u32,
+    totals: &mut Totals,
+) -> Result<(), Error> {
     let windows_n = args.swapchains.max(args.threads).max(args.devices);
     let (width, height) = args.size;
     let mut windows = Vec::new();
     for i in 0..windows_n {
         let x = (i * (width + 8)) as i32;
-        windows.push(display.create_window(x, 0, width, height, &format!("steadyhud-testapp {i}"))?);
+        windows.push(display.create_window(
+            x,
+            0,
+            width,
+            height,
+            &format!("steadyhud-testapp {i}"),
+        )?);
     }
     let inst = Instance::new(display)?;
     let mut surfaces = Vec::new();
@@ -263,8 +345,12 @@ fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, t
     // Window i belongs to device i % devices.
     let mut gpus = Vec::new();
     for d in 0..args.devices as usize {
-        let mine: Vec<vk::SurfaceKHR> =
-            surfaces.iter().enumerate().filter(|(i, _)| i % args.devices as usize == d).map(|(_, s)| *s).collect();
+        let mine: Vec<vk::SurfaceKHR> = surfaces
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % args.devices as usize == d)
+            .map(|(_, s)| *s)
+            .collect();
         gpus.push(Gpu::new(&inst, &mine)?);
     }
     let wish = SwapchainWish {
@@ -280,23 +366,30 @@ fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, t
         width,
         height,
     };
-    let mut targets = Vec::new();
-    for (i, &s) in surfaces.iter().enumerate() {
-        let g = i % gpus.len();
-        targets.push(Target::new(&inst, &gpus[g], g, s, wish)?);
-    }
-    eprintln!(
-        "testapp: device {:?} x{}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted{}",
-        gpus[0].device_name,
-        gpus.len(),
-        targets.len(),
-        targets[0].extent.width,
-        targets[0].extent.height,
-        wish.format,
-        wish.present_mode,
-        pattern.frames(),
-        if args.repeat > 1 { format!(", round {}", round + 1) } else { String::new() }
-    );
+    let make_targets = || -> Result<Vec<Target>, Error> {
+        let mut targets = Vec::new();
+        for (i, &s) in surfaces.iter().enumerate() {
+            let g = i % gpus.len();
+            targets.push(Target::new(&inst, &gpus[g], g, s, wish)?);
+        }
+        eprintln!(
+            "testapp: device {:?} x{}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted{}",
+            gpus[0].device_name,
+            gpus.len(),
+            targets.len(),
+            targets[0].extent.width,
+            targets[0].extent.height,
+            wish.format,
+            wish.present_mode,
+            pattern.frames(),
+            if args.repeat > 1 {
+                format!(", round {}", round + 1)
+            } else {
+                String::new()
+            }
+        );
+        Ok(targets)
+    };
 
     let ctx = LoopCtx {
         args,
@@ -304,34 +397,85 @@ fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, t
         gpus: &gpus,
         display,
         pattern,
-        leftovers: std::sync::Mutex::new((0..gpus.len()).map(|_| workload::Leftovers::default()).collect()),
+        leftovers: std::sync::Mutex::new(
+            (0..gpus.len())
+                .map(|_| workload::Leftovers::default())
+                .collect(),
+        ),
     };
-    let reports: Vec<LoopReport> = if args.threads > 1 {
-        let mut results = Vec::new();
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = targets
-                .chunks_mut(1)
-                .zip(windows.chunks(1))
-                .map(|(t, w)| {
-                    let ctx = &ctx;
-                    scope.spawn(move || ctx.present_loop(t, w))
-                })
-                .collect();
-            for h in handles {
-                results.push(h.join().unwrap_or_else(|_| Err(Error::Unsupported("present thread panicked".into()))));
-            }
+    // The submit thread works on device 0's queue, which window 0 presents
+    // on. It starts before the swapchains exist, as a game's submission
+    // thread starts with its device, so every vkCreateSwapchainKHR of the
+    // app overlaps its submits.
+    let submit_work = match args.submit_thread {
+        true => {
+            let gap = single_duration("--submit-gap", &args.submit_gap)?;
+            let mode = if args.submit_hazard {
+                submit::Mode::Hazard
+            } else {
+                submit::Mode::Correct
+            };
+            Some(submit::SubmitWork::new(&gpus[0], gap, mode)?)
+        }
+        false => None,
+    };
+    let stop = AtomicBool::new(false);
+    let (result, submitted) = std::thread::scope(|scope| {
+        let submitter = submit_work.as_ref().map(|w| {
+            let (gpu, stop) = (&gpus[0], &stop);
+            scope.spawn(move || w.run(gpu, stop))
         });
-        results.into_iter().collect::<Result<_, _>>()?
-    } else {
-        vec![ctx.present_loop(&mut targets, &windows)?]
-    };
+        let present = || -> Result<(Vec<Target>, Vec<LoopReport>), Error> {
+            let mut targets = make_targets()?;
+            let reports = if args.threads > 1 {
+                std::thread::scope(|inner| {
+                    let handles: Vec<_> = targets
+                        .chunks_mut(1)
+                        .zip(windows.chunks(1))
+                        .map(|(t, w)| {
+                            let ctx = &ctx;
+                            inner.spawn(move || ctx.present_loop(t, w))
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join().unwrap_or_else(|_| {
+                                Err(Error::Unsupported("present thread panicked".into()))
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })?
+            } else {
+                vec![ctx.present_loop(&mut targets, &windows)?]
+            };
+            Ok((targets, reports))
+        };
+        let result = present();
+        stop.store(true, Ordering::Relaxed);
+        let submitted = submitter.map(|h| {
+            h.join()
+                .unwrap_or_else(|_| Err(Error::Unsupported("submit thread panicked".into())))
+        });
+        (result, submitted)
+    });
+    let (targets, reports) = result?;
+    if let Some(n) = submitted {
+        totals.thread_submits += n?;
+    }
     totals.late += reports.iter().map(|r| r.late).sum::<u64>();
-    totals.worst = totals.worst.max(reports.iter().map(|r| r.worst).max().unwrap_or_default());
-    totals.late_at.extend(reports.iter().flat_map(|r| r.late_at.iter().copied()));
+    totals.worst = totals
+        .worst
+        .max(reports.iter().map(|r| r.worst).max().unwrap_or_default());
+    totals
+        .late_at
+        .extend(reports.iter().flat_map(|r| r.late_at.iter().copied()));
     if let Some(path) = &args.timestamps {
         write_timestamps(path, &reports, round, args.repeat > 1)?;
     }
-    totals.per_swapchain.resize(targets.len().max(totals.per_swapchain.len()), 0);
+    totals
+        .per_swapchain
+        .resize(targets.len().max(totals.per_swapchain.len()), 0);
     for (sum, t) in totals.per_swapchain.iter_mut().zip(&targets) {
         *sum += t.presented;
     }
@@ -339,13 +483,19 @@ fn session(args: &Args, display: &x11::Display, pattern: &Pattern, round: u32, t
 
     if args.no_destroy {
         // Leave main with the device and instance alive, as some games do.
-        print_totals(totals);
+        print_totals(args, totals);
         std::process::exit(0);
     }
     for g in &gpus {
         g.wait_idle()?;
     }
-    let leftovers = ctx.leftovers.into_inner().unwrap_or_else(|e| e.into_inner());
+    if let Some(w) = submit_work {
+        w.destroy(&gpus[0]);
+    }
+    let leftovers = ctx
+        .leftovers
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner());
     for (l, g) in leftovers.into_iter().zip(&gpus) {
         l.destroy(g);
     }
@@ -375,7 +525,12 @@ struct LoopReport {
 
 /// Writes (round 0) or appends the present-call timestamps, one per line;
 /// `# thread T` / `# round R` lines separate threads and rounds.
-fn write_timestamps(path: &std::path::Path, reports: &[LoopReport], round: u32, rounds: bool) -> Result<(), Error> {
+fn write_timestamps(
+    path: &std::path::Path,
+    reports: &[LoopReport],
+    round: u32,
+    rounds: bool,
+) -> Result<(), Error> {
     let mut text = String::new();
     if rounds {
         text.push_str(&format!("# round {round}\n"));
@@ -389,7 +544,10 @@ fn write_timestamps(path: &std::path::Path, reports: &[LoopReport], round: u32, 
             text.push('\n');
         }
     }
-    let io = |source| Error::Io { what: format!("writing --timestamps {}", path.display()), source };
+    let io = |source| Error::Io {
+        what: format!("writing --timestamps {}", path.display()),
+        source,
+    };
     let mut f = std::fs::OpenOptions::new()
         .create(true)
         .write(true)
@@ -413,14 +571,24 @@ struct LoopCtx<'a> {
 impl LoopCtx<'_> {
     /// Runs the `--pipelines-at` / `--alloc-at` work due before present `k`,
     /// then shifts the schedule by the time it took.
-    fn inject_work(&self, k: u64, targets: &[Target], schedule: &mut Schedule) -> Result<(), Error> {
+    fn inject_work(
+        &self,
+        k: u64,
+        targets: &[Target],
+        schedule: &mut Schedule,
+    ) -> Result<(), Error> {
         let args = self.args;
         let work = args
             .pipelines_at
             .iter()
             .filter(|(f, _)| *f == k)
             .map(|(_, n)| workload::Work::Pipelines(*n))
-            .chain(args.alloc_at.iter().filter(|(f, _)| *f == k).map(|(_, n)| workload::Work::AllocMib(*n)));
+            .chain(
+                args.alloc_at
+                    .iter()
+                    .filter(|(f, _)| *f == k)
+                    .map(|(_, n)| workload::Work::AllocMib(*n)),
+            );
         let start = Instant::now();
         let mut any = false;
         for w in work {
@@ -433,7 +601,10 @@ impl LoopCtx<'_> {
             let took = start.elapsed();
             schedule.shift(took);
             if args.trace {
-                eprintln!("testapp: trace work before present {k} took {:.3} ms", took.as_secs_f64() * 1e3);
+                eprintln!(
+                    "testapp: trace work before present {k} took {:.3} ms",
+                    took.as_secs_f64() * 1e3
+                );
             }
         }
         Ok(())
@@ -441,7 +612,11 @@ impl LoopCtx<'_> {
 
     /// Presents every target at each schedule point; returns (late presents,
     /// worst lateness, first late present numbers).
-    fn present_loop(&self, targets: &mut [Target], windows: &[x11::Window]) -> Result<LoopReport, Error> {
+    fn present_loop(
+        &self,
+        targets: &mut [Target],
+        windows: &[x11::Window],
+    ) -> Result<LoopReport, Error> {
         let args = self.args;
         let mut gaps = self.pattern.gaps();
         let mut schedule = Schedule::new(Instant::now());
@@ -454,7 +629,21 @@ impl LoopCtx<'_> {
             Vec::new()
         };
         for k in 0..total {
-            for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == k) {
+            let every = args.resize_every.filter(|n| k > 0 && k % n == 0).map(|n| {
+                // Alternate: 3/4 of --size, --size, 3/4, ...
+                let (w, h) = args.size;
+                if (k / n) % 2 == 1 {
+                    (k, ((w * 3 / 4).max(1), (h * 3 / 4).max(1)))
+                } else {
+                    (k, (w, h))
+                }
+            });
+            for (_, (w, h)) in args
+                .resize_at
+                .iter()
+                .filter(|(f, _)| *f == k)
+                .chain(every.as_ref())
+            {
                 for (t, win) in targets.iter_mut().zip(windows) {
                     self.display.resize(win, *w, *h);
                     t.wish.width = *w;
@@ -500,7 +689,12 @@ impl LoopCtx<'_> {
             } else {
                 for (t, r) in targets.iter_mut().zip(&ready) {
                     let g = t.gpu;
-                    let e = target::present(&self.gpus[g], &mut [t], std::slice::from_ref(r), &mut outcomes)?;
+                    let e = target::present(
+                        &self.gpus[g],
+                        &mut [t],
+                        std::slice::from_ref(r),
+                        &mut outcomes,
+                    )?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
                     first_entry.get_or_insert(e.at);
                     if args.timestamps.is_some() {
@@ -528,10 +722,19 @@ impl LoopCtx<'_> {
             }
             if args.progress {
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "testapp: present {}", PRESENT_CALLS.load(Ordering::Relaxed));
+                let _ = writeln!(
+                    out,
+                    "testapp: present {}",
+                    PRESENT_CALLS.load(Ordering::Relaxed)
+                );
                 let _ = out.flush();
             }
         }
-        Ok(LoopReport { late: schedule.late, worst: schedule.worst_late, late_at: schedule.late_at, stamps })
+        Ok(LoopReport {
+            late: schedule.late,
+            worst: schedule.worst_late,
+            late_at: schedule.late_at,
+            stamps,
+        })
     }
 }

@@ -23,7 +23,13 @@ pub struct Schedule {
 impl Schedule {
     /// Starts the schedule at `start` (the first present).
     pub fn new(start: Instant) -> Schedule {
-        Schedule { next: start, late: 0, worst_late: Duration::ZERO, late_at: Vec::new(), index: 0 }
+        Schedule {
+            next: start,
+            late: 0,
+            worst_late: Duration::ZERO,
+            late_at: Vec::new(),
+            index: 0,
+        }
     }
 
     /// Advances the schedule by `gap`; returns the new deadline.
@@ -63,7 +69,10 @@ impl Schedule {
 
 /// CLOCK_MONOTONIC now in ns (the clock steadyhud timestamps presents with).
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

@@ -23,7 +23,11 @@ pub enum PatternError {
     #[error("empty pattern")]
     Empty,
     #[error("entry {index} `{entry}`: {why}")]
-    Entry { index: usize, entry: String, why: String },
+    Entry {
+        index: usize,
+        entry: String,
+        why: String,
+    },
 }
 
 impl Pattern {
@@ -43,7 +47,11 @@ impl Pattern {
                     why: "empty entry".into(),
                 });
             }
-            let fail = |why: String| PatternError::Entry { index, entry: entry.to_string(), why };
+            let fail = |why: String| PatternError::Entry {
+                index,
+                entry: entry.to_string(),
+                why,
+            };
             let (gap_text, count) = match entry.split_once('*') {
                 Some((g, c)) => {
                     let count: u64 = c
@@ -68,7 +76,12 @@ impl Pattern {
 
     /// A constant pattern of `frames` gaps of `gap`.
     pub fn constant(gap: Duration, frames: u64) -> Pattern {
-        Pattern { entries: vec![Entry { gap, count: frames.max(1) }] }
+        Pattern {
+            entries: vec![Entry {
+                gap,
+                count: frames.max(1),
+            }],
+        }
     }
 
     /// Number of frames (gaps); the app presents one more than this.
@@ -112,7 +125,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|_| format!("duration `{text}` is not a number with unit ns/us/ms/s"))?;
     if !value.is_finite() || value < 0.0 {
-        return Err(format!("duration `{text}` must be a finite non-negative number"));
+        return Err(format!(
+            "duration `{text}` must be a finite non-negative number"
+        ));
     }
     let ns = value * scale_ns;
     if ns > 3600e9 {
@@ -130,7 +145,13 @@ mod tests {
         let p = Pattern::parse("16.6ms*300,120ms*1,16.6ms*300").unwrap();
         assert_eq!(p.frames(), 601);
         assert_eq!(p.entries[0].gap, Duration::from_micros(16_600));
-        assert_eq!(p.entries[1], Entry { gap: Duration::from_millis(120), count: 1 });
+        assert_eq!(
+            p.entries[1],
+            Entry {
+                gap: Duration::from_millis(120),
+                count: 1
+            }
+        );
         let gaps: Vec<_> = p.gaps().collect();
         assert_eq!(gaps.len(), 601);
         assert_eq!(gaps[300], Duration::from_millis(120));

@@ -3,6 +3,9 @@
 //! acquire/submit/present synchronisation. Recreated on resize or when the
 //! driver reports the swapchain out of date or suboptimal.
 
+use std::sync::Mutex;
+use std::time::Duration;
+
 use ash::vk;
 
 use crate::error::{Error, VkContext};
@@ -15,6 +18,43 @@ pub const BAND: u32 = 16;
 /// The two band colours (linear values as written by the clear).
 pub const COLOR_A: [f32; 4] = [0.05, 0.25, 0.55, 1.0];
 pub const COLOR_B: [f32; 4] = [0.90, 0.55, 0.10, 1.0];
+
+/// Duration (us) of every vkCreateSwapchainKHR call of the process, in call
+/// order (all threads, devices and `--repeat` rounds).
+static CREATE_SWAPCHAIN_US: Mutex<Vec<u64>> = Mutex::new(Vec::new());
+
+fn record_create_time(d: Duration) {
+    CREATE_SWAPCHAIN_US
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(d.as_micros() as u64);
+}
+
+/// `first=.. median_after_first=.. max_after_first=.. n=..` of the
+/// vkCreateSwapchainKHR durations in us (the first call pays one-time costs
+/// of the driver and of layers, so it is reported on its own; medians of
+/// an even count are the mean of the two middle values).
+pub fn create_swapchain_summary() -> String {
+    let v = CREATE_SWAPCHAIN_US
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let Some((&first, rest)) = v.split_first() else {
+        return "n=0".into();
+    };
+    let mut rest = rest.to_vec();
+    rest.sort_unstable();
+    let median = match rest.len() {
+        0 => "-".to_string(),
+        n if n % 2 == 1 => rest[n / 2].to_string(),
+        n => ((rest[n / 2 - 1] + rest[n / 2]) / 2).to_string(),
+    };
+    let max = rest.last().map_or("-".to_string(), |m| m.to_string());
+    format!(
+        "first={first} median_after_first={median} max_after_first={max} n={}",
+        v.len()
+    )
+}
 
 /// What the user asked for the swapchain.
 #[derive(Clone, Copy, Debug)]
@@ -122,9 +162,13 @@ impl Target {
                 .attachments(&attachment)
                 .subpasses(&subpass)
                 .dependencies(&deps);
-            let render_pass = d.create_render_pass(&rp_info, None).ctx("vkCreateRenderPass")?;
+            let render_pass = d
+                .create_render_pass(&rp_info, None)
+                .ctx("vkCreateRenderPass")?;
             let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(gpu.family);
-            let pool = d.create_command_pool(&pool_info, None).ctx("vkCreateCommandPool")?;
+            let pool = d
+                .create_command_pool(&pool_info, None)
+                .ctx("vkCreateCommandPool")?;
             let mut acquired = [vk::Semaphore::null(); SLOTS];
             let mut fences = [vk::Fence::null(); SLOTS];
             for i in 0..SLOTS {
@@ -132,14 +176,20 @@ impl Target {
                     .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
                     .ctx("vkCreateSemaphore")?;
                 fences[i] = d
-                    .create_fence(&vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED), None)
+                    .create_fence(
+                        &vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED),
+                        None,
+                    )
                     .ctx("vkCreateFence")?;
             }
             let mut t = Target {
                 gpu: gpu_index,
                 surface,
                 swapchain: vk::SwapchainKHR::null(),
-                extent: vk::Extent2D { width: wish.width, height: wish.height },
+                extent: vk::Extent2D {
+                    width: wish.width,
+                    height: wish.height,
+                },
                 wish,
                 recreations: 0,
                 presented: 0,
@@ -170,8 +220,14 @@ impl Target {
                 caps.current_extent
             } else {
                 vk::Extent2D {
-                    width: self.wish.width.clamp(caps.min_image_extent.width, caps.max_image_extent.width),
-                    height: self.wish.height.clamp(caps.min_image_extent.height, caps.max_image_extent.height),
+                    width: self
+                        .wish
+                        .width
+                        .clamp(caps.min_image_extent.width, caps.max_image_extent.width),
+                    height: self
+                        .wish
+                        .height
+                        .clamp(caps.min_image_extent.height, caps.max_image_extent.height),
                 }
             };
             if extent.width == 0 || extent.height == 0 {
@@ -205,7 +261,10 @@ impl Target {
                 .present_mode(self.wish.present_mode)
                 .clipped(true)
                 .old_swapchain(old);
-            let swapchain = gpu.swapchain_fn.create_swapchain(&info, None).ctx("vkCreateSwapchainKHR")?;
+            let t0 = std::time::Instant::now();
+            let created = gpu.swapchain_fn.create_swapchain(&info, None);
+            record_create_time(t0.elapsed());
+            let swapchain = created.ctx("vkCreateSwapchainKHR")?;
             self.destroy_images(gpu);
             if old != vk::SwapchainKHR::null() {
                 gpu.swapchain_fn.destroy_swapchain(old, None);
@@ -250,7 +309,13 @@ impl Target {
                 let render_done = d
                     .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
                     .ctx("vkCreateSemaphore")?;
-                self.images.push(ImageRes { view, framebuffer, cmd, render_done, in_flight: vk::Fence::null() });
+                self.images.push(ImageRes {
+                    view,
+                    framebuffer,
+                    cmd,
+                    render_done,
+                    in_flight: vk::Fence::null(),
+                });
                 self.record(gpu, cmd, framebuffer)?;
             }
         }
@@ -259,10 +324,20 @@ impl Target {
 
     /// Records the band pattern once per image: clear to colour A, then
     /// every other band of `BAND` pixels to colour B.
-    fn record(&self, gpu: &Gpu, cmd: vk::CommandBuffer, framebuffer: vk::Framebuffer) -> Result<(), Error> {
+    fn record(
+        &self,
+        gpu: &Gpu,
+        cmd: vk::CommandBuffer,
+        framebuffer: vk::Framebuffer,
+    ) -> Result<(), Error> {
         let d = &gpu.device;
-        let area = vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: self.extent };
-        let clear = [vk::ClearValue { color: vk::ClearColorValue { float32: COLOR_A } }];
+        let area = vk::Rect2D {
+            offset: vk::Offset2D { x: 0, y: 0 },
+            extent: self.extent,
+        };
+        let clear = [vk::ClearValue {
+            color: vk::ClearColorValue { float32: COLOR_A },
+        }];
         let rects: Vec<vk::ClearRect> = (0..self.extent.width)
             .step_by(2 * BAND as usize)
             .map(|x0| {
@@ -298,7 +373,9 @@ impl Target {
                 let att = [vk::ClearAttachment {
                     aspect_mask: vk::ImageAspectFlags::COLOR,
                     color_attachment: 0,
-                    clear_value: vk::ClearValue { color: vk::ClearColorValue { float32: COLOR_B } },
+                    clear_value: vk::ClearValue {
+                        color: vk::ClearColorValue { float32: COLOR_B },
+                    },
                 }];
                 d.cmd_clear_attachments(cmd, &att, &rects);
             }
@@ -355,13 +432,16 @@ impl Target {
         // SAFETY: the slot fence guards reuse of the slot's semaphore; the
         // image fence guards reuse of the image's command buffer.
         unsafe {
-            d.wait_for_fences(&[fence], true, u64::MAX).ctx("vkWaitForFences")?;
+            d.wait_for_fences(&[fence], true, u64::MAX)
+                .ctx("vkWaitForFences")?;
             let mut tries = 0;
             let index = loop {
-                match gpu
-                    .swapchain_fn
-                    .acquire_next_image(self.swapchain, u64::MAX, acquired, vk::Fence::null())
-                {
+                match gpu.swapchain_fn.acquire_next_image(
+                    self.swapchain,
+                    u64::MAX,
+                    acquired,
+                    vk::Fence::null(),
+                ) {
                     // Suboptimal still signals the semaphore: draw this frame,
                     // the present result triggers the recreation.
                     Ok((index, _suboptimal)) => break index,
@@ -369,12 +449,18 @@ impl Target {
                         tries += 1;
                         self.recreate(inst, gpu)?;
                     }
-                    Err(e) => return Err(Error::Vulkan { what: "vkAcquireNextImageKHR", result: e }),
+                    Err(e) => {
+                        return Err(Error::Vulkan {
+                            what: "vkAcquireNextImageKHR",
+                            result: e,
+                        })
+                    }
                 }
             };
             let img = &mut self.images[index as usize];
             if img.in_flight != vk::Fence::null() && img.in_flight != fence {
-                d.wait_for_fences(&[img.in_flight], true, u64::MAX).ctx("vkWaitForFences")?;
+                d.wait_for_fences(&[img.in_flight], true, u64::MAX)
+                    .ctx("vkWaitForFences")?;
             }
             img.in_flight = fence;
             d.reset_fences(&[fence]).ctx("vkResetFences")?;
@@ -392,7 +478,10 @@ impl Target {
                 d.queue_submit(*q, &submit, fence).ctx("vkQueueSubmit")?;
             }
             self.slot = (self.slot + 1) % SLOTS;
-            Ok(Ready { index, wait: img.render_done })
+            Ok(Ready {
+                index,
+                wait: img.render_done,
+            })
         }
     }
 
@@ -459,20 +548,35 @@ pub fn present(
         .results(&mut results);
     let (overall, entry) = {
         let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let entry = Entry { at: std::time::Instant::now(), monotonic_ns: crate::pacing::monotonic_ns() };
+        let entry = Entry {
+            at: std::time::Instant::now(),
+            monotonic_ns: crate::pacing::monotonic_ns(),
+        };
         // SAFETY: every image was acquired and its render submitted.
         (unsafe { gpu.swapchain_fn.queue_present(*q, &info) }, entry)
     };
     match overall {
         Ok(_) | Err(vk::Result::ERROR_OUT_OF_DATE_KHR) => {}
-        Err(e) => return Err(Error::Vulkan { what: "vkQueuePresentKHR", result: e }),
+        Err(e) => {
+            return Err(Error::Vulkan {
+                what: "vkQueuePresentKHR",
+                result: e,
+            })
+        }
     }
     for (t, r) in targets.iter_mut().zip(&results) {
         t.presented += 1;
         outcomes.push(match *r {
             vk::Result::SUCCESS => PresentOutcome::Ok,
-            vk::Result::SUBOPTIMAL_KHR | vk::Result::ERROR_OUT_OF_DATE_KHR => PresentOutcome::Recreate,
-            e => return Err(Error::Vulkan { what: "vkQueuePresentKHR (per-swapchain result)", result: e }),
+            vk::Result::SUBOPTIMAL_KHR | vk::Result::ERROR_OUT_OF_DATE_KHR => {
+                PresentOutcome::Recreate
+            }
+            e => {
+                return Err(Error::Vulkan {
+                    what: "vkQueuePresentKHR (per-swapchain result)",
+                    result: e,
+                })
+            }
         });
     }
     Ok(entry)

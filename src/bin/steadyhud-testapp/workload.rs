@@ -44,7 +44,10 @@ impl Leftovers {
         }
     }
 
-    fn ensure_shaders(&mut self, gpu: &Gpu) -> Result<(vk::PipelineLayout, vk::ShaderModule, vk::ShaderModule), Error> {
+    fn ensure_shaders(
+        &mut self,
+        gpu: &Gpu,
+    ) -> Result<(vk::PipelineLayout, vk::ShaderModule, vk::ShaderModule), Error> {
         let d = &gpu.device;
         if self.layout.is_none() {
             let words = |bytes: &[u8]| {
@@ -69,30 +72,43 @@ impl Leftovers {
                 );
             }
         }
-        Ok((self.layout.unwrap_or_default(), self.modules[0], self.modules[1]))
+        Ok((
+            self.layout.unwrap_or_default(),
+            self.modules[0],
+            self.modules[1],
+        ))
     }
 
     fn pipelines(&mut self, gpu: &Gpu, render_pass: vk::RenderPass, n: u32) -> Result<(), Error> {
         let (layout, vert, frag) = self.ensure_shaders(gpu)?;
-        let entries = [vk::SpecializationMapEntry { constant_id: 0, offset: 0, size: 4 }];
+        let entries = [vk::SpecializationMapEntry {
+            constant_id: 0,
+            offset: 0,
+            size: 4,
+        }];
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
-        let assembly =
-            vk::PipelineInputAssemblyStateCreateInfo::default().topology(vk::PrimitiveTopology::TRIANGLE_STRIP);
-        let viewport = vk::PipelineViewportStateCreateInfo::default().viewport_count(1).scissor_count(1);
+        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
+            .topology(vk::PrimitiveTopology::TRIANGLE_STRIP);
+        let viewport = vk::PipelineViewportStateCreateInfo::default()
+            .viewport_count(1)
+            .scissor_count(1);
         let raster = vk::PipelineRasterizationStateCreateInfo::default()
             .polygon_mode(vk::PolygonMode::FILL)
             .cull_mode(vk::CullModeFlags::NONE)
             .line_width(1.0);
-        let multisample =
-            vk::PipelineMultisampleStateCreateInfo::default().rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let blend_att = [vk::PipelineColorBlendAttachmentState::default().color_write_mask(vk::ColorComponentFlags::RGBA)];
+        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
+            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
+        let blend_att = [vk::PipelineColorBlendAttachmentState::default()
+            .color_write_mask(vk::ColorComponentFlags::RGBA)];
         let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_att);
         let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
         let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
         for _ in 0..n {
             self.seed += 1;
             let seed = (self.seed as f32 * 0.618_034).to_ne_bytes();
-            let spec = vk::SpecializationInfo::default().map_entries(&entries).data(&seed);
+            let spec = vk::SpecializationInfo::default()
+                .map_entries(&entries)
+                .data(&seed);
             let stages = [
                 vk::PipelineShaderStageCreateInfo::default()
                     .stage(vk::ShaderStageFlags::VERTEX)
@@ -117,8 +133,14 @@ impl Leftovers {
                 .render_pass(render_pass)
                 .subpass(0)];
             // SAFETY: every referenced state lives until the call returns.
-            let p = unsafe { gpu.device.create_graphics_pipelines(vk::PipelineCache::null(), &info, None) }
-                .map_err(|(_, e)| Error::Vulkan { what: "vkCreateGraphicsPipelines", result: e })?;
+            let p = unsafe {
+                gpu.device
+                    .create_graphics_pipelines(vk::PipelineCache::null(), &info, None)
+            }
+            .map_err(|(_, e)| Error::Vulkan {
+                what: "vkCreateGraphicsPipelines",
+                result: e,
+            })?;
             self.pipelines.extend(p);
         }
         Ok(())
@@ -162,8 +184,12 @@ impl Leftovers {
 
 /// Parses `FRAME:N` for `--pipelines-at` / `--alloc-at`.
 pub fn parse_at(s: &str) -> Result<(u64, u32), String> {
-    let (f, n) = s.split_once(':').ok_or_else(|| format!("`{s}` is not FRAME:N"))?;
-    let f: u64 = f.parse().map_err(|_| format!("bad frame number in `{s}`"))?;
+    let (f, n) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}` is not FRAME:N"))?;
+    let f: u64 = f
+        .parse()
+        .map_err(|_| format!("bad frame number in `{s}`"))?;
     let n: u32 = n.parse().map_err(|_| format!("bad count in `{s}`"))?;
     if n == 0 {
         return Err(format!("count in `{s}` must be at least 1"));

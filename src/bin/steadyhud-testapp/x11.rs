@@ -30,7 +30,8 @@ pub struct Window {
 impl Display {
     /// Opens `$DISPLAY`.
     pub fn open() -> Result<Display, Error> {
-        let xlib = xlib::Xlib::open().map_err(|e| Error::X11(format!("cannot load libX11: {e}")))?;
+        let xlib =
+            xlib::Xlib::open().map_err(|e| Error::X11(format!("cannot load libX11: {e}")))?;
         // SAFETY: plain Xlib calls; XInitThreads precedes every other call.
         unsafe {
             (xlib.XInitThreads)();
@@ -47,13 +48,21 @@ impl Display {
     }
 
     /// Creates and maps a window at (x, y) with the given size and title.
-    pub fn create_window(&self, x: i32, y: i32, width: u32, height: u32, title: &str) -> Result<Window, Error> {
+    pub fn create_window(
+        &self,
+        x: i32,
+        y: i32,
+        width: u32,
+        height: u32,
+        title: &str,
+    ) -> Result<Window, Error> {
         // SAFETY: the display is open; the window id is checked.
         unsafe {
             let dpy = self.dpy.as_ptr();
             let root = (self.xlib.XRootWindow)(dpy, self.screen);
             let black = (self.xlib.XBlackPixel)(dpy, self.screen);
-            let id = (self.xlib.XCreateSimpleWindow)(dpy, root, x, y, width, height, 0, black, black);
+            let id =
+                (self.xlib.XCreateSimpleWindow)(dpy, root, x, y, width, height, 0, black, black);
             if id == 0 {
                 return Err(Error::X11("XCreateSimpleWindow failed".into()));
             }
