@@ -6,7 +6,12 @@
 //! held for longer than that clone.
 
 use crate::metrics::Summary;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+/// Source of [`LiveStats::generation`]: unique across every cell of the
+/// process, so two publications never share one.
+static GENERATION: AtomicU64 = AtomicU64::new(1);
 
 /// What the HUD draws: the rolling metrics and the recent frame times.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +34,10 @@ pub struct LiveStats {
     /// The newest stutter frame health has judged (9 frames after it) and
     /// its main cause, for the same section.
     pub last_stutter: Option<LastStutter>,
+    /// Set by [`LiveCell::publish`]: differs for every publication (0 =
+    /// never published), so the HUD can tell fresh stats from the ones it
+    /// already rendered (an `Arc`'s address may be reused).
+    pub generation: u64,
 }
 
 /// A stutter and what spiked with it, for the HUD.
@@ -70,8 +79,9 @@ pub struct LiveCell {
 }
 
 impl LiveCell {
-    /// Replaces the published stats.
-    pub fn publish(&self, stats: LiveStats) {
+    /// Replaces the published stats, giving them a new generation.
+    pub fn publish(&self, mut stats: LiveStats) {
+        stats.generation = GENERATION.fetch_add(1, Ordering::Relaxed);
         let stats = Arc::new(stats);
         let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
         *slot = stats;
@@ -80,5 +90,27 @@ impl LiveCell {
     /// The newest published stats.
     pub fn latest(&self) -> Arc<LiveStats> {
         self.slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_publication_has_a_new_generation() {
+        let cell = LiveCell::default();
+        assert_eq!(cell.latest().generation, 0);
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            // The same content, and possibly the same Arc address each time.
+            cell.publish(LiveStats::default());
+            seen.push(cell.latest().generation);
+        }
+        let other = LiveCell::default();
+        other.publish(LiveStats::default());
+        seen.push(other.latest().generation);
+        assert!(seen.iter().all(|&g| g > 0), "{seen:?}");
+        assert!(seen.windows(2).all(|w| w[1] > w[0]), "{seen:?}");
     }
 }

@@ -11,13 +11,27 @@ fn committed_spirv_matches_its_glsl() {
     let sources: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("vert" | "frag" | "comp")))
+        .filter(|p| {
+            matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("vert" | "frag" | "comp")
+            )
+        })
         .collect();
-    assert!(!sources.is_empty(), "no shader sources in {}", dir.display());
+    assert!(
+        !sources.is_empty(),
+        "no shader sources in {}",
+        dir.display()
+    );
     if Command::new("glslc").arg("--version").output().is_err() {
         eprintln!("glslc not installed: only checking that every source has its .spv");
         for src in &sources {
-            assert!(src.with_extension(format!("{}.spv", src.extension().unwrap().to_str().unwrap())).exists());
+            assert!(src
+                .with_extension(format!(
+                    "{}.spv",
+                    src.extension().unwrap().to_str().unwrap()
+                ))
+                .exists());
         }
         return;
     }
@@ -26,8 +40,17 @@ fn committed_spirv_matches_its_glsl() {
         let name = src.file_name().unwrap().to_str().unwrap();
         let committed = dir.join(format!("{name}.spv"));
         let fresh = tmp.path().join(format!("{name}.spv"));
-        let out = Command::new("glslc").arg(src).arg("-o").arg(&fresh).output().unwrap();
-        assert!(out.status.success(), "glslc {name}: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("glslc")
+            .arg(src)
+            .arg("-o")
+            .arg(&fresh)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "glslc {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             std::fs::read(&fresh).unwrap() == std::fs::read(&committed).unwrap_or_default(),
             "{} is stale: run `glslc shaders/{name} -o shaders/{name}.spv`",

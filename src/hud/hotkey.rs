@@ -24,7 +24,9 @@ pub enum HotkeyError {
     NoDisplay(String),
     #[error("hotkey: empty key combination {0:?}")]
     Empty(String),
-    #[error("hotkey: {key:?} in {combo:?} is not an X11 keysym name (e.g. Shift_R, F12, Control_L)")]
+    #[error(
+        "hotkey: {key:?} in {combo:?} is not an X11 keysym name (e.g. Shift_R, F12, Control_L)"
+    )]
     UnknownKey { combo: String, key: String },
     #[error("hotkey: key {key:?} has no keycode on this X server's keyboard map")]
     NoKeycode { key: String },
@@ -72,16 +74,20 @@ impl Hotkey {
         let names = parse_combo(combo)?;
         // SAFETY: loading the system libX11 runs its (trivial) initialisers.
         let lib_name = std::env::var_os(X11_LIB_ENV).unwrap_or_else(|| X11_LIB.into());
-        let lib = unsafe { libloading::Library::new(&lib_name) }
-            .map_err(HotkeyError::NoLibX11)?;
+        let lib = unsafe { libloading::Library::new(&lib_name) }.map_err(HotkeyError::NoLibX11)?;
         // SAFETY: the types match the Xlib prototypes.
         let (open, close, to_keysym, to_keycode, query) = unsafe {
             (
-                *lib.get::<XOpenDisplayFn>(b"XOpenDisplay\0").map_err(HotkeyError::NoLibX11)?,
-                *lib.get::<XCloseDisplayFn>(b"XCloseDisplay\0").map_err(HotkeyError::NoLibX11)?,
-                *lib.get::<XStringToKeysymFn>(b"XStringToKeysym\0").map_err(HotkeyError::NoLibX11)?,
-                *lib.get::<XKeysymToKeycodeFn>(b"XKeysymToKeycode\0").map_err(HotkeyError::NoLibX11)?,
-                *lib.get::<XQueryKeymapFn>(b"XQueryKeymap\0").map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XOpenDisplayFn>(b"XOpenDisplay\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XCloseDisplayFn>(b"XCloseDisplay\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XStringToKeysymFn>(b"XStringToKeysym\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XKeysymToKeycodeFn>(b"XKeysymToKeycode\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XQueryKeymapFn>(b"XQueryKeymap\0")
+                    .map_err(HotkeyError::NoLibX11)?,
             )
         };
         if display_name.is_empty() {
@@ -193,7 +199,10 @@ mod tests {
     #[test]
     fn combo_splits_on_plus() {
         assert_eq!(parse_combo("Shift_R+F12").unwrap(), vec!["Shift_R", "F12"]);
-        assert_eq!(parse_combo(" Control_L + a ").unwrap(), vec!["Control_L", "a"]);
+        assert_eq!(
+            parse_combo(" Control_L + a ").unwrap(),
+            vec!["Control_L", "a"]
+        );
         assert!(matches!(parse_combo(" + "), Err(HotkeyError::Empty(_))));
     }
 

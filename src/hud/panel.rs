@@ -6,24 +6,50 @@
 //! costs a memcpy of the panel, whereas drawing imgui into every frame costs
 //! the full blend-and-sample fill of the HUD per present, which on a
 //! software rasteriser (lavapipe) is as expensive as a simple game frame.
+//!
+//! The panel image only grows. Growing never waits: the old image is
+//! retired and freed once every submission that may still read it has
+//! been seen complete.
 
-use super::render::{color_pass, color_range, vk_err};
-use super::{HudDevice, HudError};
+use super::memory::OwnImage;
+use super::passes::AFTER_APP;
+use super::render::color_range;
+use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 
 /// Panel sizes are rounded up to this, so small layout changes (a wider
 /// number) do not recreate the image.
 const GROW_STEP: u32 = 32;
 
-/// The panel image, its render pass and framebuffer.
+/// A panel image with its framebuffer.
+struct PanelImage {
+    image: OwnImage,
+    framebuffer: vk::Framebuffer,
+}
+
+impl PanelImage {
+    unsafe fn destroy(&mut self, dev: &HudDevice) {
+        if self.framebuffer != vk::Framebuffer::null() {
+            dev.device.destroy_framebuffer(self.framebuffer, None);
+            self.framebuffer = vk::Framebuffer::null();
+        }
+        self.image.destroy(dev);
+    }
+}
+
+/// A replaced panel image and the command slots whose submissions may
+/// still read it.
+struct Retired {
+    image: PanelImage,
+    pending: Vec<bool>,
+}
+
+/// The panel image of one swapchain.
 pub struct Panel {
     format: vk::Format,
     clear: vk::ClearColorValue,
-    render_pass: vk::RenderPass,
-    image: vk::Image,
-    memory: vk::DeviceMemory,
-    view: vk::ImageView,
-    framebuffer: vk::Framebuffer,
+    current: Option<PanelImage>,
+    retired: Vec<Retired>,
     /// Allocated size (grow-only).
     capacity: vk::Extent2D,
     /// Size of the last rendered HUD inside the panel (0 before the first).
@@ -31,27 +57,23 @@ pub struct Panel {
 }
 
 impl Panel {
-    /// Creates the render pass; the image comes with the first [`Panel::reserve`].
-    /// `clear` is the panel background in the format's numeric encoding.
-    pub unsafe fn new(dev: &HudDevice, format: vk::Format, clear: [f32; 4]) -> Result<Panel, HudError> {
-        let render_pass = color_pass(
-            dev,
-            format,
-            vk::AttachmentLoadOp::CLEAR,
-            vk::ImageLayout::UNDEFINED,
-            vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-        )?;
-        Ok(Panel {
+    /// An empty panel; the image comes with the first [`Panel::reserve`].
+    /// `clear` is the panel background as the target encodes it.
+    pub fn new(format: vk::Format, clear: [f32; 4]) -> Panel {
+        Panel {
             format,
             clear: vk::ClearColorValue { float32: clear },
-            render_pass,
-            image: vk::Image::null(),
-            memory: vk::DeviceMemory::null(),
-            view: vk::ImageView::null(),
-            framebuffer: vk::Framebuffer::null(),
-            capacity: vk::Extent2D { width: 0, height: 0 },
-            content: vk::Extent2D { width: 0, height: 0 },
-        })
+            current: None,
+            retired: Vec::new(),
+            capacity: vk::Extent2D {
+                width: 0,
+                height: 0,
+            },
+            content: vk::Extent2D {
+                width: 0,
+                height: 0,
+            },
+        }
     }
 
     /// Whether the panel image must grow to hold `size`.
@@ -59,100 +81,156 @@ impl Panel {
         size.width > self.capacity.width || size.height > self.capacity.height
     }
 
-    /// Makes the image at least `size`.
+    /// Makes the image at least `size`. A smaller current image is retired
+    /// until the slots flagged in `in_flight` (their submissions may copy
+    /// from it) are seen complete by [`Panel::slots_done`].
     ///
     /// # Safety
-    /// No submission that uses the current image may be pending.
-    pub unsafe fn reserve(&mut self, dev: &HudDevice, size: vk::Extent2D) -> Result<(), HudError> {
+    /// `pass` is the entry's panel pass; `dev` is live.
+    pub unsafe fn reserve(
+        &mut self,
+        dev: &HudDevice,
+        size: vk::Extent2D,
+        pass: vk::RenderPass,
+        in_flight: impl Iterator<Item = bool>,
+    ) -> Result<(), HudError> {
         if !self.needs_growth(size) {
             return Ok(());
         }
-        self.free_image(dev);
-        let round = |v: u32| v.div_ceil(GROW_STEP).max(1) * GROW_STEP;
-        let extent = vk::Extent2D { width: round(size.width), height: round(size.height) };
-        let d = dev.device;
-        let info = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(self.format)
-            .extent(vk::Extent3D { width: extent.width, height: extent.height, depth: 1 })
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE)
-            .initial_layout(vk::ImageLayout::UNDEFINED);
-        self.image = d.create_image(&info, None).map_err(vk_err("vkCreateImage"))?;
-        let req = d.get_image_memory_requirements(self.image);
-        let props = dev.instance.get_physical_device_memory_properties(dev.physical_device);
-        let pick = |want: vk::MemoryPropertyFlags| {
-            (0..props.memory_type_count).find(|&i| {
-                req.memory_type_bits & (1 << i) != 0
-                    && props.memory_types[i as usize].property_flags.contains(want)
-            })
+        if let Some(image) = self.current.take() {
+            self.retired.push(Retired {
+                image,
+                pending: in_flight.collect(),
+            });
+        }
+        self.capacity = vk::Extent2D {
+            width: 0,
+            height: 0,
         };
-        let index = pick(vk::MemoryPropertyFlags::DEVICE_LOCAL)
-            .or_else(|| pick(vk::MemoryPropertyFlags::empty()))
-            .ok_or(HudError::Unsupported("no memory type for the HUD panel"))?;
-        let alloc = vk::MemoryAllocateInfo::default().allocation_size(req.size).memory_type_index(index);
-        self.memory = d.allocate_memory(&alloc, None).map_err(vk_err("vkAllocateMemory"))?;
-        d.bind_image_memory(self.image, self.memory, 0).map_err(vk_err("vkBindImageMemory"))?;
-        let view_info = vk::ImageViewCreateInfo::default()
-            .image(self.image)
-            .view_type(vk::ImageViewType::TYPE_2D)
-            .format(self.format)
-            .subresource_range(color_range());
-        self.view = d.create_image_view(&view_info, None).map_err(vk_err("vkCreateImageView"))?;
-        let views = [self.view];
+        self.content = vk::Extent2D {
+            width: 0,
+            height: 0,
+        };
+        let round = |v: u32| v.div_ceil(GROW_STEP).max(1) * GROW_STEP;
+        let extent = vk::Extent2D {
+            width: round(size.width),
+            height: round(size.height),
+        };
+        let usage = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_SRC;
+        let mut image = PanelImage {
+            image: OwnImage::new(dev, self.format, extent, usage)?,
+            framebuffer: vk::Framebuffer::null(),
+        };
+        let views = [image.image.view];
         let fb_info = vk::FramebufferCreateInfo::default()
-            .render_pass(self.render_pass)
+            .render_pass(pass)
             .attachments(&views)
             .width(extent.width)
             .height(extent.height)
             .layers(1);
-        self.framebuffer = d.create_framebuffer(&fb_info, None).map_err(vk_err("vkCreateFramebuffer"))?;
+        match dev.device.create_framebuffer(&fb_info, None) {
+            Ok(fb) => image.framebuffer = fb,
+            Err(e) => {
+                image.destroy(dev);
+                return Err(vk_err("vkCreateFramebuffer")(e));
+            }
+        }
+        self.current = Some(image);
         self.capacity = extent;
-        self.content = vk::Extent2D { width: 0, height: 0 };
         Ok(())
     }
 
-    /// Begins the panel's render pass (clears it to the background).
-    pub unsafe fn begin_pass(&self, dev: &HudDevice, cmd: vk::CommandBuffer) {
-        let clear = [vk::ClearValue { color: self.clear }];
-        let info = vk::RenderPassBeginInfo::default()
-            .render_pass(self.render_pass)
-            .framebuffer(self.framebuffer)
-            .render_area(vk::Rect2D { offset: vk::Offset2D { x: 0, y: 0 }, extent: self.capacity })
-            .clear_values(&clear);
-        dev.device.cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
+    /// Frees retired images no submission can read any more; `in_flight`
+    /// says whether a slot still has a submission in flight.
+    ///
+    /// # Safety
+    /// `in_flight` is accurate for the slots the retirements recorded.
+    pub unsafe fn slots_done(&mut self, dev: &HudDevice, in_flight: impl Fn(usize) -> bool) {
+        if self.retired.is_empty() {
+            return;
+        }
+        for r in &mut self.retired {
+            for (slot, p) in r.pending.iter_mut().enumerate() {
+                *p &= in_flight(slot);
+            }
+        }
+        let mut i = 0;
+        while i < self.retired.len() {
+            if self.retired[i].pending.iter().any(|&p| p) {
+                i += 1;
+            } else {
+                let mut r = self.retired.swap_remove(i);
+                r.image.destroy(dev);
+            }
+        }
     }
 
-    /// Copies the panel's content into `dst` (in PRESENT_SRC_KHR) at
-    /// `offset`, clipped to `dst_extent`, and returns it to PRESENT_SRC_KHR.
+    /// The panel's full rectangle (its render area).
+    pub fn area(&self) -> vk::Rect2D {
+        vk::Rect2D {
+            offset: vk::Offset2D { x: 0, y: 0 },
+            extent: self.capacity,
+        }
+    }
+
+    /// Begins the panel's render pass (clears it to the background).
+    ///
+    /// # Safety
+    /// [`Panel::reserve`] succeeded; `cmd` is recording outside a render pass.
+    pub unsafe fn begin_pass(&self, dev: &HudDevice, cmd: vk::CommandBuffer, pass: vk::RenderPass) {
+        let Some(current) = self.current.as_ref() else {
+            return;
+        };
+        let clear = [vk::ClearValue { color: self.clear }];
+        let info = vk::RenderPassBeginInfo::default()
+            .render_pass(pass)
+            .framebuffer(current.framebuffer)
+            .render_area(self.area())
+            .clear_values(&clear);
+        dev.device
+            .cmd_begin_render_pass(cmd, &info, vk::SubpassContents::INLINE);
+    }
+
+    /// The rectangle of a `dst_extent` image that a copy of the content at
+    /// `offset` covers; `None` before the first render or when nothing of
+    /// it is inside.
+    pub fn copy_rect(&self, offset: vk::Offset2D, dst_extent: vk::Extent2D) -> Option<vk::Rect2D> {
+        clip_copy(offset, self.content, dst_extent).filter(|_| self.ready())
+    }
+
+    /// Copies the panel's content into `rect` of `dst` (presentable in
+    /// `layout`), which ends in `layout` again.
+    ///
+    /// # Safety
+    /// `rect` comes from [`Panel::copy_rect`]; `cmd` is recording outside a
+    /// render pass, after the panel was rendered on this queue.
     pub unsafe fn copy_to(
         &self,
         dev: &HudDevice,
         cmd: vk::CommandBuffer,
         dst: vk::Image,
-        offset: vk::Offset2D,
-        dst_extent: vk::Extent2D,
+        layout: vk::ImageLayout,
+        rect: vk::Rect2D,
     ) {
-        let x = offset.x.clamp(0, dst_extent.width as i32);
-        let y = offset.y.clamp(0, dst_extent.height as i32);
-        let w = self.content.width.min(dst_extent.width - x as u32);
-        let h = self.content.height.min(dst_extent.height - y as u32);
-        if w == 0 || h == 0 {
+        let Some(current) = self.current.as_ref() else {
             return;
-        }
+        };
         let d = dev.device;
-        // The app's semaphores are waited at TRANSFER: chain from there.
+        // A shared presentable image stays in its layout.
+        let copy_layout = if layout == vk::ImageLayout::SHARED_PRESENT_KHR {
+            layout
+        } else {
+            vk::ImageLayout::TRANSFER_DST_OPTIMAL
+        };
+        // The app's last writes, whatever wrote them, even without a
+        // semaphore (same queue); chains with the semaphore wait otherwise.
         transition(
             dev,
             cmd,
             dst,
-            (vk::ImageLayout::PRESENT_SRC_KHR, vk::ImageLayout::TRANSFER_DST_OPTIMAL),
-            (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
-            (vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::TRANSFER),
+            (layout, copy_layout),
+            (AFTER_APP.1, vk::AccessFlags::TRANSFER_WRITE),
+            (AFTER_APP.0, vk::PipelineStageFlags::TRANSFER),
         );
         let layers = vk::ImageSubresourceLayers {
             aspect_mask: vk::ImageAspectFlags::COLOR,
@@ -164,51 +242,41 @@ impl Panel {
             src_subresource: layers,
             src_offset: vk::Offset3D { x: 0, y: 0, z: 0 },
             dst_subresource: layers,
-            dst_offset: vk::Offset3D { x, y, z: 0 },
-            extent: vk::Extent3D { width: w, height: h, depth: 1 },
+            dst_offset: vk::Offset3D {
+                x: rect.offset.x,
+                y: rect.offset.y,
+                z: 0,
+            },
+            extent: vk::Extent3D {
+                width: rect.extent.width,
+                height: rect.extent.height,
+                depth: 1,
+            },
         }];
         d.cmd_copy_image(
             cmd,
-            self.image,
+            current.image.image,
             vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
             dst,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            copy_layout,
             &region,
         );
         transition(
             dev,
             cmd,
             dst,
-            (vk::ImageLayout::TRANSFER_DST_OPTIMAL, vk::ImageLayout::PRESENT_SRC_KHR),
+            (copy_layout, layout),
             (vk::AccessFlags::TRANSFER_WRITE, vk::AccessFlags::empty()),
-            (vk::PipelineStageFlags::TRANSFER, vk::PipelineStageFlags::BOTTOM_OF_PIPE),
+            (
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+            ),
         );
     }
 
     /// Whether the panel holds a rendered HUD.
     pub fn ready(&self) -> bool {
-        self.content.width > 0 && self.content.height > 0
-    }
-
-    unsafe fn free_image(&mut self, dev: &HudDevice) {
-        let d = dev.device;
-        if self.framebuffer != vk::Framebuffer::null() {
-            d.destroy_framebuffer(self.framebuffer, None);
-            self.framebuffer = vk::Framebuffer::null();
-        }
-        if self.view != vk::ImageView::null() {
-            d.destroy_image_view(self.view, None);
-            self.view = vk::ImageView::null();
-        }
-        if self.image != vk::Image::null() {
-            d.destroy_image(self.image, None);
-            self.image = vk::Image::null();
-        }
-        if self.memory != vk::DeviceMemory::null() {
-            d.free_memory(self.memory, None);
-            self.memory = vk::DeviceMemory::null();
-        }
-        self.capacity = vk::Extent2D { width: 0, height: 0 };
+        self.current.is_some() && self.content.width > 0 && self.content.height > 0
     }
 
     /// Frees everything.
@@ -216,10 +284,11 @@ impl Panel {
     /// # Safety
     /// No submission using the panel may be pending.
     pub unsafe fn destroy(&mut self, dev: &HudDevice) {
-        self.free_image(dev);
-        if self.render_pass != vk::RenderPass::null() {
-            dev.device.destroy_render_pass(self.render_pass, None);
-            self.render_pass = vk::RenderPass::null();
+        for mut r in self.retired.drain(..) {
+            r.image.destroy(dev);
+        }
+        if let Some(mut image) = self.current.take() {
+            image.destroy(dev);
         }
     }
 }
@@ -243,5 +312,83 @@ unsafe fn transition(
         .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
         .image(image)
         .subresource_range(color_range())];
-    dev.device.cmd_pipeline_barrier(cmd, src_stage, dst_stage, vk::DependencyFlags::empty(), &[], &[], &barrier);
+    dev.device.cmd_pipeline_barrier(
+        cmd,
+        src_stage,
+        dst_stage,
+        vk::DependencyFlags::empty(),
+        &[],
+        &[],
+        &barrier,
+    );
+}
+
+/// `content` placed at `offset` in an image of `dst_extent`, clipped to it.
+fn clip_copy(
+    offset: vk::Offset2D,
+    content: vk::Extent2D,
+    dst_extent: vk::Extent2D,
+) -> Option<vk::Rect2D> {
+    let x = offset.x.clamp(0, dst_extent.width as i32);
+    let y = offset.y.clamp(0, dst_extent.height as i32);
+    let w = content.width.min(dst_extent.width - x as u32);
+    let h = content.height.min(dst_extent.height - y as u32);
+    (w > 0 && h > 0).then_some(vk::Rect2D {
+        offset: vk::Offset2D { x, y },
+        extent: vk::Extent2D {
+            width: w,
+            height: h,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rect(x: i32, y: i32, width: u32, height: u32) -> vk::Rect2D {
+        vk::Rect2D {
+            offset: vk::Offset2D { x, y },
+            extent: vk::Extent2D { width, height },
+        }
+    }
+
+    #[test]
+    fn copies_are_clipped_to_the_image() {
+        let dst = vk::Extent2D {
+            width: 100,
+            height: 80,
+        };
+        let content = vk::Extent2D {
+            width: 50,
+            height: 40,
+        };
+        let at = |x, y| vk::Offset2D { x, y };
+        assert_eq!(
+            clip_copy(at(10, 10), content, dst),
+            Some(rect(10, 10, 50, 40))
+        );
+        assert_eq!(
+            clip_copy(at(70, 60), content, dst),
+            Some(rect(70, 60, 30, 20))
+        );
+        assert_eq!(
+            clip_copy(at(-5, -5), content, dst),
+            Some(rect(0, 0, 50, 40))
+        );
+        assert_eq!(clip_copy(at(100, 0), content, dst), None);
+        assert_eq!(
+            clip_copy(
+                at(0, 0),
+                vk::Extent2D {
+                    width: 0,
+                    height: 0
+                },
+                dst
+            ),
+            None
+        );
+        let p = Panel::new(vk::Format::B8G8R8A8_UNORM, [0.0; 4]);
+        assert_eq!(p.copy_rect(at(10, 10), dst), None, "nothing rendered yet");
+    }
 }

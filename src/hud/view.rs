@@ -1,10 +1,9 @@
 //! What the HUD shows: the imgui window with the live metrics and the
 //! frame-time graph, laid out for the swapchain's size.
 //!
-//! Colours are written as sRGB-encoded values (what they look like on a
-//! UNORM swapchain). For a `*_SRGB` swapchain the hardware encodes the shader
-//! output again, so every colour we hand imgui (style and graph) is converted
-//! to linear first; otherwise the HUD comes out washed out.
+//! Colours are handed to imgui as sRGB-encoded values (what they look like
+//! on a UNORM swapchain) whatever the swapchain; the fragment shader encodes
+//! them for the target (see [`super::encoding`]).
 
 use crate::config::{Config, Position};
 use crate::live::LiveStats;
@@ -49,45 +48,7 @@ pub fn hud_scale(height: u32) -> f32 {
     (s * 4.0).round() / 4.0
 }
 
-/// Whether writes to a view of `format` are sRGB-encoded by the hardware.
-pub fn is_srgb(format: vk::Format) -> bool {
-    matches!(
-        format,
-        vk::Format::R8_SRGB
-            | vk::Format::R8G8_SRGB
-            | vk::Format::R8G8B8_SRGB
-            | vk::Format::B8G8R8_SRGB
-            | vk::Format::R8G8B8A8_SRGB
-            | vk::Format::B8G8R8A8_SRGB
-            | vk::Format::A8B8G8R8_SRGB_PACK32
-    )
-}
-
-/// sRGB transfer function inverse (IEC 61966-2-1).
-pub fn srgb_to_linear(c: f32) -> f32 {
-    if c <= 0.04045 {
-        c / 12.92
-    } else {
-        ((c + 0.055) / 1.055).powf(2.4)
-    }
-}
-
-/// A colour as it must be written to the target: unchanged for UNORM,
-/// linearised (alpha kept) for sRGB targets.
-fn for_target(c: [f32; 4], srgb: bool) -> [f32; 4] {
-    if srgb {
-        [srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2]), c[3]]
-    } else {
-        c
-    }
-}
-
-/// The panel background as a clear value for a target of this encoding.
-pub fn panel_clear(srgb: bool) -> [f32; 4] {
-    for_target(colors::PANEL_BG, srgb)
-}
-
-/// The colours in target encoding, computed once per swapchain.
+/// The HUD's colours as imgui takes them, computed once per swapchain.
 struct Palette {
     bar: ImColor32,
     stutter: ImColor32,
@@ -101,8 +62,8 @@ struct Palette {
 }
 
 impl Palette {
-    fn new(srgb: bool) -> Palette {
-        let c = |c| ImColor32::from(for_target(c, srgb));
+    fn new() -> Palette {
+        let c = ImColor32::from;
         Palette {
             bar: c(colors::BAR),
             stutter: c(colors::STUTTER),
@@ -110,9 +71,9 @@ impl Palette {
             graph_bg: c(colors::GRAPH_BG),
             graph_frame: c(colors::GRAPH_FRAME),
             shadow: c(colors::SHADOW),
-            label: for_target(colors::LABEL, srgb),
-            value: for_target(colors::VALUE, srgb),
-            warn: for_target(colors::STUTTER, srgb),
+            label: colors::LABEL,
+            value: colors::VALUE,
+            warn: colors::STUTTER,
         }
     }
 }
@@ -120,7 +81,6 @@ impl Palette {
 /// Layout and colours of one swapchain's HUD.
 pub struct View {
     scale: f32,
-    srgb: bool,
     position: Position,
     target_fps: u32,
     /// Config `hud_counters`: draw the counter section.
@@ -131,14 +91,13 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(config: &Config, extent: vk::Extent2D, srgb: bool) -> View {
+    pub fn new(config: &Config, extent: vk::Extent2D) -> View {
         View {
             scale: hud_scale(extent.height),
-            srgb,
             position: config.position,
             target_fps: config.target_fps,
             counters: config.hud_counters,
-            palette: Palette::new(srgb),
+            palette: Palette::new(),
             text: String::with_capacity(64),
         }
     }
@@ -153,7 +112,7 @@ impl View {
         (BASE_FONT_PX * self.scale).round()
     }
 
-    /// Sets the imgui style: dark, compact, scaled, in target encoding.
+    /// Sets the imgui style: dark, compact, scaled (sRGB-encoded colours).
     pub fn apply_style(&self, style: &mut imgui::Style) {
         style.use_dark_colors();
         style.window_rounding = 4.0;
@@ -162,9 +121,6 @@ impl View {
         style.item_spacing = [6.0, 3.0];
         style.colors[StyleColor::Text as usize] = colors::VALUE;
         style.scale_all_sizes(self.scale);
-        for c in style.colors.iter_mut() {
-            *c = for_target(*c, self.srgb);
-        }
     }
 
     /// Margin between the HUD and the image edges, pixels.
@@ -184,14 +140,23 @@ impl View {
             Position::BottomLeft => (m, eh - m - h),
             Position::BottomRight => (ew - m - w, eh - m - h),
         };
-        vk::Offset2D { x: x.max(0), y: y.max(0) }
+        vk::Offset2D {
+            x: x.max(0),
+            y: y.max(0),
+        }
     }
 
     /// Builds the HUD window for a display of `size` pixels, in the
     /// configured corner, or at (0, 0) with `at_origin` (the cached panel);
     /// returns the window's rectangle `[x0, y0, x1, y1]` (the only pixels
     /// it touches).
-    pub fn build(&mut self, ui: &Ui, size: [f32; 2], stats: &LiveStats, at_origin: bool) -> [f32; 4] {
+    pub fn build(
+        &mut self,
+        ui: &Ui,
+        size: [f32; 2],
+        stats: &LiveStats,
+        at_origin: bool,
+    ) -> [f32; 4] {
         let margin = self.margin();
         let (pos, pivot) = match self.position {
             _ if at_origin => ([0.0, 0.0], [0.0, 0.0]),
@@ -229,7 +194,8 @@ impl View {
         let shadow = self.scale.round().max(1.0);
         let text_at_cursor = |color: [f32; 4], text: &str| {
             let pos = ui.cursor_screen_pos();
-            ui.get_window_draw_list().add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
+            ui.get_window_draw_list()
+                .add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
             ui.text_colored(color, text);
         };
         let row = |label: &str, text: &str| {
@@ -287,7 +253,8 @@ impl View {
         let col2 = col_x + ui.calc_text_size("000.0 ms ")[0];
         let text_at_cursor = |color: [f32; 4], text: &str| {
             let pos = ui.cursor_screen_pos();
-            ui.get_window_draw_list().add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
+            ui.get_window_draw_list()
+                .add_text([pos[0] + shadow, pos[1] + shadow], p.shadow, text);
             ui.text_colored(color, text);
         };
         let text = &mut self.text;
@@ -321,7 +288,9 @@ impl View {
             ui.dummy([w, h]);
             let draw = ui.get_window_draw_list();
             let (x0, y0, x1, y1) = (origin[0], origin[1], origin[0] + w, origin[1] + h);
-            draw.add_rect([x0, y0], [x1, y1], p.graph_bg).filled(true).build();
+            draw.add_rect([x0, y0], [x1, y1], p.graph_bg)
+                .filled(true)
+                .build();
             let peak = c.peak();
             if peak > 0.0 && !c.recent.is_empty() {
                 let col_w = (w / c.recent.len() as f32).max(1.0);
@@ -330,7 +299,9 @@ impl View {
                     if v > 0.0 {
                         let bx = x0 + k as f32 * col_w;
                         let top = y1 - (v / peak) * h;
-                        draw.add_rect([bx, top], [bx + col_w, y1], p.bar).filled(true).build();
+                        draw.add_rect([bx, top], [bx + col_w, y1], p.bar)
+                            .filled(true)
+                            .build();
                     }
                 }
             }
@@ -348,10 +319,17 @@ impl View {
         let draw = ui.get_window_draw_list();
         let (x0, y0) = (origin[0], origin[1]);
         let (x1, y1) = (x0 + w, y0 + h);
-        draw.add_rect([x0, y0], [x1, y1], p.graph_bg).filled(true).build();
-        draw.add_rect([x0 - 1.0, y0 - 1.0], [x1 + 1.0, y1 + 1.0], p.graph_frame).build();
+        draw.add_rect([x0, y0], [x1, y1], p.graph_bg)
+            .filled(true)
+            .build();
+        draw.add_rect([x0 - 1.0, y0 - 1.0], [x1 + 1.0, y1 + 1.0], p.graph_frame)
+            .build();
 
-        let target_ms = if self.target_fps > 0 { 1000.0 / self.target_fps as f32 } else { 0.0 };
+        let target_ms = if self.target_fps > 0 {
+            1000.0 / self.target_fps as f32
+        } else {
+            0.0
+        };
         let max_recent = stats.recent_ms.iter().copied().fold(0.0f32, f32::max);
         let top_ms = (target_ms * 2.0).max(max_recent).max(1.0);
         let tick = 3.0 * self.scale;
@@ -367,14 +345,22 @@ impl View {
         let used = n.div_ceil(per);
         let bucket = |c: usize| {
             let range = c * per..((c + 1) * per).min(n);
-            let ms = stats.recent_ms[range.clone()].iter().copied().fold(0.0f32, f32::max);
-            let stutter = stats.recent_stutter.get(range).is_some_and(|s| s.contains(&true));
+            let ms = stats.recent_ms[range.clone()]
+                .iter()
+                .copied()
+                .fold(0.0f32, f32::max);
+            let stutter = stats
+                .recent_stutter
+                .get(range)
+                .is_some_and(|s| s.contains(&true));
             (x1 - (used - c) as f32 * col_w, ms, stutter)
         };
         for c in 0..used {
             let (bx0, ms, stutter) = bucket(c);
             if !stutter {
-                draw.add_rect([bx0, y_of(ms)], [bx0 + col_w, y1], p.bar).filled(true).build();
+                draw.add_rect([bx0, y_of(ms)], [bx0 + col_w, y1], p.bar)
+                    .filled(true)
+                    .build();
             }
         }
         // Stutters on top with a tick above the bars, at least 2 px wide.
@@ -383,10 +369,16 @@ impl View {
             let (bx0, ms, stutter) = bucket(c);
             if stutter {
                 let bx0 = bx0.min(x1 - sw);
-                draw.add_rect([bx0, y_of(ms)], [bx0 + sw, y1], p.stutter).filled(true).build();
-                draw.add_rect([bx0 - self.scale, y0], [bx0 + sw + self.scale, y0 + tick], p.stutter)
+                draw.add_rect([bx0, y_of(ms)], [bx0 + sw, y1], p.stutter)
                     .filled(true)
                     .build();
+                draw.add_rect(
+                    [bx0 - self.scale, y0],
+                    [bx0 + sw + self.scale, y0 + tick],
+                    p.stutter,
+                )
+                .filled(true)
+                .build();
             }
         }
         if target_ms > 0.0 {
@@ -394,7 +386,9 @@ impl View {
             // anti-aliased line would blend into two rows).
             let t = self.scale.round().max(1.0);
             let y = (y_of(target_ms) - t / 2.0).round();
-            draw.add_rect([x0, y], [x1, y + t], p.target).filled(true).build();
+            draw.add_rect([x0, y], [x1, y + t], p.target)
+                .filled(true)
+                .build();
         }
     }
 }
@@ -412,22 +406,22 @@ mod tests {
         assert_eq!(hud_scale(10000), 4.0);
     }
 
-    #[test]
-    fn srgb_round_trip_points() {
-        assert_eq!(srgb_to_linear(0.0), 0.0);
-        assert!((srgb_to_linear(1.0) - 1.0).abs() < 1e-6);
-        // 50 % sRGB grey is about 21.4 % linear.
-        assert!((srgb_to_linear(0.5) - 0.214).abs() < 1e-3);
-    }
-
     /// Laid out with imgui for real (no GPU needed): `hud_counters` adds one
     /// row and one graph per counter below the main section; off, nothing.
     #[test]
     fn counter_section_only_when_configured() {
         let stats = LiveStats {
             counters: vec![
-                crate::live::LiveCounter { label: "pipeline creation".into(), unit: "ms", recent: vec![0.0, 41.0, 0.5] },
-                crate::live::LiveCounter { label: "queue submit".into(), unit: "ms", recent: vec![0.2; 3] },
+                crate::live::LiveCounter {
+                    label: "pipeline creation".into(),
+                    unit: "ms",
+                    recent: vec![0.0, 41.0, 0.5],
+                },
+                crate::live::LiveCounter {
+                    label: "queue submit".into(),
+                    unit: "ms",
+                    recent: vec![0.2; 3],
+                },
             ],
             ..LiveStats::default()
         };
@@ -436,8 +430,17 @@ mod tests {
             ctx.set_ini_filename(None);
             ctx.io_mut().display_size = [1280.0, 720.0];
             ctx.fonts().build_rgba32_texture();
-            let cfg = Config { hud_counters: on, ..Config::default() };
-            let mut view = View::new(&cfg, vk::Extent2D { width: 1280, height: 720 }, false);
+            let cfg = Config {
+                hud_counters: on,
+                ..Config::default()
+            };
+            let mut view = View::new(
+                &cfg,
+                vk::Extent2D {
+                    width: 1280,
+                    height: 720,
+                },
+            );
             // Auto-resize settles on the second frame.
             let mut r = [0.0; 4];
             for _ in 0..2 {
@@ -448,18 +451,24 @@ mod tests {
         };
         let (off, on) = (height(false, &stats), height(true, &stats));
         // Header + 2 rows of text and 2 graphs of 18 px at least.
-        assert!(on > off + 2.0 * COUNTER_GRAPH_H + 3.0 * 13.0, "off {off} on {on}");
+        assert!(
+            on > off + 2.0 * COUNTER_GRAPH_H + 3.0 * 13.0,
+            "off {off} on {on}"
+        );
         // The last stutter and its cause: two more lines.
-        let last = crate::live::LastStutter { excess_ms: 41.2, cause: "pipeline creation 41.0 ms".into() };
-        let with_last = LiveStats { last_stutter: Some(last), ..stats.clone() };
+        let last = crate::live::LastStutter {
+            excess_ms: 41.2,
+            cause: "pipeline creation 41.0 ms".into(),
+        };
+        let with_last = LiveStats {
+            last_stutter: Some(last),
+            ..stats.clone()
+        };
         let (off_last, on_last) = (height(false, &with_last), height(true, &with_last));
         assert_eq!(off_last, off, "no counter section, no last-stutter line");
-        assert!(on_last >= on + 2.0 * 13.0, "on {on} with last stutter {on_last}");
-    }
-
-    #[test]
-    fn srgb_formats_detected() {
-        assert!(is_srgb(vk::Format::B8G8R8A8_SRGB));
-        assert!(!is_srgb(vk::Format::B8G8R8A8_UNORM));
+        assert!(
+            on_last >= on + 2.0 * 13.0,
+            "on {on} with last stutter {on_last}"
+        );
     }
 }

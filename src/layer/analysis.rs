@@ -231,6 +231,7 @@ impl StreamAnalysis {
                     Some(c) if self.settings.config.hud_counters => c.last_stutter(),
                     _ => None,
                 },
+                generation: 0, // set by publish
             }
         });
         match built {

@@ -429,11 +429,13 @@ pub struct RunOutput {
 impl RunOutput {
     /// Every stdout/stderr line mentioning a validation VUID.
     pub fn vuid_lines(&self) -> Vec<&str> {
-        self.stdout
-            .lines()
-            .chain(self.stderr.lines())
-            .filter(|l| l.contains("VUID-"))
-            .collect()
+        // Threading and synchronization errors carry no VUID.
+        self.output_lines(|l| l.contains("VUID-") || l.contains("Validation Error"))
+    }
+
+    /// Lines of stdout and stderr that `keep` selects.
+    pub fn output_lines(&self, keep: impl Fn(&str) -> bool) -> Vec<&str> {
+        self.stdout.lines().chain(self.stderr.lines()).filter(|l| keep(l)).collect()
     }
 
     /// N of the test app's final `testapp: presented N frames` line.
@@ -927,11 +929,7 @@ impl RunOutput {
     /// (`UNASSIGNED-Threading-*`) and synchronization hazards
     /// (`SYNC-HAZARD-*`), which carry no `VUID-`).
     pub fn validation_error_lines(&self) -> Vec<&str> {
-        self.stdout
-            .lines()
-            .chain(self.stderr.lines())
-            .filter(|l| l.contains("Validation Error"))
-            .collect()
+        self.output_lines(|l| l.contains("Validation Error"))
     }
 
     /// Panics (showing the first of them and their count) if any
