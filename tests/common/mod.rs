@@ -435,7 +435,11 @@ impl RunOutput {
 
     /// Lines of stdout and stderr that `keep` selects.
     pub fn output_lines(&self, keep: impl Fn(&str) -> bool) -> Vec<&str> {
-        self.stdout.lines().chain(self.stderr.lines()).filter(|l| keep(l)).collect()
+        self.stdout
+            .lines()
+            .chain(self.stderr.lines())
+            .filter(|l| keep(l))
+            .collect()
     }
 
     /// N of the test app's final `testapp: presented N frames` line.
