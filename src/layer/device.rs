@@ -435,18 +435,10 @@ impl Device {
     /// `VK_KHR_get_surface_capabilities2`, else nothing is added); protected
     /// swapchains get no HUD and keep their usage.
     unsafe fn hud_usage(&self, info: &vk::SwapchainCreateInfoKHR) -> vk::ImageUsageFlags {
-        if info.flags.contains(vk::SwapchainCreateFlagsKHR::PROTECTED) {
-            return info.image_usage;
-        }
-        let shared = matches!(
-            info.present_mode,
-            vk::PresentModeKHR::SHARED_DEMAND_REFRESH
-                | vk::PresentModeKHR::SHARED_CONTINUOUS_REFRESH
-        );
-        let supported = if shared {
-            self.shared_present_usage(info.surface)
-        } else {
-            self.surface_usage(info.surface)
+        let supported = match usage_from(info) {
+            UsageFrom::Nothing => return info.image_usage,
+            UsageFrom::SharedPresent => self.shared_present_usage(info.surface),
+            UsageFrom::Surface => self.surface_usage(info.surface),
         };
         hud::swapchain_usage(info.image_usage, supported)
     }
@@ -479,6 +471,30 @@ impl Device {
         } else {
             vk::ImageUsageFlags::empty()
         }
+    }
+}
+
+/// Which allowed usage bounds the usage the layer adds to a swapchain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum UsageFrom {
+    /// Protected swapchains get no HUD: nothing is added.
+    Nothing,
+    /// Shared present modes: `sharedPresentSupportedUsageFlags`.
+    SharedPresent,
+    /// Everything else: the surface's `supportedUsageFlags`.
+    Surface,
+}
+
+fn usage_from(info: &vk::SwapchainCreateInfoKHR) -> UsageFrom {
+    if info.flags.contains(vk::SwapchainCreateFlagsKHR::PROTECTED) {
+        UsageFrom::Nothing
+    } else if matches!(
+        info.present_mode,
+        vk::PresentModeKHR::SHARED_DEMAND_REFRESH | vk::PresentModeKHR::SHARED_CONTINUOUS_REFRESH
+    ) {
+        UsageFrom::SharedPresent
+    } else {
+        UsageFrom::Surface
     }
 }
 
@@ -530,6 +546,19 @@ unsafe fn fetch_queues(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// lavapipe has neither shared present modes nor protected swapchains.
+    #[test]
+    fn added_usage_is_bounded_by_the_right_capability() {
+        let mut info = vk::SwapchainCreateInfoKHR::default().present_mode(vk::PresentModeKHR::FIFO);
+        assert_eq!(usage_from(&info), UsageFrom::Surface);
+        info.present_mode = vk::PresentModeKHR::SHARED_CONTINUOUS_REFRESH;
+        assert_eq!(usage_from(&info), UsageFrom::SharedPresent);
+        info.present_mode = vk::PresentModeKHR::SHARED_DEMAND_REFRESH;
+        assert_eq!(usage_from(&info), UsageFrom::SharedPresent);
+        info.flags = vk::SwapchainCreateFlagsKHR::PROTECTED;
+        assert_eq!(usage_from(&info), UsageFrom::Nothing);
+    }
 
     #[test]
     fn extensions_decide_the_swapchain_hooks() {
