@@ -20,7 +20,7 @@ use super::swapchain::Swapchain;
 use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
 use ash::vk;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_void, CStr};
+use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -50,21 +50,15 @@ impl Extensions {
     /// # Safety
     /// `info`'s extension names are valid C strings.
     pub unsafe fn of(info: &vk::DeviceCreateInfo) -> Extensions {
-        let names: &[*const c_char] = if info.pp_enabled_extension_names.is_null() {
-            &[]
-        } else {
-            // SAFETY: the app's array of `enabled_extension_count` names.
-            unsafe {
-                std::slice::from_raw_parts(
-                    info.pp_enabled_extension_names,
-                    info.enabled_extension_count as usize,
-                )
-            }
-        };
         let mut e = Extensions::default();
-        for &n in names.iter().filter(|n| !n.is_null()) {
-            // SAFETY: NUL-terminated names.
-            match unsafe { CStr::from_ptr(n) }.to_bytes() {
+        // SAFETY: the app's names, per the caller.
+        for name in unsafe {
+            loader::extension_names(
+                info.pp_enabled_extension_names,
+                info.enabled_extension_count,
+            )
+        } {
+            match name {
                 b"VK_KHR_swapchain" => e.swapchain = true,
                 b"VK_KHR_display_swapchain" => e.display_swapchain = true,
                 _ => {}

@@ -1,9 +1,8 @@
 //! What the layer keeps per `VkInstance`: the link to the next layer and
 //! the instance extensions that change what the layer may ask of it.
 
-use super::loader::next_fn;
+use super::loader::{extension_names, next_fn};
 use ash::vk;
-use std::ffi::{c_char, CStr};
 
 /// Instance extensions the app enabled that the layer uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,29 +41,19 @@ impl Instance {
             },
             instance,
         );
-        let names: &[*const c_char] = if info.pp_enabled_extension_names.is_null() {
-            &[]
-        } else {
-            // SAFETY: the app's array of `enabled_extension_count` names.
-            unsafe {
-                std::slice::from_raw_parts(
-                    info.pp_enabled_extension_names,
-                    info.enabled_extension_count as usize,
-                )
-            }
-        };
-        // SAFETY: NUL-terminated names.
-        let enabled = |want: &[u8]| {
-            names
-                .iter()
-                .any(|&n| !n.is_null() && unsafe { CStr::from_ptr(n) }.to_bytes() == want)
+        // SAFETY: the app's create info.
+        let mut names = unsafe {
+            extension_names(
+                info.pp_enabled_extension_names,
+                info.enabled_extension_count,
+            )
         };
         Instance {
             handle: instance,
             next_gipa: gipa,
             ash,
             ext: InstanceExtensions {
-                surface_capabilities2: enabled(b"VK_KHR_get_surface_capabilities2"),
+                surface_capabilities2: names.any(|n| n == b"VK_KHR_get_surface_capabilities2"),
             },
             destroy_surface: next_fn(|n| gipa(instance, n), c"vkDestroySurfaceKHR"),
         }

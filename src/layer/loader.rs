@@ -212,6 +212,28 @@ pub(crate) unsafe fn next_fn<F: Copy>(
     Some(unsafe { std::mem::transmute_copy::<unsafe extern "system" fn(), F>(&f) })
 }
 
+/// The extension names an app enabled (`ppEnabledExtensionNames` of its
+/// instance or device create info), as bytes without the NUL.
+///
+/// # Safety
+/// `names` is null or an array of `count` null or NUL-terminated strings
+/// that outlive `'a`.
+pub(crate) unsafe fn extension_names<'a>(
+    names: *const *const c_char,
+    count: u32,
+) -> impl Iterator<Item = &'a [u8]> {
+    let all: &[*const c_char] = if names.is_null() {
+        &[]
+    } else {
+        // SAFETY: the caller's array of `count` names.
+        unsafe { std::slice::from_raw_parts(names, count as usize) }
+    };
+    all.iter()
+        .filter(|n| !n.is_null())
+        // SAFETY: NUL-terminated, per the caller.
+        .map(|&n| unsafe { CStr::from_ptr(n) }.to_bytes())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
