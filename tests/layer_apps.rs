@@ -84,3 +84,36 @@ fn vkd3d_gears_killed_after_seconds_leaves_a_readable_log() {
         "vkd3d-gears logged only {total} frames in ~3 s of rendering"
     );
 }
+
+/// Stacked with MangoHud (its implicit layer, `MANGOHUD=1`): two overlay
+/// layers each drawing into the same swapchain images, with validation.
+/// Both must be in the chain, nothing may be flagged, and steadyhud logs
+/// every frame.
+#[test]
+fn vkcube_with_mangohud_stacked_is_clean() {
+    assert!(have("mangohud"), "MangoHud missing: install mangohud");
+    let h = Harness::new();
+    let what = "vkcube with MangoHud + steadyhud + validation";
+    let out = run(h
+        .command("vkcube")
+        .args(["--c", "120"])
+        .layer()
+        .validation()
+        .env("MANGOHUD", "1")
+        .env("VK_LOADER_DEBUG", "layer"));
+    out.assert_success(what).assert_no_vuid(what);
+    for layer in [
+        "VK_LAYER_MANGOHUD_overlay",
+        LAYER_NAME,
+        "VK_LAYER_KHRONOS_validation",
+    ] {
+        assert!(
+            out.stderr
+                .contains(&format!("Insert instance layer \"{layer}\"")),
+            "{what}: {layer} not in the chain:\n{}",
+            tail(&out.stderr, 30)
+        );
+    }
+    let log = h.only_session_log();
+    assert_eq!(h.analyze(&log.csv)["frames"].as_u64(), Some(119), "{what}");
+}
