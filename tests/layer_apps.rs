@@ -117,3 +117,33 @@ fn vkcube_with_mangohud_stacked_is_clean() {
     let log = h.only_session_log();
     assert_eq!(h.analyze(&log.csv)["frames"].as_u64(), Some(119), "{what}");
 }
+
+/// vkcube with `VK_KHR_incremental_present`: it chains a
+/// `VkPresentRegionsKHR` with one rectangle (the middle of the window) to
+/// every present, to which the layer adds the HUD's rectangle. Validation
+/// checks the patched chain (rectangles inside the image, one region per
+/// swapchain). (lavapipe's X11 path copies whole images, so the picture
+/// alone could not show a missing HUD rectangle; `regions.rs` unit-tests
+/// the patch itself.)
+#[test]
+fn vkcube_incremental_present_with_layer_and_validation_is_clean() {
+    let h = Harness::new();
+    let what = "vkcube --incremental_present with steadyhud + validation";
+    let out = run(h
+        .command("vkcube")
+        .args(["--c", "100", "--incremental_present"])
+        .layer()
+        .validation());
+    out.assert_success(what).assert_no_vuid(what);
+    assert!(
+        out.stdout
+            .contains("VK_KHR_incremental_present extension enabled")
+            || out
+                .stderr
+                .contains("VK_KHR_incremental_present extension enabled"),
+        "{what}: vkcube did not enable incremental present:\n{}",
+        tail(&out.stdout, 10)
+    );
+    let log = h.only_session_log();
+    assert_eq!(h.analyze(&log.csv)["frames"].as_u64(), Some(99), "{what}");
+}
