@@ -76,10 +76,12 @@ impl Device {
             patched.p_wait_semaphores = sem;
         }
         if let Some(s) = scratch.as_deref_mut() {
-            if let regions::Found::First(r) = regions::find(app) {
-                if let Some(ours) = s.patch(r) {
-                    patched.p_next = ours as *const vk::PresentRegionsKHR as *const _;
-                }
+            let ours = guard::contain(None, || match regions::find(app) {
+                regions::Found::First(r) => s.patch(r).map(|p| p as *const vk::PresentRegionsKHR),
+                _ => None,
+            });
+            if let Some(p) = ours {
+                patched.p_next = p.cast();
             }
         }
         let t_present = now_ns();
