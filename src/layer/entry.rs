@@ -127,10 +127,14 @@ pub unsafe extern "system" fn get_instance_proc_addr(
         let next = |inst: &Instance| (inst.next_gipa)(instance, name);
         match hook(wanted, l.faults.on_present_path()) {
             Some((Level::Instance, _, f)) => f,
-            // A device function through gipa: ours when it exists below (the
-            // device's own table decides per device in gdpa).
+            // A device function through gipa (a layer above may ask this
+            // way): ours when it exists below and, for counted calls, when
+            // counters are on (the device's own table decides per device in
+            // gdpa).
             Some((Level::Device, needs, f)) => match inst.as_ref() {
-                Some(i) if needs == Needs::Always || next(i).is_some() => f,
+                Some(i) if next(i).is_some() && (needs != Needs::Counters || l.config.counters) => {
+                    f
+                }
                 Some(i) => next(i),
                 None => None,
             },
