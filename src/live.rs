@@ -75,7 +75,11 @@ impl LiveCounter {
 /// Single-slot mailbox for the newest [`LiveStats`].
 #[derive(Default)]
 pub struct LiveCell {
-    slot: Mutex<Arc<LiveStats>>,
+    /// The newest stats and the ones before them. The previous ones stay
+    /// here for one more publication, so the present path, which may still
+    /// hold them, never frees them: the analysis thread does, outside the
+    /// lock.
+    slot: Mutex<(Arc<LiveStats>, Arc<LiveStats>)>,
 }
 
 impl LiveCell {
@@ -83,13 +87,21 @@ impl LiveCell {
     pub fn publish(&self, mut stats: LiveStats) {
         stats.generation = GENERATION.fetch_add(1, Ordering::Relaxed);
         let stats = Arc::new(stats);
-        let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
-        *slot = stats;
+        let oldest = {
+            let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+            let previous = std::mem::replace(&mut slot.0, stats);
+            std::mem::replace(&mut slot.1, previous)
+        };
+        drop(oldest);
     }
 
     /// The newest published stats.
     pub fn latest(&self) -> Arc<LiveStats> {
-        self.slot.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.slot
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .0
+            .clone()
     }
 }
 

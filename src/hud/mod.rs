@@ -293,8 +293,16 @@ impl SwapchainHud {
         if let Some(slot) = self.upload_slot {
             if !self.target.in_flight().nth(slot).unwrap_or(false) {
                 let mut state = self.entry.lock();
-                if state.upload.fence_signalled(self.target.fence(slot)) {
-                    state.font.free_staging(dev);
+                let fence = self.target.fence(slot);
+                // Not in flight and signalled: the upload ran. Not in flight
+                // but unsignalled: its submission never happened (a contained
+                // panic between recording and submitting): upload again.
+                if dev.device.get_fence_status(fence) == Ok(true) {
+                    if state.upload.fence_signalled(fence) {
+                        state.font.free_staging(dev);
+                    }
+                } else {
+                    state.upload.abandoned(fence);
                 }
                 self.upload_slot = None;
             }
@@ -446,12 +454,14 @@ impl SwapchainHud {
 
     /// Frees this swapchain's objects (not the cache's) after a bounded
     /// wait for its own submissions; called before the swapchain is
-    /// destroyed.
+    /// destroyed. Returns false when the wait ran out (a lost or hung
+    /// device) and the objects were leaked instead: the cache's objects,
+    /// which they use, must then be leaked too.
     ///
     /// # Safety
     /// `dev` is live, `cache` is its cache; no other use of this HUD
     /// afterwards.
-    pub unsafe fn destroy(&mut self, dev: &HudDevice, cache: &HudCache) {
+    pub unsafe fn destroy(&mut self, dev: &HudDevice, cache: &HudCache) -> bool {
         debug_assert!(
             cache.owns(&self.entry),
             "SwapchainHud destroyed with another device's cache"
@@ -462,7 +472,10 @@ impl SwapchainHud {
             // upload is Ready; one that never completed is done again.
             let mut state = self.entry.lock();
             let fence = self.target.fence(slot);
-            if done && state.upload.fence_signalled(fence) {
+            if done
+                && dev.device.get_fence_status(fence) == Ok(true)
+                && state.upload.fence_signalled(fence)
+            {
                 state.font.free_staging(dev);
             } else {
                 state.upload.abandoned(fence);
@@ -470,11 +483,12 @@ impl SwapchainHud {
         }
         if !done {
             // A lost or hung device: leak rather than free under the GPU.
-            return;
+            return false;
         }
         if let Some(mut panel) = self.panel.take() {
             panel.destroy(dev);
         }
         self.target.destroy(dev);
+        true
     }
 }

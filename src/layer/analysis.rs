@@ -237,7 +237,7 @@ impl StreamAnalysis {
         match built {
             Some(stats) => self.stream.live.publish(stats),
             None => {
-                eprintln!("steadyhud: live statistics stopped for this window after an internal error; the log continues");
+                guard::say(format_args!("steadyhud: live statistics stopped for this window after an internal error; the log continues"));
                 self.rolling = None;
                 // No frozen numbers on the HUD: it shows "no data" from now on.
                 self.stream.live.publish(LiveStats {
@@ -369,7 +369,9 @@ impl Analysis {
             .name("steadyhud-analysis".into())
             .spawn(move || run(a, s, settings))
             .map_err(|e| {
-                eprintln!("steadyhud: cannot start the analysis thread: {e}; no log or live stats")
+                guard::say(format_args!(
+                    "steadyhud: cannot start the analysis thread: {e}; no log or live stats"
+                ))
             })
             .ok();
         Running {
@@ -457,7 +459,7 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
     let mut hotkey = match guard::try_run(|| crate::hud::hotkey::Hotkey::new(toggle_key)) {
         Some(Ok(h)) => Some(h),
         Some(Err(e)) => {
-            eprintln!("steadyhud: HUD hotkey unavailable: {e}");
+            guard::say(format_args!("steadyhud: HUD hotkey unavailable: {e}"));
             None
         }
         None => None,
@@ -465,7 +467,7 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
     let mut last_key = Instant::now();
     while !stop.load(Ordering::Acquire) {
         if guard::try_run(|| lock(&analyzer).tick()).is_none() {
-            eprintln!("steadyhud: analysis step failed; retrying");
+            guard::say(format_args!("steadyhud: analysis step failed; retrying"));
         }
         if let Some(h) = hotkey.as_mut() {
             if last_key.elapsed() >= HOTKEY_EVERY {

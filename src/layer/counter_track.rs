@@ -14,6 +14,7 @@
 //!   `VK_GOOGLE_display_timing`; not measured yet, reported as `"n/a"`.
 
 use super::capture::{CounterFrame, Stream};
+use super::guard;
 use crate::counters::health::{HealthRule, Tracker};
 use crate::counters::{Cause, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS};
 use ringbuf::traits::Consumer;
@@ -63,7 +64,7 @@ impl CounterTrack {
                 Some(_) => {}
                 None => {
                     let known: Vec<&str> = infos.iter().map(|i| i.name.as_str()).collect();
-                    eprintln!("steadyhud: hud_counter_names: this device has no counter {n:?} (it has {})", known.join(", "));
+                    guard::say(format_args!("steadyhud: hud_counter_names: this device has no counter {n:?} (it has {})", known.join(", ")));
                 }
             }
         }

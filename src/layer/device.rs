@@ -207,7 +207,9 @@ impl Device {
     /// Prints, once per device, why the HUD is off somewhere.
     pub fn hud_off(&self, why: &str) {
         if !self.hud_off_said.swap(true, Ordering::Relaxed) {
-            eprintln!("steadyhud: HUD disabled: {why} (capture and log continue)");
+            guard::say(format_args!(
+                "steadyhud: HUD disabled: {why} (capture and log continue)"
+            ));
         }
     }
 
@@ -327,11 +329,16 @@ impl Device {
             .unwrap_or_else(|e| e.into_inner())
             .drain()
             .collect();
+        let mut freed = true;
         for (_, sc) in left {
-            sc.destroy_hud(&dev, &self.hud_cache);
+            freed &= sc.destroy_hud(&dev, &self.hud_cache);
         }
-        // SAFETY: every swapchain HUD using the cache is gone.
-        unsafe { self.hud_cache.destroy(&dev) };
+        if freed {
+            // SAFETY: every swapchain HUD using the cache is gone.
+            unsafe { self.hud_cache.destroy(&dev) };
+        }
+        // else: a HUD leaked on a lost or hung device still uses the cache's
+        // pipeline and font: leak those too rather than free them under it.
         self.lineage
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -359,6 +366,7 @@ impl Device {
         let state = Arc::new(Swapchain {
             stream,
             hud: Mutex::new(hud),
+            failed: Mutex::new(None),
         });
         self.swapchains
             .write()

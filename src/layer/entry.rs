@@ -222,7 +222,9 @@ unsafe extern "system" fn create_instance(
             next_fn(|n| gipa(vk::Instance::null(), n), c"vkCreateInstance")?;
         Some((gipa, create))
     }) else {
-        eprintln!("steadyhud: vkCreateInstance without a loader link; failing");
+        guard::say(format_args!(
+            "steadyhud: vkCreateInstance without a loader link; failing"
+        ));
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = create(info, alloc, out);
@@ -297,7 +299,9 @@ unsafe extern "system" fn create_device(
         Some((inst, gdpa, create))
     });
     let Some((inst, gdpa, create)) = linked else {
-        eprintln!("steadyhud: vkCreateDevice without instance data or loader link; failing");
+        guard::say(format_args!(
+            "steadyhud: vkCreateDevice without instance data or loader link; failing"
+        ));
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     let r = create(physical_device, info, alloc, out);
@@ -327,7 +331,9 @@ unsafe extern "system" fn create_device(
         {
             destroy(device, alloc);
         }
-        eprintln!("steadyhud: device setup failed ({e}); vkCreateDevice fails");
+        guard::say(format_args!(
+            "steadyhud: device setup failed ({e}); vkCreateDevice fails"
+        ));
         return e;
     }
     r
@@ -357,15 +363,23 @@ unsafe extern "system" fn hud_allocate_command_buffers(
     out: *mut vk::CommandBuffer,
 ) -> vk::Result {
     on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, dev| {
+        // Unregistered command buffers would crash the layers below: no
+        // callback, no HUD (the HUD reports the error once).
+        let Some(set) = dev.set_loader_data else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
         let r = (dev.fns.allocate_command_buffers)(device, info, out);
-        if r == vk::Result::SUCCESS {
-            if let Some(set) = dev.set_loader_data {
-                for i in 0..(*info).command_buffer_count as usize {
-                    let rr = set(device, vk::Handle::as_raw(*out.add(i)) as *mut c_void);
-                    if rr != vk::Result::SUCCESS {
-                        return rr;
-                    }
-                }
+        if r != vk::Result::SUCCESS {
+            return r;
+        }
+        let cmds = std::slice::from_raw_parts(out, (*info).command_buffer_count as usize);
+        for &cmd in cmds {
+            let rr = set(device, vk::Handle::as_raw(cmd) as *mut c_void);
+            if rr != vk::Result::SUCCESS {
+                dev.hud()
+                    .device
+                    .free_command_buffers((*info).command_pool, cmds);
+                return rr;
             }
         }
         r

@@ -37,11 +37,19 @@ pub fn install_hook() {
                 .location()
                 .map(|l| format!("{}:{}", l.file(), l.line()))
                 .unwrap_or_default();
-            eprintln!(
+            say(format_args!(
                 "steadyhud: internal error contained ({loc}): {msg}; the application continues"
-            );
+            ));
         }));
     });
+}
+
+/// Writes one line to stderr, ignoring a failed write: `eprintln!` panics
+/// when stderr is closed, and a panic in the panic hook (or across an
+/// `extern "system"` boundary) would abort the game.
+pub fn say(args: std::fmt::Arguments) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{args}");
 }
 
 /// Runs `f`; on panic returns `fallback` (the hook already printed one line).

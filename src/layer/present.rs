@@ -160,15 +160,22 @@ impl Device {
                     result: vk::Result::ERROR_DEVICE_LOST,
                 })
             } else {
-                hud.draw(
-                    &dev,
-                    &self.hud_cache,
-                    qi.handle,
-                    qi.family,
-                    index,
-                    wait,
-                    &stats,
-                )
+                // A panic inside the draw leaves this HUD half-way: it is
+                // then handled as a failed draw, never drawn again.
+                guard::try_run(|| {
+                    hud.draw(
+                        &dev,
+                        &self.hud_cache,
+                        qi.handle,
+                        qi.family,
+                        index,
+                        wait,
+                        &stats,
+                    )
+                })
+                .unwrap_or(Err(HudError::Unsupported(
+                    "internal error in the HUD's draw",
+                )))
             };
             match drawn {
                 Ok(Drawn::Submitted { signal, setup }) => {
@@ -182,9 +189,11 @@ impl Device {
                 Err(e) => {
                     self.hud_off(&format!("draw failed: {e}"));
                     // A failed draw (a lost device above all) stays failed:
-                    // free this swapchain's HUD instead of retrying each frame.
-                    if let Some(mut gone) = slot.take() {
-                        gone.destroy(&dev, &self.hud_cache);
+                    // this swapchain's HUD is drawn no more, and freed with
+                    // the swapchain (a present may still wait on its
+                    // semaphores).
+                    if let Some(gone) = slot.take() {
+                        s.retire_hud(gone);
                     }
                 }
             }

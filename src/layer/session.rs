@@ -3,6 +3,7 @@
 //! present, never fatal. An unwritable folder or a write error prints one
 //! `steadyhud:` line and the game keeps running without (the rest of) a log.
 
+use super::guard;
 use crate::counters::Unit;
 use crate::metrics::{StkPoint, Summary};
 use crate::session_log::{default_log_dir, SessionLog};
@@ -67,7 +68,7 @@ impl Log {
     ) {
         let Log::Pending(dir) = self else { return };
         let Some(dir) = dir.take().or_else(default_log_dir) else {
-            eprintln!("steadyhud: no log folder (HOME unset and no STEADYHUD_LOG_DIR); this session is not logged");
+            guard::say(format_args!("steadyhud: no log folder (HOME unset and no STEADYHUD_LOG_DIR); this session is not logged"));
             *self = Log::Disabled;
             return;
         };
@@ -78,7 +79,9 @@ impl Log {
         *self = match SessionLog::create_with_columns(&dir, &exe, start, columns, about) {
             Ok(l) => Log::Open(l),
             Err(e) => {
-                eprintln!("steadyhud: session log disabled: {e}; the game keeps running");
+                guard::say(format_args!(
+                    "steadyhud: session log disabled: {e}; the game keeps running"
+                ));
                 Log::Disabled
             }
         };
@@ -87,7 +90,9 @@ impl Log {
     fn check(&mut self, r: Result<(), crate::session_log::LogError>) {
         if let Err(e) = r {
             // SessionLog ignores further writes after the first failure.
-            eprintln!("steadyhud: {e}; the rest of this session is not logged");
+            guard::say(format_args!(
+                "steadyhud: {e}; the rest of this session is not logged"
+            ));
         }
     }
 
@@ -130,7 +135,7 @@ impl Log {
     pub fn finish(self, summary: Option<&Summary>, stk: &[StkPoint], extra: serde_json::Value) {
         if let Log::Open(l) = self {
             if let Err(e) = l.finish(summary, stk, extra) {
-                eprintln!("steadyhud: session summary not written: {e}");
+                guard::say(format_args!("steadyhud: session summary not written: {e}"));
             }
         }
     }

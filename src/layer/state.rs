@@ -7,6 +7,7 @@
 use super::analysis::{Analysis, Settings};
 use super::device::Device;
 use super::faults::Faults;
+use super::guard;
 use super::handles::HandleMap;
 use super::instance::Instance;
 use crate::config::Config;
@@ -36,7 +37,7 @@ pub fn layer() -> &'static Layer {
     LAYER.get_or_init(|| {
         let (config, warnings) = Config::load();
         for w in warnings {
-            eprintln!("steadyhud: config: {w}");
+            guard::say(format_args!("steadyhud: config: {w}"));
         }
         Layer {
             hud_visible: AtomicBool::new(!config.hud_hidden),

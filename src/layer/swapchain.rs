@@ -12,16 +12,30 @@ pub struct Swapchain {
     pub stream: Arc<Stream>,
     /// The HUD, when it could be set up and has not failed since.
     pub hud: Mutex<Option<SwapchainHud>>,
+    /// A HUD whose draw failed: drawn no more, but freed only with the
+    /// swapchain, since a present the app made a frame ago may still wait
+    /// on its semaphores.
+    pub failed: Mutex<Option<SwapchainHud>>,
 }
 
 impl Swapchain {
-    /// Frees the HUD (before the swapchain or device goes away).
-    pub fn destroy_hud(&self, dev: &HudDevice, cache: &HudCache) {
-        let taken = self.hud.lock().unwrap_or_else(|e| e.into_inner()).take();
-        if let Some(mut hud) = taken {
-            // SAFETY: the swapchain and device are still alive; destroy waits
-            // (bounded) for the HUD's own submissions.
-            unsafe { hud.destroy(dev, cache) };
+    /// Takes this swapchain's HUD out of service after a failed draw.
+    pub fn retire_hud(&self, hud: SwapchainHud) {
+        *self.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(hud);
+    }
+
+    /// Frees the HUD (before the swapchain or device goes away). Returns
+    /// false when a bounded wait ran out and the HUD's objects were leaked
+    /// rather than freed under the GPU.
+    pub fn destroy_hud(&self, dev: &HudDevice, cache: &HudCache) -> bool {
+        let live = self.hud.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let mut freed = true;
+        for mut hud in live.into_iter().chain(failed) {
+            // SAFETY: the swapchain and device are still alive; destroy
+            // waits (bounded) for the HUD's own submissions.
+            freed &= unsafe { hud.destroy(dev, cache) };
         }
+        freed
     }
 }
