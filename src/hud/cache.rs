@@ -93,8 +93,8 @@ impl EntryState {
     /// Runs one imgui frame with this entry's context active: `build` lays
     /// the HUD out on a display of `size` pixels, `record` gets its result,
     /// the draw data, the pipeline and the font. The context is suspended
-    /// again whatever happens (an active context left behind would block
-    /// every other HUD).
+    /// again before `record` runs (an active context left behind would
+    /// block every other HUD).
     pub fn frame<A, R>(
         &mut self,
         size: [f32; 2],
@@ -102,22 +102,31 @@ impl EntryState {
         build: impl FnOnce(&imgui::Ui) -> A,
         record: impl FnOnce(A, &imgui::DrawData, &Pipeline, &FontTexture) -> Result<R, HudError>,
     ) -> Result<R, HudError> {
-        let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-        let mut ctx = match self.imgui.take().map(|c| c.0.activate()) {
-            Some(Ok(ctx)) => ctx,
-            Some(Err(suspended)) => {
-                self.imgui = Some(ImguiContext(suspended));
-                return Err(HudError::ImguiBusy);
-            }
-            None => return Err(HudError::NotSetUp),
+        // The process-wide lock covers only the imgui frame (the context is
+        // current): recording reads the draw data with the context
+        // suspended again, so two windows presenting at once wait for each
+        // other's layout, never for each other's recording.
+        let (built, draw_data) = {
+            let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            let mut ctx = match self.imgui.take().map(|c| c.0.activate()) {
+                Some(Ok(ctx)) => ctx,
+                Some(Err(suspended)) => {
+                    self.imgui = Some(ImguiContext(suspended));
+                    return Err(HudError::ImguiBusy);
+                }
+                None => return Err(HudError::NotSetUp),
+            };
+            ctx.io_mut().display_size = size;
+            ctx.io_mut().delta_time = dt.max(1e-4);
+            let built = build(ctx.new_frame());
+            let draw_data: *const imgui::DrawData = ctx.render();
+            self.imgui = Some(ImguiContext(ctx.suspend()));
+            (built, draw_data)
         };
-        ctx.io_mut().display_size = size;
-        ctx.io_mut().delta_time = dt.max(1e-4);
-        let built = build(ctx.new_frame());
-        let draw_data = ctx.render();
-        let result = record(built, draw_data, &self.pipeline, &self.font);
-        self.imgui = Some(ImguiContext(ctx.suspend()));
-        result
+        // SAFETY: the draw data lives inside the (suspended) context, which
+        // only its next frame changes, and that needs `&mut self`, held
+        // here; reading draw lists needs no current context.
+        record(built, unsafe { &*draw_data }, &self.pipeline, &self.font)
     }
 }
 
