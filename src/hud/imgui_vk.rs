@@ -6,7 +6,8 @@
 
 use super::encoding::Encoding;
 use super::memory::{HostBuffer, OwnImage};
-use super::{color_range, vk_err, HudDevice, HudError};
+use super::render::transition;
+use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 
 const VERT_SPV: &[u8] = include_bytes!("../../shaders/hud.vert.spv");
@@ -376,23 +377,20 @@ impl FontTexture {
             return;
         };
         let d = dev.device;
-        let to_dst = [vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::empty())
-            .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .old_layout(vk::ImageLayout::UNDEFINED)
-            .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(self.image.image)
-            .subresource_range(color_range())];
-        d.cmd_pipeline_barrier(
+        let image = self.image.image;
+        transition(
+            dev,
             cmd,
-            vk::PipelineStageFlags::TOP_OF_PIPE,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &to_dst,
+            image,
+            (
+                vk::ImageLayout::UNDEFINED,
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+            ),
+            (vk::AccessFlags::empty(), vk::AccessFlags::TRANSFER_WRITE),
+            (
+                vk::PipelineStageFlags::TOP_OF_PIPE,
+                vk::PipelineStageFlags::TRANSFER,
+            ),
         );
         let region = [vk::BufferImageCopy::default()
             .image_subresource(vk::ImageSubresourceLayers {
@@ -413,23 +411,22 @@ impl FontTexture {
             vk::ImageLayout::TRANSFER_DST_OPTIMAL,
             &region,
         );
-        let to_read = [vk::ImageMemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(vk::AccessFlags::SHADER_READ)
-            .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-            .new_layout(vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL)
-            .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-            .image(self.image.image)
-            .subresource_range(color_range())];
-        d.cmd_pipeline_barrier(
+        transition(
+            dev,
             cmd,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::FRAGMENT_SHADER,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &to_read,
+            image,
+            (
+                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
+                vk::ImageLayout::SHADER_READ_ONLY_OPTIMAL,
+            ),
+            (
+                vk::AccessFlags::TRANSFER_WRITE,
+                vk::AccessFlags::SHADER_READ,
+            ),
+            (
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::FRAGMENT_SHADER,
+            ),
         );
     }
 

@@ -13,7 +13,7 @@
 
 use super::memory::OwnImage;
 use super::passes::AFTER_APP;
-use super::render::color_range;
+use super::render::transition;
 use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 
@@ -291,36 +291,6 @@ impl Panel {
             image.destroy(dev);
         }
     }
-}
-
-/// Records one layout transition of the colour image `image` (same queue
-/// family): (old, new) layouts, (src, dst) access and (src, dst) stages.
-unsafe fn transition(
-    dev: &HudDevice,
-    cmd: vk::CommandBuffer,
-    image: vk::Image,
-    (old, new): (vk::ImageLayout, vk::ImageLayout),
-    (src_access, dst_access): (vk::AccessFlags, vk::AccessFlags),
-    (src_stage, dst_stage): (vk::PipelineStageFlags, vk::PipelineStageFlags),
-) {
-    let barrier = [vk::ImageMemoryBarrier::default()
-        .src_access_mask(src_access)
-        .dst_access_mask(dst_access)
-        .old_layout(old)
-        .new_layout(new)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(color_range())];
-    dev.device.cmd_pipeline_barrier(
-        cmd,
-        src_stage,
-        dst_stage,
-        vk::DependencyFlags::empty(),
-        &[],
-        &[],
-        &barrier,
-    );
 }
 
 /// `content` placed at `offset` in an image of `dst_extent`, clipped to it.

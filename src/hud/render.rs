@@ -32,6 +32,36 @@ pub fn color_range() -> vk::ImageSubresourceRange {
     }
 }
 
+/// Records one layout transition of the colour image `image` (same queue
+/// family): (old, new) layouts, (src, dst) access and (src, dst) stages.
+pub(crate) unsafe fn transition(
+    dev: &HudDevice,
+    cmd: vk::CommandBuffer,
+    image: vk::Image,
+    (old, new): (vk::ImageLayout, vk::ImageLayout),
+    (src_access, dst_access): (vk::AccessFlags, vk::AccessFlags),
+    (src_stage, dst_stage): (vk::PipelineStageFlags, vk::PipelineStageFlags),
+) {
+    let barrier = [vk::ImageMemoryBarrier::default()
+        .src_access_mask(src_access)
+        .dst_access_mask(dst_access)
+        .old_layout(old)
+        .new_layout(new)
+        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+        .image(image)
+        .subresource_range(color_range())];
+    dev.device.cmd_pipeline_barrier(
+        cmd,
+        src_stage,
+        dst_stage,
+        vk::DependencyFlags::empty(),
+        &[],
+        &[],
+        &barrier,
+    );
+}
+
 /// Resources of one submission in flight.
 struct Slot {
     /// Null until the command pool exists.
