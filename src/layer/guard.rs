@@ -47,9 +47,13 @@ pub fn install_hook() {
 /// Writes one line to stderr, ignoring a failed write: `eprintln!` panics
 /// when stderr is closed, and a panic in the panic hook (or across an
 /// `extern "system"` boundary) would abort the game.
+///
+/// The line goes out in one write: the game has its own std (and stderr
+/// lock), so a line written in pieces could be split by the game's output.
 pub fn say(args: std::fmt::Arguments) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{args}");
+    let line = format!("{args}\n");
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 /// Runs `f`; on panic returns `fallback` (the hook already printed one line).

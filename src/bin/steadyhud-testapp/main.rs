@@ -197,7 +197,7 @@ fn main() -> ExitCode {
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("testapp: error: {e}");
+            say(format!("testapp: error: {e}"));
             ExitCode::from(1)
         }
     }
@@ -372,7 +372,7 @@ fn session(
             let g = i % gpus.len();
             targets.push(Target::new(&inst, &gpus[g], g, s, wish)?);
         }
-        eprintln!(
+        say(format!(
             "testapp: device {:?} x{}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted{}",
             gpus[0].device_name,
             gpus.len(),
@@ -387,7 +387,7 @@ fn session(
             } else {
                 String::new()
             }
-        );
+        ));
         Ok(targets)
     };
 
@@ -601,10 +601,10 @@ impl LoopCtx<'_> {
             let took = start.elapsed();
             schedule.shift(took);
             if args.trace {
-                eprintln!(
+                say(format!(
                     "testapp: trace work before present {k} took {:.3} ms",
                     took.as_secs_f64() * 1e3
-                );
+                ));
             }
         }
         Ok(())
@@ -714,11 +714,11 @@ impl LoopCtx<'_> {
             }
             if args.trace {
                 let done = Instant::now();
-                eprintln!(
+                say(format!(
                     "testapp: trace present {k} render {:.3} ms present {:.3} ms",
                     (t_present - t_render).as_secs_f64() * 1e3,
                     (done - t_present).as_secs_f64() * 1e3
-                );
+                ));
             }
             if args.progress {
                 let mut out = std::io::stdout().lock();
@@ -737,4 +737,13 @@ impl LoopCtx<'_> {
             stamps,
         })
     }
+}
+
+/// Writes one line to stderr in a single write: the steadyhud layer in this
+/// process has its own copy of std and its own stderr lock, so a line
+/// written piece by piece (as `eprintln!` does) could be split by one of
+/// the layer's lines, and the tests read both.
+fn say(line: String) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
