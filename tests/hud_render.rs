@@ -292,6 +292,14 @@ impl Gpu {
         hud.destroy(&self.hud_device(), &self.cache);
     }
 
+    /// Destroys everything, then checks that validation (when installed)
+    /// reported nothing.
+    unsafe fn destroy_checked(self) {
+        let validated = self.validated;
+        self.destroy();
+        assert_validation_clean(validated);
+    }
+
     unsafe fn destroy(self) {
         self.device.device_wait_idle().unwrap();
         self.cache.destroy(&self.hud_device());
@@ -847,9 +855,7 @@ fn hud_scales_with_the_swapchain_and_sits_in_the_configured_corner() {
                 "{name}: HUD starts at ({x0},{y0})"
             );
         }
-        let validated = gpu.validated;
-        gpu.destroy();
-        assert_validation_clean(validated);
+        gpu.destroy_checked();
     }
 }
 
@@ -940,9 +946,7 @@ fn several_swapchains_draw_alternately() {
         gpu.device.destroy_semaphore(sem, None);
         a.destroy(&gpu);
         b.destroy(&gpu);
-        let validated = gpu.validated;
-        gpu.destroy();
-        assert_validation_clean(validated);
+        gpu.destroy_checked();
     }
 }
 
@@ -1006,9 +1010,7 @@ fn a_recreated_swapchain_reuses_the_cache_entry() {
             eprintln!(
                 "{mode}, validation on: first swapchain {first:?}, second {second:?}, first draw (frame + readback) {first_draw:?}"
             );
-            let validated = gpu.validated;
-            gpu.destroy();
-            assert_validation_clean(validated);
+            gpu.destroy_checked();
             // The numbers that matter: without the validation layer.
             let gpu = Gpu::with_validation(false);
             let (first, second, first_draw) = recreate_swapchain(&gpu, panel);
@@ -1257,9 +1259,7 @@ unsafe fn check_zero_wait(write: AppWrite, panel: bool) {
     gpu.destroy_hud(hud);
     app.destroy(&gpu);
     sc.destroy(&gpu);
-    let validated = gpu.validated;
-    gpu.destroy();
-    assert_validation_clean(validated);
+    gpu.destroy_checked();
 }
 
 #[test]
@@ -1370,9 +1370,7 @@ fn a_skipped_draw_leaves_the_image_and_semaphores_untouched() {
             d.destroy_semaphore(s, None);
         }
         sc.destroy(&gpu);
-        let validated = gpu.validated;
-        gpu.destroy();
-        assert_validation_clean(validated);
+        gpu.destroy_checked();
     }
 }
 
@@ -1478,9 +1476,7 @@ fn hdr_encodings_write_the_reference_values() {
             }
         }
         assert!((Encoding::Pq.encode([1.0; 4])[0] - 0.58).abs() < 0.01);
-        let validated = gpu.validated;
-        gpu.destroy();
-        assert_validation_clean(validated);
+        gpu.destroy_checked();
     }
 }
 
@@ -1519,9 +1515,7 @@ fn deferred_views_are_created_at_first_draw() {
         gpu.destroy_hud(hud);
         gpu.device.destroy_semaphore(sem, None);
         sc.destroy(&gpu);
-        let validated = gpu.validated;
-        gpu.destroy();
-        assert_validation_clean(validated);
+        gpu.destroy_checked();
     }
 }
 
@@ -1561,8 +1555,6 @@ fn the_panel_follows_new_stats() {
         gpu.destroy_hud(hud);
         gpu.device.destroy_semaphore(sem, None);
         sc.destroy(&gpu);
-        let validated = gpu.validated;
-        gpu.destroy();
-        assert_validation_clean(validated);
+        gpu.destroy_checked();
     }
 }
