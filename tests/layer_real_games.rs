@@ -318,6 +318,32 @@ fn libplacebo_teardown_error(line: &str) -> bool {
             || line.contains("VUID-vkDestroyDevice-device-00378"))
 }
 
+/// An app that, like libplacebo, waits only for its own fences before
+/// destroying its swapchains and device (`--fence-teardown`, never
+/// vkDeviceWaitIdle), after swapchain recreations: with the HUD shown and
+/// validation below, no `Validation Error`. The layer may not idle the
+/// app's queue, so the semaphores its presents wait on cannot be destroyed
+/// with a swapchain (a present may still wait on them): they are reused by
+/// the next swapchain and destroyed in vkDestroyDevice.
+#[test]
+fn teardown_after_own_fences_only_leaves_no_semaphore_in_use() {
+    let _serial = serial();
+    let h = Harness::new();
+    h.assert_validation_active();
+    let args = ["--frames", "40", "--resize-every", "10", "--fence-teardown"];
+    let what = format!("testapp {args:?} with steadyhud + validation");
+    let out = run(h.testapp(&args).layer().validation());
+    out.assert_success(&what)
+        .assert_no_validation_error(&what)
+        .assert_no_vuid(&what);
+    let recreations = out.swapchain_recreations().expect("recreations line");
+    assert!(recreations >= 3, "{what}: only {recreations} recreations");
+    assert!(
+        h.only_session_log().summary.is_some(),
+        "{what}: no session summary"
+    );
+}
+
 /// (d) mpv (libplacebo, Vulkan, X11) plays a test source for 50 frames with
 /// the layer and validation: exit 0, no `Validation Error` line (apart from
 /// libplacebo's own teardown error above), a session log with frames.

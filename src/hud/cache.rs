@@ -3,10 +3,12 @@
 //! the imgui pipeline, the imgui context and its font texture with the
 //! upload state. An entry is created by the first swapchain that needs it
 //! and reused by every later one, so recreating a swapchain only creates
-//! that swapchain's views, framebuffers, semaphores and command buffers.
+//! that swapchain's views, framebuffers and command buffers (its present
+//! semaphores come from the cache's [`PresentSemaphores`]).
 
 use super::encoding::Encoding;
 use super::imgui_vk::{FontTexture, Pipeline};
+use super::semaphores::PresentSemaphores;
 use super::upload::Upload;
 use super::view::View;
 use super::{passes, HudDevice, HudError};
@@ -136,6 +138,8 @@ impl EntryState {
 pub struct HudCache {
     id: u64,
     entries: Mutex<Vec<Arc<Entry>>>,
+    /// Present semaphores of destroyed swapchains, for the next ones.
+    pub semaphores: PresentSemaphores,
 }
 
 impl Default for HudCache {
@@ -149,6 +153,7 @@ impl HudCache {
         HudCache {
             id: NEXT_CACHE_ID.fetch_add(1, Ordering::Relaxed),
             entries: Mutex::new(Vec::new()),
+            semaphores: PresentSemaphores::default(),
         }
     }
 
@@ -188,12 +193,14 @@ impl HudCache {
         Ok(entry)
     }
 
-    /// Frees every entry.
+    /// Frees every entry and the spare present semaphores.
     ///
     /// # Safety
     /// Every [`super::SwapchainHud`] of this device has been destroyed; `dev`
-    /// is this cache's device.
+    /// is this cache's device, inside `vkDestroyDevice` and idle (see
+    /// [`PresentSemaphores::destroy`]).
     pub unsafe fn destroy(&self, dev: &HudDevice) {
+        self.semaphores.destroy(dev);
         let entries = std::mem::take(&mut *self.entries.lock().unwrap_or_else(|e| e.into_inner()));
         for entry in entries {
             let mut state = entry.lock();

@@ -22,8 +22,8 @@
 //! Modules: [`encoding`] (colour encodings), [`plan`] (per-swapchain
 //! decision), `cache` (per-device shared objects), `upload` (font upload
 //! state), `imgui_vk` + `imgui_mesh` (our imgui renderer), `passes` (render
-//! passes), `render` (per-swapchain Vulkan objects), `panel` (cached
-//! panel), `memory` (buffers and images), [`view`] (layout and colours),
+//! passes), `render` (per-swapchain Vulkan objects), `semaphores` (the
+//! present semaphores, kept per device), `panel` (cached panel), `memory` (buffers and images), [`view`] (layout and colours),
 //! [`hotkey`] (X11 toggle key).
 
 use crate::config::Config;
@@ -42,6 +42,7 @@ mod panel;
 mod passes;
 pub mod plan;
 mod render;
+mod semaphores;
 mod upload;
 pub mod view;
 
@@ -158,7 +159,7 @@ impl SwapchainHud {
         } else {
             Some(entry.lock().overlay_pass(dev, plan.layout)?)
         };
-        let target = render::Target::new(dev, info, images, plan, overlay_pass)?;
+        let target = render::Target::new(dev, info, images, plan, overlay_pass, &cache.semaphores)?;
         let panel = plan.panel.then(|| {
             panel::Panel::new(
                 info.image_format,
@@ -488,7 +489,7 @@ impl SwapchainHud {
         if let Some(mut panel) = self.panel.take() {
             panel.destroy(dev);
         }
-        self.target.destroy(dev);
+        self.target.destroy(dev, &cache.semaphores);
         true
     }
 }

@@ -12,6 +12,7 @@
 use super::imgui_mesh::Mesh;
 use super::memory::color_view;
 use super::plan::Plan;
+use super::semaphores::PresentSemaphores;
 use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 
@@ -108,6 +109,7 @@ impl Target {
         images: &[vk::Image],
         plan: &Plan,
         overlay_pass: Option<vk::RenderPass>,
+        sems: &PresentSemaphores,
     ) -> Result<Target, HudError> {
         if overlay_pass.is_some()
             && !info
@@ -135,10 +137,10 @@ impl Target {
             last_queue: vk::Queue::null(),
             wait_stages: Vec::with_capacity(4),
         };
-        match t.create(dev, plan, overlay_pass) {
+        match t.create(dev, plan, overlay_pass, sems) {
             Ok(()) => Ok(t),
             Err(e) => {
-                t.destroy(dev);
+                t.destroy(dev, sems);
                 Err(e)
             }
         }
@@ -149,6 +151,7 @@ impl Target {
         dev: &HudDevice,
         plan: &Plan,
         overlay_pass: Option<vk::RenderPass>,
+        sems: &PresentSemaphores,
     ) -> Result<(), HudError> {
         let d = dev.device;
         if let Some(pass) = overlay_pass {
@@ -163,10 +166,7 @@ impl Target {
         // One slot per image: as many submissions in flight as the
         // swapchain can have images queued.
         for _ in 0..self.images.len() {
-            let sem = d
-                .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
-                .map_err(vk_err("vkCreateSemaphore"))?;
-            self.done.push(sem);
+            self.done.push(sems.take(dev)?);
             let fence_info = vk::FenceCreateInfo::default().flags(vk::FenceCreateFlags::SIGNALED);
             let fence = d
                 .create_fence(&fence_info, None)
@@ -448,11 +448,12 @@ impl Target {
         self.wait_all(dev, TEARDOWN_WAIT_NS)
     }
 
-    /// Frees everything.
+    /// Frees everything but the present semaphores, which go back to
+    /// `sems` (a present may still wait on them).
     ///
     /// # Safety
     /// [`Target::destroy_wait`] returned true; no other use afterwards.
-    pub unsafe fn destroy(&mut self, dev: &HudDevice) {
+    pub unsafe fn destroy(&mut self, dev: &HudDevice, sems: &PresentSemaphores) {
         let d = dev.device;
         for mut slot in self.slots.drain(..) {
             d.destroy_fence(slot.fence, None);
@@ -463,9 +464,7 @@ impl Target {
             d.destroy_command_pool(self.pool, None);
             self.pool = vk::CommandPool::null();
         }
-        for sem in self.done.drain(..) {
-            d.destroy_semaphore(sem, None);
-        }
+        sems.give_back(self.done.drain(..));
         for fb in self
             .framebuffers
             .drain(..)

@@ -334,8 +334,18 @@ impl Device {
             freed &= sc.destroy_hud(&dev, &self.hud_cache);
         }
         if freed {
-            // SAFETY: every swapchain HUD using the cache is gone.
-            unsafe { self.hud_cache.destroy(&dev) };
+            // SAFETY: every swapchain HUD using the cache is gone. This runs
+            // inside vkDestroyDevice, where the app must own every queue of
+            // the device: idling it is legal, and it is what guarantees (to
+            // the driver and to validation) that no present still waits on a
+            // spare present semaphore. An error (a lost device) leaves
+            // nothing pending either.
+            unsafe {
+                if self.hud_cache.semaphores.spare_count() > 0 {
+                    let _ = dev.device.device_wait_idle();
+                }
+                self.hud_cache.destroy(&dev)
+            };
         }
         // else: a HUD leaked on a lost or hung device still uses the cache's
         // pipeline and font: leak those too rather than free them under it.

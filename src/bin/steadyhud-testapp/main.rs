@@ -125,6 +125,11 @@ struct Args {
     /// report it. For tests that check that it is active.
     #[arg(long, hide = true, requires = "submit_thread")]
     submit_hazard: bool,
+    /// At exit wait only for the app's own fences (never vkDeviceWaitIdle)
+    /// and destroy each swapchain before its semaphores, as libplacebo
+    /// does: the layer must not leave anything a present may still use.
+    #[arg(long, hide = true, conflicts_with = "submit_thread")]
+    fence_teardown: bool,
     /// Right before present number FRAME, create N graphics pipelines (each
     /// compiled anew): a shader-compile stutter on frame FRAME-1. Repeatable.
     #[arg(long, value_name = "FRAME:N", value_parser = workload::parse_at)]
@@ -486,8 +491,14 @@ fn session(
         print_totals(args, totals);
         std::process::exit(0);
     }
-    for g in &gpus {
-        g.wait_idle()?;
+    if args.fence_teardown {
+        for t in &targets {
+            t.wait_own_fences(&gpus[t.gpu])?;
+        }
+    } else {
+        for g in &gpus {
+            g.wait_idle()?;
+        }
     }
     if let Some(w) = submit_work {
         w.destroy(&gpus[0]);

@@ -386,16 +386,38 @@ impl Target {
     }
 
     fn destroy_images(&mut self, gpu: &Gpu) {
-        let d = &gpu.device;
+        let sems = self.destroy_image_objects(gpu);
         // SAFETY: the device is idle (caller).
         unsafe {
-            for img in self.images.drain(..) {
-                d.destroy_framebuffer(img.framebuffer, None);
-                d.destroy_image_view(img.view, None);
-                d.destroy_semaphore(img.render_done, None);
-                d.free_command_buffers(self.pool, &[img.cmd]);
+            for s in sems {
+                gpu.device.destroy_semaphore(s, None);
             }
         }
+    }
+
+    /// Destroys the per-image objects but the present semaphores, which it
+    /// returns.
+    fn destroy_image_objects(&mut self, gpu: &Gpu) -> Vec<vk::Semaphore> {
+        let d = &gpu.device;
+        // SAFETY: the device is idle, or the app's own fences were waited on
+        // (callers).
+        unsafe {
+            self.images
+                .drain(..)
+                .map(|img| {
+                    d.destroy_framebuffer(img.framebuffer, None);
+                    d.destroy_image_view(img.view, None);
+                    d.free_command_buffers(self.pool, &[img.cmd]);
+                    img.render_done
+                })
+                .collect()
+        }
+    }
+
+    /// Waits for the app's own submissions (`--fence-teardown`).
+    pub fn wait_own_fences(&self, gpu: &Gpu) -> Result<(), Error> {
+        // SAFETY: live fences of this device.
+        unsafe { gpu.device.wait_for_fences(&self.fences, true, u64::MAX) }.ctx("vkWaitForFences")
     }
 
     /// The render pass the pattern is drawn with (pipelines made for it are compatible).
@@ -485,13 +507,20 @@ impl Target {
         }
     }
 
-    /// Destroys everything but the surface. The device must be idle.
+    /// Destroys everything but the surface. The device must be idle, or
+    /// (`--fence-teardown`) the app's own fences waited on.
+    ///
+    /// The swapchain goes before the present semaphores: a layer that waits
+    /// on them in its own submissions retires those in vkDestroySwapchainKHR.
     pub fn destroy(mut self, gpu: &Gpu) -> vk::SurfaceKHR {
-        self.destroy_images(gpu);
+        let present_sems = self.destroy_image_objects(gpu);
         let d = &gpu.device;
-        // SAFETY: device idle (caller).
+        // SAFETY: device idle, or the app's own fences waited on (caller).
         unsafe {
             gpu.swapchain_fn.destroy_swapchain(self.swapchain, None);
+            for s in present_sems {
+                d.destroy_semaphore(s, None);
+            }
             for i in 0..SLOTS {
                 d.destroy_semaphore(self.acquired[i], None);
                 d.destroy_fence(self.fences[i], None);
