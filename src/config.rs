@@ -62,6 +62,10 @@ pub struct Config {
     /// (CSV column names joined by `+`; default pipeline creation, submit,
     /// acquire and in-present time). Only these keep a history.
     pub hud_counter_names: Vec<String>,
+    /// `gpu_timing`: time the app's queue submissions on the GPU and log
+    /// `gpu_busy_ms`/`gpu_wait_ms` per frame (true; needs `counters`, and a
+    /// queue family with timestamps).
+    pub gpu_timing: bool,
 }
 
 /// Default of `hud_counter_names`.
@@ -89,6 +93,7 @@ impl Default for Config {
             counters: true,
             hud_counters: false,
             hud_counter_names: DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect(),
+            gpu_timing: true,
         }
     }
 }
@@ -109,7 +114,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 11] = [
+pub const KEYS: [&str; 12] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -121,6 +126,7 @@ pub const KEYS: [&str; 11] = [
     "counters",
     "hud_counters",
     "hud_counter_names",
+    "gpu_timing",
 ];
 
 impl Config {
@@ -260,6 +266,7 @@ impl Config {
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
+            "gpu_timing" => self.gpu_timing = parse_bool(value)?,
             "hud_counters" => self.hud_counters = parse_bool(value)?,
             "hud_counter_names" => {
                 let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();

@@ -58,7 +58,7 @@ use std::sync::Mutex;
 
 /// Counters a [`Counters`] table holds at most (the per-frame record is a
 /// fixed `[u64; MAX_COUNTERS]`).
-pub const MAX_COUNTERS: usize = 16;
+pub const MAX_COUNTERS: usize = 20;
 
 /// One frame's latched values, indexed by [`CounterId::index`].
 pub type FrameValues = [u64; MAX_COUNTERS];

@@ -21,6 +21,8 @@
 use super::capture::{CounterFrame, Stream};
 use super::counter_track::{self, CounterTrack};
 use super::faults::{Faults, Site};
+use super::gpu_frames::{GpuFrames, Pending};
+use super::gpu_timing::GpuTimer;
 use super::guard;
 use super::session::Log;
 use crate::config::Config;
@@ -81,6 +83,9 @@ struct StreamAnalysis {
     counter_overflows_logged: u64,
     /// Statistics counters of the stream's device, when it counts.
     counters: Option<CounterTrack>,
+    /// GPU timing of the stream's device (needs counters): rows wait here
+    /// until their GPU columns are known.
+    gpu: Option<GpuFrames>,
     settings: Settings,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
@@ -103,6 +108,7 @@ impl StreamAnalysis {
             opts,
             Settings::for_tests(),
             Arc::default(),
+            None,
         )
     }
 
@@ -116,8 +122,19 @@ impl StreamAnalysis {
         opts: Options,
         settings: Settings,
         windows: Arc<AtomicU64>,
+        gpu: Option<Arc<GpuTimer>>,
     ) -> Self {
+        let gpu = gpu.and_then(|timer| {
+            let table = stream.counters.as_ref()?;
+            let col = |n| table.get(n).map(|id| id.index());
+            Some(GpuFrames::new(
+                timer,
+                col(super::device::GPU_BUSY_COLUMN)?,
+                col(super::device::GPU_WAIT_COLUMN)?,
+            ))
+        });
         StreamAnalysis {
+            gpu,
             counters: CounterTrack::new(
                 &stream,
                 vcons,
@@ -152,6 +169,7 @@ impl StreamAnalysis {
                 break;
             }
         }
+        self.flush_gpu(false);
         let o = self.stream.overflows();
         if o > self.overflows_logged {
             self.log.note_overflow(o - self.overflows_logged);
@@ -189,13 +207,21 @@ impl StreamAnalysis {
                 let index = self.durations.len() as u64;
                 self.durations.push(d);
                 let present_ns = t - self.first_t.unwrap_or(prev);
-                match self.counters.as_mut() {
-                    Some(c) => {
+                match (self.counters.as_mut(), self.gpu.as_mut()) {
+                    (Some(c), Some(g)) => g.push(Pending {
+                        index,
+                        present_ns,
+                        duration_ns: d,
+                        from: prev,
+                        to: t,
+                        values: c.take(t),
+                    }),
+                    (Some(c), None) => {
                         let values = c.take(t);
                         let row = c.on_frame(d, &values);
                         self.log.write_frame_with(index, present_ns, d, row);
                     }
-                    None => self.log.write_frame(index, present_ns, d),
+                    (None, _) => self.log.write_frame(index, present_ns, d),
                 }
                 if let Some(r) = self.rolling.as_mut() {
                     r.push(d);
@@ -203,6 +229,21 @@ impl StreamAnalysis {
             }
         }
         self.last_t = Some(t);
+    }
+
+    /// Writes the rows whose GPU columns are known (`all`: every row, the
+    /// stream ends).
+    fn flush_gpu(&mut self, all: bool) {
+        let (Some(g), Some(c), Some(newest)) =
+            (self.gpu.as_mut(), self.counters.as_mut(), self.last_t)
+        else {
+            return;
+        };
+        let log = &mut self.log;
+        g.flush(newest, all, |p| {
+            let row = c.on_frame(p.duration_ns, &p.values);
+            log.write_frame_with(p.index, p.present_ns, p.duration_ns, row);
+        });
     }
 
     fn publish_live(&mut self, window_s: f64) {
@@ -250,6 +291,7 @@ impl StreamAnalysis {
 
     fn finish(mut self, buf: &mut [u64], opts: &Options) {
         self.drain(buf);
+        self.flush_gpu(true);
         let durations = std::mem::take(&mut self.durations);
         let overflows = self.stream.overflows();
         let counter_overflows = self.stream.counter_overflows();
@@ -267,6 +309,11 @@ impl StreamAnalysis {
                     map.extend(keys);
                 }
                 map.insert("counter_ring_overflows".into(), counter_overflows.into());
+            }
+            if let (Some(g), Some(map)) = (self.gpu.as_ref(), extra.as_object_mut()) {
+                if let serde_json::Value::Object(keys) = g.summary() {
+                    map.extend(keys);
+                }
             }
             log.finish(summary.as_ref(), &stk, extra);
         });
@@ -390,6 +437,7 @@ impl Analysis {
         settings: Settings,
         device_key: usize,
         counters: Option<Arc<crate::counters::Counters>>,
+        gpu: Option<Arc<GpuTimer>>,
     ) -> Arc<Stream> {
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
         let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
@@ -410,6 +458,7 @@ impl Analysis {
             opts,
             settings,
             self.windows.clone(),
+            gpu,
         );
         let mut running = lock(&self.running);
         if running

@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex};
 /// analysis thread's 10 ms drain period.
 pub const RING_CAPACITY: usize = 1 << 16;
 
-/// Counter ring capacity in frames (136 bytes each): 4 s at 1000 fps,
+/// Counter ring capacity in frames (168 bytes each): 4 s at 1000 fps,
 /// still far beyond the analysis thread's drain period.
 pub const COUNTER_RING_CAPACITY: usize = 1 << 12;
 

@@ -207,42 +207,6 @@ impl DeviceCounters {
         })
     }
 
-    pub unsafe fn queue_submit(
-        &self,
-        queue: vk::Queue,
-        count: u32,
-        submits: *const vk::SubmitInfo<'_>,
-        fence: vk::Fence,
-    ) -> vk::Result {
-        let Some(next) = self.fns.queue_submit else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        timed(
-            self,
-            self.ids.submit_ns,
-            Some((self.ids.submits, 1)),
-            || next(queue, count, submits, fence),
-        )
-    }
-
-    pub unsafe fn queue_submit2(
-        &self,
-        queue: vk::Queue,
-        count: u32,
-        submits: *const vk::SubmitInfo2<'_>,
-        fence: vk::Fence,
-    ) -> vk::Result {
-        let Some(next) = self.fns.queue_submit2 else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        timed(
-            self,
-            self.ids.submit_ns,
-            Some((self.ids.submits, 1)),
-            || next(queue, count, submits, fence),
-        )
-    }
-
     pub unsafe fn allocate_memory(
         &self,
         device: vk::Device,

@@ -11,6 +11,7 @@
 use super::analysis::{Analysis, Settings};
 use super::capture::{now_ns, Stream};
 use super::counted::DeviceCounters;
+use super::gpu_timing::GpuTimer;
 use super::guard;
 use super::instance::Instance;
 use super::lineage::Lineage;
@@ -91,6 +92,9 @@ pub struct Device {
     lineage: Mutex<Lineage<Arc<Stream>>>,
     /// Statistics counters (`None` with config `counters=0`).
     pub counters: Option<DeviceCounters>,
+    /// GPU timing of the app's submits (`None`: config `gpu_timing=0` or
+    /// `counters=0`, or no queue family with timestamps).
+    pub gpu: Option<Arc<GpuTimer>>,
     pub hud_cache: HudCache,
     pub settings: Settings,
     analysis: &'static Analysis,
@@ -150,6 +154,19 @@ impl Device {
             device,
         );
         let gipa = |n: *const c_char| (inst.next_gipa)(inst.handle, n);
+        let counters = if settings.config.counters {
+            DeviceCounters::new(gdpa, device)
+        } else {
+            None
+        };
+        let gpu = match counters.as_ref() {
+            Some(dc) if settings.config.gpu_timing => {
+                let handles: Vec<(vk::Queue, u32)> =
+                    queues.iter().map(|q| (q.handle, q.family)).collect();
+                gpu_timer(&inst.ash, physical_device, &hud_device, &handles, dc)
+            }
+            _ => None,
+        };
         Some(Device {
             key: super::handles::dispatch_key(device),
             handle: device,
@@ -169,11 +186,8 @@ impl Device {
             queues,
             swapchains: RwLock::new(HashMap::new()),
             lineage: Mutex::new(Lineage::default()),
-            counters: if settings.config.counters {
-                DeviceCounters::new(gdpa, device)
-            } else {
-                None
-            },
+            counters,
+            gpu,
             hud_cache: HudCache::new(),
             settings,
             analysis,
@@ -353,7 +367,12 @@ impl Device {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clear();
+        // Streams finish first: their last rows read the final GPU results.
         self.analysis.finish_device(self.key);
+        if let Some(gpu) = self.gpu.as_ref() {
+            // SAFETY: inside vkDestroyDevice (the app's work is done).
+            unsafe { gpu.destroy() };
+        }
     }
 
     unsafe fn on_created(&self, info: &vk::SwapchainCreateInfoKHR, sc: vk::SwapchainKHR) {
@@ -362,7 +381,8 @@ impl Device {
             let mut lineage = self.lineage.lock().unwrap_or_else(|e| e.into_inner());
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
-                self.analysis.new_stream(self.settings, self.key, table)
+                self.analysis
+                    .new_stream(self.settings, self.key, table, self.gpu.clone())
             });
             if recreation {
                 if let Some(dc) = self.counters.as_ref() {
@@ -512,6 +532,43 @@ fn usage_from(info: &vk::SwapchainCreateInfoKHR) -> UsageFrom {
 
 /// Fetches and registers the app's queues (flags 0; protected queues need
 /// `vkGetDeviceQueue2` and never get a HUD).
+/// GPU timing for a device with counters: the timer and its two counter
+/// columns, or `None` (one line) when the device cannot time.
+///
+/// # Safety
+/// Live handles of one device.
+unsafe fn gpu_timer(
+    instance: &ash::Instance,
+    physical_device: vk::PhysicalDevice,
+    hud_device: &ash::Device,
+    queues: &[(vk::Queue, u32)],
+    dc: &DeviceCounters,
+) -> Option<Arc<GpuTimer>> {
+    use crate::counters::Unit;
+    // SAFETY: live handles (caller).
+    let Some(timer) =
+        (unsafe { GpuTimer::new(instance, physical_device, hud_device.clone(), queues) })
+    else {
+        guard::say(format_args!(
+            "steadyhud: GPU timing off: no queue family of this device has timestamps"
+        ));
+        return None;
+    };
+    let busy = dc.table.register(GPU_BUSY_COLUMN, "GPU work", Unit::Nanos);
+    let wait = dc.table.register(GPU_WAIT_COLUMN, "GPU wait", Unit::Nanos);
+    if busy.is_err() || wait.is_err() {
+        guard::say(format_args!(
+            "steadyhud: GPU timing off: the counter table is full"
+        ));
+        return None;
+    }
+    Some(Arc::new(timer))
+}
+
+/// Counter columns GPU timing fills (on the analysis thread).
+pub const GPU_BUSY_COLUMN: &str = "gpu_busy_ms";
+pub const GPU_WAIT_COLUMN: &str = "gpu_wait_ms";
+
 unsafe fn fetch_queues(
     inst: &Instance,
     physical_device: vk::PhysicalDevice,

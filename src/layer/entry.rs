@@ -472,8 +472,9 @@ unsafe extern "system" fn queue_submit(
     submits: *const vk::SubmitInfo<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    counted!(queue, NO_DEVICE, |dc| dc
-        .queue_submit(queue, count, submits, fence))
+    on_device(queue, NO_DEVICE, |_, d| {
+        d.queue_submit(queue, count, submits, fence)
+    })
 }
 
 unsafe extern "system" fn queue_submit2(
@@ -482,8 +483,9 @@ unsafe extern "system" fn queue_submit2(
     submits: *const vk::SubmitInfo2<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    counted!(queue, NO_DEVICE, |dc| dc
-        .queue_submit2(queue, count, submits, fence))
+    on_device(queue, NO_DEVICE, |_, d| {
+        d.queue_submit2(queue, count, submits, fence)
+    })
 }
 
 unsafe extern "system" fn allocate_memory(

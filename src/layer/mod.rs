@@ -10,8 +10,10 @@
 //! Structure: one [`state::Layer`] value (handle maps, config, HUD
 //! visibility, fault switches, analysis thread); a [`device::Device`] per
 //! `VkDevice` owning its queues ([`queue`]: what the layer may do on each),
-//! swapchains ([`swapchain`], streams by [`lineage`]), HUD resources and
-//! counters ([`counted`]); thin entry points from one table ([`entry`]).
+//! swapchains ([`swapchain`], streams by [`lineage`]), HUD resources,
+//! counters ([`counted`]) and GPU timing of its submits ([`submit`],
+//! [`gpu_timing`]; frames matched on the analysis thread by
+//! [`gpu_frames`]); thin entry points from one table ([`entry`]).
 //!
 //! The cdylib exports one symbol under a Vulkan name:
 //! `vkNegotiateLoaderLayerInterfaceVersion`; gipa/gdpa are handed over
@@ -24,6 +26,8 @@ mod counter_track;
 mod device;
 mod entry;
 mod faults;
+mod gpu_frames;
+mod gpu_timing;
 pub mod guard;
 mod handles;
 mod instance;
@@ -34,6 +38,7 @@ mod queue;
 mod regions;
 mod session;
 mod state;
+mod submit;
 mod swapchain;
 
 /// The layer's name as in the manifest.

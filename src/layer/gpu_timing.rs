@@ -1,0 +1,757 @@
+//! GPU time of the app's submissions ([`GpuTimer`], one per device): how
+//! long each batch the app submits runs on the GPU, measured without
+//! touching the app's command buffers.
+//!
+//! Each timed batch of a `vkQueueSubmit`/`vkQueueSubmit2` gets one of the
+//! layer's own pre-recorded command buffers before the app's (reset two
+//! queries, write a `TOP_OF_PIPE` timestamp) and one after them (write a
+//! `BOTTOM_OF_PIPE` timestamp: it lands when everything before it on the
+//! queue is done). The pair of queries is a slot of a per-queue ring:
+//! - the submit hook (the app serializes submits on a queue, so one
+//!   producer per ring) reserves the slot, stamps it with the CPU time of the
+//!   call and patches the batch: no allocation once the scratch arrays have
+//!   grown, no lock anyone else takes, no wait;
+//! - the analysis thread ([`GpuTimer::poll`]) reads finished slots in order
+//!   with `vkGetQueryPoolResults` without `WAIT` (availability bit), turns
+//!   them into [`Interval`]s and frees the slots.
+//!
+//! Skipped, with one line each: queue families without timestamps
+//! (`timestampValidBits == 0`), protected submits, batches with a
+//! `VkDeviceGroupSubmitInfo` (its per-command-buffer masks would no longer
+//! line up), batches without command buffers (nothing runs), and batches
+//! that find the ring full (counted, never waited for).
+//!
+//! Clock: every number derived from the intervals is a difference of two
+//! timestamps of the same device, so no calibration against the CPU clock
+//! is needed and the layer enables no extension or feature; frames are
+//! matched to intervals by the CPU time of the submit call. The command
+//! pools, query pools and command buffers of a queue are made inside the
+//! app's first submit on it (recording needs no queue) and booked as the
+//! layer's setup time.
+
+use super::capture::now_ns;
+use super::guard;
+use ash::vk;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+/// Timed batches in flight per queue. A slot is freed as soon as the
+/// analysis thread (every 5 ms) sees its results, so 256 covers bursts of
+/// many small submits; a full ring skips timing, it never waits.
+pub const SLOTS: usize = 256;
+
+/// A slot whose submission failed (nothing will ever be written).
+const FAILED: u64 = u64::MAX;
+/// A reserved slot whose CPU time is not stamped yet.
+const UNSTAMPED: u64 = 0;
+/// Results not available this long after the submit are given up (a
+/// batch waiting on a semaphore that is never signalled, a lost device).
+const GIVE_UP_NS: u64 = 2_000_000_000;
+/// Intervals older than this (by submit time) are dropped from
+/// [`Collected`], whether or not a stream looked at them.
+const KEEP_NS: u64 = 10_000_000_000;
+
+/// One timed batch: CPU time of its submit call, GPU start and end (ns on
+/// the device's timestamp clock).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interval {
+    pub submit_ns: u64,
+    pub start_ns: u64,
+    pub end_ns: u64,
+}
+
+/// Intervals read so far, in submit order per queue (merged by submit time),
+/// and how far they are complete.
+#[derive(Default)]
+pub struct Collected {
+    pub intervals: VecDeque<Interval>,
+    /// Every batch submitted before this CPU time has its interval in
+    /// `intervals` (or was given up).
+    pub complete_before_ns: u64,
+}
+
+/// Next-layer functions the timer uses.
+struct Fns {
+    device: ash::Device,
+}
+
+/// The objects of one timed queue, made at its first timed submit.
+struct QueueObjects {
+    cmd_pool: vk::CommandPool,
+    query_pool: vk::QueryPool,
+    /// Per slot: reset + start timestamp; end timestamp.
+    begin: Vec<vk::CommandBuffer>,
+    end: Vec<vk::CommandBuffer>,
+}
+
+/// Reused arrays of the patched submit (only the queue's submits use them,
+/// and the app serializes those: never contended).
+#[derive(Default)]
+struct Scratch {
+    infos: Vec<vk::SubmitInfo<'static>>,
+    cmds: Vec<vk::CommandBuffer>,
+    infos2: Vec<vk::SubmitInfo2<'static>>,
+    cmds2: Vec<vk::CommandBufferSubmitInfo<'static>>,
+    /// Slots reserved by the current call, stamped FAILED if it fails.
+    slots: Vec<usize>,
+}
+
+/// Timing state of one queue of the app's.
+pub struct QueueTimer {
+    pub queue: vk::Queue,
+    family: u32,
+    /// Mask of the valid timestamp bits.
+    mask: u64,
+    objects: OnceLock<Option<QueueObjects>>,
+    /// Slots reserved (producer: the submit hook).
+    head: AtomicU64,
+    /// Slots read (consumer: the analysis thread).
+    tail: AtomicU64,
+    submit_ns: Box<[AtomicU64]>,
+    scratch: Mutex<Scratch>,
+}
+
+/// GPU timing of one device.
+pub struct GpuTimer {
+    fns: Fns,
+    /// Nanoseconds per timestamp tick.
+    period_ns: f64,
+    pub queues: Vec<QueueTimer>,
+    /// False once the device is being destroyed: no more polling.
+    alive: Mutex<bool>,
+    collected: Mutex<Collected>,
+    /// Batches not timed because their queue's ring was full.
+    pub ring_full: AtomicU64,
+    /// Batches whose results never came.
+    pub given_up: AtomicU64,
+    /// Whether the "skipped" lines were printed.
+    said_protected: AtomicBool,
+    said_group: AtomicBool,
+}
+
+/// Why a batch is not timed (`None`: timed).
+pub fn untimed_reason(
+    command_buffers: u32,
+    protected: bool,
+    device_group: bool,
+) -> Option<&'static str> {
+    if command_buffers == 0 {
+        Some("no command buffers")
+    } else if protected {
+        Some("protected submit")
+    } else if device_group {
+        Some("VkDeviceGroupSubmitInfo")
+    } else {
+        None
+    }
+}
+
+/// What a `VkSubmitInfo`'s chain says: (protected, device group).
+///
+/// # Safety
+/// `next` is a valid Vulkan structure chain.
+unsafe fn chain_flags(mut next: *const std::ffi::c_void) -> (bool, bool) {
+    let (mut protected, mut group) = (false, false);
+    while !next.is_null() {
+        // SAFETY: every chained structure starts with sType and pNext.
+        let base = unsafe { &*(next as *const vk::BaseInStructure<'_>) };
+        match base.s_type {
+            vk::StructureType::PROTECTED_SUBMIT_INFO => {
+                // SAFETY: the sType says what it is.
+                let p = unsafe { &*(next as *const vk::ProtectedSubmitInfo<'_>) };
+                protected |= p.protected_submit == vk::TRUE;
+            }
+            vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => group = true,
+            _ => {}
+        }
+        next = base.p_next as *const std::ffi::c_void;
+    }
+    (protected, group)
+}
+
+impl GpuTimer {
+    /// The timer of a device whose queues are `queues` (handle, family), or
+    /// `None` when no family has timestamps.
+    ///
+    /// # Safety
+    /// `device` (whose command buffer allocations are registered with the
+    /// loader) and `physical_device` are live and belong together.
+    pub unsafe fn new(
+        instance: &ash::Instance,
+        physical_device: vk::PhysicalDevice,
+        device: ash::Device,
+        queues: &[(vk::Queue, u32)],
+    ) -> Option<GpuTimer> {
+        // SAFETY: live handles (caller).
+        let (props, families) = unsafe {
+            (
+                instance.get_physical_device_properties(physical_device),
+                instance.get_physical_device_queue_family_properties(physical_device),
+            )
+        };
+        let timers: Vec<QueueTimer> = queues
+            .iter()
+            .filter_map(|&(queue, family)| {
+                let bits = families.get(family as usize)?.timestamp_valid_bits;
+                (bits > 0).then(|| QueueTimer {
+                    queue,
+                    family,
+                    mask: if bits >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << bits) - 1
+                    },
+                    objects: OnceLock::new(),
+                    head: AtomicU64::new(0),
+                    tail: AtomicU64::new(0),
+                    submit_ns: (0..SLOTS).map(|_| AtomicU64::new(UNSTAMPED)).collect(),
+                    scratch: Mutex::new(Scratch::default()),
+                })
+            })
+            .collect();
+        if timers.len() < queues.len() {
+            guard::say(format_args!(
+                "steadyhud: GPU timing: {} of {} queues are in families without timestamps (timestampValidBits = 0): their work is not timed",
+                queues.len() - timers.len(),
+                queues.len()
+            ));
+        }
+        if timers.is_empty() || props.limits.timestamp_period <= 0.0 {
+            return None;
+        }
+        Some(GpuTimer {
+            fns: Fns { device },
+            period_ns: props.limits.timestamp_period as f64,
+            queues: timers,
+            alive: Mutex::new(true),
+            collected: Mutex::new(Collected::default()),
+            ring_full: AtomicU64::new(0),
+            given_up: AtomicU64::new(0),
+            said_protected: AtomicBool::new(false),
+            said_group: AtomicBool::new(false),
+        })
+    }
+
+    fn queue(&self, q: vk::Queue) -> Option<&QueueTimer> {
+        self.queues.iter().find(|t| t.queue == q)
+    }
+
+    fn say_untimed(&self, why: &'static str) {
+        let flag = match why {
+            "protected submit" => &self.said_protected,
+            "VkDeviceGroupSubmitInfo" => &self.said_group,
+            _ => return,
+        };
+        if !flag.swap(true, Ordering::Relaxed) {
+            guard::say(format_args!(
+                "steadyhud: GPU timing skips batches with a {why} (their GPU time is not counted)"
+            ));
+        }
+    }
+
+    /// `vkQueueSubmit` with every timable batch wrapped in a timestamp pair:
+    /// calls `next` with the patched batches (or the app's own when nothing
+    /// is timed). Returns `next`'s result and whether this call did
+    /// first-time setup (the layer's cost, not the app's).
+    ///
+    /// # Safety
+    /// Inside the app's `vkQueueSubmit` on `queue` with its arguments.
+    pub unsafe fn submit(
+        &self,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const vk::SubmitInfo<'_>,
+        next: impl FnOnce(u32, *const vk::SubmitInfo<'_>) -> vk::Result,
+    ) -> (vk::Result, bool) {
+        let Some(qt) = self.queue(queue) else {
+            return (next(count, submits), false);
+        };
+        let mut scratch = qt.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        // A panic while patching falls back to the app's own submit.
+        let patched = guard::try_run(|| {
+            // SAFETY: the app's arguments (caller).
+            unsafe { self.patch(qt, &mut scratch, count, submits) }
+        });
+        match patched {
+            Some(Some(setup)) => {
+                let r = next(scratch.infos.len() as u32, scratch.infos.as_ptr().cast());
+                qt.settle(&mut scratch, r);
+                (r, setup)
+            }
+            _ => {
+                qt.settle(&mut scratch, vk::Result::ERROR_UNKNOWN);
+                (next(count, submits), false)
+            }
+        }
+    }
+
+    /// Builds `scratch.infos` from the app's batches; `None` when nothing is
+    /// timed (the app's array goes down unchanged). `Some(setup)`: patched,
+    /// and whether the queue's objects were made now.
+    unsafe fn patch(
+        &self,
+        qt: &QueueTimer,
+        scratch: &mut Scratch,
+        count: u32,
+        submits: *const vk::SubmitInfo<'_>,
+    ) -> Option<bool> {
+        if submits.is_null() || count == 0 {
+            return None;
+        }
+        // SAFETY: `count` valid structures (Vulkan's contract with the app).
+        let batches = unsafe { std::slice::from_raw_parts(submits, count as usize) };
+        let timed = |b: &vk::SubmitInfo<'_>| {
+            // SAFETY: the app's chain.
+            let (protected, group) = unsafe { chain_flags(b.p_next) };
+            match untimed_reason(b.command_buffer_count, protected, group) {
+                None => true,
+                Some(why) => {
+                    self.say_untimed(why);
+                    false
+                }
+            }
+        };
+        if !batches.iter().any(timed) {
+            return None;
+        }
+        let (objects, setup) = qt.objects(&self.fns)?;
+        scratch.infos.clear();
+        scratch.cmds.clear();
+        scratch.slots.clear();
+        // First the command buffer array (its pointers must not move), then
+        // the batches pointing into it.
+        for b in batches {
+            let start = scratch.cmds.len();
+            let slot = if timed(b) { qt.reserve(self) } else { None };
+            if let Some(k) = slot {
+                scratch.cmds.push(objects.begin[k]);
+                scratch.slots.push(k);
+            }
+            if b.command_buffer_count > 0 {
+                // SAFETY: the app's array of `command_buffer_count` handles.
+                scratch.cmds.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(b.p_command_buffers, b.command_buffer_count as usize)
+                });
+            }
+            if let Some(k) = slot {
+                scratch.cmds.push(objects.end[k]);
+            }
+            let mut info = *b;
+            info.command_buffer_count = (scratch.cmds.len() - start) as u32;
+            // Pointer fixed below, once `cmds` is complete.
+            info.p_command_buffers = start as *const vk::CommandBuffer;
+            // SAFETY: only the lifetime marker changes; the pointers are used
+            // during this call only.
+            scratch.infos.push(unsafe {
+                std::mem::transmute::<vk::SubmitInfo<'_>, vk::SubmitInfo<'static>>(info)
+            });
+        }
+        let base = scratch.cmds.as_ptr();
+        for info in &mut scratch.infos {
+            let start = info.p_command_buffers as usize;
+            // SAFETY: `start` is an index into `cmds` (set above).
+            info.p_command_buffers = unsafe { base.add(start) };
+        }
+        Some(setup)
+    }
+
+    /// `vkQueueSubmit2`, as [`GpuTimer::submit`].
+    ///
+    /// # Safety
+    /// Inside the app's `vkQueueSubmit2` on `queue` with its arguments.
+    pub unsafe fn submit2(
+        &self,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const vk::SubmitInfo2<'_>,
+        next: impl FnOnce(u32, *const vk::SubmitInfo2<'_>) -> vk::Result,
+    ) -> (vk::Result, bool) {
+        let Some(qt) = self.queue(queue) else {
+            return (next(count, submits), false);
+        };
+        let mut scratch = qt.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let patched = guard::try_run(|| {
+            // SAFETY: the app's arguments (caller).
+            unsafe { self.patch2(qt, &mut scratch, count, submits) }
+        });
+        match patched {
+            Some(Some(setup)) => {
+                let r = next(scratch.infos2.len() as u32, scratch.infos2.as_ptr().cast());
+                qt.settle(&mut scratch, r);
+                (r, setup)
+            }
+            _ => {
+                qt.settle(&mut scratch, vk::Result::ERROR_UNKNOWN);
+                (next(count, submits), false)
+            }
+        }
+    }
+
+    unsafe fn patch2(
+        &self,
+        qt: &QueueTimer,
+        scratch: &mut Scratch,
+        count: u32,
+        submits: *const vk::SubmitInfo2<'_>,
+    ) -> Option<bool> {
+        if submits.is_null() || count == 0 {
+            return None;
+        }
+        // SAFETY: `count` valid structures.
+        let batches = unsafe { std::slice::from_raw_parts(submits, count as usize) };
+        let timed = |b: &vk::SubmitInfo2<'_>| {
+            // SAFETY: the app's chain.
+            let (_, group) = unsafe { chain_flags(b.p_next) };
+            let protected = b.flags.contains(vk::SubmitFlags::PROTECTED);
+            match untimed_reason(b.command_buffer_info_count, protected, group) {
+                None => true,
+                Some(why) => {
+                    self.say_untimed(why);
+                    false
+                }
+            }
+        };
+        if !batches.iter().any(timed) {
+            return None;
+        }
+        let (objects, setup) = qt.objects(&self.fns)?;
+        scratch.infos2.clear();
+        scratch.cmds2.clear();
+        scratch.slots.clear();
+        let ours = |cb: vk::CommandBuffer| vk::CommandBufferSubmitInfo {
+            command_buffer: cb,
+            ..Default::default()
+        };
+        for b in batches {
+            let start = scratch.cmds2.len();
+            let slot = if timed(b) { qt.reserve(self) } else { None };
+            if let Some(k) = slot {
+                scratch.cmds2.push(ours(objects.begin[k]));
+                scratch.slots.push(k);
+            }
+            if b.command_buffer_info_count > 0 {
+                // SAFETY: the app's array.
+                let app = unsafe {
+                    std::slice::from_raw_parts(
+                        b.p_command_buffer_infos,
+                        b.command_buffer_info_count as usize,
+                    )
+                };
+                for c in app {
+                    // SAFETY: lifetime marker only.
+                    scratch.cmds2.push(unsafe {
+                        std::mem::transmute::<
+                            vk::CommandBufferSubmitInfo<'_>,
+                            vk::CommandBufferSubmitInfo<'static>,
+                        >(*c)
+                    });
+                }
+            }
+            if let Some(k) = slot {
+                scratch.cmds2.push(ours(objects.end[k]));
+            }
+            let mut info = *b;
+            info.command_buffer_info_count = (scratch.cmds2.len() - start) as u32;
+            info.p_command_buffer_infos = start as *const vk::CommandBufferSubmitInfo<'_>;
+            // SAFETY: lifetime marker only; used during this call.
+            scratch.infos2.push(unsafe {
+                std::mem::transmute::<vk::SubmitInfo2<'_>, vk::SubmitInfo2<'static>>(info)
+            });
+        }
+        let base = scratch.cmds2.as_ptr();
+        for info in &mut scratch.infos2 {
+            let start = info.p_command_buffer_infos as usize;
+            // SAFETY: index into `cmds2`.
+            info.p_command_buffer_infos = unsafe { base.add(start) };
+        }
+        Some(setup)
+    }
+
+    /// Reads every finished slot of every queue into [`Collected`] (the
+    /// analysis thread, every tick); never waits for the GPU.
+    pub fn poll(&self) {
+        let alive = self.alive.lock().unwrap_or_else(|e| e.into_inner());
+        if !*alive {
+            return;
+        }
+        let now = now_ns();
+        let mut collected = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+        let mut complete = now.saturating_sub(1_000_000);
+        for qt in &self.queues {
+            let Some(Some(objects)) = qt.objects.get() else {
+                continue;
+            };
+            let pending = qt.read(self, objects, now, &mut collected.intervals);
+            if let Some(t) = pending {
+                complete = complete.min(t);
+            }
+        }
+        collected.complete_before_ns = collected.complete_before_ns.max(complete);
+        while collected
+            .intervals
+            .front()
+            .is_some_and(|i| i.submit_ns + KEEP_NS < now)
+        {
+            collected.intervals.pop_front();
+        }
+    }
+
+    /// The intervals read so far (analysis thread).
+    pub fn collected(&self) -> std::sync::MutexGuard<'_, Collected> {
+        self.collected.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Stops polling and frees the layer's objects.
+    ///
+    /// # Safety
+    /// Inside `vkDestroyDevice`: the app has waited for its work, so no
+    /// submission using these objects is still running.
+    pub unsafe fn destroy(&self) {
+        *self.alive.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        let d = &self.fns.device;
+        for qt in &self.queues {
+            if let Some(Some(o)) = qt.objects.get() {
+                // SAFETY: idle (caller); frees the command buffers with it.
+                unsafe {
+                    d.destroy_command_pool(o.cmd_pool, None);
+                    d.destroy_query_pool(o.query_pool, None);
+                }
+            }
+        }
+    }
+}
+
+impl QueueTimer {
+    /// The queue's objects, made now if this is its first timed submit
+    /// (`.1`); `None` if making them failed (timing stays off for it).
+    fn objects(&self, fns: &Fns) -> Option<(&QueueObjects, bool)> {
+        let mut made = false;
+        let o = self.objects.get_or_init(|| {
+            made = true;
+            // SAFETY: live device; no queue is used.
+            match unsafe { QueueObjects::new(&fns.device, self.family) } {
+                Ok(o) => Some(o),
+                Err(e) => {
+                    guard::say(format_args!("steadyhud: GPU timing off for a queue: {e:?}"));
+                    None
+                }
+            }
+        });
+        o.as_ref().map(|o| (o, made))
+    }
+
+    /// Reserves the next slot, or `None` (counted) when the ring is full.
+    fn reserve(&self, timer: &GpuTimer) -> Option<usize> {
+        let head = self.head.load(Ordering::Relaxed);
+        if head - self.tail.load(Ordering::Acquire) >= SLOTS as u64 {
+            timer.ring_full.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        let k = (head % SLOTS as u64) as usize;
+        self.submit_ns[k].store(UNSTAMPED, Ordering::Relaxed);
+        self.head.store(head + 1, Ordering::Release);
+        // Stamped after the slot is visible, so a poll that does not see the
+        // slot yet knows its stamp will be later than the poll.
+        self.submit_ns[k].store(now_ns(), Ordering::Release);
+        Some(k)
+    }
+
+    /// After the real submit: a failed one never writes its queries.
+    fn settle(&self, scratch: &mut Scratch, r: vk::Result) {
+        if r != vk::Result::SUCCESS {
+            for &k in &scratch.slots {
+                self.submit_ns[k].store(FAILED, Ordering::Release);
+            }
+        }
+        scratch.slots.clear();
+    }
+
+    /// Reads finished slots in order into `out`; returns the submit time of
+    /// the oldest slot still pending (`None`: none pending).
+    fn read(
+        &self,
+        timer: &GpuTimer,
+        o: &QueueObjects,
+        now: u64,
+        out: &mut VecDeque<Interval>,
+    ) -> Option<u64> {
+        let head = self.head.load(Ordering::Acquire);
+        let mut tail = self.tail.load(Ordering::Relaxed);
+        let mut pending = None;
+        while tail < head {
+            let k = (tail % SLOTS as u64) as usize;
+            let submit = self.submit_ns[k].load(Ordering::Acquire);
+            if submit == UNSTAMPED {
+                pending = Some(now.saturating_sub(1_000_000));
+                break;
+            }
+            if submit != FAILED {
+                let mut r = [[0u64; 2]; 2];
+                // SAFETY: live pool (alive checked by the caller); no WAIT.
+                let got = unsafe {
+                    timer.fns.device.get_query_pool_results(
+                        o.query_pool,
+                        2 * k as u32,
+                        &mut r,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
+                    )
+                };
+                let ready = got.is_ok() && r[0][1] != 0 && r[1][1] != 0;
+                if !ready {
+                    if now.saturating_sub(submit) < GIVE_UP_NS {
+                        pending = Some(submit);
+                        break;
+                    }
+                    timer.given_up.fetch_add(1, Ordering::Relaxed);
+                } else {
+                    let ticks = r[1][0].wrapping_sub(r[0][0]) & self.mask;
+                    let start = (r[0][0] as f64 * timer.period_ns) as u64;
+                    let end = start + (ticks as f64 * timer.period_ns) as u64;
+                    insert_by_submit(
+                        out,
+                        Interval {
+                            submit_ns: submit,
+                            start_ns: start,
+                            end_ns: end,
+                        },
+                    );
+                }
+            }
+            tail += 1;
+            self.tail.store(tail, Ordering::Release);
+        }
+        pending
+    }
+}
+
+/// Inserts keeping `out` ordered by submit time (queues interleave).
+fn insert_by_submit(out: &mut VecDeque<Interval>, i: Interval) {
+    let at = out.partition_point(|x| x.submit_ns <= i.submit_ns);
+    out.insert(at, i);
+}
+
+impl QueueObjects {
+    /// A query pool of 2 × [`SLOTS`] timestamps and the pre-recorded
+    /// command buffers of every slot, in `family`.
+    unsafe fn new(d: &ash::Device, family: u32) -> Result<QueueObjects, vk::Result> {
+        // SAFETY: live device (caller).
+        let query_pool = unsafe {
+            d.create_query_pool(
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(2 * SLOTS as u32),
+                None,
+            )
+        }?;
+        // SAFETY: as above.
+        let cmd_pool = match unsafe {
+            d.create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(family),
+                None,
+            )
+        } {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: just made, unused.
+                unsafe { d.destroy_query_pool(query_pool, None) };
+                return Err(e);
+            }
+        };
+        let o = QueueObjects {
+            cmd_pool,
+            query_pool,
+            begin: Vec::new(),
+            end: Vec::new(),
+        };
+        // SAFETY: objects just made; on error they are freed whole.
+        match unsafe { o.record(d) } {
+            Ok((begin, end)) => Ok(QueueObjects { begin, end, ..o }),
+            Err(e) => {
+                // SAFETY: nothing submitted.
+                unsafe {
+                    d.destroy_command_pool(o.cmd_pool, None);
+                    d.destroy_query_pool(o.query_pool, None);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Records slot k's pair: `begin[k]` resets queries 2k, 2k+1 and writes
+    /// 2k at the top of the pipe; `end[k]` writes 2k+1 at the bottom.
+    /// Simultaneous use: a slot given up may still be pending when reused.
+    unsafe fn record(
+        &self,
+        d: &ash::Device,
+    ) -> Result<(Vec<vk::CommandBuffer>, Vec<vk::CommandBuffer>), vk::Result> {
+        // SAFETY: live pool; the HUD table registers them with the loader.
+        let all = unsafe {
+            d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.cmd_pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(2 * SLOTS as u32),
+            )
+        }?;
+        let begin_info = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::SIMULTANEOUS_USE);
+        for (k, pair) in all.chunks(2).enumerate() {
+            let q = 2 * k as u32;
+            // SAFETY: fresh command buffers of our pool.
+            unsafe {
+                d.begin_command_buffer(pair[0], &begin_info)?;
+                d.cmd_reset_query_pool(pair[0], self.query_pool, q, 2);
+                d.cmd_write_timestamp(
+                    pair[0],
+                    vk::PipelineStageFlags::TOP_OF_PIPE,
+                    self.query_pool,
+                    q,
+                );
+                d.end_command_buffer(pair[0])?;
+                d.begin_command_buffer(pair[1], &begin_info)?;
+                d.cmd_write_timestamp(
+                    pair[1],
+                    vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                    self.query_pool,
+                    q + 1,
+                );
+                d.end_command_buffer(pair[1])?;
+            }
+        }
+        Ok(all.chunks(2).map(|p| (p[0], p[1])).unzip())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_batches_are_timed() {
+        assert_eq!(untimed_reason(3, false, false), None);
+        assert_eq!(untimed_reason(0, false, false), Some("no command buffers"));
+        assert_eq!(untimed_reason(1, true, false), Some("protected submit"));
+        assert_eq!(
+            untimed_reason(1, false, true),
+            Some("VkDeviceGroupSubmitInfo")
+        );
+    }
+
+    #[test]
+    fn intervals_stay_ordered_by_submit_time() {
+        let mut q = VecDeque::new();
+        for s in [5, 1, 3, 3, 9] {
+            insert_by_submit(
+                &mut q,
+                Interval {
+                    submit_ns: s,
+                    start_ns: s * 10,
+                    end_ns: s * 10 + 1,
+                },
+            );
+        }
+        let got: Vec<u64> = q.iter().map(|i| i.submit_ns).collect();
+        assert_eq!(got, [1, 3, 3, 5, 9]);
+    }
+}

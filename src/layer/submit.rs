@@ -1,0 +1,81 @@
+//! The app's queue submits: the CPU time of the call counted (`submit_ms`,
+//! `submits`) and, with GPU timing, every timable batch wrapped in the
+//! layer's timestamp pair ([`super::gpu_timing`]). A submit whose call made
+//! the layer's GPU-timing objects for its queue books its whole time as
+//! `layer_setup_ms` instead, as for the HUD's first draw.
+
+use super::capture::now_ns;
+use super::device::Device;
+use ash::vk;
+
+impl Device {
+    /// `vkQueueSubmit`.
+    ///
+    /// # Safety
+    /// The app's arguments, for a queue of this device.
+    pub unsafe fn queue_submit(
+        &self,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const vk::SubmitInfo<'_>,
+        fence: vk::Fence,
+    ) -> vk::Result {
+        let Some(dc) = self.counters.as_ref() else {
+            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+        };
+        let Some(next) = dc.fns.queue_submit else {
+            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+        };
+        let t0 = now_ns();
+        let (r, setup) = match self.gpu.as_ref() {
+            // SAFETY: the app's arguments (caller).
+            Some(gpu) => unsafe {
+                gpu.submit(queue, count, submits, |n, p| next(queue, n, p, fence))
+            },
+            None => (next(queue, count, submits, fence), false),
+        };
+        self.book_submit(t0, setup);
+        r
+    }
+
+    /// `vkQueueSubmit2` / `vkQueueSubmit2KHR`.
+    ///
+    /// # Safety
+    /// The app's arguments, for a queue of this device.
+    pub unsafe fn queue_submit2(
+        &self,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const vk::SubmitInfo2<'_>,
+        fence: vk::Fence,
+    ) -> vk::Result {
+        let Some(dc) = self.counters.as_ref() else {
+            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+        };
+        let Some(next) = dc.fns.queue_submit2 else {
+            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+        };
+        let t0 = now_ns();
+        let (r, setup) = match self.gpu.as_ref() {
+            // SAFETY: the app's arguments (caller).
+            Some(gpu) => unsafe {
+                gpu.submit2(queue, count, submits, |n, p| next(queue, n, p, fence))
+            },
+            None => (next(queue, count, submits, fence), false),
+        };
+        self.book_submit(t0, setup);
+        r
+    }
+
+    fn book_submit(&self, t0: u64, setup: bool) {
+        let Some(dc) = self.counters.as_ref() else {
+            return;
+        };
+        if setup {
+            self.add_setup_time(t0);
+        } else {
+            dc.table.add(dc.ids.submit_ns, now_ns().saturating_sub(t0));
+        }
+        dc.table.add(dc.ids.submits, 1);
+    }
+}
