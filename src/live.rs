@@ -34,10 +34,22 @@ pub struct LiveStats {
     /// The newest stutter frame health has judged (9 frames after it) and
     /// its main cause, for the same section.
     pub last_stutter: Option<LastStutter>,
+    /// GPU busy time and verdict over the window (`None` without GPU timing
+    /// or before its first results).
+    pub gpu: Option<LiveGpu>,
     /// Set by [`LiveCell::publish`]: differs for every publication (0 =
     /// never published), so the HUD can tell fresh stats from the ones it
     /// already rendered (an `Arc`'s address may be reused).
     pub generation: u64,
+}
+
+/// The GPU side of the rolling window, for the HUD.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveGpu {
+    /// Mean GPU busy time per frame, ms.
+    pub busy_ms: f32,
+    /// Share of the window's time in GPU-bound frames, %.
+    pub bound_pct: f32,
 }
 
 /// A stutter and what spiked with it, for the HUD.

@@ -618,6 +618,10 @@ fn stats() -> LiveStats {
         ring_overflows: 0,
         counters: Vec::new(),
         last_stutter: None,
+        gpu: Some(steadyhud::live::LiveGpu {
+            busy_ms: 7.9,
+            bound_pct: 84.0,
+        }),
         generation: 1,
     }
 }

@@ -217,6 +217,12 @@ impl View {
                 line("Average", format_args!("{:.1} fps", s.average_fps));
                 line("Frame", format_args!("{:.1} ms", stats.last_frame_ms));
                 line("P99 (time)", format_args!("{:.1} ms", s.p99_ms));
+                if let Some(g) = stats.gpu {
+                    line(
+                        "GPU",
+                        format_args!("{:.1} ms, {:.0}% bound", g.busy_ms, g.bound_pct),
+                    );
+                }
             }
             None => text_at_cursor(p.label, "waiting for frames"),
         }

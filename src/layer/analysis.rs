@@ -131,6 +131,7 @@ impl StreamAnalysis {
                 timer,
                 col(super::device::GPU_BUSY_COLUMN)?,
                 col(super::device::GPU_WAIT_COLUMN)?,
+                (window_s.max(0.1) * 1e9) as u64,
             ))
         });
         StreamAnalysis {
@@ -272,6 +273,7 @@ impl StreamAnalysis {
                     Some(c) if self.settings.config.hud_counters => c.last_stutter(),
                     _ => None,
                 },
+                gpu: self.gpu.as_ref().and_then(GpuFrames::live),
                 generation: 0, // set by publish
             }
         });
@@ -629,6 +631,7 @@ mod tests {
             opts,
             Settings::for_tests(),
             Arc::default(),
+            None,
         );
         let ms = 1_000_000u64;
         let mut t = 1_000 * ms;
@@ -696,6 +699,7 @@ mod tests {
             opts,
             Settings::for_tests(),
             Arc::default(),
+            None,
         );
         let frames = COUNTER_RING_CAPACITY as u64 + 10;
         let vals = [1u64; MAX_COUNTERS];

@@ -29,6 +29,11 @@ pub const LATE_NS: u64 = 1_000_000_000;
 /// its duration.
 pub const GPU_BOUND_FRACTION: f64 = 0.85;
 
+/// The verdict for one frame.
+pub fn gpu_bound(duration_ns: u64, busy_ns: u64) -> bool {
+    busy_ns as f64 >= GPU_BOUND_FRACTION * duration_ns as f64
+}
+
 /// A frame waiting for its GPU results.
 #[derive(Clone, Copy, Debug)]
 pub struct Pending {
@@ -88,12 +93,22 @@ pub struct GpuFrames {
     bound_ns: u128,
     busy_ns: u128,
     late_frames: u64,
+    /// (duration, busy) of the frames of the HUD's window, oldest first.
+    recent: VecDeque<(u64, u64)>,
+    recent_ns: u64,
+    window_ns: u64,
 }
 
 impl GpuFrames {
     /// `busy_col`/`wait_col`: indices of the `gpu_busy_ms`/`gpu_wait_ms`
     /// counters in the frame values.
-    pub fn new(timer: Arc<GpuTimer>, busy_col: usize, wait_col: usize) -> GpuFrames {
+    /// `window_ns`: the HUD's rolling window.
+    pub fn new(
+        timer: Arc<GpuTimer>,
+        busy_col: usize,
+        wait_col: usize,
+        window_ns: u64,
+    ) -> GpuFrames {
         GpuFrames {
             timer,
             busy_col,
@@ -106,6 +121,9 @@ impl GpuFrames {
             bound_ns: 0,
             busy_ns: 0,
             late_frames: 0,
+            recent: VecDeque::new(),
+            recent_ns: 0,
+            window_ns,
         }
     }
 
@@ -150,11 +168,36 @@ impl GpuFrames {
             self.frames += 1;
             self.time_ns += p.duration_ns as u128;
             self.busy_ns += busy as u128;
-            if busy as f64 >= GPU_BOUND_FRACTION * p.duration_ns as f64 {
+            if gpu_bound(p.duration_ns, busy) {
                 self.bound_ns += p.duration_ns as u128;
+            }
+            self.recent.push_back((p.duration_ns, busy));
+            self.recent_ns += p.duration_ns;
+            while self.recent_ns > self.window_ns && self.recent.len() > 1 {
+                if let Some((d, _)) = self.recent.pop_front() {
+                    self.recent_ns -= d;
+                }
             }
             write(&p);
         }
+    }
+
+    /// The window's GPU numbers for the HUD.
+    pub fn live(&self) -> Option<crate::live::LiveGpu> {
+        if self.recent.is_empty() || self.recent_ns == 0 {
+            return None;
+        }
+        let busy: u64 = self.recent.iter().map(|r| r.1).sum();
+        let bound: u64 = self
+            .recent
+            .iter()
+            .filter(|&&(d, b)| gpu_bound(d, b))
+            .map(|r| r.0)
+            .sum();
+        Some(crate::live::LiveGpu {
+            busy_ms: (busy as f64 / self.recent.len() as f64 / 1e6) as f32,
+            bound_pct: (bound as f64 / self.recent_ns as f64 * 100.0) as f32,
+        })
     }
 
     /// Summary keys: `gpu_bound_pct`, `gpu_busy_ms_avg` and how the timing
