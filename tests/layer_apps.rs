@@ -7,14 +7,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn have(program: &str) -> bool {
-    std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 #[test]
 fn vkcube_500_frames_with_layer_logs_every_frame() {
     assert!(have("vkcube"), "vkcube missing: install vulkan-tools");

@@ -17,14 +17,6 @@ use common::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-fn have(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 /// The control for (a) and (b): the test app's own `--submit-thread` and
 /// `--resize-every` are correct without the layer, under thread-safety and
 /// synchronization validation (so what (a) and (b) report is the layer's),

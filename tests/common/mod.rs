@@ -889,6 +889,15 @@ pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
     }
 }
 
+/// Whether `program` is on PATH.
+pub fn have(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
 /// Serialises the timing-sensitive tests of one test binary: hold the guard
 /// for the whole test (a panicking holder does not poison it for the others).
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {

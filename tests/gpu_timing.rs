@@ -1,0 +1,175 @@
+//! GPU timing in real apps (issue 12): every frame of vkcube and
+//! vkd3d-gears gets a GPU busy time, the per-frame busy times never add up
+//! to more than the time elapsed, and the layer's timestamp command buffers
+//! stay clean under synchronization validation.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// The named columns of a steadyhud session CSV, one Vec per column, rows
+/// in order (comment lines skipped, a cut-off last line ignored).
+fn columns(csv: &Path, names: &[&str]) -> Vec<Vec<f64>> {
+    let text = std::fs::read_to_string(csv).expect("session log readable");
+    let mut lines = text
+        .split_inclusive('\n')
+        .filter(|l| l.ends_with('\n') && !l.starts_with('#'));
+    let header: Vec<&str> = lines
+        .next()
+        .expect("a header line")
+        .trim_end()
+        .split(',')
+        .collect();
+    let idx: Vec<usize> = names
+        .iter()
+        .map(|n| {
+            header
+                .iter()
+                .position(|h| h == n)
+                .unwrap_or_else(|| panic!("{}: no column {n} in {header:?}", csv.display()))
+        })
+        .collect();
+    let mut out = vec![Vec::new(); names.len()];
+    for l in lines {
+        let f: Vec<&str> = l.trim_end().split(',').collect();
+        for (o, &i) in out.iter_mut().zip(&idx) {
+            o.push(f[i].parse().expect("a number"));
+        }
+    }
+    out
+}
+
+/// What a log says of its GPU side: frames, frames with GPU busy > 0, the
+/// session's duration, its GPU busy total and its longest frame (ms).
+struct GpuColumns {
+    frames: usize,
+    busy_frames: usize,
+    duration_ms: f64,
+    busy_ms: f64,
+    longest_ms: f64,
+}
+
+fn gpu_columns(csv: &Path) -> GpuColumns {
+    let c = columns(csv, &["frametime_ms", "gpu_busy_ms", "gpu_wait_ms"]);
+    let (ft, busy, wait) = (&c[0], &c[1], &c[2]);
+    assert!(
+        wait.iter().all(|&w| w >= 0.0),
+        "{}: negative gpu_wait_ms",
+        csv.display()
+    );
+    GpuColumns {
+        frames: ft.len(),
+        busy_frames: busy.iter().filter(|&&b| b > 0.0).count(),
+        duration_ms: ft.iter().sum(),
+        busy_ms: busy.iter().sum(),
+        longest_ms: ft.iter().copied().fold(0.0, f64::max),
+    }
+}
+
+/// ≥ 95 % of the rows have GPU busy time, and the session's GPU busy time
+/// is at most its duration plus one frame (the last frame's work may run
+/// past the last present).
+fn assert_gpu_columns_sane(what: &str, g: &GpuColumns) {
+    assert!(g.frames >= 5, "{what}: only {} rows", g.frames);
+    assert!(
+        g.busy_frames as f64 >= 0.95 * g.frames as f64,
+        "{what}: only {} of {} rows have gpu_busy_ms > 0",
+        g.busy_frames,
+        g.frames
+    );
+    assert!(
+        g.busy_ms <= g.duration_ms + g.longest_ms,
+        "{what}: GPU busy {:.3} ms > duration {:.3} ms + one frame {:.3} ms",
+        g.busy_ms,
+        g.duration_ms,
+        g.longest_ms
+    );
+}
+
+/// vkcube (200 frames) and vkd3d-gears (killed after 4 s) with the layer and
+/// synchronization validation: clean, and their GPU columns hold up; the
+/// summary's GPU keys agree with vkcube's rows.
+#[test]
+fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
+    let _serial = serial();
+    assert!(have("vkcube"), "vkcube missing: install vulkan-tools");
+    let h = Harness::new();
+    h.assert_sync_validation_active();
+
+    let what = "vkcube --c 200 with steadyhud + synchronization validation";
+    let out = run(h
+        .command("vkcube")
+        .args(["--c", "200"])
+        .layer()
+        .sync_validation());
+    out.assert_success(what).assert_no_validation_error(what);
+    let log = h.only_session_log();
+    let g = gpu_columns(&log.csv);
+    assert_gpu_columns_sane(what, &g);
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(log.summary.as_ref().expect("a summary")).expect("readable"),
+    )
+    .expect("summary JSON");
+    let avg = summary["gpu_busy_ms_avg"].as_f64().expect("gpu_busy_ms_avg");
+    // The CSV has six decimals: the mean of the rows matches to 1e-5 ms.
+    assert!(
+        (avg - g.busy_ms / g.frames as f64).abs() < 1e-5,
+        "{what}: summary gpu_busy_ms_avg {avg} vs rows {}",
+        g.busy_ms / g.frames as f64
+    );
+    let pct = summary["gpu_bound_pct"].as_f64().expect("gpu_bound_pct");
+    assert!((0.0..=100.0).contains(&pct), "{what}: gpu_bound_pct {pct}");
+    assert_eq!(
+        summary["gpu_timing"]["ring_full_batches"].as_u64(),
+        Some(0),
+        "{what}"
+    );
+    eprintln!(
+        "{what}: {} rows, {} with GPU time, GPU busy {:.1} of {:.1} ms, {pct:.1} % GPU-bound, {avg:.3} ms/frame",
+        g.frames, g.busy_frames, g.busy_ms, g.duration_ms
+    );
+    h.clear_logs();
+
+    if !have("vkd3d-gears") {
+        eprintln!("SKIPPED vkd3d-gears part: vkd3d-gears is not installed (apt-get install vkd3d-demos)");
+        return;
+    }
+    let what = "vkd3d-gears (4 s) with steadyhud + synchronization validation";
+    let out = run_killed_after(
+        h.command("vkd3d-gears").layer().sync_validation(),
+        Duration::from_secs(4),
+    );
+    out.assert_no_validation_error(what);
+    for log in h.session_logs() {
+        let g = gpu_columns(&log.csv);
+        assert_gpu_columns_sane(what, &g);
+        eprintln!(
+            "{what}: {} rows, {} with GPU time, GPU busy {:.1} of {:.1} ms",
+            g.frames, g.busy_frames, g.busy_ms, g.duration_ms
+        );
+    }
+}
+
+/// `gpu_timing=0` leaves the columns out (and submits untouched).
+#[test]
+fn gpu_timing_off_has_no_gpu_columns() {
+    let _serial = serial();
+    let h = Harness::new();
+    let what = "testapp with gpu_timing=0";
+    let out = run(h
+        .testapp(&["--frames", "20"])
+        .layer()
+        .env("STEADYHUD_CONFIG", "gpu_timing=0"));
+    out.assert_success(what);
+    let text = std::fs::read_to_string(h.only_session_log().csv).expect("log");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("frame,"))
+        .expect("header");
+    assert!(
+        header.contains("submit_ms") && !header.contains("gpu_busy_ms"),
+        "{what}: header {header}"
+    );
+}
