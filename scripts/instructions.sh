@@ -6,7 +6,7 @@
 #
 # usage: [MODES="..."] scripts/instructions.sh [LOW frames, default 100] [HIGH frames, default 500]
 # MODES as in overhead.sh (default "counters-off counters-on"; the first is
-# the base). Each mode runs vkcube under callgrind for LOW and for HIGH
+# the base; MODES="counters-on gpu-on" gives the cost of GPU timing). Each mode runs vkcube under callgrind for LOW and for HIGH
 # frames; the difference divided by HIGH−LOW is the cost of one frame with
 # start-up and shutdown cancelled out. Prints per mode:
 #   instr/frame   all user-space instructions of the process per frame

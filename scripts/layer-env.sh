@@ -59,7 +59,8 @@ mode_env() {
     shown)        echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=0 ;;
     mangohud)     echo DISABLE_STEADYHUD=1 MANGOHUD=1 ;;
     counters-off) echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=0 ;;
-    counters-on)  echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=1 ;;
-    *) echo "unknown mode $1 (none hidden shown mangohud counters-off counters-on)" >&2; return 2 ;;
+    counters-on)  echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=1,gpu_timing=0 ;;
+    gpu-on)       echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=1,gpu_timing=1 ;;
+    *) echo "unknown mode $1 (none hidden shown mangohud counters-off counters-on gpu-on)" >&2; return 2 ;;
   esac
 }

@@ -112,7 +112,9 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
         &std::fs::read_to_string(log.summary.as_ref().expect("a summary")).expect("readable"),
     )
     .expect("summary JSON");
-    let avg = summary["gpu_busy_ms_avg"].as_f64().expect("gpu_busy_ms_avg");
+    let avg = summary["gpu_busy_ms_avg"]
+        .as_f64()
+        .expect("gpu_busy_ms_avg");
     // The CSV has six decimals: the mean of the rows matches to 1e-5 ms.
     assert!(
         (avg - g.busy_ms / g.frames as f64).abs() < 1e-5,
@@ -133,7 +135,9 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     h.clear_logs();
 
     if !have("vkd3d-gears") {
-        eprintln!("SKIPPED vkd3d-gears part: vkd3d-gears is not installed (apt-get install vkd3d-demos)");
+        eprintln!(
+            "SKIPPED vkd3d-gears part: vkd3d-gears is not installed (apt-get install vkd3d-demos)"
+        );
         return;
     }
     let what = "vkd3d-gears (4 s) with steadyhud + synchronization validation";

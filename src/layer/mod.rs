@@ -27,7 +27,7 @@ mod device;
 mod entry;
 mod faults;
 mod gpu_frames;
-mod gpu_timing;
+pub mod gpu_timing;
 pub mod guard;
 mod handles;
 mod instance;
