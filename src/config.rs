@@ -66,7 +66,28 @@ pub struct Config {
     /// `gpu_busy_ms`/`gpu_wait_ms` per frame (true; needs `counters`, and a
     /// queue family with timestamps).
     pub gpu_timing: bool,
+    /// `fps_limit`: frame caps in fps, the first in force, the rest cycled
+    /// by `toggle_fps_limit` (empty / `0` = off).
+    pub fps_limit: Vec<u32>,
+    /// `fps_limit_method`: where the limiter waits (`late`).
+    pub fps_limit_method: LimitMethod,
+    /// `toggle_fps_limit`: X11 keysym names joined by `+` (`Shift_L+F1`).
+    pub toggle_fps_limit: String,
 }
+
+/// Where the frame limiter waits (config `fps_limit_method`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LimitMethod {
+    /// After the real present returns: the app samples input right after
+    /// the wait (lowest latency).
+    #[default]
+    Late,
+    /// In the present hook before the present is timestamped and sent.
+    Early,
+}
+
+/// Highest accepted cap, fps.
+pub const MAX_FPS_LIMIT: u32 = 1000;
 
 /// Default of `hud_counter_names`.
 pub const DEFAULT_HUD_COUNTERS: [&str; 4] = [
@@ -94,6 +115,9 @@ impl Default for Config {
             hud_counters: false,
             hud_counter_names: DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect(),
             gpu_timing: true,
+            fps_limit: Vec::new(),
+            fps_limit_method: LimitMethod::Late,
+            toggle_fps_limit: "Shift_L+F1".to_string(),
         }
     }
 }
@@ -114,7 +138,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 12] = [
+pub const KEYS: [&str; 15] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -127,6 +151,9 @@ pub const KEYS: [&str; 12] = [
     "hud_counters",
     "hud_counter_names",
     "gpu_timing",
+    "fps_limit",
+    "fps_limit_method",
+    "toggle_fps_limit",
 ];
 
 impl Config {
@@ -227,7 +254,8 @@ impl Config {
     }
 
     /// Sets one key from its text value; on a bad value returns what was
-    /// expected and leaves `self` unchanged. Unknown keys are an error too.
+    /// expected and leaves `self` unchanged (except `fps_limit`, which a bad
+    /// value turns off). Unknown keys are an error too.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
             "position" => {
@@ -239,15 +267,29 @@ impl Config {
                     _ => return Err("top-left, top-right, bottom-left or bottom-right".into()),
                 }
             }
-            "toggle_key" => {
-                let ok = !value.is_empty()
-                    && value.split('+').all(|k| {
-                        !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                    });
-                if !ok {
-                    return Err("X11 key names joined by +, e.g. Shift_R+F12".into());
+            "toggle_key" => self.toggle_key = key_combo(value)?,
+            "toggle_fps_limit" => self.toggle_fps_limit = key_combo(value)?,
+            "fps_limit" => {
+                let caps: Option<Vec<u32>> = value
+                    .split('+')
+                    .map(|c| c.trim().parse::<u32>().ok().filter(|&f| f <= MAX_FPS_LIMIT))
+                    .collect();
+                match caps {
+                    Some(c) => self.fps_limit = if c == [0] { Vec::new() } else { c },
+                    None => {
+                        // A bad cap turns the limiter off rather than keep
+                        // one the user meant to replace.
+                        self.fps_limit = Vec::new();
+                        return Err(format!("a cap in fps from 0 (off) to {MAX_FPS_LIMIT}, or caps joined by +, e.g. 60+144+0; the cap is off"));
+                    }
                 }
-                self.toggle_key = value.to_string();
+            }
+            "fps_limit_method" => {
+                self.fps_limit_method = match value.to_ascii_lowercase().as_str() {
+                    "late" => LimitMethod::Late,
+                    "early" => LimitMethod::Early,
+                    _ => return Err("late or early".into()),
+                }
             }
             "window_seconds" => match value.parse::<f64>() {
                 Ok(v) if v.is_finite() && v > 0.0 && v <= 600.0 => self.window_seconds = v,
@@ -307,6 +349,20 @@ impl Config {
             "counters" => self.counters.to_string(),
             "hud_counters" => self.hud_counters.to_string(),
             "hud_counter_names" => self.hud_counter_names.join("+"),
+            "gpu_timing" => self.gpu_timing.to_string(),
+            "fps_limit" => match self.fps_limit.as_slice() {
+                [] => "0".into(),
+                caps => caps
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join("+"),
+            },
+            "fps_limit_method" => match self.fps_limit_method {
+                LimitMethod::Late => "late".into(),
+                LimitMethod::Early => "early".into(),
+            },
+            "toggle_fps_limit" => self.toggle_fps_limit.clone(),
             _ => String::new(),
         }
     }
@@ -317,6 +373,19 @@ impl Config {
         self.log_dir
             .clone()
             .or_else(crate::session_log::default_log_dir)
+    }
+}
+
+/// A key combination: X11 keysym names joined by `+`.
+fn key_combo(value: &str) -> Result<String, String> {
+    let ok = !value.is_empty()
+        && value
+            .split('+')
+            .all(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    if ok {
+        Ok(value.to_string())
+    } else {
+        Err("X11 key names joined by +, e.g. Shift_R+F12".into())
     }
 }
 

@@ -37,6 +37,8 @@ pub struct LiveStats {
     /// GPU busy time and verdict over the window (`None` without GPU timing
     /// or before its first results).
     pub gpu: Option<LiveGpu>,
+    /// The frame cap in force, fps (0 = none).
+    pub fps_cap: u32,
     /// Set by [`LiveCell::publish`]: differs for every publication (0 =
     /// never published), so the HUD can tell fresh stats from the ones it
     /// already rendered (an `Arc`'s address may be reused).

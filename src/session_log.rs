@@ -57,6 +57,8 @@ pub const MAGIC: &str = "# steadyhud";
 pub const HEADER: &str = "frame,present_ns,frametime_ms";
 /// Prefix of the comment line that records lost timestamps.
 pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
+/// Prefix of the comment line that records a frame cap change.
+pub const FPS_LIMIT_PREFIX: &str = "# fps_limit: ";
 /// Start of the comment line that records frames whose counters were lost.
 pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 /// Prefix of the comment line naming the program.
@@ -244,6 +246,12 @@ impl SessionLog {
                 "{COUNTER_OVERFLOW_PREFIX}{lost} frames' counters lost (written as 0)"
             )
         })
+    }
+
+    /// Records a change of the frame cap (`fps` 0 = off) from frame
+    /// `frame` on, as a `# fps_limit: 60 at frame 1234` line.
+    pub fn note_fps_limit(&mut self, fps: u32, frame: u64) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{FPS_LIMIT_PREFIX}{fps} at frame {frame}"))
     }
 
     /// Pushes buffered rows to the file.

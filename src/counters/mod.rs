@@ -125,7 +125,7 @@ pub struct CounterInfo {
 
 /// The layer's built-in counters: name (= session-log column), label (for
 /// sentences and the HUD), unit; in column order. `_ms` counters hold ns.
-pub const BUILTIN: [(&str, &str, Unit); 11] = [
+pub const BUILTIN: [(&str, &str, Unit); 12] = [
     ("pipeline_create_ms", "pipeline creation", Unit::Nanos),
     ("pipelines", "pipelines created", Unit::Count),
     ("submit_ms", "queue submit", Unit::Nanos),
@@ -141,6 +141,7 @@ pub const BUILTIN: [(&str, &str, Unit); 11] = [
         Unit::Count,
     ),
     ("layer_setup_ms", "steadyhud setup", Unit::Nanos),
+    ("limiter_wait_ms", "frame cap wait", Unit::Nanos),
 ];
 
 /// Label of a session-log counter column: the built-in label, else the

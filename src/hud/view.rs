@@ -217,6 +217,9 @@ impl View {
                 line("Average", format_args!("{:.1} fps", s.average_fps));
                 line("Frame", format_args!("{:.1} ms", stats.last_frame_ms));
                 line("P99 (time)", format_args!("{:.1} ms", s.p99_ms));
+                if stats.fps_cap != 0 {
+                    line("Cap", format_args!("{} fps", stats.fps_cap));
+                }
                 if let Some(g) = stats.gpu {
                     line(
                         "GPU",

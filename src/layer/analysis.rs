@@ -24,6 +24,7 @@ use super::faults::{Faults, Site};
 use super::gpu_frames::{GpuFrames, Pending};
 use super::gpu_timing::GpuTimer;
 use super::guard;
+use super::limiter::FpsLimit;
 use super::session::Log;
 use crate::config::Config;
 use crate::live::LiveStats;
@@ -50,6 +51,8 @@ pub struct Settings {
     /// HUD visibility: live statistics are built only while it is shown;
     /// the hotkey flips it.
     pub hud_visible: &'static AtomicBool,
+    /// The frame cap in force; its hotkey cycles it.
+    pub limit: &'static FpsLimit,
     pub faults: &'static Faults,
 }
 
@@ -60,9 +63,12 @@ impl Settings {
         static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
         static VISIBLE: AtomicBool = AtomicBool::new(true);
         static FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
+        static LIMIT: std::sync::LazyLock<FpsLimit> =
+            std::sync::LazyLock::new(|| FpsLimit::new(&[]));
         Settings {
             config: &CONFIG,
             hud_visible: &VISIBLE,
+            limit: &LIMIT,
             faults: &FAULTS,
         }
     }
@@ -89,6 +95,8 @@ struct StreamAnalysis {
     settings: Settings,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
+    /// The frame cap last written to the log (`None`: nothing written yet).
+    cap_logged: Option<u32>,
 }
 
 impl StreamAnalysis {
@@ -157,6 +165,7 @@ impl StreamAnalysis {
             log,
             overflows_logged: 0,
             counter_overflows_logged: 0,
+            cap_logged: None,
         }
     }
 
@@ -171,6 +180,7 @@ impl StreamAnalysis {
             }
         }
         self.flush_gpu(false);
+        self.note_cap();
         let o = self.stream.overflows();
         if o > self.overflows_logged {
             self.log.note_overflow(o - self.overflows_logged);
@@ -232,6 +242,19 @@ impl StreamAnalysis {
         self.last_t = Some(t);
     }
 
+    /// Writes `# fps_limit: N at frame M` when the cap in force changed
+    /// (and at the start of a capped session).
+    fn note_cap(&mut self) {
+        if self.last_t.is_none() {
+            return; // the log opens at the first present
+        }
+        let cap = self.settings.limit.fps();
+        if self.cap_logged != Some(cap) && (cap != 0 || self.cap_logged.is_some()) {
+            self.log.note_fps_limit(cap, self.durations.len() as u64);
+        }
+        self.cap_logged = Some(cap);
+    }
+
     /// Writes the rows whose GPU columns are known (`all`: every row, the
     /// stream ends).
     fn flush_gpu(&mut self, all: bool) {
@@ -274,6 +297,7 @@ impl StreamAnalysis {
                     _ => None,
                 },
                 gpu: self.gpu.as_ref().and_then(GpuFrames::live),
+                fps_cap: self.settings.limit.fps(),
                 generation: 0, // set by publish
             }
         });
@@ -515,6 +539,19 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
         }
         None => None,
     };
+    let mut limit_key = if settings.limit.cycles() {
+        let combo = &settings.config.toggle_fps_limit;
+        match guard::try_run(|| crate::hud::hotkey::Hotkey::new(combo)) {
+            Some(Ok(h)) => Some(h),
+            Some(Err(e)) => {
+                guard::say(format_args!("steadyhud: frame cap hotkey unavailable: {e}"));
+                None
+            }
+            None => None,
+        }
+    } else {
+        None
+    };
     let mut last_key = Instant::now();
     while !stop.load(Ordering::Acquire) {
         if guard::try_run(|| lock(&analyzer).tick()).is_none() {
@@ -526,6 +563,11 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
                 if guard::try_run(|| h.poll()).unwrap_or(false) {
                     settings.hud_visible.fetch_xor(true, Ordering::Relaxed);
                 }
+            }
+        }
+        if let Some(h) = limit_key.as_mut() {
+            if guard::try_run(|| h.poll()).unwrap_or(false) {
+                settings.limit.cycle();
             }
         }
         std::thread::park_timeout(TICK);

@@ -41,6 +41,7 @@ pub struct Builtin {
     pub in_present_ns: CounterId,
     pub swapchain_recreations: CounterId,
     pub layer_setup_ns: CounterId,
+    pub limiter_wait_ns: CounterId,
 }
 
 use crate::counters::BUILTIN;
@@ -61,6 +62,7 @@ impl Builtin {
             in_present_ns: id(8)?,
             swapchain_recreations: id(9)?,
             layer_setup_ns: id(10)?,
+            limiter_wait_ns: id(11)?,
         })
     }
 }

@@ -8,8 +8,9 @@
 //! from present i to present i+1:
 //! * `in_present_ms`: time the app spent inside `vkQueuePresentKHR` i (our
 //!   hook's entry to return, HUD drawing included);
-//! * `cpu_busy_ms` = frametime − in_present: from the return of present i
-//!   (the frame's start) to the next present call (NVIDIA's FS2P);
+//! * `cpu_busy_ms` = frametime − in_present − limiter_wait: from the return
+//!   of present i (the frame's start) to the next present call (NVIDIA's
+//!   FS2P), less the frame cap's wait;
 //! * present → display: needs `VK_KHR_present_wait` or
 //!   `VK_GOOGLE_display_timing`; not measured yet, reported as `"n/a"`.
 
@@ -25,13 +26,14 @@ pub const HISTORY_FRAMES: usize = 240;
 
 /// Comment line the session log gets above its header.
 pub const ABOUT: &str = "counters: per-frame sums over the frame (present to next present); *_ms = CPU ms inside the hooked calls, \
-     alloc_bytes = bytes, others = counts; cpu_busy_ms = frametime_ms - in_present_ms";
+     alloc_bytes = bytes, others = counts; cpu_busy_ms = frametime_ms - in_present_ms - limiter_wait_ms";
 
 /// Counter analysis of one stream.
 pub struct CounterTrack {
     cons: HeapCons<CounterFrame>,
     infos: Vec<CounterInfo>,
     in_present: Option<usize>,
+    limiter_wait: Option<usize>,
     tracker: Tracker,
     causes: Vec<Cause>,
     /// The current row: one value per counter, then cpu_busy ns.
@@ -57,6 +59,7 @@ impl CounterTrack {
         let table = stream.counters.as_ref()?;
         let infos = table.infos();
         let in_present = infos.iter().position(|c| c.name == "in_present_ms");
+        let limiter_wait = infos.iter().position(|c| c.name == "limiter_wait_ms");
         let mut viewed: Vec<CounterId> = Vec::new();
         for n in hud_names {
             match table.get(n) {
@@ -78,6 +81,7 @@ impl CounterTrack {
             tracker: Tracker::new(infos.clone(), rule),
             infos,
             in_present,
+            limiter_wait,
             causes: Vec::new(),
             frames: 0,
             sum_in_present: 0,
@@ -119,12 +123,14 @@ impl CounterTrack {
         self.tracker.push(d, values, &mut self.causes);
         self.history.push(values);
         let in_present = self.in_present.map_or(0, |i| values[i]).min(d);
+        let capped = self.limiter_wait.map_or(0, |i| values[i]);
+        let cpu_busy = (d - in_present).saturating_sub(capped);
         self.frames += 1;
         self.sum_in_present += in_present;
-        self.sum_cpu_busy += d - in_present;
+        self.sum_cpu_busy += cpu_busy;
         let n = self.infos.len();
         self.row[..n].copy_from_slice(&values[..n]);
-        self.row[n] = d - in_present;
+        self.row[n] = cpu_busy;
         &self.row
     }
 

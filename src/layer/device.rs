@@ -14,6 +14,7 @@ use super::counted::DeviceCounters;
 use super::gpu_timing::GpuTimer;
 use super::guard;
 use super::instance::Instance;
+use super::limiter::Pacer;
 use super::lineage::Lineage;
 use super::loader::{self, next_fn};
 use super::queue::QueueInfo;
@@ -95,6 +96,9 @@ pub struct Device {
     /// GPU timing of the app's submits (`None`: config `gpu_timing=0` or
     /// `counters=0`, or no queue family with timestamps).
     pub gpu: Option<Arc<GpuTimer>>,
+    /// The frame limiter's schedule for this device's presents (locked only
+    /// while a cap is on, by the presenting thread).
+    pub pacer: Mutex<Pacer>,
     pub hud_cache: HudCache,
     pub settings: Settings,
     analysis: &'static Analysis,
@@ -188,6 +192,7 @@ impl Device {
             lineage: Mutex::new(Lineage::default()),
             counters,
             gpu,
+            pacer: Mutex::new(Pacer::default()),
             hud_cache: HudCache::new(),
             settings,
             analysis,

@@ -31,6 +31,7 @@ pub mod gpu_timing;
 pub mod guard;
 mod handles;
 mod instance;
+mod limiter;
 mod lineage;
 pub mod loader;
 mod present;

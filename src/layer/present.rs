@@ -2,7 +2,8 @@
 //! overlay layer): timestamp → ring → HUD draw on the present queue
 //! (waiting on the app's semaphores, signalling the HUD's) → real present
 //! waiting on the HUD's semaphore, with the HUD's rectangle added to the
-//! app's present regions.
+//! app's present regions; with a frame cap, the limiter's wait
+//! ([`super::limiter`]) after the real present (or, `early`, first).
 //!
 //! Rules kept here:
 //! * the layer submits only on `queue`, inside this call (the app owns the
@@ -22,8 +23,10 @@ use super::capture::now_ns;
 use super::device::Device;
 use super::faults::Site;
 use super::guard;
+use super::limiter;
 use super::queue::{hud_role, HudRole, QueueInfo};
 use super::regions::{self, Scratch};
+use crate::config::LimitMethod;
 use crate::hud::{Drawn, HudError};
 use ash::vk;
 use std::sync::atomic::Ordering;
@@ -58,10 +61,16 @@ impl Device {
         queue: vk::Queue,
         info: *const vk::PresentInfoKHR,
     ) -> vk::Result {
-        let t = now_ns();
         let Some(next) = self.fns.queue_present else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
+        let fps = self.settings.limit.fps();
+        let early = self.settings.config.fps_limit_method == LimitMethod::Early;
+        if early && fps != 0 {
+            // Before the latch: the wait is part of the frame this present ends.
+            self.limit_frame(fps);
+        }
+        let t = now_ns();
         let app = &*info;
         let qi = self.queue(queue);
         let mut scratch = qi.map(|q| q.scratch.lock().unwrap_or_else(|e| e.into_inner()));
@@ -86,8 +95,12 @@ impl Device {
         }
         let t_present = now_ns();
         let r = next(queue, &patched);
+        let now = now_ns();
+        if !early && fps != 0 {
+            // After the latch: the wait is part of the frame this present starts.
+            self.limit_frame(fps);
+        }
         if let Some(dc) = self.counters.as_ref() {
-            let now = now_ns();
             // A present that waits on the HUD's first draw (a software
             // driver compiles its shaders then) is the layer's setup cost.
             if out.setup {
@@ -99,6 +112,22 @@ impl Device {
             dc.add(|b| b.in_present_ns, now.saturating_sub(t));
         }
         r
+    }
+
+    /// The frame limiter: waits for this present's deadline under a cap of
+    /// `fps` and books the wait as `limiter_wait_ms`.
+    fn limit_frame(&self, fps: u32) {
+        let due = self
+            .pacer
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .deadline(now_ns(), fps);
+        if let Some(d) = due {
+            let waited = limiter::wait_until(d);
+            if let Some(dc) = self.counters.as_ref() {
+                dc.add(|b| b.limiter_wait_ns, waited);
+            }
+        }
     }
 
     /// Capture and HUD for one present; fills `out` as it goes, so what a

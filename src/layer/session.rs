@@ -124,6 +124,13 @@ impl Log {
         }
     }
 
+    pub fn note_fps_limit(&mut self, fps: u32, frame: u64) {
+        if let Log::Open(l) = self {
+            let r = l.note_fps_limit(fps, frame);
+            self.check(r);
+        }
+    }
+
     pub fn flush(&mut self) {
         if let Log::Open(l) = self {
             let r = l.flush();

@@ -1,5 +1,5 @@
 //! The one [`Layer`] value of the process: the handle maps, the config,
-//! HUD visibility, the test-only fault switches (read once, with the
+//! HUD visibility, the frame cap in force, the test-only fault switches (read once, with the
 //! config) and the analysis thread. It is the only global besides the
 //! `.fini_array` hook; everything else lives in per-instance, per-device
 //! and per-swapchain records reached through it.
@@ -10,6 +10,7 @@ use super::faults::Faults;
 use super::guard;
 use super::handles::HandleMap;
 use super::instance::Instance;
+use super::limiter::FpsLimit;
 use crate::config::Config;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -20,6 +21,8 @@ pub struct Layer {
     pub config: Config,
     /// Whether the HUD is drawn; the hotkey flips it.
     pub hud_visible: AtomicBool,
+    /// The frame cap in force; its hotkey cycles it.
+    pub limit: FpsLimit,
     pub faults: Faults,
     /// Instances by dispatch key (cold paths only: a mutex is fine).
     pub instances: Mutex<HashMap<usize, Arc<Instance>>>,
@@ -41,6 +44,7 @@ pub fn layer() -> &'static Layer {
         }
         Layer {
             hud_visible: AtomicBool::new(!config.hud_hidden),
+            limit: FpsLimit::new(&config.fps_limit),
             config,
             faults: Faults::from_env(),
             instances: Mutex::default(),
@@ -62,6 +66,7 @@ impl Layer {
         Settings {
             config: &self.config,
             hud_visible: &self.hud_visible,
+            limit: &self.limit,
             faults: &self.faults,
         }
     }
