@@ -7,6 +7,7 @@ use std::sync::Mutex;
 use ash::{khr, vk};
 
 use crate::error::{Error, VkContext};
+use crate::gpu_work::GpuWork;
 use crate::x11::{Display, Window};
 
 /// The instance and the surface extension functions.
@@ -83,6 +84,8 @@ pub struct Gpu {
     pub device_name: String,
     /// Property flags of each memory type, by index.
     pub memory_types: Vec<vk::MemoryPropertyFlags>,
+    /// The `--gpu-work` load of this device, once calibrated.
+    pub work: Option<GpuWork>,
 }
 
 impl Gpu {
@@ -158,6 +161,7 @@ impl Gpu {
             swapchain_fn,
             device_name,
             memory_types,
+            work: None,
         })
     }
 
@@ -168,8 +172,12 @@ impl Gpu {
         unsafe { self.device.device_wait_idle() }.ctx("vkDeviceWaitIdle")
     }
 
-    /// Destroys the device; every child object must be gone.
+    /// Destroys the `--gpu-work` load, then the device; every other child
+    /// object must be gone.
     pub fn destroy(self) {
+        if let Some(w) = &self.work {
+            w.destroy(&self.device);
+        }
         // SAFETY: see above.
         unsafe { self.device.destroy_device(None) };
     }

@@ -7,6 +7,7 @@
 
 mod error;
 mod gpu;
+mod gpu_work;
 mod pacing;
 mod pattern;
 mod submit;
@@ -165,6 +166,17 @@ struct Args {
     /// what the layer captured.
     #[arg(long, value_name = "FILE")]
     timestamps: Option<std::path::PathBuf>,
+    /// Make the GPU execution of each frame's command buffer (one per
+    /// swapchain per present) last about MS milliseconds (e.g. 8, 0.5; 0:
+    /// no load, measure only): a compute loop before the render pass, its
+    /// iteration count calibrated per device at start-up against measured
+    /// time on the idle queue, then adapted after every frame (median of
+    /// the last 9). Measured with vkCmdWriteTimestamp at the start and end
+    /// of that command buffer, read after its fence. Prints `testapp: gpu
+    /// work ms: median=M p10=A p90=B frames=N requested=MS` at exit (every
+    /// measured frame of the process); --trace prints every measurement.
+    #[arg(long, value_name = "MS", value_parser = gpu_work::parse_ms, allow_hyphen_values = true)]
+    gpu_work: Option<f64>,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -312,6 +324,9 @@ fn print_totals(args: &Args, t: &Totals) {
         "testapp: vkCreateSwapchainKHR us: {}",
         target::create_swapchain_summary()
     );
+    if let Some(ms) = args.gpu_work {
+        let _ = writeln!(out, "{}", gpu_work::summary_line(ms));
+    }
     let _ = writeln!(
         out,
         "testapp: presented {} frames",
@@ -357,6 +372,12 @@ fn session(
             .map(|(_, s)| *s)
             .collect();
         gpus.push(Gpu::new(&inst, &mine)?);
+    }
+    if let Some(ms) = args.gpu_work {
+        // Before any other submission: calibration times the idle queue.
+        for g in &mut gpus {
+            g.work = Some(gpu_work::GpuWork::new(&inst, g, ms, args.trace)?);
+        }
     }
     let wish = SwapchainWish {
         format: match args.format {

@@ -10,6 +10,7 @@ use ash::vk;
 
 use crate::error::{Error, VkContext};
 use crate::gpu::{Gpu, Instance};
+use crate::gpu_work::{FrameTimer, GpuWork};
 
 /// Frames in flight (acquire semaphores + fences).
 const SLOTS: usize = 2;
@@ -92,6 +93,8 @@ pub struct Target {
     acquired: [vk::Semaphore; SLOTS],
     fences: [vk::Fence; SLOTS],
     slot: usize,
+    /// With `--gpu-work`: the timestamps of each slot's frame.
+    timer: Option<FrameTimer>,
 }
 
 /// An image acquired and rendered, ready to present.
@@ -165,7 +168,11 @@ impl Target {
             let render_pass = d
                 .create_render_pass(&rp_info, None)
                 .ctx("vkCreateRenderPass")?;
-            let pool_info = vk::CommandPoolCreateInfo::default().queue_family_index(gpu.family);
+            // With --gpu-work the image's command buffer is recorded anew
+            // every frame (the iteration count and query slot change).
+            let pool_info = vk::CommandPoolCreateInfo::default()
+                .queue_family_index(gpu.family)
+                .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER);
             let pool = d
                 .create_command_pool(&pool_info, None)
                 .ctx("vkCreateCommandPool")?;
@@ -199,6 +206,10 @@ impl Target {
                 acquired,
                 fences,
                 slot: 0,
+                timer: match gpu.work {
+                    Some(_) => Some(FrameTimer::new(gpu, SLOTS)?),
+                    None => None,
+                },
             };
             t.build_swapchain(inst, gpu)?;
             Ok(t)
@@ -316,20 +327,25 @@ impl Target {
                     render_done,
                     in_flight: vk::Fence::null(),
                 });
-                self.record(gpu, cmd, framebuffer)?;
+                self.record(gpu, cmd, framebuffer, None)?;
             }
         }
         Ok(())
     }
 
     /// Records the band pattern once per image: clear to colour A, then
-    /// every other band of `BAND` pixels to colour B.
+    /// every other band of `BAND` pixels to colour B. With `timed` (the
+    /// `--gpu-work` load, the timer and the frame's slot; re-recorded each
+    /// frame) the load runs before the render pass, and the whole command
+    /// buffer sits between the slot's two timestamps. Returns the load's
+    /// iteration count (0 without it).
     fn record(
         &self,
         gpu: &Gpu,
         cmd: vk::CommandBuffer,
         framebuffer: vk::Framebuffer,
-    ) -> Result<(), Error> {
+        timed: Option<(&GpuWork, &FrameTimer, usize)>,
+    ) -> Result<u32, Error> {
         let d = &gpu.device;
         let area = vk::Rect2D {
             offset: vk::Offset2D { x: 0, y: 0 },
@@ -356,10 +372,21 @@ impl Target {
             })
             .filter(|r| r.rect.extent.width > 0)
             .collect();
-        // SAFETY: the command buffer is not pending (fresh allocation).
+        let begin = match timed {
+            Some(_) => vk::CommandBufferBeginInfo::default()
+                .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+            None => vk::CommandBufferBeginInfo::default(),
+        };
+        // SAFETY: the command buffer is not pending (fresh allocation, or
+        // its image's fence waited on in `render`).
         unsafe {
-            d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
+            d.begin_command_buffer(cmd, &begin)
                 .ctx("vkBeginCommandBuffer")?;
+            let mut iterations = 0;
+            if let Some((work, timer, slot)) = timed {
+                timer.begin(d, cmd, slot);
+                iterations = work.record(d, cmd);
+            }
             d.cmd_begin_render_pass(
                 cmd,
                 &vk::RenderPassBeginInfo::default()
@@ -380,9 +407,12 @@ impl Target {
                 d.cmd_clear_attachments(cmd, &att, &rects);
             }
             d.cmd_end_render_pass(cmd);
+            if let Some((_, timer, slot)) = timed {
+                timer.end(d, cmd, slot);
+            }
             d.end_command_buffer(cmd).ctx("vkEndCommandBuffer")?;
+            Ok(iterations)
         }
-        Ok(())
     }
 
     fn destroy_images(&mut self, gpu: &Gpu) {
@@ -456,6 +486,9 @@ impl Target {
         unsafe {
             d.wait_for_fences(&[fence], true, u64::MAX)
                 .ctx("vkWaitForFences")?;
+            if let (Some(timer), Some(work)) = (&mut self.timer, &gpu.work) {
+                timer.collect(gpu, work, slot)?;
+            }
             let mut tries = 0;
             let index = loop {
                 match gpu.swapchain_fn.acquire_next_image(
@@ -485,11 +518,16 @@ impl Target {
                     .ctx("vkWaitForFences")?;
             }
             img.in_flight = fence;
+            let (cmd, framebuffer, render_done) = (img.cmd, img.framebuffer, img.render_done);
+            let mut iterations = 0;
+            if let (Some(timer), Some(work)) = (&self.timer, &gpu.work) {
+                iterations = self.record(gpu, cmd, framebuffer, Some((work, timer, slot)))?;
+            }
             d.reset_fences(&[fence]).ctx("vkResetFences")?;
             let waits = [acquired];
             let stages = [vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT];
-            let cmds = [img.cmd];
-            let signals = [img.render_done];
+            let cmds = [cmd];
+            let signals = [render_done];
             let submit = [vk::SubmitInfo::default()
                 .wait_semaphores(&waits)
                 .wait_dst_stage_mask(&stages)
@@ -499,10 +537,13 @@ impl Target {
                 let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
                 d.queue_submit(*q, &submit, fence).ctx("vkQueueSubmit")?;
             }
+            if let Some(timer) = &mut self.timer {
+                timer.submitted(slot, iterations);
+            }
             self.slot = (self.slot + 1) % SLOTS;
             Ok(Ready {
                 index,
-                wait: img.render_done,
+                wait: render_done,
             })
         }
     }
@@ -513,6 +554,9 @@ impl Target {
     /// The swapchain goes before the present semaphores: a layer that waits
     /// on them in its own submissions retires those in vkDestroySwapchainKHR.
     pub fn destroy(mut self, gpu: &Gpu) -> vk::SurfaceKHR {
+        if let Some(timer) = self.timer.take() {
+            timer.finish(gpu);
+        }
         let present_sems = self.destroy_image_objects(gpu);
         let d = &gpu.device;
         // SAFETY: device idle, or the app's own fences waited on (caller).
