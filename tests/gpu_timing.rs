@@ -177,3 +177,58 @@ fn gpu_timing_off_has_no_gpu_columns() {
         "{what}: header {header}"
     );
 }
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// The test app with a known GPU load per frame (`--gpu-work`, timed by the
+/// app itself with timestamps in its own command buffer): 8 ms of GPU work
+/// at a 4 ms pace is GPU-bound (≥ 80 % of the time) and the layer's median
+/// `gpu_busy_ms` is within 25 % of the app's own median; 1 ms of work at a
+/// 20 ms pace is not (≤ 10 %). No validation here: it slows the frames.
+#[test]
+fn known_gpu_load_gives_the_verdict() {
+    let _serial = serial();
+    let h = Harness::new();
+    for (work, interval, frames, bound) in [("8", "4ms", "150", true), ("1", "20ms", "60", false)] {
+        let args = [
+            "--gpu-work",
+            work,
+            "--interval",
+            interval,
+            "--frames",
+            frames,
+        ];
+        let what = format!("testapp {args:?} with steadyhud");
+        let out = run(h.testapp(&args).layer());
+        out.assert_success(&what);
+        let own = gpu_work_line(&out)
+            .unwrap_or_else(|| panic!("{what}: no gpu work line:\n{}", out.stdout));
+        let log = h.only_session_log();
+        let mut busy = columns(&log.csv, &["gpu_busy_ms"]).remove(0);
+        let layer_median = median(&mut busy);
+        let summary: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(log.summary.as_ref().expect("a summary"))
+                .expect("readable"),
+        )
+        .expect("summary JSON");
+        let pct = summary["gpu_bound_pct"].as_f64().expect("gpu_bound_pct");
+        eprintln!(
+            "{what}: app's GPU median {:.3} ms, layer's gpu_busy median {layer_median:.3} ms, gpu_bound_pct {pct:.1}",
+            own.median
+        );
+        assert!(
+            (layer_median - own.median).abs() <= 0.25 * own.median,
+            "{what}: layer's median gpu_busy_ms {layer_median:.3} vs the app's own {:.3}",
+            own.median
+        );
+        if bound {
+            assert!(pct >= 80.0, "{what}: gpu_bound_pct {pct:.1} < 80");
+        } else {
+            assert!(pct <= 10.0, "{what}: gpu_bound_pct {pct:.1} > 10");
+        }
+        h.clear_logs();
+    }
+}

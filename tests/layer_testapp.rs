@@ -198,36 +198,6 @@ fn harness_kill_records_progress() {
     );
 }
 
-/// The test app's `testapp: gpu work ms: median=M p10=A p90=B frames=N
-/// requested=MS` line (`--gpu-work`).
-#[derive(Debug)]
-struct GpuWorkLine {
-    median: f64,
-    p10: f64,
-    p90: f64,
-    frames: u64,
-    requested: f64,
-}
-
-fn gpu_work_line(out: &RunOutput) -> Option<GpuWorkLine> {
-    let line = out
-        .stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("testapp: gpu work ms: "))?;
-    let field = |name: &str| {
-        line.split_whitespace()
-            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
-            .and_then(|v| v.parse::<f64>().ok())
-    };
-    Some(GpuWorkLine {
-        median: field("median")?,
-        p10: field("p10")?,
-        p90: field("p90")?,
-        frames: field("frames")? as u64,
-        requested: field("requested")?,
-    })
-}
-
 /// Median gap (ms) between consecutive present calls in a `--timestamps` file.
 fn median_frame_ms(file: &std::path::Path) -> f64 {
     let text = std::fs::read_to_string(file).expect("read --timestamps file");

@@ -889,6 +889,36 @@ pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
     }
 }
 
+/// The test app's `testapp: gpu work ms: median=M p10=A p90=B frames=N
+/// requested=MS` line (`--gpu-work`).
+#[derive(Debug)]
+pub struct GpuWorkLine {
+    pub median: f64,
+    pub p10: f64,
+    pub p90: f64,
+    pub frames: u64,
+    pub requested: f64,
+}
+
+pub fn gpu_work_line(out: &RunOutput) -> Option<GpuWorkLine> {
+    let line = out
+        .stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("testapp: gpu work ms: "))?;
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(name)?.strip_prefix('='))
+            .and_then(|v| v.parse::<f64>().ok())
+    };
+    Some(GpuWorkLine {
+        median: field("median")?,
+        p10: field("p10")?,
+        p90: field("p90")?,
+        frames: field("frames")? as u64,
+        requested: field("requested")?,
+    })
+}
+
 /// Whether `program` is on PATH.
 pub fn have(program: &str) -> bool {
     Command::new("sh")
