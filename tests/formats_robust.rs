@@ -19,6 +19,7 @@ fn seeds() -> Vec<Vec<u8>> {
         .map(|p| std::fs::read(p).unwrap().into_iter().take(3072).collect())
         .collect();
     v.push(b"# steadyhud 0.1.0 session log\n# exe: x\nframe,present_ns,frametime_ms\n0,1,16.666667\n1,2,16.666667\n".to_vec());
+    v.push(b"# steadyhud 0.1.0 session log\nframe,present_ns,frametime_ms,cpu_busy_ms,gpu_busy_ms,gpu_wait_ms\n0,1,16.666667,16.0,15.5,0.25\n1,2,16.666667,16.0,,\n".to_vec());
     v.push(b"16.6\n17.1\n# c\n\n33.0\n".to_vec());
     v
 }
@@ -35,6 +36,16 @@ fn check(bytes: &[u8]) {
             Ok(log) => {
                 assert!(!log.durations_ns.is_empty());
                 assert!(log.durations_ns.iter().all(|&d| d > 0));
+                // GPU columns line up with the frames, and give a sane verdict.
+                if let Some(g) = &log.meta.gpu {
+                    let n = log.durations_ns.len();
+                    assert_eq!(g.busy_ns.len(), n);
+                    assert!(g.wait_ns.as_ref().is_none_or(|w| w.len() == n));
+                    if let Some(v) = g.stats(&log.durations_ns) {
+                        assert!((0.0..=100.0).contains(&v.gpu_bound_pct), "{v:?}");
+                        assert!(v.gpu_busy_ms_avg >= 0.0 && v.frames as usize <= n);
+                    }
+                }
             }
             Err(e) => {
                 if let Some(p) = e.pos {

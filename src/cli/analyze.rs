@@ -4,6 +4,7 @@
 //! Bad input: `steadyhud: file:line:col: what` on stderr, exit code 2.
 
 use crate::formats::{self, Filter, Format, FrameLog, ParseError, ReadOptions};
+use crate::metrics::gpu::{GpuKeys, GpuStats};
 use crate::metrics::{self, Options, Summary};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -87,8 +88,10 @@ pub struct Analysis {
     pub log: FrameLog,
     pub summary: Summary,
     /// What spiked with each stutter, when the log has statistics counters
-    /// (steadyhud logs written with `counters` on).
+    /// (steadyhud logs written with `counters` on) or GPU busy times.
     pub stutter_causes: Option<Vec<crate::counters::Cause>>,
+    /// The GPU-bound verdict, when the log has GPU busy times.
+    pub gpu: Option<GpuStats>,
 }
 
 /// Reads `path` and computes its summary: the library entry point behind
@@ -105,19 +108,57 @@ pub fn analyze_path(
         pos: None,
         kind: formats::ErrorKind::NoFrames { what: "frame" },
     })?;
-    let stutter_causes = log.meta.counters.as_ref().map(|c| {
-        let rule = crate::counters::HealthRule {
-            stutter_threshold: opts.stutter_threshold,
-            ..Default::default()
-        };
-        crate::counters::attribute_columns(&log.durations_ns, &c.values, &c.infos, &rule)
-    });
+    let gpu = log
+        .meta
+        .gpu
+        .as_ref()
+        .and_then(|g| g.stats(&log.durations_ns));
+    let stutter_causes = stutter_causes(&log, opts);
     Ok(Analysis {
         path: path.to_path_buf(),
         log,
         summary,
         stutter_causes,
+        gpu,
     })
+}
+
+/// What spiked with each stutter (frame health): the log's counter columns
+/// and, when it has GPU data, its GPU busy time as one more column labelled
+/// `GPU work`. `None` when the log has neither (a GPU column without a
+/// single value is no GPU data).
+pub fn stutter_causes(log: &FrameLog, opts: &Options) -> Option<Vec<crate::counters::Cause>> {
+    let counters = log.meta.counters.as_ref();
+    let gpu_busy = log
+        .meta
+        .gpu
+        .as_ref()
+        .filter(|g| g.busy_ns.iter().any(|&b| b != crate::metrics::gpu::NO_DATA))
+        .map(|g| g.busy_for_health());
+    if counters.is_none() && gpu_busy.is_none() {
+        return None;
+    }
+    let mut columns: Vec<&[u64]> = Vec::new();
+    let mut infos = Vec::new();
+    if let Some(c) = counters {
+        // Every counter has its values: the reader pushes both together.
+        columns.extend(c.values.iter().map(Vec::as_slice));
+        infos.extend(c.infos.iter().cloned());
+    }
+    if let Some(busy) = &gpu_busy {
+        columns.push(busy);
+        infos.push(crate::counters::gpu_work_info());
+    }
+    let rule = crate::counters::HealthRule {
+        stutter_threshold: opts.stutter_threshold,
+        ..Default::default()
+    };
+    Some(crate::counters::attribute_columns(
+        &log.durations_ns,
+        &columns,
+        &infos,
+        &rule,
+    ))
 }
 
 pub fn run(args: AnalyzeArgs) -> ExitCode {
@@ -153,13 +194,16 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     }
 }
 
-/// The `--json` object: METRICS.md keys in their order, then `format`,
-/// `format_detail`, `source`, `column`, `file`, `notes`.
+/// The `--json` object: METRICS.md keys in their order, the GPU verdict
+/// (`gpu_bound_pct`, `gpu_busy_ms_avg`, `null` without GPU data), then
+/// `format`, `format_detail`, `source`, `column`, `file`, `notes`.
 pub fn json(a: &Analysis) -> String {
     #[derive(serde::Serialize)]
     struct Out<'a> {
         #[serde(flatten)]
         summary: &'a Summary,
+        #[serde(flatten)]
+        gpu: GpuKeys,
         format: &'a str,
         format_detail: &'a str,
         source: Option<&'a str>,
@@ -176,6 +220,7 @@ pub fn json(a: &Analysis) -> String {
     let m = &a.log.meta;
     let out = Out {
         summary: &a.summary,
+        gpu: GpuKeys::of(a.gpu.as_ref()),
         format: m.format.name(),
         format_detail: &m.detail,
         source: m.source.as_deref(),
@@ -247,7 +292,7 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     if let Some(causes) = a.stutter_causes.as_ref().filter(|c| !c.is_empty()) {
         row(
             "Why (counters)",
-            "(counters far above their 19-frame median in the stutter frame)".into(),
+            "(counters or GPU work far above their 19-frame median in the stutter frame)".into(),
         );
         let groups = crate::counters::by_main_cause(causes);
         let by: Vec<String> = groups
@@ -272,6 +317,8 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
         "OSC (oscillation)",
         if s.osc { "yes" } else { "no" }.to_string(),
     );
+    row("", String::new());
+    row("GPU-bound", gpu_text(a.gpu.as_ref()));
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())
@@ -290,6 +337,18 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
         }
     }
     out
+}
+
+/// The verdict line's value: `84.2 % of the time (GPU busy 7.9 ms/frame on
+/// average)`, or why there is none.
+pub fn gpu_text(gpu: Option<&GpuStats>) -> String {
+    gpu.map_or_else(
+        || {
+            "n/a: the log has no GPU busy times (PresentMon 2.x MsGPUBusy, steadyhud gpu_busy_ms)"
+                .into()
+        },
+        GpuStats::text,
+    )
 }
 
 fn fps(v: f64) -> String {

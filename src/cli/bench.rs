@@ -13,6 +13,7 @@ use super::load::{exit, CliError};
 use super::run::{command_with_layer, LayerDir, RunError};
 use crate::formats::{self, Format, ReadOptions};
 use crate::metrics;
+use crate::metrics::gpu::GpuStats;
 use std::ffi::OsString;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -132,7 +133,13 @@ fn bench(args: &Args) -> Result<(), BenchError> {
     let mut frames = formats::read_path(&log, &read).map_err(CliError::from)?;
     let all = frames.durations_ns.len();
     let seen = frames.durations_ns.iter().sum::<u64>() as f64 / 1e9;
-    frames.durations_ns = measured_span(&frames.durations_ns, args.warmup, args.duration);
+    let span = measured_range(&frames.durations_ns, args.warmup, args.duration);
+    // The GPU verdict of the same measured frames.
+    let gpu = frames.meta.gpu.as_ref().and_then(|g| {
+        let busy = g.busy_ns.get(span.clone()).unwrap_or_default();
+        GpuStats::from_frames(&frames.durations_ns[span.clone()], busy)
+    });
+    frames.durations_ns = frames.durations_ns[span].to_vec();
     let opts = args.threshold.options();
     let summary = metrics::summarize(&frames.durations_ns, &opts).ok_or(BenchError::TooShort {
         warmup: args.warmup,
@@ -147,6 +154,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         log: frames,
         summary,
         stutter_causes: None,
+        gpu,
     };
     print!("{}", table(&analysis, &opts));
     println!();
@@ -165,17 +173,26 @@ fn bench(args: &Args) -> Result<(), BenchError> {
 /// Frames that end after `warmup` and no later than `warmup + duration`
 /// seconds from the first present.
 pub fn measured_span(durations_ns: &[u64], warmup: f64, duration: f64) -> Vec<u64> {
+    durations_ns[measured_range(durations_ns, warmup, duration)].to_vec()
+}
+
+/// The indices of [`measured_span`]'s frames: consecutive, since end times
+/// only grow; also cuts per-frame columns (GPU busy) to the same frames.
+pub fn measured_range(durations_ns: &[u64], warmup: f64, duration: f64) -> std::ops::Range<usize> {
     let from = (warmup * 1e9).round() as u128;
     let to = ((warmup + duration) * 1e9).round() as u128;
     let mut end = 0u128;
-    durations_ns
-        .iter()
-        .filter(|&&d| {
-            end += d as u128;
-            end > from && end <= to
-        })
-        .copied()
-        .collect()
+    let mut start = durations_ns.len();
+    for (i, &d) in durations_ns.iter().enumerate() {
+        end += d as u128;
+        if end > to {
+            return start.min(i)..i;
+        }
+        if end > from && start == durations_ns.len() {
+            start = i;
+        }
+    }
+    start..durations_ns.len()
 }
 
 struct Watched {
@@ -321,5 +338,10 @@ mod tests {
         assert_eq!(measured_span(&d, 0.25, 0.5).len(), 5); // ends 0.3..=0.7
         assert_eq!(measured_span(&d, 0.0, 10.0).len(), 10);
         assert!(measured_span(&d, 2.0, 1.0).is_empty());
+        // The range is that span's indices (GPU columns are cut with it).
+        assert_eq!(measured_range(&d, 0.25, 0.5), 2..7);
+        assert_eq!(measured_range(&d, 0.0, 10.0), 0..10);
+        assert!(measured_range(&d, 2.0, 1.0).is_empty());
+        assert!(measured_range(&d, 0.0, 0.0).is_empty());
     }
 }

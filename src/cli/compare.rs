@@ -1,6 +1,7 @@
 //! `steadyhud compare A B`: every metric of two logs side by side, with the
-//! change in percent and whether it is better or worse; for logs with
-//! statistics counters also their stutters by main cause.
+//! change in percent and whether it is better or worse; the GPU-bound
+//! verdict (`n/a` for a log without GPU data); for logs with statistics
+//! counters also their stutters by main cause.
 
 use super::load::{load_run, CliError};
 use crate::report::table::{self, CAUSE_ROW, ROWS};
@@ -62,6 +63,16 @@ pub fn render(a: &Run, b: &Run) -> String {
         String::new(),
         String::new(),
     ]);
+    for row in &table::GPU_ROWS {
+        let (ga, gb) = (a.gpu.as_ref(), b.gpu.as_ref());
+        rows.push([
+            format!("{} ({})", row.label, row.unit),
+            table::fmt_gpu(row, ga),
+            table::fmt_gpu(row, gb),
+            table::fmt_gpu_change(row, ga, gb),
+            String::new(),
+        ]);
+    }
     let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);
     if !causes.is_empty() {
         rows.push([

@@ -33,6 +33,7 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
         durations_ns: a.log.durations_ns,
         summary: a.summary,
         stutter_causes: a.stutter_causes,
+        gpu: a.gpu,
     })
 }
 

@@ -48,8 +48,8 @@ mod history;
 pub mod markers;
 
 pub use health::{
-    attribute, attribute_columns, by_main_cause, spikes, Cause, CauseGroup, HealthRule, Spike,
-    NO_SPIKE,
+    attribute, attribute_columns, by_main_cause, gpu_work_info, spikes, Cause, CauseGroup,
+    HealthRule, Spike, NO_SPIKE,
 };
 pub use history::History;
 

@@ -59,6 +59,8 @@ pub enum ErrorKind {
         unit: &'static str,
         found: String,
     },
+    #[error("{column}: expected a GPU time in ms (a number ≥ 0, or NA), found {found:?}")]
+    BadGpuTime { column: String, found: String },
     #[error("truncated row: expected {expected} fields, found {found}")]
     Truncated { expected: String, found: usize },
     #[error("malformed CSV: {0}")]

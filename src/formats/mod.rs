@@ -79,6 +79,11 @@ pub struct Meta {
     /// Statistics counter columns of a steadyhud session log (`None` for
     /// other formats and logs written without counters).
     pub counters: Option<crate::counters::CounterColumns>,
+    /// Per-frame GPU busy (and wait) time, when the log has such a column
+    /// (PresentMon 2.x `MsGPUBusy`/`GPUBusy`, 1.x `msGPUActive`, steadyhud
+    /// `gpu_busy_ms`); frames without a value hold
+    /// [`crate::metrics::gpu::NO_DATA`].
+    pub gpu: Option<crate::metrics::gpu::GpuColumns>,
 }
 
 impl Meta {
@@ -90,6 +95,7 @@ impl Meta {
             column: column.to_string(),
             notes: Vec::new(),
             counters: None,
+            gpu: None,
         }
     }
 }

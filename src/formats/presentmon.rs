@@ -6,17 +6,29 @@
 //! grouped by (ProcessID, SwapChainAddress) and the group with the most
 //! frames is analysed, unless [`Filter`] names a process or swapchain.
 //! `NA` (PresentMon's "not available") rows are skipped and counted.
+//!
+//! Per-frame GPU busy time, when the capture has it, is carried along for
+//! the GPU-bound verdict ([`crate::metrics::gpu`]): 2.x `MsGPUBusy` (or
+//! `GPUBusy` in the "v2" metrics), 1.x `msGPUActive` (`-track_gpu`, the
+//! same quantity under its old name), and the wait time `MsGPUWait` /
+//! `GPUWait`. A GPU field of `NA` or a row too short for it leaves that
+//! frame without GPU data; it never drops the frame.
 
 use super::csvbody::{for_each_row, split_header, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::text::{clip, Lines};
-use super::value::{parse_ns, Unit};
+use super::value::{parse_gpu_ms, parse_ns, Unit};
 use super::{Filter, Format, FrameLog, Meta};
+use crate::metrics::gpu::{GpuColumns, NO_DATA};
 use std::collections::HashMap;
 use std::io::{BufRead, Seek};
 
 /// Frame-time columns, best first (matched case-insensitively).
 const FRAME_COLUMNS: [&str; 2] = ["MsBetweenPresents", "FrameTime"];
+/// GPU busy columns, best first (2.x, 2.x "v2" names, 1.x).
+const GPU_BUSY_COLUMNS: [&str; 3] = ["MsGPUBusy", "GPUBusy", "msGPUActive"];
+/// GPU wait columns (2.x, 2.x "v2" names).
+const GPU_WAIT_COLUMNS: [&str; 2] = ["MsGPUWait", "GPUWait"];
 
 struct Group {
     app: String,
@@ -26,6 +38,9 @@ struct Group {
     rows: u64,
     /// Durations, collected only for groups the filter lets through.
     durations: Option<Vec<u64>>,
+    /// GPU busy / wait ns of those frames, when the file has the columns.
+    gpu_busy: Vec<u64>,
+    gpu_wait: Vec<u64>,
 }
 
 impl Group {
@@ -101,6 +116,13 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         .max()
         .unwrap_or(0)
         + 1;
+    let gpu_col = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|c| find(c).map(|i| (i, header[i].clone())))
+    };
+    let gpu_busy = gpu_col(&GPU_BUSY_COLUMNS);
+    let gpu_wait = gpu_busy.as_ref().and(gpu_col(&GPU_WAIT_COLUMNS));
     let has = |n: &str| find(n).is_some();
     let detail = if !metadata.is_empty() {
         "CapFrameX CSV"
@@ -146,6 +168,8 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                                 swapchain,
                                 rows: 0,
                                 durations: wanted.then(Vec::new),
+                                gpu_busy: Vec::new(),
+                                gpu_wait: Vec::new(),
                             });
                             index.insert(key.clone(), groups.len() - 1);
                             groups.len() - 1
@@ -171,6 +195,17 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
             let ns = parse_ns(field, Unit::Ms, &column, Pos::new(line, 0))
                 .map_err(|e| (frame_i, e.kind))?;
             durations.push(ns);
+            for (col, out) in [
+                (&gpu_busy, &mut group.gpu_busy),
+                (&gpu_wait, &mut group.gpu_wait),
+            ] {
+                if let Some((i, name)) = col {
+                    let v = rec.get(*i).map_or(Ok(NO_DATA), |f| {
+                        parse_gpu_ms(f, name, Pos::new(line, 0)).map_err(|e| (*i, e.kind))
+                    })?;
+                    out.push(v);
+                }
+            }
             Ok(Flow::Continue)
         },
     )?;
@@ -207,6 +242,23 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     let mut meta = Meta::new(format, detail, &column);
     let group = &mut groups[best];
     let durations = group.durations.take().unwrap_or_default();
+    if let Some((_, busy_column)) = gpu_busy {
+        let missing = group.gpu_busy.iter().filter(|&&b| b == NO_DATA).count();
+        if missing > 0 {
+            meta.notes.push(format!(
+                "{missing} of {} frame(s) without a value in {busy_column}: the GPU-bound verdict covers the others",
+                durations.len()
+            ));
+        }
+        meta.gpu = Some(GpuColumns {
+            busy_column,
+            busy_ns: std::mem::take(&mut group.gpu_busy),
+            wait_column: gpu_wait.as_ref().map(|(_, c)| c.clone()),
+            wait_ns: gpu_wait
+                .is_some()
+                .then(|| std::mem::take(&mut group.gpu_wait)),
+        });
+    }
     let mut source = group.label();
     if let Some((_, name)) = metadata
         .iter()
@@ -376,5 +428,42 @@ mod tests {
         assert_eq!(log.meta.column, "FrameTime");
         assert_eq!(log.meta.detail, "CapFrameX CSV");
         assert_eq!(log.meta.source.as_deref(), Some("g.exe (pid 7) — Game"));
+    }
+
+    #[test]
+    fn gpu_busy_follows_the_kept_frames_and_na_is_no_data() {
+        // b.exe wins; its NA frame time drops the row (and its GPU value);
+        // an NA GPU value keeps the frame without GPU data; a row too
+        // short for the GPU columns too.
+        let log = parse(
+            "Application,ProcessID,SwapChainAddress,MsBetweenPresents,MsGPUBusy,MsGPUWait\n\
+             a.exe,1,0x1,10,9,1\nb.exe,2,0x2,20,18,1.5\nb.exe,2,0x2,NA,5,0\n\
+             b.exe,2,0x2,21,NA,NA\nb.exe,2,0x2,22\n",
+        )
+        .unwrap();
+        assert_eq!(log.durations_ns, vec![20_000_000, 21_000_000, 22_000_000]);
+        let g = log.meta.gpu.as_ref().unwrap();
+        assert_eq!(g.busy_column, "MsGPUBusy");
+        assert_eq!(g.busy_ns, vec![18_000_000, NO_DATA, NO_DATA]);
+        assert_eq!(g.wait_column.as_deref(), Some("MsGPUWait"));
+        assert_eq!(g.wait_ns, Some(vec![1_500_000, NO_DATA, NO_DATA]));
+        assert!(log.meta.notes.iter().any(|n| n.contains("2 of 3 frame(s)")));
+        // 2.x "v2" and 1.x names; a file without any has no GPU data.
+        let v2 = parse("FrameTime,GPUBusy,GPUWait\n16,0.5,2\n").unwrap();
+        assert_eq!(v2.meta.gpu.unwrap().busy_ns, vec![500_000]);
+        let v1 = parse("msBetweenPresents,msGPUActive\n16,15.25\n").unwrap();
+        let g = v1.meta.gpu.unwrap();
+        assert_eq!(
+            (g.busy_column.as_str(), g.busy_ns),
+            ("msGPUActive", vec![15_250_000])
+        );
+        assert_eq!(g.wait_ns, None);
+        assert!(parse("MsBetweenPresents\n16\n").unwrap().meta.gpu.is_none());
+        // A bad GPU value is an error at its field.
+        let e = parse("Application,MsBetweenPresents,MsGPUBusy\na,16,-1\n")
+            .err()
+            .unwrap();
+        assert_eq!(e.pos, Some(Pos::new(2, 6)));
+        assert!(matches!(e.kind, ErrorKind::BadGpuTime { .. }), "{e:?}");
     }
 }

@@ -8,18 +8,33 @@
 //! they are read into [`Meta::counters`] (`*_ms` as ns, others as integers)
 //! so `analyze` can say what spiked with each stutter. Logs without them
 //! (older logs, `counters=0`) read exactly as before.
+//!
+//! `gpu_busy_ms` / `gpu_wait_ms` (logs written with GPU timing) are not
+//! counters: they go to [`Meta::gpu`] for the GPU-bound verdict, and frame
+//! health gets the busy time from there under its own label. They are never
+//! folded into `cpu_busy_ms`, which the layer derives from CPU timestamps
+//! alone (`frametime_ms − in_present_ms`). An empty or `NA` field is a frame
+//! without GPU data.
 
 use super::error::{At, ErrorKind, Pos};
 use super::text::{char_col, clip, field_col, Lines};
-use super::value::{parse_ns, Unit as TimeUnit};
+use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use super::{Format, FrameLog, Meta};
 use crate::counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
+use crate::metrics::gpu::{self, GpuColumns};
 use crate::session_log::{COUNTER_OVERFLOW_PREFIX, EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
 use std::io::BufRead;
 
 const COLUMN: &str = "frametime_ms";
 /// Columns that are not counters.
-const NOT_COUNTERS: [&str; 4] = ["frame", "present_ns", COLUMN, "cpu_busy_ms"];
+const NOT_COUNTERS: [&str; 6] = [
+    "frame",
+    "present_ns",
+    COLUMN,
+    "cpu_busy_ms",
+    gpu::BUSY_COLUMN,
+    gpu::WAIT_COLUMN,
+];
 
 /// A counter value: `*_ms` columns as decimal ms (→ ns), others as integers.
 fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
@@ -51,6 +66,9 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     // (field index, column) of each counter column.
     let mut counter_cols: Vec<usize> = Vec::new();
     let mut counters = CounterColumns::default();
+    // Field index of gpu_busy_ms / gpu_wait_ms, and their values.
+    let (mut busy_i, mut wait_i) = (None, None);
+    let (mut busy, mut wait) = (Vec::new(), Vec::new());
     let mut lost = 0u64;
     let mut counters_lost = 0u64;
     let mut last_line = 0;
@@ -87,6 +105,8 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             match names.iter().position(|n| *n == COLUMN) {
                 Some(i) => {
                     header = Some((names.len(), i));
+                    busy_i = names.iter().position(|n| *n == gpu::BUSY_COLUMN);
+                    wait_i = names.iter().position(|n| *n == gpu::WAIT_COLUMN);
                     for (k, name) in names.iter().enumerate() {
                         if !NOT_COUNTERS.contains(name) && !name.is_empty() {
                             counter_cols.push(k);
@@ -142,6 +162,16 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
         let field = text.split(',').nth(col).unwrap_or("");
         let pos = Pos::new(line.no, field_col(text.as_bytes(), col));
         durations.push(parse_ns(field.as_bytes(), TimeUnit::Ms, COLUMN, pos)?);
+        for (col, name, out) in [
+            (busy_i, gpu::BUSY_COLUMN, &mut busy),
+            (wait_i, gpu::WAIT_COLUMN, &mut wait),
+        ] {
+            if let Some(k) = col {
+                let f = text.split(',').nth(k).unwrap_or("");
+                let pos = Pos::new(line.no, field_col(text.as_bytes(), k));
+                out.push(parse_gpu_ms(f.as_bytes(), name, pos)?);
+            }
+        }
         if !counter_cols.is_empty() {
             let mut next = 0;
             for (k, f) in text.split(',').enumerate() {
@@ -192,6 +222,22 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     }
     if !counters.infos.is_empty() {
         meta.counters = Some(counters);
+    }
+    if busy_i.is_some() {
+        let missing = busy.iter().filter(|&&b| b == gpu::NO_DATA).count();
+        if missing > 0 {
+            meta.notes.push(format!(
+                "{missing} of {} frame(s) without a value in {}: the GPU-bound verdict covers the others",
+                durations.len(),
+                gpu::BUSY_COLUMN
+            ));
+        }
+        meta.gpu = Some(GpuColumns {
+            busy_column: gpu::BUSY_COLUMN.to_string(),
+            busy_ns: busy,
+            wait_column: wait_i.map(|_| gpu::WAIT_COLUMN.to_string()),
+            wait_ns: wait_i.map(|_| wait),
+        });
     }
     Ok(FrameLog {
         durations_ns: durations,
@@ -307,5 +353,30 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::NotPositive { .. }));
         let e = read(&b"# steadyhud\nframe,present_ns\n"[..]).err().unwrap();
         assert!(matches!(e.kind, ErrorKind::NoColumn { .. }));
+    }
+
+    #[test]
+    fn gpu_columns_are_read_apart_from_counters_and_cpu_busy() {
+        let log = "frame,present_ns,frametime_ms,submit_ms,cpu_busy_ms,gpu_busy_ms,gpu_wait_ms\n\
+                   0,10000000,10.000000,0.500000,9.000000,8.250000,0.500000\n\
+                   1,30000000,20.000000,0.500000,19.000000,,\n\
+                   2,40000000,10.000000,0.500000,9.000000,NA,NA\n";
+        let r = read(log.as_bytes()).unwrap();
+        let c = r.meta.counters.as_ref().unwrap();
+        // Only the real counter: neither GPU column nor cpu_busy_ms.
+        assert_eq!(c.infos.len(), 1);
+        assert_eq!(c.infos[0].name, "submit_ms");
+        assert_eq!(c.values, vec![vec![500_000; 3]]);
+        let g = r.meta.gpu.as_ref().unwrap();
+        assert_eq!(g.busy_ns, vec![8_250_000, gpu::NO_DATA, gpu::NO_DATA]);
+        assert_eq!(g.wait_ns, Some(vec![500_000, gpu::NO_DATA, gpu::NO_DATA]));
+        assert!(r.meta.notes.iter().any(|n| n.contains("2 of 3 frame(s)")));
+        let bad = log.replace(",8.250000,", ",-8.25,");
+        let e = read(bad.as_bytes()).err().unwrap();
+        // Line 2 is the first row; `-8.25` starts at character 40.
+        assert_eq!(e.pos, Some(Pos::new(2, 40)));
+        assert!(matches!(e.kind, ErrorKind::BadGpuTime { .. }), "{e:?}");
+        // Logs without the columns have no GPU data.
+        assert!(read(LOG.as_bytes()).unwrap().meta.gpu.is_none());
     }
 }

@@ -2,6 +2,7 @@
 //! rules: a value ≤ 0, NaN or infinite is an error naming its row.
 
 use super::error::{At, ErrorKind, Pos};
+use crate::metrics::gpu::NO_DATA;
 
 /// Unit of a frame-time column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +92,30 @@ pub fn parse_ns(field: &[u8], unit: Unit, column: &str, pos: Pos) -> Result<u64,
     }
 }
 
+/// Parses a per-frame GPU time field in ms (`MsGPUBusy`, `gpu_busy_ms`…)
+/// to ns. `NA` (PresentMon's "not available") and an empty field mean the
+/// frame has no GPU data ([`NO_DATA`]); 0 is a valid time (an idle GPU),
+/// unlike a frame time. Anything else that is not a finite number ≥ 0 in
+/// range is an error naming the column.
+pub fn parse_gpu_ms(field: &[u8], column: &str, pos: Pos) -> Result<u64, At> {
+    let text = String::from_utf8_lossy(field);
+    let t = text.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("NA") {
+        return Ok(NO_DATA);
+    }
+    let ns = t.parse::<f64>().ok().map(|v| (v * 1e6).round());
+    match ns {
+        Some(ns) if (0.0..=MAX_NS).contains(&ns) => Ok(ns as u64),
+        _ => Err(At::new(
+            pos,
+            ErrorKind::BadGpuTime {
+                column: column.to_string(),
+                found: t.chars().take(40).collect(),
+            },
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +148,23 @@ mod tests {
         assert!(matches!(ns("abc"), Err(ErrorKind::NotNumber { .. })));
         assert!(matches!(ns(""), Err(ErrorKind::NotNumber { .. })));
         assert!(matches!(ns("1e300"), Err(ErrorKind::OutOfRange { .. })));
+    }
+
+    #[test]
+    fn gpu_times_allow_zero_and_na() {
+        let gpu = |s: &str| parse_gpu_ms(s.as_bytes(), "MsGPUBusy", Pos::new(3, 7));
+        assert_eq!(gpu("1.0752").unwrap(), 1_075_200);
+        assert_eq!(gpu(" 0.000000 ").unwrap(), 0);
+        assert_eq!(gpu("NA").unwrap(), NO_DATA);
+        assert_eq!(gpu("").unwrap(), NO_DATA);
+        for bad in ["-0.5", "x", "nan", "inf", "1e300"] {
+            let e = gpu(bad).unwrap_err();
+            assert_eq!(e.pos, Some(Pos::new(3, 7)));
+            assert!(
+                matches!(&e.kind, ErrorKind::BadGpuTime { column, .. } if column == "MsGPUBusy"),
+                "{bad}: {:?}",
+                e.kind
+            );
+        }
     }
 }

@@ -10,10 +10,12 @@
 //! - `steady`: STK slow/excess curves and Steady / Mostly Steady / Typical FPS.
 //! - `stutter`: the 19-frame median stutter rule and the OSC flag.
 //! - `rolling`: the incremental window engine.
+//! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time (issue 12).
 //!
 //! Decisions are exact integer arithmetic on ns (u128 sums, percentiles as
 //! parts per million); reported values are `f64`.
 
+pub mod gpu;
 mod rolling;
 mod sorted;
 mod steady;

@@ -29,6 +29,8 @@ pub struct Run {
     pub summary: Summary,
     /// What spiked with each stutter, when the log has counter columns.
     pub stutter_causes: Option<Vec<crate::counters::Cause>>,
+    /// The GPU-bound verdict, when the log has GPU busy times.
+    pub gpu: Option<crate::metrics::gpu::GpuStats>,
 }
 
 /// The whole report page.
@@ -100,6 +102,17 @@ fn metrics_table(runs: &[Run]) -> String {
             let _ = write!(s, "<td>{}</td>", table::fmt_value(row, v));
             if i > 0 {
                 s.push_str(&change_cell(row, base, v));
+            }
+        }
+        s.push_str("</tr>");
+    }
+    for row in &table::GPU_ROWS {
+        let _ = write!(s, "<tr><td>{}{}</td>", row.label, unit_suffix(row.unit));
+        for (i, r) in runs.iter().enumerate() {
+            let _ = write!(s, "<td>{}</td>", table::fmt_gpu(row, r.gpu.as_ref()));
+            if i > 0 {
+                let change = table::fmt_gpu_change(row, runs[0].gpu.as_ref(), r.gpu.as_ref());
+                let _ = write!(s, "<td>{change}</td>");
             }
         }
         s.push_str("</tr>");

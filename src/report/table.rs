@@ -3,6 +3,7 @@
 //! for logs with statistics counters also the stutters by main cause.
 
 use crate::counters::{by_main_cause, Cause};
+use crate::metrics::gpu::GpuStats;
 use crate::metrics::Summary;
 
 /// One comparable metric of a [`Summary`].
@@ -118,6 +119,49 @@ pub const ROWS: &[Row] = &[
         get: |s| s.duration_s,
     },
 ];
+
+/// One row of the GPU verdict ([`crate::metrics::gpu`]), which is not part
+/// of the [`Summary`]: a log may lack GPU data (`n/a`).
+pub struct GpuRow {
+    pub label: &'static str,
+    pub unit: &'static str,
+    pub decimals: usize,
+    pub get: fn(&GpuStats) -> f64,
+}
+
+/// The GPU verdict rows of `compare` and the report. Neither direction is
+/// "better": more GPU-bound time says where the limit is, not how good the
+/// run was, so the change is shown without a verdict.
+pub const GPU_ROWS: [GpuRow; 2] = [
+    GpuRow {
+        label: "GPU-bound (share of time)",
+        unit: "%",
+        decimals: 1,
+        get: |g| g.gpu_bound_pct,
+    },
+    GpuRow {
+        label: "GPU busy (mean per frame)",
+        unit: "ms",
+        decimals: 2,
+        get: |g| g.gpu_busy_ms_avg,
+    },
+];
+
+/// A GPU row's cell: the value, or `n/a` for a log without GPU data.
+pub fn fmt_gpu(row: &GpuRow, g: Option<&GpuStats>) -> String {
+    g.map_or_else(
+        || "n/a".into(),
+        |g| format!("{:.*}", row.decimals, (row.get)(g)),
+    )
+}
+
+/// The change between two runs' GPU row, empty unless both have GPU data.
+pub fn fmt_gpu_change(row: &GpuRow, a: Option<&GpuStats>, b: Option<&GpuStats>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => fmt_change((row.get)(a), (row.get)(b)),
+        _ => String::new(),
+    }
+}
 
 /// How a "stutters by main cause" count compares (fewer is better).
 pub const CAUSE_ROW: Row = Row {
