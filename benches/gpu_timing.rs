@@ -120,7 +120,7 @@ fn submits(c: &mut Criterion) {
             let mut total = Duration::ZERO;
             for i in 0..iters {
                 let t = Instant::now();
-                submit(1, info.as_ptr());
+                let _ = submit(1, info.as_ptr());
                 total += t.elapsed();
                 if i % 64 == 63 {
                     idle();
@@ -136,7 +136,7 @@ fn submits(c: &mut Criterion) {
             for i in 0..iters {
                 let t = Instant::now();
                 // SAFETY: the bench's own arguments for this queue.
-                unsafe { timer.submit(v.queue, 1, info.as_ptr(), submit) };
+                let _ = unsafe { timer.submit(v.queue, 1, info.as_ptr(), submit) };
                 total += t.elapsed();
                 if i % 64 == 63 {
                     idle();

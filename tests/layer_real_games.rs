@@ -14,7 +14,6 @@
 
 mod common;
 use common::*;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The control for (a) and (b): the test app's own `--submit-thread` and

@@ -184,6 +184,11 @@ pub fn spikes_by(
 ) -> Vec<Spike> {
     let mut out = Vec::new();
     for (c, info) in infos.iter().enumerate() {
+        // Gaps between GPU batches follow from a stall, they never cause
+        // one: the stall's own column names it.
+        if info.name == crate::metrics::gpu::WAIT_COLUMN {
+            continue;
+        }
         let m = window_median(|k| value(k, c), window_of(i, n));
         let v = value(i, c) as f64;
         if rule.is_spike(info.unit, v, m) {

@@ -137,9 +137,10 @@ impl StreamAnalysis {
             let col = |n| table.get(n).map(|id| id.index());
             Some(GpuFrames::new(
                 timer,
-                col(super::device::GPU_BUSY_COLUMN)?,
-                col(super::device::GPU_WAIT_COLUMN)?,
+                col(crate::metrics::gpu::BUSY_COLUMN)?,
+                col(crate::metrics::gpu::WAIT_COLUMN)?,
                 (window_s.max(0.1) * 1e9) as u64,
+                ROLLING_MAX_FRAMES,
             ))
         });
         StreamAnalysis {

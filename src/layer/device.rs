@@ -559,8 +559,9 @@ unsafe fn gpu_timer(
         ));
         return None;
     };
-    let busy = dc.table.register(GPU_BUSY_COLUMN, "GPU work", Unit::Nanos);
-    let wait = dc.table.register(GPU_WAIT_COLUMN, "GPU wait", Unit::Nanos);
+    use crate::metrics::gpu::{BUSY_COLUMN, GPU_WORK_LABEL, WAIT_COLUMN};
+    let busy = dc.table.register(BUSY_COLUMN, GPU_WORK_LABEL, Unit::Nanos);
+    let wait = dc.table.register(WAIT_COLUMN, "GPU wait", Unit::Nanos);
     if busy.is_err() || wait.is_err() {
         guard::say(format_args!(
             "steadyhud: GPU timing off: the counter table is full"
@@ -569,10 +570,6 @@ unsafe fn gpu_timer(
     }
     Some(Arc::new(timer))
 }
-
-/// Counter columns GPU timing fills (on the analysis thread).
-pub const GPU_BUSY_COLUMN: &str = "gpu_busy_ms";
-pub const GPU_WAIT_COLUMN: &str = "gpu_wait_ms";
 
 unsafe fn fetch_queues(
     inst: &Instance,

@@ -19,20 +19,13 @@
 
 use super::gpu_timing::GpuTimer;
 use crate::counters::FrameValues;
+use crate::metrics::gpu::{GpuKeys, GpuTotals, GpuWindow};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// How long a frame's row may wait for its GPU results (CPU time after the
 /// frame's end, judged by the newest present).
 pub const LATE_NS: u64 = 1_000_000_000;
-/// A frame is GPU-bound when its GPU busy time is at least this share of
-/// its duration.
-pub const GPU_BOUND_FRACTION: f64 = 0.85;
-
-/// The verdict for one frame.
-pub fn gpu_bound(duration_ns: u64, busy_ns: u64) -> bool {
-    busy_ns as f64 >= GPU_BOUND_FRACTION * duration_ns as f64
-}
 
 /// A frame waiting for its GPU results.
 #[derive(Clone, Copy, Debug)]
@@ -87,27 +80,22 @@ pub struct GpuFrames {
     pending: VecDeque<Pending>,
     covered_until: u64,
     spans: Vec<(u64, u64)>,
-    /// Session sums for the summary.
-    frames: u64,
-    time_ns: u128,
-    bound_ns: u128,
-    busy_ns: u128,
+    /// The session's verdict sums (summary) and the HUD's window.
+    totals: GpuTotals,
+    window: GpuWindow,
     late_frames: u64,
-    /// (duration, busy) of the frames of the HUD's window, oldest first.
-    recent: VecDeque<(u64, u64)>,
-    recent_ns: u64,
-    window_ns: u64,
 }
 
 impl GpuFrames {
     /// `busy_col`/`wait_col`: indices of the `gpu_busy_ms`/`gpu_wait_ms`
     /// counters in the frame values.
-    /// `window_ns`: the HUD's rolling window.
+    /// `window_ns`, `max_frames`: the HUD's rolling window.
     pub fn new(
         timer: Arc<GpuTimer>,
         busy_col: usize,
         wait_col: usize,
         window_ns: u64,
+        max_frames: usize,
     ) -> GpuFrames {
         GpuFrames {
             timer,
@@ -116,14 +104,9 @@ impl GpuFrames {
             pending: VecDeque::new(),
             covered_until: 0,
             spans: Vec::new(),
-            frames: 0,
-            time_ns: 0,
-            bound_ns: 0,
-            busy_ns: 0,
+            totals: GpuTotals::new(),
+            window: GpuWindow::new(window_ns, max_frames),
             late_frames: 0,
-            recent: VecDeque::new(),
-            recent_ns: 0,
-            window_ns,
         }
     }
 
@@ -165,62 +148,37 @@ impl GpuFrames {
             if !complete {
                 self.late_frames += 1;
             }
-            self.frames += 1;
-            self.time_ns += p.duration_ns as u128;
-            self.busy_ns += busy as u128;
-            if gpu_bound(p.duration_ns, busy) {
-                self.bound_ns += p.duration_ns as u128;
-            }
-            self.recent.push_back((p.duration_ns, busy));
-            self.recent_ns += p.duration_ns;
-            while self.recent_ns > self.window_ns && self.recent.len() > 1 {
-                if let Some((d, _)) = self.recent.pop_front() {
-                    self.recent_ns -= d;
-                }
-            }
+            self.totals.push(p.duration_ns, busy);
+            self.window.push(p.duration_ns, busy);
             write(&p);
         }
     }
 
     /// The window's GPU numbers for the HUD.
     pub fn live(&self) -> Option<crate::live::LiveGpu> {
-        if self.recent.is_empty() || self.recent_ns == 0 {
-            return None;
-        }
-        let busy: u64 = self.recent.iter().map(|r| r.1).sum();
-        let bound: u64 = self
-            .recent
-            .iter()
-            .filter(|&&(d, b)| gpu_bound(d, b))
-            .map(|r| r.0)
-            .sum();
-        Some(crate::live::LiveGpu {
-            busy_ms: (busy as f64 / self.recent.len() as f64 / 1e6) as f32,
-            bound_pct: (bound as f64 / self.recent_ns as f64 * 100.0) as f32,
+        self.window.stats().map(|s| crate::live::LiveGpu {
+            busy_ms: s.gpu_busy_ms_avg as f32,
+            bound_pct: s.gpu_bound_pct as f32,
         })
     }
 
     /// Summary keys: `gpu_bound_pct`, `gpu_busy_ms_avg` and how the timing
     /// went (`gpu_timing`).
     pub fn summary(&self) -> serde_json::Value {
-        let (pct, avg) = if self.frames == 0 || self.time_ns == 0 {
-            (serde_json::Value::Null, serde_json::Value::Null)
-        } else {
-            (
-                (self.bound_ns as f64 / self.time_ns as f64 * 100.0).into(),
-                (self.busy_ns as f64 / self.frames as f64 / 1e6).into(),
-            )
-        };
-        serde_json::json!({
-            "gpu_bound_pct": pct,
-            "gpu_busy_ms_avg": avg,
-            "gpu_timing": {
-                "frames": self.frames,
-                "late_frames": self.late_frames,
-                "ring_full_batches": self.timer.ring_full.load(std::sync::atomic::Ordering::Relaxed),
-                "given_up_batches": self.timer.given_up.load(std::sync::atomic::Ordering::Relaxed),
-            },
-        })
+        let mut keys =
+            serde_json::to_value(GpuKeys::of(self.totals.stats().as_ref())).unwrap_or_default();
+        if let Some(map) = keys.as_object_mut() {
+            map.insert(
+                "gpu_timing".into(),
+                serde_json::json!({
+                    "frames": self.totals.frames(),
+                    "late_frames": self.late_frames,
+                    "ring_full_batches": self.timer.ring_full.load(std::sync::atomic::Ordering::Relaxed),
+                    "given_up_batches": self.timer.given_up.load(std::sync::atomic::Ordering::Relaxed),
+                }),
+            );
+        }
+        keys
     }
 }
 
