@@ -8,6 +8,8 @@ use crate::metrics::Summary;
 /// One comparable metric of a [`Summary`].
 pub struct Row {
     pub label: &'static str,
+    /// Column header where a table has one column per metric (many-runs report).
+    pub short: &'static str,
     pub unit: &'static str,
     /// Whether a larger value is an improvement (`None`: neither, e.g. the
     /// frame count of a run).
@@ -21,6 +23,7 @@ pub struct Row {
 pub const ROWS: &[Row] = &[
     Row {
         label: "Steady FPS",
+        short: "Steady",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 0,
@@ -28,6 +31,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Mostly Steady FPS",
+        short: "Mostly Steady",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 0,
@@ -35,6 +39,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Typical FPS",
+        short: "Typical",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 0,
@@ -42,6 +47,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Average FPS",
+        short: "Average",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 2,
@@ -49,6 +55,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "1% low (by count)",
+        short: "1% low",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 2,
@@ -56,6 +63,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "0.1% low (by count)",
+        short: "0.1% low",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 2,
@@ -63,6 +71,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P50 (time-weighted)",
+        short: "P50",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -70,6 +79,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P90 (time-weighted)",
+        short: "P90",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -77,6 +87,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P95 (time-weighted)",
+        short: "P95",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -84,6 +95,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P99 (time-weighted)",
+        short: "P99",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -91,6 +103,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P99.9 (time-weighted)",
+        short: "P99.9",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -98,6 +111,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Stutters",
+        short: "Stutters",
         unit: "",
         higher_is_better: Some(false),
         decimals: 0,
@@ -105,6 +119,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Frames",
+        short: "Frames",
         unit: "",
         higher_is_better: None,
         decimals: 0,
@@ -112,6 +127,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Duration",
+        short: "Duration",
         unit: "s",
         higher_is_better: None,
         decimals: 2,
@@ -122,6 +138,7 @@ pub const ROWS: &[Row] = &[
 /// How a "stutters by main cause" count compares (fewer is better).
 pub const CAUSE_ROW: Row = Row {
     label: "Stutters by main cause",
+    short: "Stutters",
     unit: "",
     higher_is_better: Some(false),
     decimals: 0,
