@@ -622,6 +622,7 @@ fn stats() -> LiveStats {
             busy_ms: 7.9,
             bound_pct: 84.0,
         }),
+        fps_cap: 60,
         generation: 1,
     }
 }

@@ -24,6 +24,8 @@ pub struct Chart {
     bottom: f64,
     x: (f64, f64),
     y: (f64, f64),
+    /// y on a log scale (frame times spanning orders of magnitude).
+    log_y: bool,
     body: String,
 }
 
@@ -40,8 +42,24 @@ impl Chart {
             bottom: 48.0,
             x: widen(x),
             y: widen(y),
+            log_y: false,
             body: String::new(),
         }
+    }
+
+    /// The same chart with y on a log scale; `y` must be positive (a
+    /// non-positive bound is raised to a thousandth of the upper one).
+    pub fn log_y(mut self) -> Chart {
+        let usable = |v: f64| v > 0.0 && v.is_finite();
+        let hi = if usable(self.y.1) { self.y.1 } else { 1.0 };
+        let lo = if usable(self.y.0) && self.y.0 < hi {
+            self.y.0
+        } else {
+            hi / 1000.0
+        };
+        self.y = (lo, hi);
+        self.log_y = true;
+        self
     }
 
     /// Pixel x of data x.
@@ -54,7 +72,12 @@ impl Chart {
     pub fn py(&self, y: f64) -> f64 {
         let h = self.height - self.top - self.bottom;
         let y = y.clamp(self.y.0, self.y.1);
-        self.top + h - (y - self.y.0) / (self.y.1 - self.y.0) * h
+        let share = if self.log_y {
+            (y / self.y.0).ln() / (self.y.1 / self.y.0).ln()
+        } else {
+            (y - self.y.0) / (self.y.1 - self.y.0)
+        };
+        self.top + h - share * h
     }
 
     /// Title, axes, grid lines and tick labels.
@@ -67,7 +90,12 @@ impl Chart {
             r#"<text class="title" x="{l}" y="18">{}</text>"#,
             escape(title)
         );
-        for v in ticks(self.y.0, self.y.1, 6) {
+        let y_ticks = if self.log_y {
+            log_ticks(self.y.0, self.y.1)
+        } else {
+            ticks(self.y.0, self.y.1, 6)
+        };
+        for v in y_ticks {
             let y = self.py(v);
             let _ = write!(
                 s,
@@ -182,14 +210,87 @@ pub fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     out
 }
 
-fn fmt_tick(v: f64) -> String {
-    if v.abs() >= 100.0 || v == v.trunc() {
+/// Ticks of a log axis over [lo, hi] (lo > 0): 1, 2 and 5 times the powers
+/// of ten, thinned to 1 and 10 per decade when the range spans more than
+/// four decades, so labels keep apart.
+pub fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    if !(lo > 0.0 && hi > lo && hi.is_finite()) {
+        return vec![lo];
+    }
+    let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    let steps: &[f64] = if last - first > 4 {
+        &[1.0]
+    } else {
+        &[1.0, 2.0, 5.0]
+    };
+    let mut out = Vec::new();
+    for e in first..=last {
+        for m in steps {
+            let v = m * 10f64.powi(e);
+            if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// A tick value with as many decimals as its size needs.
+pub fn fmt_tick(v: f64) -> String {
+    // "100k", not "100000": a log axis reaching a minute-long frame keeps
+    // its labels clear of the axis title.
+    if v.abs() >= 10_000.0 && (v / 1000.0).fract() == 0.0 {
+        format!("{:.0}k", v / 1000.0)
+    } else if v.abs() >= 100.0 || v == v.trunc() {
         format!("{v:.0}")
     } else if v.abs() >= 1.0 {
         format!("{v:.1}")
     } else {
         format!("{v:.2}")
     }
+}
+
+/// Columns `c` takes in a monospace font, counted conservatively: ASCII is
+/// one column, anything else (accents, CJK, emoji from a fallback font) two.
+fn columns(c: char) -> usize {
+    if c.is_ascii() {
+        1
+    } else {
+        2
+    }
+}
+
+/// `s` cut to at most `max` columns (see [`columns`]) with `…` in the
+/// middle: run names of a series usually differ at their end (`-run07`,
+/// the extension), so the tail is kept as well as the head. SVG text does
+/// not wrap, so labels are cut to the width their layout reserves.
+pub fn truncate_middle(s: &str, max: usize) -> String {
+    let width: usize = s.chars().map(columns).sum();
+    if width <= max {
+        return s.to_string();
+    }
+    let budget = max.saturating_sub(1);
+    let head_budget = budget * 2 / 5;
+    let mut head = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        if used + columns(c) > head_budget {
+            break;
+        }
+        used += columns(c);
+        head.push(c);
+    }
+    let mut tail: Vec<char> = Vec::new();
+    for c in s.chars().rev() {
+        if used + columns(c) > budget {
+            break;
+        }
+        used += columns(c);
+        tail.push(c);
+    }
+    head.push('…');
+    head.extend(tail.into_iter().rev());
+    head
 }
 
 /// Escapes text for SVG/HTML content and attributes.
@@ -221,6 +322,32 @@ mod tests {
         let t = ticks(3.3, 17.9, 6);
         assert!(t.first().unwrap() >= &3.3 && t.last().unwrap() <= &17.9);
         assert!(t.windows(2).all(|w| w[1] > w[0]));
+        assert_eq!(
+            [0.25, 2.5, 40.0, 1500.0, 100_000.0].map(fmt_tick),
+            ["0.25", "2.5", "40", "1500", "100k"]
+        );
+    }
+
+    #[test]
+    fn truncate_middle_keeps_head_and_tail_within_the_width() {
+        assert_eq!(truncate_middle("short.csv", 20), "short.csv");
+        let t = truncate_middle("rtx4090-ultra-raytracing-on-dlss-quality-run-07.csv", 24);
+        assert_eq!(t.chars().count(), 24);
+        assert!(t.starts_with("rtx4090-") && t.ends_with("run-07.csv") && t.contains('…'));
+        // Wide characters count double, so the cut text still fits.
+        let w = truncate_middle(&"日本".repeat(20), 11);
+        let wide = w.chars().filter(|&c| c != '…').count();
+        assert_eq!(wide * 2 + 1, 11, "{w}");
+    }
+
+    #[test]
+    fn log_axis_puts_decades_at_equal_steps() {
+        assert_eq!(log_ticks(3.0, 60.0), vec![5.0, 10.0, 20.0, 50.0]);
+        assert_eq!(log_ticks(0.5, 5000.0), vec![1.0, 10.0, 100.0, 1000.0]);
+        let c = Chart::new(400.0, 200.0, (0.0, 1.0), (1.0, 100.0)).log_y();
+        assert_eq!(c.py(1.0), 200.0 - 48.0);
+        assert_eq!(c.py(100.0), 28.0);
+        assert!((c.py(10.0) - (28.0 + 152.0) / 2.0).abs() < 1e-9);
     }
 
     #[test]

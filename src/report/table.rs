@@ -9,6 +9,8 @@ use crate::metrics::Summary;
 /// One comparable metric of a [`Summary`].
 pub struct Row {
     pub label: &'static str,
+    /// Column header where a table has one column per metric (many-runs report).
+    pub short: &'static str,
     pub unit: &'static str,
     /// Whether a larger value is an improvement (`None`: neither, e.g. the
     /// frame count of a run).
@@ -22,6 +24,7 @@ pub struct Row {
 pub const ROWS: &[Row] = &[
     Row {
         label: "Steady FPS",
+        short: "Steady",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 0,
@@ -29,6 +32,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Mostly Steady FPS",
+        short: "Mostly Steady",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 0,
@@ -36,6 +40,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Typical FPS",
+        short: "Typical",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 0,
@@ -43,6 +48,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Average FPS",
+        short: "Average",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 2,
@@ -50,6 +56,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "1% low (by count)",
+        short: "1% low",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 2,
@@ -57,6 +64,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "0.1% low (by count)",
+        short: "0.1% low",
         unit: "fps",
         higher_is_better: Some(true),
         decimals: 2,
@@ -64,6 +72,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P50 (time-weighted)",
+        short: "P50",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -71,6 +80,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P90 (time-weighted)",
+        short: "P90",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -78,6 +88,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P95 (time-weighted)",
+        short: "P95",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -85,6 +96,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P99 (time-weighted)",
+        short: "P99",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -92,6 +104,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "P99.9 (time-weighted)",
+        short: "P99.9",
         unit: "ms",
         higher_is_better: Some(false),
         decimals: 2,
@@ -99,6 +112,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Stutters",
+        short: "Stutters",
         unit: "",
         higher_is_better: Some(false),
         decimals: 0,
@@ -106,6 +120,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Frames",
+        short: "Frames",
         unit: "",
         higher_is_better: None,
         decimals: 0,
@@ -113,6 +128,7 @@ pub const ROWS: &[Row] = &[
     },
     Row {
         label: "Duration",
+        short: "Duration",
         unit: "s",
         higher_is_better: None,
         decimals: 2,
@@ -166,6 +182,7 @@ pub fn fmt_gpu_change(row: &GpuRow, a: Option<&GpuStats>, b: Option<&GpuStats>) 
 /// How a "stutters by main cause" count compares (fewer is better).
 pub const CAUSE_ROW: Row = Row {
     label: "Stutters by main cause",
+    short: "Stutters",
     unit: "",
     higher_is_better: Some(false),
     decimals: 0,
