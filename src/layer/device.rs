@@ -115,6 +115,8 @@ pub struct Link<'a> {
     pub device: vk::Device,
     /// Our `vkAllocateCommandBuffers` wrapper for the HUD's table.
     pub allocate_hook: *const c_void,
+    /// Whether the device has `VK_EXT_calibrated_timestamps` enabled.
+    pub calibration: bool,
 }
 
 impl Device {
@@ -134,6 +136,7 @@ impl Device {
             gdpa,
             device,
             allocate_hook,
+            calibration,
         } = link;
         let f = |n: *const c_char| gdpa(device, n);
         let fns = DeviceFns {
@@ -167,7 +170,17 @@ impl Device {
             Some(dc) if settings.config.gpu_timing => {
                 let handles: Vec<(vk::Queue, u32)> =
                     queues.iter().map(|q| (q.handle, q.family)).collect();
-                gpu_timer(&inst.ash, physical_device, &hud_device, &handles, dc)
+                let calibrate = calibration
+                    .then(|| next_fn(f, c"vkGetCalibratedTimestampsEXT"))
+                    .flatten();
+                gpu_timer(
+                    &inst.ash,
+                    physical_device,
+                    &hud_device,
+                    calibrate,
+                    &handles,
+                    dc,
+                )
             }
             _ => None,
         };
@@ -546,14 +559,21 @@ unsafe fn gpu_timer(
     instance: &ash::Instance,
     physical_device: vk::PhysicalDevice,
     hud_device: &ash::Device,
+    calibrate: Option<vk::PFN_vkGetCalibratedTimestampsKHR>,
     queues: &[(vk::Queue, u32)],
     dc: &DeviceCounters,
 ) -> Option<Arc<GpuTimer>> {
     use crate::counters::Unit;
     // SAFETY: live handles (caller).
-    let Some(timer) =
-        (unsafe { GpuTimer::new(instance, physical_device, hud_device.clone(), queues) })
-    else {
+    let Some(timer) = (unsafe {
+        GpuTimer::new(
+            instance,
+            physical_device,
+            hud_device.clone(),
+            calibrate,
+            queues,
+        )
+    }) else {
         guard::say(format_args!(
             "steadyhud: GPU timing off: no queue family of this device has timestamps"
         ));

@@ -11,6 +11,7 @@
 //! were not there.
 
 use super::device::{Device, Extensions, Link};
+use super::gpu_timing;
 use super::guard;
 use super::handles::dispatch_key;
 use super::instance::Instance;
@@ -304,7 +305,22 @@ unsafe extern "system" fn create_device(
         ));
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
-    let r = create(physical_device, info, alloc, out);
+    // GPU timing maps its timestamps to the CPU clock with calibrated
+    // timestamps: enabled here when the device has them (a query function
+    // only; nothing changes for the app).
+    let (calibration, names) = if l.config.gpu_timing && l.config.counters {
+        guard::contain((false, None), || {
+            gpu_timing::calibration_for(&inst.ash, physical_device, &*info)
+        })
+    } else {
+        (false, None)
+    };
+    let mut patched = *info;
+    if let Some(n) = names.as_ref() {
+        patched.enabled_extension_count = n.len() as u32;
+        patched.pp_enabled_extension_names = n.as_ptr();
+    }
+    let r = create(physical_device, &patched, alloc, out);
     if r != vk::Result::SUCCESS {
         return r;
     }
@@ -317,6 +333,7 @@ unsafe extern "system" fn create_device(
             gdpa,
             device,
             allocate_hook: hud_allocate_command_buffers as *const c_void,
+            calibration,
         };
         let dev = Device::new(link, l.settings(), &l.analysis)
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;

@@ -21,13 +21,18 @@
 //! line up), batches without command buffers (nothing runs), and batches
 //! that find the ring full (counted, never waited for).
 //!
-//! Clock: every number derived from the intervals is a difference of two
-//! timestamps of the same device, so no calibration against the CPU clock
-//! is needed and the layer enables no extension or feature; frames are
-//! matched to intervals by the CPU time of the submit call. The command
-//! pools, query pools and command buffers of a queue are made inside the
-//! app's first submit on it (recording needs no queue) and booked as the
-//! layer's setup time.
+//! Clock: GPU timestamps are mapped to CLOCK_MONOTONIC (the clock of the
+//! present timestamps) with `VK_EXT_calibrated_timestamps`, which the layer
+//! enables at `vkCreateDevice` when the device has it and GPU timing is on
+//! (it only adds a query function; the app sees no difference), and
+//! re-calibrates every second. Without it the offset is estimated from the
+//! batches themselves: a batch cannot start before its submit call, so
+//! offset ≥ submit time − GPU start for every batch, and the largest such
+//! bound (a batch that started on an idle GPU) is used: durations are exact
+//! either way, only the placement on the CPU timeline is that much less
+//! sure. The command pools, query pools and command buffers of a queue are
+//! made inside the app's first submit on it (recording needs no queue) and
+//! booked as the layer's setup time.
 
 use super::capture::now_ns;
 use super::guard;
@@ -52,8 +57,8 @@ const GIVE_UP_NS: u64 = 2_000_000_000;
 /// [`Collected`], whether or not a stream looked at them.
 const KEEP_NS: u64 = 10_000_000_000;
 
-/// One timed batch: CPU time of its submit call, GPU start and end (ns on
-/// the device's timestamp clock).
+/// One timed batch: CPU time of its submit call, GPU start and end mapped
+/// to CLOCK_MONOTONIC (ns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interval {
     pub submit_ns: u64,
@@ -69,11 +74,36 @@ pub struct Collected {
     /// Every batch submitted before this CPU time has its interval in
     /// `intervals` (or was given up).
     pub complete_before_ns: u64,
+    /// CPU ns − GPU ns from the last calibration, and when it was made.
+    calibrated: Option<(i128, u64)>,
+    /// Without calibration: the largest (submit − GPU start) seen, ns.
+    estimate: Option<i128>,
 }
+
+impl Collected {
+    /// The offset that maps GPU ns to CPU ns for a batch submitted at
+    /// `submit` that started at `gpu_start` (updating the estimate).
+    fn offset(&mut self, submit: u64, gpu_start: u64) -> i128 {
+        if let Some((o, _)) = self.calibrated {
+            return o;
+        }
+        let bound = submit as i128 - gpu_start as i128;
+        let e = self.estimate.map_or(bound, |e| e.max(bound));
+        self.estimate = Some(e);
+        e
+    }
+}
+
+/// The device extension that maps GPU timestamps to the CPU clock.
+pub const CALIBRATION_EXTENSION: &std::ffi::CStr = c"VK_EXT_calibrated_timestamps";
+/// How often the layer re-calibrates.
+const CALIBRATE_EVERY_NS: u64 = 1_000_000_000;
 
 /// Next-layer functions the timer uses.
 struct Fns {
     device: ash::Device,
+    /// `vkGetCalibratedTimestampsEXT`, when the extension is enabled.
+    calibrate: Option<vk::PFN_vkGetCalibratedTimestampsKHR>,
 }
 
 /// The objects of one timed queue, made at its first timed submit.
@@ -130,6 +160,53 @@ pub struct GpuTimer {
     said_group: AtomicBool,
 }
 
+/// What `vkCreateDevice` does about [`CALIBRATION_EXTENSION`]: whether the
+/// device will have it, and the extension list to pass instead of the
+/// app's when the layer adds it (`None`: pass the app's).
+///
+/// # Safety
+/// `info` is the app's valid create info for `physical_device`.
+pub unsafe fn calibration_for(
+    instance: &ash::Instance,
+    physical_device: vk::PhysicalDevice,
+    info: &vk::DeviceCreateInfo<'_>,
+) -> (bool, Option<Vec<*const std::ffi::c_char>>) {
+    // SAFETY: the app's names (caller).
+    let app: Vec<*const std::ffi::c_char> =
+        if info.enabled_extension_count == 0 || info.pp_enabled_extension_names.is_null() {
+            Vec::new()
+        } else {
+            unsafe {
+                std::slice::from_raw_parts(
+                    info.pp_enabled_extension_names,
+                    info.enabled_extension_count as usize,
+                )
+            }
+            .to_vec()
+        };
+    // SAFETY: valid C strings (the app's contract).
+    let enabled = app
+        .iter()
+        .any(|&n| unsafe { std::ffi::CStr::from_ptr(n) } == CALIBRATION_EXTENSION);
+    if enabled {
+        return (true, None);
+    }
+    // SAFETY: a live physical device.
+    let supported = unsafe { instance.enumerate_device_extension_properties(physical_device) }
+        .map(|props| {
+            props
+                .iter()
+                .any(|p| p.extension_name_as_c_str() == Ok(CALIBRATION_EXTENSION))
+        })
+        .unwrap_or(false);
+    if !supported {
+        return (false, None);
+    }
+    let mut names = app;
+    names.push(CALIBRATION_EXTENSION.as_ptr());
+    (true, Some(names))
+}
+
 /// Why a batch is not timed (`None`: timed).
 pub fn untimed_reason(
     command_buffers: u32,
@@ -181,6 +258,7 @@ impl GpuTimer {
         instance: &ash::Instance,
         physical_device: vk::PhysicalDevice,
         device: ash::Device,
+        calibrate: Option<vk::PFN_vkGetCalibratedTimestampsKHR>,
         queues: &[(vk::Queue, u32)],
     ) -> Option<GpuTimer> {
         // SAFETY: live handles (caller).
@@ -221,7 +299,7 @@ impl GpuTimer {
             return None;
         }
         Some(GpuTimer {
-            fns: Fns { device },
+            fns: Fns { device, calibrate },
             period_ns: props.limits.timestamp_period as f64,
             queues: timers,
             alive: Mutex::new(true),
@@ -477,12 +555,20 @@ impl GpuTimer {
         }
         let now = now_ns();
         let mut collected = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+        if collected
+            .calibrated
+            .is_none_or(|(_, at)| now.saturating_sub(at) >= CALIBRATE_EVERY_NS)
+        {
+            if let Some(o) = self.calibrate() {
+                collected.calibrated = Some((o, now));
+            }
+        }
         let mut complete = now.saturating_sub(1_000_000);
         for qt in &self.queues {
             let Some(Some(objects)) = qt.objects.get() else {
                 continue;
             };
-            let pending = qt.read(self, objects, now, &mut collected.intervals);
+            let pending = qt.read(self, objects, now, &mut collected);
             if let Some(t) = pending {
                 complete = complete.min(t);
             }
@@ -495,6 +581,30 @@ impl GpuTimer {
         {
             collected.intervals.pop_front();
         }
+    }
+
+    /// CPU ns − GPU ns now, from `vkGetCalibratedTimestampsEXT`.
+    fn calibrate(&self) -> Option<i128> {
+        let f = self.fns.calibrate?;
+        let infos = [
+            vk::CalibratedTimestampInfoKHR::default().time_domain(vk::TimeDomainKHR::DEVICE),
+            vk::CalibratedTimestampInfoKHR::default()
+                .time_domain(vk::TimeDomainKHR::CLOCK_MONOTONIC),
+        ];
+        let mut ts = [0u64; 2];
+        let mut deviation = 0u64;
+        // SAFETY: live device (alive checked by the caller), two valid
+        // infos and two outputs.
+        let r = unsafe {
+            f(
+                self.fns.device.handle(),
+                2,
+                infos.as_ptr(),
+                ts.as_mut_ptr(),
+                &mut deviation,
+            )
+        };
+        (r == vk::Result::SUCCESS).then(|| ts[1] as i128 - (ts[0] as f64 * self.period_ns) as i128)
     }
 
     /// The intervals read so far (analysis thread).
@@ -574,7 +684,7 @@ impl QueueTimer {
         timer: &GpuTimer,
         o: &QueueObjects,
         now: u64,
-        out: &mut VecDeque<Interval>,
+        out: &mut Collected,
     ) -> Option<u64> {
         let head = self.head.load(Ordering::Acquire);
         let mut tail = self.tail.load(Ordering::Relaxed);
@@ -606,10 +716,12 @@ impl QueueTimer {
                     timer.given_up.fetch_add(1, Ordering::Relaxed);
                 } else {
                     let ticks = r[1][0].wrapping_sub(r[0][0]) & self.mask;
-                    let start = (r[0][0] as f64 * timer.period_ns) as u64;
+                    let gpu_start = (r[0][0] as f64 * timer.period_ns) as u64;
+                    let offset = out.offset(submit, gpu_start);
+                    let start = (gpu_start as i128 + offset).max(0) as u64;
                     let end = start + (ticks as f64 * timer.period_ns) as u64;
                     insert_by_submit(
-                        out,
+                        &mut out.intervals,
                         Interval {
                             submit_ns: submit,
                             start_ns: start,
