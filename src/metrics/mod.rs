@@ -10,15 +10,19 @@
 //! - `steady`: STK slow/excess curves and Steady / Mostly Steady / Typical FPS.
 //! - `stutter`: the 19-frame median stutter rule and the OSC flag.
 //! - `rolling`: the incremental window engine.
+//! - `histogram`: the mergeable time histogram (log-spaced buckets, 1 %) and
+//!   the fleet-wide metrics read off it.
 //!
 //! Decisions are exact integer arithmetic on ns (u128 sums, percentiles as
 //! parts per million); reported values are `f64`.
 
+pub mod histogram;
 mod rolling;
 mod sorted;
 mod steady;
 mod stutter;
 
+pub use histogram::{HistogramSummary, TimeHistogram};
 pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, MOSTLY_STEADY, STEADY, TYPICAL};
