@@ -53,10 +53,13 @@ fn steadyhud(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// A log's name and its frame time (ms) by frame index.
+type Shape = (&'static str, fn(usize) -> f64);
+
 /// Plain-text logs of different shapes, so the fleet has buckets that
 /// straddle frame budgets and a tail of hitches.
 fn generated(dir: &Path) -> Vec<PathBuf> {
-    let shapes: [(&str, fn(usize) -> f64); 3] = [
+    let shapes: [Shape; 3] = [
         ("at60.txt", |i| 16.6 + ((i * 31) % 7) as f64 * 0.02),
         ("at144.txt", |i| 6.9 + ((i * 7919) % 13) as f64 * 0.05),
         ("hitches.txt", |i| if i % 61 == 0 { 95.0 } else { 11.1 }),

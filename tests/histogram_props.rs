@@ -23,8 +23,11 @@ fn duration() -> impl Strategy<Value = u64> {
 /// Frames clustered around a target's frame budget 1/f (±3 %): the bucket
 /// that straddles the budget decides Steady FPS, the worst case of the bound.
 fn near_budget() -> impl Strategy<Value = Vec<u64>> {
-    (30u64..400, prop::collection::vec((0u64..6_000, 0u32..100), 50..1500)).prop_map(
-        |(f, jit)| {
+    (
+        30u64..400,
+        prop::collection::vec((0u64..6_000, 0u32..100), 50..1500),
+    )
+        .prop_map(|(f, jit)| {
             let tau = 1_000_000_000 / f;
             jit.into_iter()
                 .map(|(j, spike)| {
@@ -36,8 +39,7 @@ fn near_budget() -> impl Strategy<Value = Vec<u64>> {
                     }
                 })
                 .collect()
-        },
-    )
+        })
 }
 
 fn check_bounds(exact: &Summary, h: &HistogramSummary) -> Result<(), TestCaseError> {
@@ -67,7 +69,12 @@ fn check_bounds(exact: &Summary, h: &HistogramSummary) -> Result<(), TestCaseErr
         (exact.low_1pct_fps, h.low_1pct_fps),
         (exact.low_0_1pct_fps, h.low_0_1pct_fps),
     ] {
-        prop_assert!((v - e).abs() <= 0.01 * e * (1.0 + 1e-12), "low {} vs exact {}", v, e);
+        prop_assert!(
+            (v - e).abs() <= 0.01 * e * (1.0 + 1e-12),
+            "low {} vs exact {}",
+            v,
+            e
+        );
     }
     for (e, v) in [
         (exact.steady_fps, h.steady_fps),
@@ -75,7 +82,12 @@ fn check_bounds(exact: &Summary, h: &HistogramSummary) -> Result<(), TestCaseErr
         (exact.typical_fps, h.typical_fps),
     ] {
         let err = (f64::from(v) - f64::from(e)).abs();
-        prop_assert!(err < f64::from(e) / 100.0 + 1.01, "STK {} vs exact {}", v, e);
+        prop_assert!(
+            err < f64::from(e) / 100.0 + 1.01,
+            "STK {} vs exact {}",
+            v,
+            e
+        );
     }
     Ok(())
 }
@@ -152,16 +164,8 @@ fn fleet_example_of_the_docs() {
     let fleet = h.summary().unwrap();
     let exact = summarize(&[a, b].concat(), &Options::default()).unwrap();
     assert_eq!(
-        (
-            fleet.steady_fps,
-            fleet.mostly_steady_fps,
-            fleet.typical_fps
-        ),
-        (
-            exact.steady_fps,
-            exact.mostly_steady_fps,
-            exact.typical_fps
-        )
+        (fleet.steady_fps, fleet.mostly_steady_fps, fleet.typical_fps),
+        (exact.steady_fps, exact.mostly_steady_fps, exact.typical_fps)
     );
     assert_eq!(
         (fleet.steady_fps, fleet.mostly_steady_fps, fleet.typical_fps),

@@ -39,9 +39,12 @@ fn captures() -> Vec<PathBuf> {
     v
 }
 
+/// A log's name and its frame time (ms) by frame index.
+type Shape = (&'static str, fn(usize) -> f64);
+
 /// Plain-text logs with different frame-time shapes, in `dir`.
 fn generated(dir: &Path) -> Vec<PathBuf> {
-    let shapes: [(&str, fn(usize) -> f64); 3] = [
+    let shapes: [Shape; 3] = [
         ("steady60.txt", |_| 16.666667),
         ("jittery.txt", |i| 10.0 + ((i * 7919) % 23) as f64 * 0.7),
         ("hitches.txt", |i| if i % 97 == 0 { 80.0 } else { 8.3 }),
