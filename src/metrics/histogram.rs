@@ -458,6 +458,14 @@ impl TimeHistogram {
     }
 }
 
+/// Serialises as [`HistogramJson`], so a log summary can hold a
+/// `histogram: TimeHistogram` field and `steadyhud merge` reads it back.
+impl Serialize for TimeHistogram {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_json().serialize(s)
+    }
+}
+
 /// Header of the long CSV form written by `steadyhud summarize --csv
 /// --histogram` (the `file` column first).
 pub const CSV_HEADER: [&str; 6] = ["file", "bucket", "lo_ns", "hi_ns", "frames", "time_ns"];
@@ -532,6 +540,10 @@ mod tests {
         assert_eq!(h, TimeHistogram::from_durations(&all));
         let back = TimeHistogram::from_json(&h.to_json()).unwrap();
         assert_eq!(back, h);
+        assert_eq!(
+            serde_json::to_value(&h).unwrap(),
+            serde_json::to_value(h.to_json()).unwrap()
+        );
     }
 
     #[test]
