@@ -30,6 +30,10 @@ enum Command {
     Compare(steadyhud::cli::compare::Args),
     /// A self-contained HTML report (charts, A/B table) of one or more logs.
     Report(steadyhud::cli::report::Args),
+    /// One row per log with every metric and its time histogram (--csv, --json), logs read in parallel.
+    Summarize(steadyhud::cli::summarize::Args),
+    /// Sum time histograms (summarize output) into fleet-wide percentiles and Steady/Typical FPS.
+    Merge(steadyhud::cli::merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,5 +46,7 @@ fn main() -> ExitCode {
         Command::Bench(a) => steadyhud::cli::bench::run(&a),
         Command::Compare(a) => steadyhud::cli::compare::run(&a),
         Command::Report(a) => steadyhud::cli::report::run(&a),
+        Command::Summarize(a) => steadyhud::cli::summarize::run(&a),
+        Command::Merge(a) => steadyhud::cli::merge::run(&a),
     }
 }

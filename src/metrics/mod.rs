@@ -10,24 +10,28 @@
 //! - `steady`: STK slow/excess curves and Steady / Mostly Steady / Typical FPS.
 //! - `stutter`: the 19-frame median stutter rule and the OSC flag.
 //! - `rolling`: the incremental window engine.
-//! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time (issue 12).
+//! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time.
+//! - `histogram`: the mergeable time histogram (log-spaced buckets, 1 %) and
+//!   the fleet-wide metrics read off it.
 //!
 //! Decisions are exact integer arithmetic on ns (u128 sums, percentiles as
 //! parts per million); reported values are `f64`.
 
 pub mod gpu;
+pub mod histogram;
 mod rolling;
 mod sorted;
 mod steady;
 mod stutter;
 
+pub use histogram::{HistogramSummary, TimeHistogram};
 pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, MOSTLY_STEADY, STEADY, TYPICAL};
 pub use stutter::{
     for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shapes,
-    stutters, window_of, window_shapes, FrameShape, WindowShapes, HALF_WINDOW, OSC_MIN_RATIO,
-    OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
+    stutters, stutters_and_osc, window_of, window_shapes, FrameShape, P90Above, WindowShapes,
+    HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
 
 use serde::{Deserialize, Serialize};
@@ -87,9 +91,11 @@ pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
     if durations_ns.is_empty() {
         return None;
     }
+    // Peak memory besides the caller's durations: one sorted copy (8 B a
+    // frame) and its block sums; the window pass keeps only stutter indices.
     let sorted = SortedDurations::new(durations_ns);
-    let shapes = stutter::window_shapes(durations_ns, opts.stutter_threshold);
-    Some(assemble(&sorted, shapes))
+    let (stutter_frames, osc) = stutter::stutters_and_osc(durations_ns, opts.stutter_threshold);
+    Some(assemble_parts(&sorted, stutter_frames, osc))
 }
 
 /// slow(f) and excess(f) for f = 1..=max_fps (empty for no frames).
@@ -100,13 +106,17 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
 /// Builds the [`Summary`] from the sorted durations and the per-frame
 /// shapes; shared by [`summarize`] and [`Rolling`] so both give the same bits.
 fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Summary {
+    let osc = shapes.osc();
+    assemble_parts(sorted, shapes.stutter_frames, osc)
+}
+
+/// The [`Summary`] from the sorted durations, the stutter frames and OSC.
+fn assemble_parts(sorted: &SortedDurations, stutter_frames: Vec<usize>, osc: bool) -> Summary {
     let ms = |p_ppm: u64| {
         sorted
             .percentile_ppm(p_ppm)
             .map_or(f64::NAN, |d| d as f64 / 1e6)
     };
-    let osc = shapes.osc();
-    let stutter_frames = shapes.stutter_frames;
     Summary {
         frames: sorted.len(),
         duration_s: sorted.duration_s(),

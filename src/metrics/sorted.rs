@@ -2,6 +2,11 @@
 //! average, the classic lows and the time-weighted percentiles (this file)
 //! and the STK metrics (`steady.rs`). Every decision is exact integer
 //! arithmetic on nanoseconds (`u128` sums); only reported values are `f64`.
+//!
+//! Memory: the durations (8 B a frame) plus one `u128` prefix sum per block
+//! of [`BLOCK`] frames (0.25 B a frame), not one per frame (16 B): a sum up
+//! to any position is a block's prefix plus at most `BLOCK - 1` durations.
+//! This is what keeps `analyze` of 10 M frames under 24 B a frame.
 
 use super::NS_PER_S;
 
@@ -9,34 +14,47 @@ use super::NS_PER_S;
 /// that 0.999 is exactly 999_000 / 1_000_000.
 pub const PPM: u64 = 1_000_000;
 
-/// Frame durations (ns) sorted ascending, with prefix sums.
+/// Frames per stored prefix sum. 64 keeps a prefix query to at most 63
+/// additions (a cache line or eight) while the block sums cost 0.25 B a frame.
+pub const BLOCK: usize = 64;
+
+/// Frame durations (ns) sorted ascending, with block prefix sums.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SortedDurations {
     sorted: Vec<u64>,
-    /// `prefix[j]` = Σ sorted[..j]; `prefix.len() == sorted.len() + 1`.
-    prefix: Vec<u128>,
+    /// `block_prefix[k]` = Σ sorted[..k·BLOCK], for every k with
+    /// k·BLOCK ≤ len, then T (so the last entry is always the total).
+    block_prefix: Vec<u128>,
 }
 
 impl SortedDurations {
     /// Copies and sorts `durations`.
     pub fn new(durations: &[u64]) -> Self {
-        let mut sorted = durations.to_vec();
-        sorted.sort_unstable();
-        Self::from_sorted(sorted)
+        Self::from_vec(durations.to_vec())
+    }
+
+    /// Sorts `durations` in place and takes them: no copy, for callers
+    /// that no longer need the frame order.
+    pub fn from_vec(mut durations: Vec<u64>) -> Self {
+        durations.sort_unstable();
+        Self::from_sorted(durations)
     }
 
     /// Takes durations that are already ascending (the rolling engine walks
     /// its multiset in order). Not checked in release builds.
     pub fn from_sorted(sorted: Vec<u64>) -> Self {
         debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
-        let mut prefix = Vec::with_capacity(sorted.len() + 1);
+        let mut block_prefix = Vec::with_capacity(sorted.len() / BLOCK + 2);
         let mut acc: u128 = 0;
-        prefix.push(0);
-        for &d in &sorted {
-            acc += u128::from(d);
-            prefix.push(acc);
+        block_prefix.push(0);
+        for block in sorted.chunks(BLOCK) {
+            acc += block.iter().map(|&d| u128::from(d)).sum::<u128>();
+            block_prefix.push(acc);
         }
-        SortedDurations { sorted, prefix }
+        SortedDurations {
+            sorted,
+            block_prefix,
+        }
     }
 
     /// N, the number of frames.
@@ -55,12 +73,19 @@ impl SortedDurations {
 
     /// T = Σ d, ns.
     pub fn total_ns(&self) -> u128 {
-        self.prefix[self.sorted.len()]
+        self.block_prefix.last().copied().unwrap_or(0)
     }
 
-    /// Σ of the `j` shortest durations, ns (`j ≤ len`).
+    /// Σ of the `j` shortest durations, ns (`j ≤ len`): the block's stored
+    /// prefix plus the rest of the block, at most `BLOCK - 1` additions.
     pub fn prefix_sum(&self, j: usize) -> u128 {
-        self.prefix[j]
+        let k = j / BLOCK;
+        let start = k * BLOCK;
+        self.block_prefix[k]
+            + self.sorted[start..j]
+                .iter()
+                .map(|&d| u128::from(d))
+                .sum::<u128>()
     }
 
     /// T in seconds.
@@ -82,7 +107,7 @@ impl SortedDurations {
         }
         let k = ((n as u128 * u128::from(p_ppm)) / u128::from(PPM)).max(1) as usize;
         let k = k.min(n);
-        let sum = self.total_ns() - self.prefix[n - k];
+        let sum = self.total_ns() - self.prefix_sum(n - k);
         Some(k as f64 * NS_PER_S as f64 / sum as f64)
     }
 
@@ -95,9 +120,22 @@ impl SortedDurations {
         }
         let p = u128::from(p_ppm.min(PPM));
         let target = p * self.total_ns();
-        // Smallest j with PPM·prefix[j+1] ≥ p·T; prefix[n] = T makes j ≤ n−1.
-        let j = self.prefix[1..].partition_point(|&c| c * u128::from(PPM) < target);
-        Some(self.sorted[j.min(n - 1)])
+        let reached = |c: u128| c * u128::from(PPM) >= target;
+        // Smallest j with PPM·prefix(j+1) ≥ p·T (prefix(n) = T makes
+        // j ≤ n−1): first the last block start whose prefix is still short,
+        // then frame by frame inside that block.
+        let k = self.block_prefix.partition_point(|&c| !reached(c));
+        // block_prefix[0] = 0: k = 0 only when p·T = 0, then j = 0.
+        let mut j = k.saturating_sub(1) * BLOCK;
+        let mut acc = self.block_prefix[k.saturating_sub(1)];
+        while j < n - 1 {
+            acc += u128::from(self.sorted[j]);
+            if reached(acc) {
+                break;
+            }
+            j += 1;
+        }
+        Some(self.sorted[j])
     }
 
     /// Count C and sum S (ns) of the frames slower than `f` fps, i.e. with
@@ -107,7 +145,10 @@ impl SortedDurations {
         let j = self
             .sorted
             .partition_point(|&d| u128::from(d).saturating_mul(f) <= u128::from(NS_PER_S));
-        ((self.len() - j) as u64, self.total_ns() - self.prefix[j])
+        (
+            (self.len() - j) as u64,
+            self.total_ns() - self.prefix_sum(j),
+        )
     }
 }
 

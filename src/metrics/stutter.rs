@@ -156,6 +156,106 @@ impl WindowShapes {
     }
 }
 
+/// Whether numpy's linear P90 of a stream of values is above `limit`,
+/// decided in one pass without keeping the values (the OSC rule needs only
+/// that answer, and keeping two `f64` columns cost 16 B a frame).
+///
+/// With the values sorted v_0 ≤ … ≤ v_{n−1}, P90 = lerp(v_lo, v_hi, t). For
+/// finite values ≥ 0, lerp stays within [v_lo, v_hi] in floating point, so:
+/// if at most `lo` values are ≤ limit, v_lo > limit and P90 > limit; if more
+/// than `hi` are, v_hi ≤ limit and P90 ≤ limit; otherwise exactly `lo + 1`
+/// are, so v_lo is the largest of them and v_hi the smallest value above,
+/// both tracked, and P90 is computed from them bit for bit as [`p90`] does.
+#[derive(Clone, Copy, Debug)]
+pub struct P90Above {
+    limit: f64,
+    /// Values ≤ limit (`f64::total_cmp`), their largest, the smallest above.
+    at_most: usize,
+    max_at_most: Option<f64>,
+    min_above: Option<f64>,
+    /// All values finite and ≥ 0 (else the bracketing above does not hold).
+    tame: bool,
+}
+
+impl P90Above {
+    pub fn new(limit: f64) -> Self {
+        P90Above {
+            limit,
+            at_most: 0,
+            max_at_most: None,
+            min_above: None,
+            tame: true,
+        }
+    }
+
+    pub fn push(&mut self, v: f64) {
+        if !(v.is_finite() && v >= 0.0) {
+            self.tame = false;
+        }
+        if v.total_cmp(&self.limit) == Ordering::Greater {
+            if self
+                .min_above
+                .is_none_or(|m| v.total_cmp(&m) == Ordering::Less)
+            {
+                self.min_above = Some(v);
+            }
+        } else {
+            self.at_most += 1;
+            if self
+                .max_at_most
+                .is_none_or(|m| v.total_cmp(&m) == Ordering::Greater)
+            {
+                self.max_at_most = Some(v);
+            }
+        }
+    }
+
+    /// Whether P90 of the `n` values pushed is > limit; `None` when a value
+    /// was negative or not finite (then only the values themselves can say).
+    pub fn decide(&self, n: usize) -> Option<bool> {
+        if !self.tame {
+            return None;
+        }
+        if n == 0 {
+            return Some(false);
+        }
+        let (lo, hi, t) = position(n, 0.9);
+        if self.at_most <= lo {
+            return Some(true);
+        }
+        if self.at_most > hi {
+            return Some(false);
+        }
+        let (a, b) = (self.max_at_most?, self.min_above?);
+        Some(lerp(a, b, t) > self.limit)
+    }
+}
+
+/// The stutter frames and the OSC flag of a whole session in one pass,
+/// keeping nothing per frame but the stutter indices; the same answers as
+/// [`window_shapes`] + [`WindowShapes::osc`], which it falls back to for
+/// durations of 0 (a window quartile of 0 makes a ratio infinite or NaN).
+pub fn stutters_and_osc(durations_ns: &[u64], theta: f64) -> (Vec<usize>, bool) {
+    let mut frames = Vec::new();
+    let mut spread = P90Above::new(OSC_MIN_SPREAD_NS);
+    let mut ratio = P90Above::new(OSC_MIN_RATIO);
+    let mut i = 0;
+    for_each_shape(durations_ns, theta, |s| {
+        if s.stutter {
+            frames.push(i);
+        }
+        spread.push(s.spread);
+        ratio.push(s.ratio);
+        i += 1;
+    });
+    let n = durations_ns.len();
+    let osc = match (spread.decide(n), ratio.decide(n)) {
+        (Some(s), Some(r)) => s && r,
+        _ => window_shapes(durations_ns, theta).osc(),
+    };
+    (frames, osc)
+}
+
 /// Calls `each` with every frame's shape over the whole session, in order,
 /// sliding a sorted 19-frame window along (O(19) per frame).
 pub fn for_each_shape(durations_ns: &[u64], theta: f64, mut each: impl FnMut(FrameShape)) {
@@ -212,7 +312,7 @@ pub fn stutters(durations_ns: &[u64], opts: &Options) -> Vec<usize> {
 
 /// The OSC flag of a whole session (θ plays no part in it).
 pub fn oscillation(durations_ns: &[u64]) -> bool {
-    window_shapes(durations_ns, Options::default().stutter_threshold).osc()
+    stutters_and_osc(durations_ns, Options::default().stutter_threshold).1
 }
 
 #[cfg(test)]
@@ -247,6 +347,28 @@ mod tests {
         for (i, shape) in fast.iter().enumerate() {
             assert_eq!(*shape, shape_at(|k| d[k], i, d.len(), 0.2), "frame {i}");
         }
+    }
+
+    #[test]
+    fn streaming_p90_decision_matches_selection() {
+        // Values around the limit, every count from 1 to 40, limits on and
+        // between values: the one-pass decision equals p90(…) > limit.
+        for n in 1..40usize {
+            let vals: Vec<f64> = (0..n).map(|i| ((i * 37) % 11) as f64 * 0.5).collect();
+            for limit in [0.0, 0.25, 1.0, 2.5, 2.75, 4.9, 5.0, 6.0] {
+                let mut p = P90Above::new(limit);
+                vals.iter().for_each(|&v| p.push(v));
+                let mut copy = vals.clone();
+                assert_eq!(
+                    p.decide(n),
+                    Some(p90(&mut copy) > limit),
+                    "n {n} limit {limit}"
+                );
+            }
+        }
+        let mut p = P90Above::new(1.0);
+        p.push(f64::INFINITY);
+        assert_eq!(p.decide(1), None);
     }
 
     #[test]
