@@ -99,6 +99,7 @@ fn submits(c: &mut Criterion) {
             &v.instance,
             v.physical,
             v.device.clone(),
+            None,
             &[(v.queue, v.family)],
         )
     }
