@@ -6,9 +6,11 @@
 //! the stream into frame durations, streams one log row per frame (flushed
 //! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
 //! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
-//! HUD hotkey every 50 ms. A stream ends when its device is destroyed or at
-//! shutdown: the rest of the ring is drained and the summary (METRICS.md
-//! keys + STK curves) is written.
+//! HUD hotkey every 50 ms. While a stream runs, its summary JSON is kept
+//! current on disk by [`super::upkeep`] (`"complete": false`). A stream
+//! ends when its device is destroyed or at shutdown: the rest of the ring
+//! is drained, the CSV gets its `# end: complete` line and the final
+//! summary (METRICS.md keys + STK curves, `"complete": true`) is written.
 //!
 //! Logging policy: one session log per stream, i.e. per presented surface
 //! (window) of a device. A window keeps its log across swapchain recreation
@@ -23,9 +25,10 @@ use super::counter_track::{self, CounterTrack};
 use super::faults::{Faults, Site};
 use super::guard;
 use super::session::Log;
+use super::upkeep::{self, Schedule, Snapshot};
 use crate::config::Config;
 use crate::live::LiveStats;
-use crate::metrics::{self, Options, Rolling};
+use crate::metrics::{self, Options, Rolling, StkPoint, Summary};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -84,6 +87,9 @@ struct StreamAnalysis {
     settings: Settings,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
+    opts: Options,
+    /// When the summary JSON is next rewritten while the session runs.
+    upkeep: Schedule,
 }
 
 impl StreamAnalysis {
@@ -139,6 +145,8 @@ impl StreamAnalysis {
             log,
             overflows_logged: 0,
             counter_overflows_logged: 0,
+            opts,
+            upkeep: Schedule::default(),
         }
     }
 
@@ -248,29 +256,80 @@ impl StreamAnalysis {
         }
     }
 
-    fn finish(mut self, buf: &mut [u64], opts: &Options) {
+    /// Keys of the summary JSON beyond the metrics: `final_write` ends the
+    /// counters' stutter judging; otherwise they are judged as if the
+    /// session ended now, as `analyze` judges the CSV's rows so far.
+    fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
+        let overflows = if final_write {
+            self.stream.overflows()
+        } else {
+            self.overflows_logged
+        };
+        let mut extra = serde_json::json!({
+            "ring_overflows": overflows,
+            "stream": self.stream.id,
+            "stutter_threshold": self.opts.stutter_threshold,
+            "summary_upkeep": self.upkeep.stats(streams),
+        });
+        if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
+            let keys = if final_write {
+                c.finish()
+            } else {
+                c.keys_so_far()
+            };
+            if let serde_json::Value::Object(keys) = keys {
+                map.extend(keys);
+            }
+            let lost = if final_write {
+                self.stream.counter_overflows()
+            } else {
+                self.counter_overflows_logged
+            };
+            map.insert("counter_ring_overflows".into(), lost.into());
+        }
+        extra
+    }
+
+    /// Hands a snapshot to the summary writer when one is due (see
+    /// [`super::upkeep`]); `streams` share the upkeep budget.
+    fn keep_summary(&mut self, now: Instant, writer: &mut upkeep::Writer, streams: usize) {
+        if !matches!(self.log, Log::Open(_)) || !self.upkeep.due(now, streams) || !writer.ready() {
+            return;
+        }
+        let taken_at = Instant::now();
+        let Some(target) = self.log.flushed_summary_target() else {
+            return;
+        };
+        let snapshot = Snapshot {
+            target,
+            durations: self.durations.clone(),
+            opts: self.opts,
+            extra: self.extra_keys(false, streams),
+        };
+        self.upkeep.send(snapshot, taken_at, writer);
+    }
+
+    fn finish(mut self, buf: &mut [u64], streams: usize) {
         self.drain(buf);
+        // From here no periodic write may replace the final summary.
+        self.upkeep.finish();
         let durations = std::mem::take(&mut self.durations);
-        let overflows = self.stream.overflows();
-        let counter_overflows = self.stream.counter_overflows();
         let log = std::mem::replace(&mut self.log, Log::disabled());
         guard::contain((), move || {
-            let summary = metrics::summarize(&durations, opts);
-            let stk = metrics::stk_curve(&durations, stk_max_fps(&durations));
-            let mut extra = serde_json::json!({
-                "ring_overflows": overflows,
-                "stream": self.stream.id,
-                "stutter_threshold": opts.stutter_threshold,
-            });
-            if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
-                if let serde_json::Value::Object(keys) = c.finish() {
-                    map.extend(keys);
-                }
-                map.insert("counter_ring_overflows".into(), counter_overflows.into());
-            }
+            let (summary, stk) = whole_session(&durations, &self.opts);
+            let extra = self.extra_keys(true, streams);
             log.finish(summary.as_ref(), &stk, extra);
         });
     }
+}
+
+/// The whole-session numbers of `durations`, as every summary write (final
+/// or periodic) computes them: the summary (`None` for no frame) and the
+/// STK curve. O(n log n): the cost [`upkeep`] budgets.
+pub(super) fn whole_session(durations: &[u64], opts: &Options) -> (Option<Summary>, Vec<StkPoint>) {
+    let summary = metrics::summarize(durations, opts);
+    let stk = metrics::stk_curve(durations, stk_max_fps(durations));
+    (summary, stk)
 }
 
 /// Upper end of the STK curves: just past the fastest frame's rate (beyond
@@ -284,11 +343,12 @@ fn stk_max_fps(durations: &[u64]) -> u32 {
 struct Analyzer {
     streams: Vec<StreamAnalysis>,
     settings: Settings,
-    opts: Options,
     window_s: f64,
     buf: Vec<u64>,
     last_flush: Instant,
     last_live: Instant,
+    /// Thread that rewrites the streams' summaries while they run.
+    writer: upkeep::Writer,
 }
 
 impl Analyzer {
@@ -298,6 +358,7 @@ impl Analyzer {
         let live = now.duration_since(self.last_live) >= LIVE_EVERY
             && self.settings.hud_visible.load(Ordering::Relaxed);
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
+        let streams = self.streams.len();
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -306,6 +367,7 @@ impl Analyzer {
             if flush {
                 s.log.flush();
             }
+            s.keep_summary(now, &mut self.writer, streams);
         }
         if live {
             self.last_live = now;
@@ -320,8 +382,9 @@ impl Analyzer {
             .into_iter()
             .partition(|s| pred(&s.stream));
         self.streams = keep;
+        let streams = self.streams.len() + done.len();
         for s in done {
-            s.finish(&mut self.buf, &self.opts);
+            s.finish(&mut self.buf, streams);
         }
     }
 }
@@ -355,13 +418,11 @@ impl Analysis {
         let analyzer = Arc::new(Mutex::new(Analyzer {
             streams: Vec::new(),
             settings,
-            opts: Options {
-                stutter_threshold: cfg.stutter_threshold,
-            },
             window_s: cfg.window_seconds,
             buf: vec![0; 4096],
             last_flush: Instant::now(),
             last_live: Instant::now(),
+            writer: upkeep::Writer::default(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (a, s) = (analyzer.clone(), stop.clone());
@@ -450,7 +511,9 @@ impl Analysis {
             t.thread().unpark();
             let _ = t.join();
         }
-        lock(&r.analyzer).finish_where(|_| true);
+        let mut analyzer = lock(&r.analyzer);
+        analyzer.finish_where(|_| true);
+        analyzer.writer.stop();
     }
 }
 
@@ -533,7 +596,7 @@ mod tests {
         a.drain(&mut buf);
         let frames = a.durations.len();
         assert_eq!(frames, 29 + capture_capacity());
-        a.finish(&mut buf, &opts);
+        a.finish(&mut buf, 1);
 
         let (_, text, summary) = written_log(dir.path());
         let rows: Vec<&str> = text
@@ -600,7 +663,7 @@ mod tests {
         }
         let mut buf = vec![0u64; 64];
         a.drain(&mut buf);
-        a.finish(&mut buf, &opts);
+        a.finish(&mut buf, 1);
         let (csv, text, summary) = written_log(dir.path());
         assert!(
             text.contains(
@@ -655,7 +718,7 @@ mod tests {
         }
         let mut buf = vec![0u64; 256];
         a.drain(&mut buf);
-        a.finish(&mut buf, &opts);
+        a.finish(&mut buf, 1);
         let (csv, text, summary) = written_log(dir.path());
         assert!(
             text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"),
@@ -665,6 +728,69 @@ mod tests {
         assert_eq!(log.durations_ns.len() as u64, frames - 1);
         assert_eq!(summary["counter_ring_overflows"], 10);
         assert_eq!(summary["ring_overflows"], 0);
+    }
+
+    /// While the stream runs the summary is rewritten (`complete: false`,
+    /// after a flush, so the CSV holds every frame it counts) once at the
+    /// log's opening and then after the interval; the final write says
+    /// `complete: true` and the CSV ends with `# end: complete`.
+    #[test]
+    fn summary_is_kept_current_then_final() {
+        let dir = tempfile::tempdir().unwrap();
+        let (stream, cons) = Stream::new(1, 0);
+        let log = Log::pending(Some(dir.path().to_path_buf()));
+        let mut a = StreamAnalysis::new(stream.clone(), cons, log, 10.0, Options::default());
+        let mut w = upkeep::Writer::default();
+        let mut buf = vec![0u64; 64];
+        let mut t = 1_000_000_000u64;
+        let mut present = |n: u64| {
+            for _ in 0..n {
+                t += 10_000_000;
+                stream.record(t);
+            }
+        };
+        present(31);
+        a.drain(&mut buf);
+        a.keep_summary(Instant::now(), &mut w, 1);
+        w.stop();
+        let (csv, text, summary) = written_log(dir.path());
+        assert_eq!(summary["complete"], false);
+        assert_eq!(summary["frames_so_far"], 30);
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+                .count(),
+            30,
+            "flushed before the summary"
+        );
+        present(10);
+        a.drain(&mut buf);
+        a.keep_summary(Instant::now() + upkeep::MIN_INTERVAL / 2, &mut w, 1);
+        w.stop();
+        assert_eq!(
+            written_log(dir.path()).2["frames_so_far"],
+            30,
+            "not due yet"
+        );
+        a.keep_summary(Instant::now() + upkeep::MIN_INTERVAL, &mut w, 1);
+        w.stop();
+        assert_eq!(written_log(dir.path()).2["frames_so_far"], 40);
+        a.finish(&mut buf, 1);
+        let (_, text, summary) = written_log(dir.path());
+        assert_eq!(summary["complete"], true);
+        assert_eq!(summary["frames_so_far"], 40);
+        assert_eq!(summary["frames"], 40);
+        assert_eq!(summary["summary_upkeep"]["writes"], 2);
+        assert!(text.ends_with("\n# end: complete\n"), "{text}");
+        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        assert!(
+            !log.meta
+                .notes
+                .iter()
+                .any(|n| n.contains("did not end cleanly")),
+            "{:?}",
+            log.meta.notes
+        );
     }
 
     fn capture_capacity() -> usize {

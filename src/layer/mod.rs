@@ -35,6 +35,7 @@ mod regions;
 mod session;
 mod state;
 mod swapchain;
+mod upkeep;
 
 /// The layer's name as in the manifest.
 pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";

@@ -1,0 +1,315 @@
+//! Summary upkeep: keeps each stream's `<stem>.summary.json` current while
+//! its session runs, so a session that never ends cleanly (SIGTERM,
+//! SIGKILL, `_exit`, a crash) still leaves a summary, marked
+//! `"complete": false` with `frames_so_far`.
+//!
+//! Who does what: the analysis thread asks [`Schedule::due`] each tick and,
+//! when a write is due, flushes the CSV and takes a [`Snapshot`] (a copy of
+//! the durations, ~1 ms per million frames, and the counter keys); the one
+//! [`Writer`] thread computes the summary over every frame so far
+//! (O(n log n)) and writes it atomically. The rings' drain never waits for
+//! a summary, and the present path does no new work.
+//!
+//! When: once when the log opens (`frames_so_far` 0: a watcher sees a
+//! running session), then every [`MIN_INTERVAL`], or every [`BUDGET`] ×
+//! the last write's cost × the streams kept when that is longer (long
+//! sessions), so upkeep stays under 1 % of one core whatever the session
+//! length.
+//!
+//! Never over the final summary: [`Schedule::finish`] marks the stream
+//! finished under the lock a periodic write holds while it writes, and a
+//! periodic write that finds it finished is dropped.
+
+use super::analysis::whole_session;
+use super::guard;
+use crate::metrics::Options;
+use crate::session_log::{write_summary, Progress, SummaryTarget};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Shortest time between two periodic writes of one stream.
+pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
+/// Upkeep may use 1/BUDGET of one core: the interval is at least BUDGET ×
+/// the last write's cost (× the streams kept, which share the budget).
+pub const BUDGET: u32 = 100;
+
+/// Time between periodic writes when the last one cost `last_cost` and
+/// `streams` streams are kept.
+pub fn interval(last_cost: Duration, streams: usize) -> Duration {
+    let share = u32::try_from(streams.max(1)).unwrap_or(u32::MAX);
+    MIN_INTERVAL.max(last_cost.saturating_mul(BUDGET).saturating_mul(share))
+}
+
+/// What the writer needs for one periodic write, taken on the analysis
+/// thread right after a flush (so the CSV holds every frame counted here).
+pub struct Snapshot {
+    pub target: SummaryTarget,
+    pub durations: Vec<u64>,
+    pub opts: Options,
+    /// Keys beyond the summary's (stream, counters, overflows …).
+    pub extra: serde_json::Value,
+}
+
+/// What a stream and the writer share.
+#[derive(Default)]
+struct Slot {
+    state: Mutex<SlotState>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct SlotState {
+    /// The final summary is written or being written: no periodic write may land.
+    finished: bool,
+    /// A snapshot is queued or being written.
+    busy: bool,
+    /// Wall time of the last periodic write, snapshot included.
+    last_cost: Duration,
+    total_cost: Duration,
+    writes: u64,
+}
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state, or `None` while the writer holds the lock (it is writing
+    /// the file): the analysis thread never waits for the writer.
+    fn peek(&self) -> Option<SlotState> {
+        match self.state.try_lock() {
+            Ok(s) => Some(*s),
+            Err(TryLockError::Poisoned(e)) => Some(*e.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+}
+
+/// A stream's upkeep: when it last took a snapshot, and its slot.
+#[derive(Default)]
+pub struct Schedule {
+    slot: Arc<Slot>,
+    last_sent: Option<Instant>,
+}
+
+impl Schedule {
+    /// Whether a snapshot should be taken at `now`, `streams` streams being kept.
+    pub fn due(&self, now: Instant, streams: usize) -> bool {
+        let Some(s) = self.slot.peek() else {
+            return false;
+        };
+        if s.finished || s.busy {
+            return false;
+        }
+        self.last_sent
+            .is_none_or(|t| now.saturating_duration_since(t) >= interval(s.last_cost, streams))
+    }
+
+    /// Hands `snapshot` (taken from `taken_at` on) to `writer`.
+    pub fn send(&mut self, snapshot: Snapshot, taken_at: Instant, writer: &mut Writer) {
+        self.last_sent = Some(taken_at);
+        self.slot.lock().busy = true;
+        let job = Job {
+            slot: self.slot.clone(),
+            snapshot,
+            taken_at,
+        };
+        if !writer.send(job) {
+            self.slot.lock().busy = false;
+        }
+    }
+
+    /// The `summary_upkeep` key: periodic writes so far, their total and
+    /// last cost, and the interval that cost gives.
+    pub fn stats(&self, streams: usize) -> serde_json::Value {
+        let s = *self.slot.lock();
+        serde_json::json!({
+            "writes": s.writes,
+            "total_ms": s.total_cost.as_secs_f64() * 1e3,
+            "last_ms": s.last_cost.as_secs_f64() * 1e3,
+            "interval_s": interval(s.last_cost, streams).as_secs_f64(),
+        })
+    }
+
+    /// Marks the stream finished before its final summary is written: a
+    /// periodic write in progress completes first, later ones are dropped.
+    pub fn finish(&self) {
+        self.slot.lock().finished = true;
+    }
+}
+
+/// One periodic write.
+struct Job {
+    slot: Arc<Slot>,
+    snapshot: Snapshot,
+    taken_at: Instant,
+}
+
+impl Job {
+    fn run(self) {
+        let Job {
+            slot,
+            snapshot: s,
+            taken_at,
+        } = self;
+        // A finished stream's summary is about to be final: skip the compute.
+        let written = !slot.lock().finished
+            && guard::try_run(|| {
+                let (summary, stk) = whole_session(&s.durations, &s.opts);
+                let state = slot.lock();
+                if !state.finished {
+                    // Errors are not reported here: they are the CSV's (same
+                    // folder, reported once by the log), and the final write
+                    // reports its own.
+                    let _ = write_summary(
+                        &s.target,
+                        summary.as_ref(),
+                        &stk,
+                        s.extra,
+                        Progress::Running,
+                    );
+                }
+            })
+            .is_some();
+        let cost = taken_at.elapsed();
+        let mut state = slot.lock();
+        state.busy = false;
+        if written {
+            state.writes += 1;
+            state.last_cost = cost;
+            state.total_cost += cost;
+        }
+    }
+}
+
+/// The writer thread, started with the first snapshot and joined by
+/// [`Writer::stop`] (the layer's library may be unmapped after shutdown).
+#[derive(Default)]
+pub struct Writer {
+    thread: Option<(Sender<Job>, JoinHandle<()>)>,
+    /// The thread could not be started: no periodic writes this session.
+    unavailable: bool,
+}
+
+impl Writer {
+    /// Whether snapshots can be handed over (starts the thread if needed).
+    pub fn ready(&mut self) -> bool {
+        if self.thread.is_none() && !self.unavailable {
+            let (tx, rx) = channel::<Job>();
+            let spawned = std::thread::Builder::new()
+                .name("steadyhud-summary".into())
+                .spawn(move || {
+                    for job in rx {
+                        job.run();
+                    }
+                });
+            match spawned {
+                Ok(t) => self.thread = Some((tx, t)),
+                Err(e) => {
+                    guard::say(format_args!("steadyhud: cannot start the summary writer thread: {e}; the summary is written only at a clean exit"));
+                    self.unavailable = true;
+                }
+            }
+        }
+        self.thread.is_some()
+    }
+
+    /// Queues `job`; false if there is no writer thread to take it.
+    fn send(&mut self, job: Job) -> bool {
+        match &self.thread {
+            Some((tx, _)) => tx.send(job).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Lets the thread finish what it has and joins it.
+    pub fn stop(&mut self) {
+        if let Some((tx, t)) = self.thread.take() {
+            drop(tx);
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_is_ten_seconds_until_writes_cost_a_hundredth_of_it() {
+        assert_eq!(interval(Duration::ZERO, 1), MIN_INTERVAL);
+        assert_eq!(interval(Duration::from_millis(100), 1), MIN_INTERVAL);
+        assert_eq!(
+            interval(Duration::from_millis(250), 1),
+            Duration::from_secs(25)
+        );
+        // Two streams share the budget.
+        assert_eq!(
+            interval(Duration::from_millis(250), 2),
+            Duration::from_secs(50)
+        );
+        assert_eq!(interval(Duration::MAX, usize::MAX), Duration::MAX);
+    }
+
+    fn read_json(p: &std::path::Path) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    }
+
+    /// One write in flight at a time, then none before the interval; after
+    /// `finish` nothing is due and a write already queued is dropped.
+    #[test]
+    fn a_periodic_write_never_lands_after_the_final_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let log =
+            crate::session_log::SessionLog::create(dir.path(), "t", std::time::SystemTime::now())
+                .unwrap();
+        let snap = |frames: usize| Snapshot {
+            target: log.summary_target(),
+            durations: vec![10_000_000; frames],
+            opts: Options::default(),
+            extra: serde_json::json!({"stream": 1}),
+        };
+        let (mut s, mut w) = (Schedule::default(), Writer::default());
+        let now = Instant::now();
+        assert!(s.due(now, 1), "the first write is due at once");
+        assert!(w.ready());
+        s.send(snap(5), now, &mut w);
+        w.stop();
+        let path = log.summary_target().path();
+        let v = read_json(&path);
+        assert_eq!(
+            (
+                &v["complete"],
+                &v["frames_so_far"],
+                &v["frames"],
+                &v["stream"]
+            ),
+            (
+                &serde_json::json!(false),
+                &serde_json::json!(5),
+                &serde_json::json!(5),
+                &serde_json::json!(1)
+            )
+        );
+        assert!(!s.due(Instant::now(), 1));
+        assert!(s.due(now + MIN_INTERVAL, 1));
+        assert_eq!(s.stats(1)["writes"], 1);
+
+        assert!(w.ready(), "the writer starts again after a stop");
+        s.send(snap(6), now + MIN_INTERVAL, &mut w);
+        assert!(
+            !s.due(now + 3 * MIN_INTERVAL, 1),
+            "a write is queued or running"
+        );
+        s.finish();
+        w.stop();
+        assert!(!s.due(now + 3 * MIN_INTERVAL, 1));
+        assert_eq!(
+            read_json(&path)["frames_so_far"],
+            5,
+            "queued before the finish, dropped after it"
+        );
+        assert!(!path.with_extension("json.tmp").exists());
+    }
+}
