@@ -18,7 +18,8 @@
 //! presented exactly; each further window gets its own log named
 //! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
 //! Memory: all durations are kept for the exact final summary, 8 bytes per
-//! frame (8 MB per million frames).
+//! frame (8 MB per million frames), plus one copy while a periodic summary
+//! rewrite computes.
 
 use super::capture::{CounterFrame, Stream};
 use super::counter_track::{self, CounterTrack};
@@ -269,7 +270,7 @@ impl StreamAnalysis {
             "ring_overflows": overflows,
             "stream": self.stream.id,
             "stutter_threshold": self.opts.stutter_threshold,
-            "summary_upkeep": self.upkeep.stats(streams),
+            "summary_upkeep": self.upkeep.stats(streams, self.durations.len()),
         });
         if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
             let keys = if final_write {
@@ -293,10 +294,13 @@ impl StreamAnalysis {
     /// Hands a snapshot to the summary writer when one is due (see
     /// [`super::upkeep`]); `streams` share the upkeep budget.
     fn keep_summary(&mut self, now: Instant, writer: &mut upkeep::Writer, streams: usize) {
-        if !matches!(self.log, Log::Open(_)) || !self.upkeep.due(now, streams) || !writer.ready() {
+        if !matches!(self.log, Log::Open(_))
+            || !self.upkeep.due(now, streams, self.durations.len())
+            || !writer.ready()
+        {
             return;
         }
-        let taken_at = Instant::now();
+        let cpu = upkeep::thread_cpu();
         let Some(target) = self.log.flushed_summary_target() else {
             return;
         };
@@ -306,7 +310,8 @@ impl StreamAnalysis {
             opts: self.opts,
             extra: self.extra_keys(false, streams),
         };
-        self.upkeep.send(snapshot, taken_at, writer);
+        let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
+        self.upkeep.send(snapshot, now, snapshot_cpu, writer);
     }
 
     fn finish(mut self, buf: &mut [u64], streams: usize) {

@@ -11,10 +11,15 @@
 //! a summary, and the present path does no new work.
 //!
 //! When: once when the log opens (`frames_so_far` 0: a watcher sees a
-//! running session), then every [`MIN_INTERVAL`], or every [`BUDGET`] ×
-//! the last write's cost × the streams kept when that is longer (long
-//! sessions), so upkeep stays under 1 % of one core whatever the session
-//! length.
+//! running session), then every [`MIN_INTERVAL`], or, when that is longer
+//! (long sessions), every [`BUDGET`] × the next write's predicted cost × the
+//! streams kept, so upkeep stays under 1 % of one core whatever the session
+//! length. Cost is CPU time (the snapshot on the analysis thread plus the
+//! writer's), what the budget is about: wall time would count the waits of
+//! a loaded machine. The prediction scales the last write's cost by the
+//! frames gained since, since a write covers every frame so far: with the
+//! last cost alone, a fast game adds so many frames during a long interval
+//! that the next write costs well over 1 % of it (measured: 1.3 %).
 //!
 //! Never over the final summary: [`Schedule::finish`] marks the stream
 //! finished under the lock a periodic write holds while it writes, and a
@@ -31,15 +36,47 @@ use std::time::{Duration, Instant};
 
 /// Shortest time between two periodic writes of one stream.
 pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
-/// Upkeep may use 1/BUDGET of one core: the interval is at least BUDGET ×
-/// the last write's cost (× the streams kept, which share the budget).
-pub const BUDGET: u32 = 100;
+/// Upkeep aims at 1/BUDGET of one core (0.8 %): the interval is at least
+/// BUDGET × the predicted cost (× the streams kept, which share the
+/// budget). The margin below 1 % covers what the linear prediction misses
+/// of O(n log n) and the noise of one measurement.
+pub const BUDGET: u32 = 125;
 
-/// Time between periodic writes when the last one cost `last_cost` and
-/// `streams` streams are kept.
-pub fn interval(last_cost: Duration, streams: usize) -> Duration {
+/// Time between periodic writes when the last one cost `last_cost` of CPU
+/// for `last_frames` frames, the next covers `frames`, and `streams`
+/// streams are kept.
+pub fn interval(
+    last_cost: Duration,
+    last_frames: usize,
+    frames: usize,
+    streams: usize,
+) -> Duration {
     let share = u32::try_from(streams.max(1)).unwrap_or(u32::MAX);
-    MIN_INTERVAL.max(last_cost.saturating_mul(BUDGET).saturating_mul(share))
+    let growth = if last_frames == 0 {
+        1.0
+    } else {
+        (frames as f64 / last_frames as f64).max(1.0)
+    };
+    let predicted =
+        Duration::try_from_secs_f64(last_cost.as_secs_f64() * growth).unwrap_or(Duration::MAX);
+    MIN_INTERVAL.max(predicted.saturating_mul(BUDGET).saturating_mul(share))
+}
+
+/// CPU time the calling thread has used so far (zero if the clock fails).
+pub fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer for the call.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        ts.tv_sec.max(0) as u64,
+        ts.tv_nsec.clamp(0, 999_999_999) as u32,
+    )
 }
 
 /// What the writer needs for one periodic write, taken on the analysis
@@ -64,8 +101,10 @@ struct SlotState {
     finished: bool,
     /// A snapshot is queued or being written.
     busy: bool,
-    /// Wall time of the last periodic write, snapshot included.
+    /// CPU time of the last periodic write, snapshot included.
     last_cost: Duration,
+    /// Frames the last periodic write covered.
+    last_frames: usize,
     total_cost: Duration,
     writes: u64,
 }
@@ -94,26 +133,36 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// Whether a snapshot should be taken at `now`, `streams` streams being kept.
-    pub fn due(&self, now: Instant, streams: usize) -> bool {
+    /// Whether a snapshot of `frames` frames should be taken at `now`,
+    /// `streams` streams being kept.
+    pub fn due(&self, now: Instant, streams: usize, frames: usize) -> bool {
         let Some(s) = self.slot.peek() else {
             return false;
         };
         if s.finished || s.busy {
             return false;
         }
-        self.last_sent
-            .is_none_or(|t| now.saturating_duration_since(t) >= interval(s.last_cost, streams))
+        self.last_sent.is_none_or(|t| {
+            now.saturating_duration_since(t)
+                >= interval(s.last_cost, s.last_frames, frames, streams)
+        })
     }
 
-    /// Hands `snapshot` (taken from `taken_at` on) to `writer`.
-    pub fn send(&mut self, snapshot: Snapshot, taken_at: Instant, writer: &mut Writer) {
-        self.last_sent = Some(taken_at);
+    /// Hands `snapshot`, taken at `now` for `snapshot_cpu` of the analysis
+    /// thread's CPU time, to `writer`.
+    pub fn send(
+        &mut self,
+        snapshot: Snapshot,
+        now: Instant,
+        snapshot_cpu: Duration,
+        writer: &mut Writer,
+    ) {
+        self.last_sent = Some(now);
         self.slot.lock().busy = true;
         let job = Job {
             slot: self.slot.clone(),
             snapshot,
-            taken_at,
+            snapshot_cpu,
         };
         if !writer.send(job) {
             self.slot.lock().busy = false;
@@ -121,14 +170,15 @@ impl Schedule {
     }
 
     /// The `summary_upkeep` key: periodic writes so far, their total and
-    /// last cost, and the interval that cost gives.
-    pub fn stats(&self, streams: usize) -> serde_json::Value {
+    /// last CPU cost, and the interval that gives at `frames` frames.
+    pub fn stats(&self, streams: usize, frames: usize) -> serde_json::Value {
         let s = *self.slot.lock();
         serde_json::json!({
             "writes": s.writes,
-            "total_ms": s.total_cost.as_secs_f64() * 1e3,
-            "last_ms": s.last_cost.as_secs_f64() * 1e3,
-            "interval_s": interval(s.last_cost, streams).as_secs_f64(),
+            "total_cpu_ms": s.total_cost.as_secs_f64() * 1e3,
+            "last_cpu_ms": s.last_cost.as_secs_f64() * 1e3,
+            "last_frames": s.last_frames,
+            "interval_s": interval(s.last_cost, s.last_frames, frames, streams).as_secs_f64(),
         })
     }
 
@@ -143,7 +193,8 @@ impl Schedule {
 struct Job {
     slot: Arc<Slot>,
     snapshot: Snapshot,
-    taken_at: Instant,
+    /// The analysis thread's CPU time for the snapshot.
+    snapshot_cpu: Duration,
 }
 
 impl Job {
@@ -151,33 +202,39 @@ impl Job {
         let Job {
             slot,
             snapshot: s,
-            taken_at,
+            snapshot_cpu,
         } = self;
+        let cpu = thread_cpu();
+        let frames = s.durations.len();
         // A finished stream's summary is about to be final: skip the compute.
         let written = !slot.lock().finished
             && guard::try_run(|| {
                 let (summary, stk) = whole_session(&s.durations, &s.opts);
+                drop(s.durations);
                 let state = slot.lock();
-                if !state.finished {
-                    // Errors are not reported here: they are the CSV's (same
-                    // folder, reported once by the log), and the final write
-                    // reports its own.
-                    let _ = write_summary(
-                        &s.target,
-                        summary.as_ref(),
-                        &stk,
-                        s.extra,
-                        Progress::Running,
-                    );
+                if state.finished {
+                    return false;
                 }
+                // Errors are not reported here: they are the CSV's (same
+                // folder, reported once by the log), and the final write
+                // reports its own.
+                let _ = write_summary(
+                    &s.target,
+                    summary.as_ref(),
+                    &stk,
+                    s.extra,
+                    Progress::Running,
+                );
+                true
             })
-            .is_some();
-        let cost = taken_at.elapsed();
+            .unwrap_or(false);
+        let cost = snapshot_cpu + thread_cpu().saturating_sub(cpu);
         let mut state = slot.lock();
         state.busy = false;
         if written {
             state.writes += 1;
             state.last_cost = cost;
+            state.last_frames = frames;
             state.total_cost += cost;
         }
     }
@@ -237,19 +294,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn interval_is_ten_seconds_until_writes_cost_a_hundredth_of_it() {
-        assert_eq!(interval(Duration::ZERO, 1), MIN_INTERVAL);
-        assert_eq!(interval(Duration::from_millis(100), 1), MIN_INTERVAL);
-        assert_eq!(
-            interval(Duration::from_millis(250), 1),
-            Duration::from_secs(25)
-        );
+    fn interval_is_ten_seconds_until_writes_cost_over_a_budget_of_it() {
+        let ms = Duration::from_millis;
+        assert_eq!(interval(Duration::ZERO, 0, 0, 1), MIN_INTERVAL);
+        assert_eq!(interval(ms(80), 1000, 1000, 1), MIN_INTERVAL);
+        assert_eq!(interval(ms(200), 1000, 1000, 1), Duration::from_secs(25));
+        // The next write covers twice the frames: it will cost about twice.
+        assert_eq!(interval(ms(200), 1000, 2000, 1), Duration::from_secs(50));
         // Two streams share the budget.
+        assert_eq!(interval(ms(200), 1000, 1000, 2), Duration::from_secs(50));
         assert_eq!(
-            interval(Duration::from_millis(250), 2),
-            Duration::from_secs(50)
+            interval(Duration::MAX, 1, usize::MAX, usize::MAX),
+            Duration::MAX
         );
-        assert_eq!(interval(Duration::MAX, usize::MAX), Duration::MAX);
+    }
+
+    #[test]
+    fn thread_cpu_counts_this_threads_work() {
+        let before = thread_cpu();
+        let mut x = 1u64;
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(20) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        assert!(thread_cpu() > before);
     }
 
     fn read_json(p: &std::path::Path) -> serde_json::Value {
@@ -272,9 +340,9 @@ mod tests {
         };
         let (mut s, mut w) = (Schedule::default(), Writer::default());
         let now = Instant::now();
-        assert!(s.due(now, 1), "the first write is due at once");
+        assert!(s.due(now, 1, 5), "the first write is due at once");
         assert!(w.ready());
-        s.send(snap(5), now, &mut w);
+        s.send(snap(5), now, Duration::ZERO, &mut w);
         w.stop();
         let path = log.summary_target().path();
         let v = read_json(&path);
@@ -292,19 +360,20 @@ mod tests {
                 &serde_json::json!(1)
             )
         );
-        assert!(!s.due(Instant::now(), 1));
-        assert!(s.due(now + MIN_INTERVAL, 1));
-        assert_eq!(s.stats(1)["writes"], 1);
+        assert!(!s.due(Instant::now(), 1, 6));
+        assert!(s.due(now + MIN_INTERVAL, 1, 6));
+        assert_eq!(s.stats(1, 6)["writes"], 1);
+        assert_eq!(s.stats(1, 6)["last_frames"], 5);
 
         assert!(w.ready(), "the writer starts again after a stop");
-        s.send(snap(6), now + MIN_INTERVAL, &mut w);
+        s.send(snap(6), now + MIN_INTERVAL, Duration::ZERO, &mut w);
         assert!(
-            !s.due(now + 3 * MIN_INTERVAL, 1),
+            !s.due(now + 3 * MIN_INTERVAL, 1, 6),
             "a write is queued or running"
         );
         s.finish();
         w.stop();
-        assert!(!s.due(now + 3 * MIN_INTERVAL, 1));
+        assert!(!s.due(now + 3 * MIN_INTERVAL, 1, 6));
         assert_eq!(
             read_json(&path)["frames_so_far"],
             5,
