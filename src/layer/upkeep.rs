@@ -16,10 +16,12 @@
 //! streams kept, so upkeep stays under 1 % of one core whatever the session
 //! length. Cost is CPU time (the snapshot on the analysis thread plus the
 //! writer's), what the budget is about: wall time would count the waits of
-//! a loaded machine. The prediction scales the last write's cost by the
-//! frames gained since, since a write covers every frame so far: with the
-//! last cost alone, a fast game adds so many frames during a long interval
-//! that the next write costs well over 1 % of it (measured: 1.3 %).
+//! a loaded machine. The prediction ([`CostModel`]) is a line through the
+//! last two writes' (frames, cost), since a write covers every frame so
+//! far: with the last cost alone, a fast game adds so many frames during a
+//! long interval that the next write costs well over 1 % of it (measured:
+//! 1.3 %), and scaling the last cost by the frames gained overestimates
+//! wildly after the first, tiny write, whose cost is all fixed overhead.
 //!
 //! Never over the final summary: [`Schedule::finish`] marks the stream
 //! finished under the lock a periodic write holds while it writes, and a
@@ -42,24 +44,46 @@ pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
 /// of O(n log n) and the noise of one measurement.
 pub const BUDGET: u32 = 125;
 
-/// Time between periodic writes when the last one cost `last_cost` of CPU
-/// for `last_frames` frames, the next covers `frames`, and `streams`
-/// streams are kept.
-pub fn interval(
-    last_cost: Duration,
-    last_frames: usize,
-    frames: usize,
-    streams: usize,
-) -> Duration {
+/// Time between periodic writes when the next one is predicted to cost
+/// `predicted` of CPU and `streams` streams are kept.
+pub fn interval(predicted: Duration, streams: usize) -> Duration {
     let share = u32::try_from(streams.max(1)).unwrap_or(u32::MAX);
-    let growth = if last_frames == 0 {
-        1.0
-    } else {
-        (frames as f64 / last_frames as f64).max(1.0)
-    };
-    let predicted =
-        Duration::try_from_secs_f64(last_cost.as_secs_f64() * growth).unwrap_or(Duration::MAX);
     MIN_INTERVAL.max(predicted.saturating_mul(BUDGET).saturating_mul(share))
+}
+
+/// The cost of a write as a line through the last two writes' (frames,
+/// CPU cost): a fixed part (JSON, file) plus a per-frame part.
+#[derive(Default, Clone, Copy, Debug)]
+pub struct CostModel {
+    prev: Option<(usize, Duration)>,
+    last: Option<(usize, Duration)>,
+}
+
+impl CostModel {
+    pub fn record(&mut self, frames: usize, cost: Duration) {
+        self.prev = self.last;
+        self.last = Some((frames, cost));
+    }
+
+    /// The cost of a write of `frames` frames: the last cost plus the
+    /// per-frame slope (never negative) times the frames gained; the last
+    /// cost alone after one write, zero before any.
+    pub fn predict(&self, frames: usize) -> Duration {
+        let Some((n2, c2)) = self.last else {
+            return Duration::ZERO;
+        };
+        let slope = match self.prev {
+            Some((n1, c1)) if n2 > n1 => c2.saturating_sub(c1).as_secs_f64() / (n2 - n1) as f64,
+            _ => 0.0,
+        };
+        let more = frames.saturating_sub(n2) as f64 * slope;
+        c2.saturating_add(Duration::try_from_secs_f64(more).unwrap_or(Duration::MAX))
+    }
+
+    /// Frames and cost of the last write.
+    pub fn last(&self) -> (usize, Duration) {
+        self.last.unwrap_or_default()
+    }
 }
 
 /// CPU time the calling thread has used so far (zero if the clock fails).
@@ -101,10 +125,8 @@ struct SlotState {
     finished: bool,
     /// A snapshot is queued or being written.
     busy: bool,
-    /// CPU time of the last periodic write, snapshot included.
-    last_cost: Duration,
-    /// Frames the last periodic write covered.
-    last_frames: usize,
+    /// CPU time (snapshot included) of the last periodic writes.
+    cost: CostModel,
     total_cost: Duration,
     writes: u64,
 }
@@ -143,8 +165,7 @@ impl Schedule {
             return false;
         }
         self.last_sent.is_none_or(|t| {
-            now.saturating_duration_since(t)
-                >= interval(s.last_cost, s.last_frames, frames, streams)
+            now.saturating_duration_since(t) >= interval(s.cost.predict(frames), streams)
         })
     }
 
@@ -173,12 +194,13 @@ impl Schedule {
     /// last CPU cost, and the interval that gives at `frames` frames.
     pub fn stats(&self, streams: usize, frames: usize) -> serde_json::Value {
         let s = *self.slot.lock();
+        let (last_frames, last_cost) = s.cost.last();
         serde_json::json!({
             "writes": s.writes,
             "total_cpu_ms": s.total_cost.as_secs_f64() * 1e3,
-            "last_cpu_ms": s.last_cost.as_secs_f64() * 1e3,
-            "last_frames": s.last_frames,
-            "interval_s": interval(s.last_cost, s.last_frames, frames, streams).as_secs_f64(),
+            "last_cpu_ms": last_cost.as_secs_f64() * 1e3,
+            "last_frames": last_frames,
+            "interval_s": interval(s.cost.predict(frames), streams).as_secs_f64(),
         })
     }
 
@@ -233,8 +255,7 @@ impl Job {
         state.busy = false;
         if written {
             state.writes += 1;
-            state.last_cost = cost;
-            state.last_frames = frames;
+            state.cost.record(frames, cost);
             state.total_cost += cost;
         }
     }
@@ -296,17 +317,29 @@ mod tests {
     #[test]
     fn interval_is_ten_seconds_until_writes_cost_over_a_budget_of_it() {
         let ms = Duration::from_millis;
-        assert_eq!(interval(Duration::ZERO, 0, 0, 1), MIN_INTERVAL);
-        assert_eq!(interval(ms(80), 1000, 1000, 1), MIN_INTERVAL);
-        assert_eq!(interval(ms(200), 1000, 1000, 1), Duration::from_secs(25));
-        // The next write covers twice the frames: it will cost about twice.
-        assert_eq!(interval(ms(200), 1000, 2000, 1), Duration::from_secs(50));
+        assert_eq!(interval(Duration::ZERO, 1), MIN_INTERVAL);
+        assert_eq!(interval(ms(80), 1), MIN_INTERVAL);
+        assert_eq!(interval(ms(200), 1), Duration::from_secs(25));
         // Two streams share the budget.
-        assert_eq!(interval(ms(200), 1000, 1000, 2), Duration::from_secs(50));
-        assert_eq!(
-            interval(Duration::MAX, 1, usize::MAX, usize::MAX),
-            Duration::MAX
-        );
+        assert_eq!(interval(ms(200), 2), Duration::from_secs(50));
+        assert_eq!(interval(Duration::MAX, usize::MAX), Duration::MAX);
+    }
+
+    #[test]
+    fn cost_is_predicted_on_the_line_through_the_last_two_writes() {
+        let ms = Duration::from_millis;
+        let mut m = CostModel::default();
+        assert_eq!(m.predict(1000), Duration::ZERO);
+        // One tiny write: its cost is overhead, not per frame.
+        m.record(25, ms(2));
+        assert_eq!(m.predict(50_000), ms(2));
+        m.record(50_025, ms(52));
+        // 1 ms per 1000 frames on top of the last cost.
+        assert_eq!(m.predict(100_025), ms(102));
+        assert_eq!(m.predict(10), ms(52), "never below the last cost");
+        // A cheaper write than the one before (noise): no negative slope.
+        m.record(60_025, ms(40));
+        assert_eq!(m.predict(1_000_000), ms(40));
     }
 
     #[test]
