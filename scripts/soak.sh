@@ -4,7 +4,8 @@
 # private Xvfb on lavapipe. Samples the app's resident memory (VmRSS) every
 # second, then reports RSS growth (the first minute after a 10 s warm-up vs
 # the last minute; on runs shorter than 4 minutes quarter-length windows), ring overflows
-# (summary JSON) and whether every frame is in the log
+# (summary JSON), the summary upkeep's cost (its periodic rewrites while the
+# app ran, from the summary's `summary_upkeep`) and whether every frame is in the log
 # (log rows == presents - 1). Exits 1 if a frame is missing, the app fails
 # or a ring overflow happened.
 #
@@ -85,6 +86,15 @@ awk -v start="$start" -v end="$end" -v presented="$presented" '
             (between > 0) ? (last - first) * 1024 / between : 0, between, max / 1024, n
     }' "$tmp/rss"
 echo "soak: log rows $rows, summary frames ${sframes:-?}, presents - 1 = $((presented - 1)), ring overflows ${overflows:-?}"
+# Summary upkeep (issue 17): the periodic rewrites while the app ran.
+if [ -f "$summary" ]; then
+    writes=$(sed -n 's/.*"writes": *\([0-9]*\).*/\1/p' "$summary" | head -n 1)
+    total=$(sed -n 's/.*"total_cpu_ms": *\([0-9.e+-]*\).*/\1/p' "$summary" | head -n 1)
+    last=$(sed -n 's/.*"last_cpu_ms": *\([0-9.e+-]*\).*/\1/p' "$summary" | head -n 1)
+    awk -v w="${writes:-0}" -v t="${total:-0}" -v l="${last:-0}" -v s="$start" -v e="$end" 'BEGIN {
+        printf "soak: summary upkeep %d periodic writes, last %.1f ms CPU, total %.1f ms CPU = %.3f %% of one core over the run\n",
+            w, l, t, 100 * t / 1000 / (e - s) }'
+fi
 if [ "${rows:-0}" != "$((presented - 1))" ]; then echo "soak: FRAMES MISSING from the log"; fail=1; fi
 if [ "${overflows:-x}" != 0 ]; then echo "soak: ring overflows (or no summary)"; fail=1; fi
 grep '^steadyhud:' "$tmp/app.err" | head -n 5 || true

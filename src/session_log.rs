@@ -1,11 +1,13 @@
 //! The session log the layer's analysis thread writes: one CSV row per frame,
-//! streamed as frames arrive, and a `.summary.json` when the session ends.
+//! streamed as frames arrive, and a `.summary.json` kept current while the
+//! session runs and written a last time when it ends.
 //!
 //! # Files
 //!
 //! `<dir>/<exe>_<YYYY-mm-dd_HH-MM-SS>.csv` (local time of the session start;
-//! `_2`, `_3`, … appended if the name is taken) and, at the end,
-//! `<same stem>.summary.json`.
+//! `_2`, `_3`, … appended if the name is taken) and
+//! `<same stem>.summary.json`, which is always whole: every write goes to
+//! `<same stem>.summary.json.tmp` and is renamed over it.
 //!
 //! # CSV layout
 //!
@@ -37,13 +39,20 @@
 //! and readers ignore it. Readers find columns by header name, so columns
 //! can be appended later.
 //!
+//! A session that ended cleanly ([`SessionLog::finish`]) ends with the line
+//! [`END_LINE`] (`# end: complete`); a log without it stops where the
+//! writer's last flush did (the game was killed, called `_exit`, crashed,
+//! or is still running).
+//!
 //! # Summary JSON
 //!
 //! The METRICS.md keys (`frames` … `osc`) plus `stk_curve`
 //! (`[{fps, slow, excess}]`), `ring_overflows` (timestamps lost),
 //! `ring_overflow_events`, `exe`, `start` (local ISO 8601), `start_unix_s`,
-//! `wall_s` (session start to `finish`), `log` (the CSV's file name),
-//! `tool`, and any extra keys the caller passes.
+//! `wall_s` (session start to this write), `log` (the CSV's file name),
+//! `tool`, `complete` (`true` only in the write at a clean end),
+//! `frames_so_far` (the frames this write covers: the CSV's first
+//! `frames_so_far` rows), and any extra keys the caller passes.
 
 use crate::metrics::{StkPoint, Summary};
 use std::fs::{self, File, OpenOptions};
@@ -63,6 +72,8 @@ pub const FPS_LIMIT_PREFIX: &str = "# fps_limit: ";
 pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 /// Prefix of the comment line naming the program.
 pub const EXE_PREFIX: &str = "# exe: ";
+/// Last line of the CSV of a session that ended cleanly.
+pub const END_LINE: &str = "# end: complete";
 
 /// A session log that could not be created or written.
 #[derive(Debug, thiserror::Error)]
@@ -259,71 +270,43 @@ impl SessionLog {
         self.write(|out| out.flush())
     }
 
-    /// Flushes the CSV and writes `<stem>.summary.json` (written to a
-    /// temporary name and renamed, so it is whole or absent). `summary` is
-    /// `None` when the session had no frame; then only `frames: 0` and the
-    /// session keys are written. Returns the summary's path.
+    /// What a summary write needs of this session as it stands now, for
+    /// [`write_summary`] on another thread while rows keep coming.
+    pub fn summary_target(&self) -> SummaryTarget {
+        SummaryTarget {
+            csv_path: self.csv_path.clone(),
+            exe: self.exe.clone(),
+            start: self.start,
+            start_local: self.start_local.clone(),
+            lost: self.lost,
+            overflow_events: self.overflow_events,
+        }
+    }
+
+    /// Ends the session cleanly: appends [`END_LINE`] (unless a write failed
+    /// earlier, which left a hole, so the CSV is not complete), flushes, and
+    /// writes the summary with `"complete": true`. `summary` is `None` when
+    /// the session had no frame; then only `frames: 0` and the session keys
+    /// are written. Returns the summary's path.
     pub fn finish(
         mut self,
         summary: Option<&Summary>,
         stk: &[StkPoint],
         extra: SessionExtra,
     ) -> Result<PathBuf, LogError> {
+        if !self.failed {
+            self.write(|out| writeln!(out, "{END_LINE}"))?;
+        }
+        // Retry a failed flush once: what is buffered is the end of the log.
         self.failed = false;
         self.flush()?;
-        let mut extra = match extra {
-            serde_json::Value::Object(m) => m,
-            _ => serde_json::Map::new(),
-        };
-        let unix = self
-            .start
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0);
-        let wall = SystemTime::now()
-            .duration_since(self.start)
-            .map(|d| d.as_secs_f64())
-            .unwrap_or(0.0);
-        let file_name = self
-            .csv_path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        // Summary keys win over extra keys of the same name; session keys
-        // take the caller's value when it gives one.
-        if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
-            for k in keys.keys() {
-                extra.remove(k);
-            }
-        }
-        let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
-        let out = SummaryFile {
+        write_summary(
+            &self.summary_target(),
             summary,
-            frames: summary.is_none().then_some(0),
-            stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
-            ring_overflows: take("ring_overflows", self.lost.into()),
-            ring_overflow_events: take("ring_overflow_events", self.overflow_events.into()),
-            exe: take("exe", self.exe.clone().into()),
-            start: take("start", self.start_local.clone().into()),
-            start_unix_s: take("start_unix_s", unix.into()),
-            wall_s: take("wall_s", wall.into()),
-            log: take("log", file_name.into()),
-            tool: take(
-                "tool",
-                format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into(),
-            ),
+            stk,
             extra,
-        };
-        let path = self.summary_path();
-        let tmp = path.with_extension("json.tmp");
-        let text = serde_json::to_string_pretty(&out).unwrap_or_default();
-        let werr = |source| LogError::Write {
-            path: path.clone(),
-            source,
-        };
-        fs::write(&tmp, text + "\n").map_err(werr)?;
-        fs::rename(&tmp, &path).map_err(werr)?;
-        Ok(path)
+            Progress::Complete,
+        )
     }
 
     fn write(
@@ -359,8 +342,116 @@ struct SummaryFile<'a> {
     wall_s: serde_json::Value,
     log: serde_json::Value,
     tool: serde_json::Value,
+    complete: bool,
+    frames_so_far: usize,
     #[serde(flatten)]
     extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The session side of a summary write: where the files are and the
+/// session keys (see [`SessionLog::summary_target`]).
+#[derive(Clone, Debug)]
+pub struct SummaryTarget {
+    csv_path: PathBuf,
+    exe: String,
+    start: SystemTime,
+    start_local: String,
+    lost: u64,
+    overflow_events: u64,
+}
+
+impl SummaryTarget {
+    /// `<stem>.summary.json`.
+    pub fn path(&self) -> PathBuf {
+        summary_path_for(&self.csv_path)
+    }
+}
+
+/// Whether a summary write is the session's last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Written while the session runs: `"complete": false`.
+    Running,
+    /// Written at the clean end: `"complete": true`.
+    Complete,
+}
+
+/// Writes `<stem>.summary.json`: the summary keys (module doc) with
+/// `complete` and `frames_so_far` (= `frames`) from `summary` and
+/// `progress`. Whole or absent: written to `<stem>.summary.json.tmp`
+/// (removed again if that fails) and renamed over the old summary, so a
+/// reader sees the previous write or this one, never a mix. Returns the
+/// summary's path.
+pub fn write_summary(
+    target: &SummaryTarget,
+    summary: Option<&Summary>,
+    stk: &[StkPoint],
+    extra: SessionExtra,
+    progress: Progress,
+) -> Result<PathBuf, LogError> {
+    let mut extra = match extra {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let unix = target
+        .start
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let wall = SystemTime::now()
+        .duration_since(target.start)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let file_name = target
+        .csv_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Summary keys win over extra keys of the same name, and so do the
+    // progress keys (they describe this write); session keys take the
+    // caller's value when it gives one.
+    if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
+        for k in keys.keys() {
+            extra.remove(k);
+        }
+    }
+    extra.remove("complete");
+    extra.remove("frames_so_far");
+    let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
+    let out = SummaryFile {
+        summary,
+        frames: summary.is_none().then_some(0),
+        stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
+        ring_overflows: take("ring_overflows", target.lost.into()),
+        ring_overflow_events: take("ring_overflow_events", target.overflow_events.into()),
+        exe: take("exe", target.exe.clone().into()),
+        start: take("start", target.start_local.clone().into()),
+        start_unix_s: take("start_unix_s", unix.into()),
+        wall_s: take("wall_s", wall.into()),
+        log: take("log", file_name.into()),
+        tool: take(
+            "tool",
+            format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into(),
+        ),
+        complete: progress == Progress::Complete,
+        frames_so_far: summary.map_or(0, |s| s.frames),
+        extra,
+    };
+    let path = target.path();
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    let werr = |source| LogError::Write {
+        path: path.clone(),
+        source,
+    };
+    if let Err(e) = fs::write(&tmp, text + "\n") {
+        // A full disk leaves an empty or partial temporary file: not a
+        // file anyone should find next to the log.
+        let _ = fs::remove_file(&tmp);
+        return Err(werr(e));
+    }
+    fs::rename(&tmp, &path).map_err(werr)?;
+    Ok(path)
 }
 
 /// `<stem>.summary.json` beside a session CSV.

@@ -334,6 +334,8 @@ pub fn by_main_cause(causes: &[Cause]) -> Vec<CauseGroup> {
 
 /// Streaming frame health: push frames as they come, get each stutter's
 /// cause once the 9 frames after it are known (or at [`Tracker::finish`]).
+/// Cloning is cheap (≤ 19 frames are kept).
+#[derive(Clone)]
 pub struct Tracker {
     rule: HealthRule,
     infos: Vec<CounterInfo>,

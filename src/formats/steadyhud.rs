@@ -13,8 +13,13 @@
 //! counters: they go to [`Meta::gpu`] for the GPU-bound verdict, and frame
 //! health gets the busy time from there under its own label. They are never
 //! folded into `cpu_busy_ms`, which the layer derives from CPU timestamps
-//! alone (`frametime_ms − in_present_ms`). An empty or `NA` field is a frame
+//! alone (`frametime_ms − in_present_ms − limiter_wait_ms`). An empty or `NA` field is a frame
 //! without GPU data.
+//!
+//! A log that does not end with the `# end: complete` line the layer writes
+//! at a clean exit gets the note "session did not end cleanly (last flush
+//! at …)": the game was killed, crashed, left through `_exit`, or is still
+//! running, and the rows stop at the layer's last flush.
 
 use super::error::{At, ErrorKind, Pos};
 use super::text::{char_col, clip, field_col, Lines};
@@ -22,7 +27,7 @@ use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use super::{Format, FrameLog, Meta};
 use crate::counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use crate::metrics::gpu::{self, GpuColumns};
-use crate::session_log::{COUNTER_OVERFLOW_PREFIX, EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
+use crate::session_log::{COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
 use std::io::BufRead;
 
 const COLUMN: &str = "frametime_ms";
@@ -72,11 +77,19 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     let mut lost = 0u64;
     let mut counters_lost = 0u64;
     let mut last_line = 0;
+    // Whether the last line read is the clean-exit line.
+    let mut ended = false;
     while let Some(line) = lines.next_line()? {
         last_line = line.no;
         let text = line.text;
+        if text.trim().is_empty() {
+            continue;
+        }
+        ended = false;
         if text.starts_with('#') {
-            if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
+            if text.trim_end() == END_LINE {
+                ended = line.terminated;
+            } else if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
                 meta.source = Some(exe.trim().to_string());
             } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
                 // Saturating: the counts come from the file (fuzzing found
@@ -95,9 +108,6 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                     .unwrap_or(0);
                 counters_lost = counters_lost.saturating_add(n);
             }
-            continue;
-        }
-        if text.trim().is_empty() {
             continue;
         }
         let Some((nfields, col)) = header else {
@@ -212,6 +222,16 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             ErrorKind::NoFrames { what: "frame" },
         ));
     }
+    if !ended {
+        // Rows are contiguous (a lost timestamp makes one longer frame), so
+        // the durations add up to the last row's present_ns.
+        let ns: u128 = durations.iter().map(|&d| u128::from(d)).sum();
+        meta.notes.push(format!(
+            "session did not end cleanly (last flush at {:.3} s, after {} frames; no \"{END_LINE}\" line)",
+            ns as f64 / 1e9,
+            durations.len()
+        ));
+    }
     if lost > 0 {
         meta.notes.push(format!(
             "ring overflow: {lost} timestamps lost during capture"
@@ -281,6 +301,30 @@ mod tests {
         let e = read(mid.as_bytes()).err().unwrap();
         assert_eq!(e.pos, Some(Pos::new(5, 7)));
         assert!(matches!(e.kind, ErrorKind::Truncated { found: 2, .. }));
+    }
+
+    #[test]
+    fn a_log_without_the_end_line_did_not_end_cleanly() {
+        let unclean = |log: &FrameLog| {
+            log.meta
+                .notes
+                .iter()
+                .filter(|n| n.contains("did not end cleanly"))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let killed = read(LOG.as_bytes()).unwrap();
+        assert_eq!(
+            unclean(&killed),
+            ["session did not end cleanly (last flush at 0.050 s, after 2 frames; no \"# end: complete\" line)"]
+        );
+        let clean = format!("{LOG}{END_LINE}\n\n");
+        assert!(unclean(&read(clean.as_bytes()).unwrap()).is_empty());
+        // Rows after it, or an end line cut before its newline: not clean.
+        let more = format!("{LOG}{END_LINE}\n2,66666667,16.666667\n");
+        assert_eq!(unclean(&read(more.as_bytes()).unwrap()).len(), 1);
+        let cut = format!("{LOG}{END_LINE}");
+        assert_eq!(unclean(&read(cut.as_bytes()).unwrap()).len(), 1);
     }
 
     #[test]

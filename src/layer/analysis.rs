@@ -6,9 +6,11 @@
 //! the stream into frame durations, streams one log row per frame (flushed
 //! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
 //! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
-//! HUD hotkey every 50 ms. A stream ends when its device is destroyed or at
-//! shutdown: the rest of the ring is drained and the summary (METRICS.md
-//! keys + STK curves) is written.
+//! HUD hotkey every 50 ms. While a stream runs, its summary JSON is kept
+//! current on disk by [`super::upkeep`] (`"complete": false`). A stream
+//! ends when its device is destroyed or at shutdown: the rest of the ring
+//! is drained, the CSV gets its `# end: complete` line and the final
+//! summary (METRICS.md keys + STK curves, `"complete": true`) is written.
 //!
 //! Logging policy: one session log per stream, i.e. per presented surface
 //! (window) of a device. A window keeps its log across swapchain recreation
@@ -16,7 +18,8 @@
 //! presented exactly; each further window gets its own log named
 //! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
 //! Memory: all durations are kept for the exact final summary, 8 bytes per
-//! frame (8 MB per million frames).
+//! frame (8 MB per million frames), plus one copy while a periodic summary
+//! rewrite computes.
 
 use super::capture::{CounterFrame, Stream};
 use super::counter_track::{self, CounterTrack};
@@ -26,9 +29,10 @@ use super::gpu_timing::GpuTimer;
 use super::guard;
 use super::limiter::FpsLimit;
 use super::session::Log;
+use super::upkeep::{self, Schedule, Snapshot};
 use crate::config::Config;
 use crate::live::LiveStats;
-use crate::metrics::{self, Options, Rolling};
+use crate::metrics::{self, Options, Rolling, StkPoint, Summary};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -97,6 +101,9 @@ struct StreamAnalysis {
     windows: Arc<AtomicU64>,
     /// The frame cap last written to the log (`None`: nothing written yet).
     cap_logged: Option<u32>,
+    opts: Options,
+    /// When the summary JSON is next rewritten while the session runs.
+    upkeep: Schedule,
 }
 
 impl StreamAnalysis {
@@ -167,6 +174,8 @@ impl StreamAnalysis {
             overflows_logged: 0,
             counter_overflows_logged: 0,
             cap_logged: None,
+            opts,
+            upkeep: Schedule::default(),
         }
     }
 
@@ -316,35 +325,98 @@ impl StreamAnalysis {
         }
     }
 
-    fn finish(mut self, buf: &mut [u64], opts: &Options) {
+    /// Keys of the summary JSON beyond the metrics: `final_write` ends the
+    /// counters' stutter judging; otherwise they are judged as if the
+    /// session ended now, as `analyze` judges the CSV's rows so far.
+    fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
+        let overflows = if final_write {
+            self.stream.overflows()
+        } else {
+            self.overflows_logged
+        };
+        let mut extra = serde_json::json!({
+            "ring_overflows": overflows,
+            "stream": self.stream.id,
+            "stutter_threshold": self.opts.stutter_threshold,
+            "summary_upkeep": self.upkeep.stats(streams, self.durations.len()),
+        });
+        if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
+            let keys = if final_write {
+                c.finish()
+            } else {
+                c.keys_so_far()
+            };
+            if let serde_json::Value::Object(keys) = keys {
+                map.extend(keys);
+            }
+            let lost = if final_write {
+                self.stream.counter_overflows()
+            } else {
+                self.counter_overflows_logged
+            };
+            map.insert("counter_ring_overflows".into(), lost.into());
+        }
+        if let (Some(g), Some(map)) = (self.gpu.as_ref(), extra.as_object_mut()) {
+            if let serde_json::Value::Object(keys) = g.summary() {
+                map.extend(keys);
+            }
+        }
+        extra
+    }
+
+    /// Frames whose CSV rows are written.
+    fn rows_written(&self) -> usize {
+        let held = self.gpu.as_ref().map_or(0, GpuFrames::held);
+        self.durations.len().saturating_sub(held)
+    }
+
+    /// Hands a snapshot to the summary writer when one is due (see
+    /// [`super::upkeep`]); `streams` share the upkeep budget.
+    fn keep_summary(&mut self, now: Instant, writer: &mut upkeep::Writer, streams: usize) {
+        if !matches!(self.log, Log::Open(_))
+            || !self.upkeep.due(now, streams, self.durations.len())
+            || !writer.ready()
+        {
+            return;
+        }
+        let cpu = upkeep::thread_cpu();
+        let Some(target) = self.log.flushed_summary_target() else {
+            return;
+        };
+        let snapshot = Snapshot {
+            target,
+            // Only the frames whose rows are written (GPU timing holds rows
+            // back a frame or two), so the summary matches the CSV's prefix.
+            durations: self.durations[..self.rows_written()].to_vec(),
+            opts: self.opts,
+            extra: self.extra_keys(false, streams),
+        };
+        let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
+        self.upkeep.send(snapshot, now, snapshot_cpu, writer);
+    }
+
+    fn finish(mut self, buf: &mut [u64], streams: usize) {
         self.drain(buf);
+        // From here no periodic write may replace the final summary.
+        self.upkeep.finish();
         self.flush_gpu(true);
         let durations = std::mem::take(&mut self.durations);
-        let overflows = self.stream.overflows();
-        let counter_overflows = self.stream.counter_overflows();
         let log = std::mem::replace(&mut self.log, Log::disabled());
         guard::contain((), move || {
-            let summary = metrics::summarize(&durations, opts);
-            let stk = metrics::stk_curve(&durations, stk_max_fps(&durations));
-            let mut extra = serde_json::json!({
-                "ring_overflows": overflows,
-                "stream": self.stream.id,
-                "stutter_threshold": opts.stutter_threshold,
-            });
-            if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
-                if let serde_json::Value::Object(keys) = c.finish() {
-                    map.extend(keys);
-                }
-                map.insert("counter_ring_overflows".into(), counter_overflows.into());
-            }
-            if let (Some(g), Some(map)) = (self.gpu.as_ref(), extra.as_object_mut()) {
-                if let serde_json::Value::Object(keys) = g.summary() {
-                    map.extend(keys);
-                }
-            }
+            let (summary, stk) = whole_session(&durations, &self.opts);
+            let extra = self.extra_keys(true, streams);
             log.finish(summary.as_ref(), &stk, extra);
         });
     }
+}
+
+/// The whole-session numbers of `durations`, as every summary write (final
+/// or periodic) computes them: the summary (`None` for no frame) and the
+/// STK curve. O(n log n): the cost [`upkeep`] budgets.
+pub(super) fn whole_session(durations: &[u64], opts: &Options) -> (Option<Summary>, Vec<StkPoint>) {
+    let summary = metrics::summarize(durations, opts);
+    let stk = metrics::stk_curve(durations, stk_max_fps(durations));
+    (summary, stk)
 }
 
 /// Upper end of the STK curves: just past the fastest frame's rate (beyond
@@ -358,11 +430,12 @@ fn stk_max_fps(durations: &[u64]) -> u32 {
 struct Analyzer {
     streams: Vec<StreamAnalysis>,
     settings: Settings,
-    opts: Options,
     window_s: f64,
     buf: Vec<u64>,
     last_flush: Instant,
     last_live: Instant,
+    /// Thread that rewrites the streams' summaries while they run.
+    writer: upkeep::Writer,
 }
 
 impl Analyzer {
@@ -372,6 +445,7 @@ impl Analyzer {
         let live = now.duration_since(self.last_live) >= LIVE_EVERY
             && self.settings.hud_visible.load(Ordering::Relaxed);
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
+        let streams = self.streams.len();
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -380,6 +454,7 @@ impl Analyzer {
             if flush {
                 s.log.flush();
             }
+            s.keep_summary(now, &mut self.writer, streams);
         }
         if live {
             self.last_live = now;
@@ -394,8 +469,9 @@ impl Analyzer {
             .into_iter()
             .partition(|s| pred(&s.stream));
         self.streams = keep;
+        let streams = self.streams.len() + done.len();
         for s in done {
-            s.finish(&mut self.buf, &self.opts);
+            s.finish(&mut self.buf, streams);
         }
     }
 }
@@ -429,13 +505,11 @@ impl Analysis {
         let analyzer = Arc::new(Mutex::new(Analyzer {
             streams: Vec::new(),
             settings,
-            opts: Options {
-                stutter_threshold: cfg.stutter_threshold,
-            },
             window_s: cfg.window_seconds,
             buf: vec![0; 4096],
             last_flush: Instant::now(),
             last_live: Instant::now(),
+            writer: upkeep::Writer::default(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let (a, s) = (analyzer.clone(), stop.clone());
@@ -526,7 +600,9 @@ impl Analysis {
             t.thread().unpark();
             let _ = t.join();
         }
-        lock(&r.analyzer).finish_where(|_| true);
+        let mut analyzer = lock(&r.analyzer);
+        analyzer.finish_where(|_| true);
+        analyzer.writer.stop();
     }
 }
 
@@ -627,7 +703,7 @@ mod tests {
         a.drain(&mut buf);
         let frames = a.durations.len();
         assert_eq!(frames, 29 + capture_capacity());
-        a.finish(&mut buf, &opts);
+        a.finish(&mut buf, 1);
 
         let (_, text, summary) = written_log(dir.path());
         let rows: Vec<&str> = text
@@ -695,7 +771,7 @@ mod tests {
         }
         let mut buf = vec![0u64; 64];
         a.drain(&mut buf);
-        a.finish(&mut buf, &opts);
+        a.finish(&mut buf, 1);
         let (csv, text, summary) = written_log(dir.path());
         assert!(
             text.contains(
@@ -751,7 +827,7 @@ mod tests {
         }
         let mut buf = vec![0u64; 256];
         a.drain(&mut buf);
-        a.finish(&mut buf, &opts);
+        a.finish(&mut buf, 1);
         let (csv, text, summary) = written_log(dir.path());
         assert!(
             text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"),
@@ -761,6 +837,69 @@ mod tests {
         assert_eq!(log.durations_ns.len() as u64, frames - 1);
         assert_eq!(summary["counter_ring_overflows"], 10);
         assert_eq!(summary["ring_overflows"], 0);
+    }
+
+    /// While the stream runs the summary is rewritten (`complete: false`,
+    /// after a flush, so the CSV holds every frame it counts) once at the
+    /// log's opening and then after the interval; the final write says
+    /// `complete: true` and the CSV ends with `# end: complete`.
+    #[test]
+    fn summary_is_kept_current_then_final() {
+        let dir = tempfile::tempdir().unwrap();
+        let (stream, cons) = Stream::new(1, 0);
+        let log = Log::pending(Some(dir.path().to_path_buf()));
+        let mut a = StreamAnalysis::new(stream.clone(), cons, log, 10.0, Options::default());
+        let mut w = upkeep::Writer::default();
+        let mut buf = vec![0u64; 64];
+        let mut t = 1_000_000_000u64;
+        let mut present = |n: u64| {
+            for _ in 0..n {
+                t += 10_000_000;
+                stream.record(t);
+            }
+        };
+        present(31);
+        a.drain(&mut buf);
+        a.keep_summary(Instant::now(), &mut w, 1);
+        w.stop();
+        let (csv, text, summary) = written_log(dir.path());
+        assert_eq!(summary["complete"], false);
+        assert_eq!(summary["frames_so_far"], 30);
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+                .count(),
+            30,
+            "flushed before the summary"
+        );
+        present(10);
+        a.drain(&mut buf);
+        a.keep_summary(Instant::now() + upkeep::MIN_INTERVAL / 2, &mut w, 1);
+        w.stop();
+        assert_eq!(
+            written_log(dir.path()).2["frames_so_far"],
+            30,
+            "not due yet"
+        );
+        a.keep_summary(Instant::now() + upkeep::MIN_INTERVAL, &mut w, 1);
+        w.stop();
+        assert_eq!(written_log(dir.path()).2["frames_so_far"], 40);
+        a.finish(&mut buf, 1);
+        let (_, text, summary) = written_log(dir.path());
+        assert_eq!(summary["complete"], true);
+        assert_eq!(summary["frames_so_far"], 40);
+        assert_eq!(summary["frames"], 40);
+        assert_eq!(summary["summary_upkeep"]["writes"], 2);
+        assert!(text.ends_with("\n# end: complete\n"), "{text}");
+        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        assert!(
+            !log.meta
+                .notes
+                .iter()
+                .any(|n| n.contains("did not end cleanly")),
+            "{:?}",
+            log.meta.notes
+        );
     }
 
     fn capture_capacity() -> usize {

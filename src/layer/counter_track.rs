@@ -166,6 +166,18 @@ impl CounterTrack {
     /// (per-counter totals) and `latency`.
     pub fn finish(&mut self) -> serde_json::Value {
         self.tracker.finish(&mut self.causes);
+        self.keys(&self.causes)
+    }
+
+    /// [`CounterTrack::finish`]'s keys as if the session ended now, without
+    /// ending it: the last frames' stutters are judged on a copy.
+    pub fn keys_so_far(&self) -> serde_json::Value {
+        let mut causes = self.causes.clone();
+        self.tracker.clone().finish(&mut causes);
+        self.keys(&causes)
+    }
+
+    fn keys(&self, causes: &[Cause]) -> serde_json::Value {
         let counters: Vec<serde_json::Value> = self
             .infos
             .iter()
@@ -185,9 +197,9 @@ impl CounterTrack {
             }
         };
         serde_json::json!({
-            "stutter_causes": self.causes,
-            "stutter_causes_text": self.causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-            "stutters_by_cause": crate::counters::by_main_cause(&self.causes),
+            "stutter_causes": causes,
+            "stutter_causes_text": causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            "stutters_by_cause": crate::counters::by_main_cause(causes),
             "counters": counters,
             "latency": {
                 "cpu_busy_ms_avg": avg(self.sum_cpu_busy),

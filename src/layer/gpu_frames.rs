@@ -121,6 +121,11 @@ impl GpuFrames {
         self.pending.push_back(p);
     }
 
+    /// Frames held back for their GPU results.
+    pub fn held(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Reads new GPU results and hands every frame that is decided, in
     /// order, to `write` with its GPU columns filled. `newest`: CPU time of
     /// the newest present; `all`: decide every frame (the stream ends).

@@ -41,6 +41,7 @@ mod session;
 mod state;
 mod submit;
 mod swapchain;
+mod upkeep;
 
 /// The layer's name as in the manifest.
 pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";

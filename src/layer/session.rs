@@ -6,7 +6,7 @@
 use super::guard;
 use crate::counters::Unit;
 use crate::metrics::{StkPoint, Summary};
-use crate::session_log::{default_log_dir, SessionLog};
+use crate::session_log::{default_log_dir, SessionLog, SummaryTarget};
 use std::path::PathBuf;
 use std::time::SystemTime;
 
@@ -138,7 +138,19 @@ impl Log {
         }
     }
 
-    /// Writes the summary JSON next to the CSV.
+    /// Flushes the rows so far and returns what a summary write of this
+    /// moment needs (`None` unless the log is open): the CSV then holds at
+    /// least every frame the summary will count.
+    pub fn flushed_summary_target(&mut self) -> Option<SummaryTarget> {
+        self.flush();
+        match self {
+            Log::Open(l) => Some(l.summary_target()),
+            _ => None,
+        }
+    }
+
+    /// Ends the CSV with its `# end: complete` line and writes the final
+    /// summary JSON next to it.
     pub fn finish(self, summary: Option<&Summary>, stk: &[StkPoint], extra: serde_json::Value) {
         if let Log::Open(l) = self {
             if let Err(e) = l.finish(summary, stk, extra) {

@@ -151,6 +151,11 @@ struct Args {
     /// Return from main without destroying the device, instance or windows.
     #[arg(long)]
     no_destroy: bool,
+    /// Right after the last present (and the totals), end the process with
+    /// `_exit(0)`: nothing is destroyed and no exit handler runs (no
+    /// `atexit`, no `.fini_array`), as Wine processes and crash handlers end.
+    #[arg(long, conflicts_with = "no_destroy")]
+    exit_now: bool,
     /// Print `testapp: present K` after every schedule point (K = present
     /// calls so far), flushed, for tests that kill the app mid-run.
     #[arg(long)]
@@ -271,9 +276,9 @@ fn run(args: &Args) -> Result<(), Error> {
                 .into(),
         ));
     }
-    if args.repeat > 1 && args.no_destroy {
+    if args.repeat > 1 && (args.no_destroy || args.exit_now) {
         return Err(Error::Usage(
-            "--repeat and --no-destroy cannot be combined".into(),
+            "--repeat cannot be combined with --no-destroy or --exit-now".into(),
         ));
     }
     if args.resize_every == Some(0) {
@@ -507,6 +512,11 @@ fn session(
     }
     totals.recreations += targets.iter().map(|t| t.recreations).sum::<u64>();
 
+    if args.exit_now {
+        print_totals(args, totals);
+        // SAFETY: _exit ends the process at once; nothing runs after it.
+        unsafe { libc::_exit(0) };
+    }
     if args.no_destroy {
         // Leave main with the device and instance alive, as some games do.
         print_totals(args, totals);
