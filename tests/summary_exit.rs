@@ -279,3 +279,34 @@ fn a_clean_exit_leaves_a_complete_summary_and_the_end_line() {
         );
     }
 }
+
+/// The session summary carries the mergeable time histogram (issue 16):
+/// `steadyhud merge` of the summary gives the same fleet metrics as `merge`
+/// of `summarize --json` run on the session's CSV.
+#[test]
+fn the_session_summary_histogram_merges_like_the_csv() {
+    let h = Harness::new();
+    let out = run(h.testapp(&["--frames", "120"]).layer());
+    out.assert_success("testapp --frames 120 with steadyhud");
+    let log = h.only_session_log();
+    let summary = log.summary.expect("a summary");
+    let merged = |file: &std::path::Path| -> serde_json::Value {
+        let out = run(&mut h.steadyhud(&["merge", file.to_str().expect("utf-8"), "--json"]));
+        out.assert_success("steadyhud merge");
+        let mut v: serde_json::Value = serde_json::from_str(&out.stdout).expect("merge JSON");
+        if let Some(m) = v.as_object_mut() {
+            m.remove("inputs");
+        }
+        v
+    };
+    let rows = run(&mut h.steadyhud(&["summarize", log.csv.to_str().expect("utf-8"), "--json"]));
+    rows.assert_success("steadyhud summarize --json");
+    let rows_file = h.log_dir.join("rows.json.txt");
+    std::fs::write(&rows_file, &rows.stdout).expect("write");
+    let from_summary = merged(&summary);
+    assert!(
+        from_summary["frames"].as_u64() == Some(120),
+        "merge of the summary: {from_summary}"
+    );
+    assert_eq!(from_summary, merged(&rows_file));
+}

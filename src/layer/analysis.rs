@@ -32,6 +32,7 @@ use super::session::Log;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::config::Config;
 use crate::live::LiveStats;
+use crate::metrics::histogram::TimeHistogram;
 use crate::metrics::{self, Options, Rolling, StkPoint, Summary};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
@@ -403,8 +404,8 @@ impl StreamAnalysis {
         let durations = std::mem::take(&mut self.durations);
         let log = std::mem::replace(&mut self.log, Log::disabled());
         guard::contain((), move || {
-            let (summary, stk) = whole_session(&durations, &self.opts);
-            let extra = self.extra_keys(true, streams);
+            let mut extra = self.extra_keys(true, streams);
+            let (summary, stk) = whole_session(&durations, &self.opts, &mut extra);
             log.finish(summary.as_ref(), &stk, extra);
         });
     }
@@ -413,9 +414,21 @@ impl StreamAnalysis {
 /// The whole-session numbers of `durations`, as every summary write (final
 /// or periodic) computes them: the summary (`None` for no frame) and the
 /// STK curve. O(n log n): the cost [`upkeep`] budgets.
-pub(super) fn whole_session(durations: &[u64], opts: &Options) -> (Option<Summary>, Vec<StkPoint>) {
+pub(super) fn whole_session(
+    durations: &[u64],
+    opts: &Options,
+    extra: &mut serde_json::Value,
+) -> (Option<Summary>, Vec<StkPoint>) {
     let summary = metrics::summarize(durations, opts);
     let stk = metrics::stk_curve(durations, stk_max_fps(durations));
+    // The mergeable time histogram: summed over sessions it gives fleet-wide
+    // metrics (`steadyhud merge` reads a summary's `histogram` key).
+    if let (Some(map), Ok(h)) = (
+        extra.as_object_mut(),
+        serde_json::to_value(TimeHistogram::from_durations(durations)),
+    ) {
+        map.insert("histogram".into(), h);
+    }
     (summary, stk)
 }
 

@@ -231,7 +231,8 @@ impl Job {
         // A finished stream's summary is about to be final: skip the compute.
         let written = !slot.lock().finished
             && guard::try_run(|| {
-                let (summary, stk) = whole_session(&s.durations, &s.opts);
+                let mut extra = s.extra;
+                let (summary, stk) = whole_session(&s.durations, &s.opts, &mut extra);
                 drop(s.durations);
                 let state = slot.lock();
                 if state.finished {
@@ -240,13 +241,7 @@ impl Job {
                 // Errors are not reported here: they are the CSV's (same
                 // folder, reported once by the log), and the final write
                 // reports its own.
-                let _ = write_summary(
-                    &s.target,
-                    summary.as_ref(),
-                    &stk,
-                    s.extra,
-                    Progress::Running,
-                );
+                let _ = write_summary(&s.target, summary.as_ref(), &stk, extra, Progress::Running);
                 true
             })
             .unwrap_or(false);
