@@ -478,6 +478,26 @@ mod tests {
         assert_eq!(c.target_fps, 144);
     }
 
+    /// Issue 13: caps, lists, methods, the hotkey; a bad cap is one
+    /// warning naming its source and turns the cap off.
+    #[test]
+    fn frame_cap_keys() {
+        let (c, w) = env("fps_limit=60+144+0,fps_limit_method=early,toggle_fps_limit=Control_L+F2");
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(c.fps_limit, [60, 144, 0]);
+        assert_eq!(c.fps_limit_method, LimitMethod::Early);
+        assert_eq!(c.toggle_fps_limit, "Control_L+F2");
+        assert_eq!(Config::default().fps_limit_method, LimitMethod::Late);
+        assert!(env("fps_limit=0").0.fps_limit.is_empty());
+        for bad in ["-5", "abc", "1001", "60+x", "nan", ""] {
+            let (c, w) = file(&format!("fps_limit=144\nfps_limit={bad}\n"));
+            assert!(c.fps_limit.is_empty(), "{bad:?}: {:?}", c.fps_limit);
+            assert_eq!(w.len(), 1, "{bad:?}: {w:?}");
+            assert!(w[0].contains(":2") && w[0].contains("fps_limit"), "{w:?}");
+        }
+        assert_eq!(env("fps_limit_method=sometimes").1.len(), 1);
+    }
+
     #[test]
     fn positions() {
         for (v, p) in [

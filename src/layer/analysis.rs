@@ -261,7 +261,12 @@ impl StreamAnalysis {
         }
         let cap = self.settings.limit.fps();
         if self.cap_logged != Some(cap) && (cap != 0 || self.cap_logged.is_some()) {
-            self.log.note_fps_limit(cap, self.durations.len() as u64);
+            // The cap a session starts with holds from its first frame.
+            let frame = match self.cap_logged {
+                None => 0,
+                Some(_) => self.durations.len() as u64,
+            };
+            self.log.note_fps_limit(cap, frame);
         }
         self.cap_logged = Some(cap);
     }
