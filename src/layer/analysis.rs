@@ -118,27 +118,29 @@ impl StreamAnalysis {
     ) -> Self {
         Self::with_counters(
             stream,
-            (cons, None),
+            (cons, None, None),
             log,
             window_s,
             opts,
             Settings::for_tests(),
             Arc::default(),
-            None,
         )
     }
 
-    /// `rings`: the stream's timestamp ring and, when it counts, its
-    /// counter ring.
+    /// `feeds`: the stream's timestamp ring and, when its device counts,
+    /// its counter ring and GPU timer.
     fn with_counters(
         stream: Arc<Stream>,
-        (cons, vcons): (HeapCons<u64>, Option<HeapCons<CounterFrame>>),
+        (cons, vcons, gpu): (
+            HeapCons<u64>,
+            Option<HeapCons<CounterFrame>>,
+            Option<Arc<GpuTimer>>,
+        ),
         log: Log,
         window_s: f64,
         opts: Options,
         settings: Settings,
         windows: Arc<AtomicU64>,
-        gpu: Option<Arc<GpuTimer>>,
     ) -> Self {
         let gpu = gpu.and_then(|timer| {
             let table = stream.counters.as_ref()?;
@@ -571,13 +573,12 @@ impl Analysis {
         };
         let analysis = StreamAnalysis::with_counters(
             stream.clone(),
-            (cons, vcons),
+            (cons, vcons, gpu),
             log,
             cfg.window_seconds,
             opts,
             settings,
             self.windows.clone(),
-            gpu,
         );
         let mut running = lock(&self.running);
         if running
@@ -762,13 +763,12 @@ mod tests {
         let log = Log::pending(Some(dir.path().to_path_buf()));
         let mut a = StreamAnalysis::with_counters(
             stream.clone(),
-            (cons, vcons),
+            (cons, vcons, None),
             log,
             10.0,
             opts,
             Settings::for_tests(),
             Arc::default(),
-            None,
         );
         let ms = 1_000_000u64;
         let mut t = 1_000 * ms;
@@ -830,13 +830,12 @@ mod tests {
         let log = Log::pending(Some(dir.path().to_path_buf()));
         let mut a = StreamAnalysis::with_counters(
             stream.clone(),
-            (cons, vcons),
+            (cons, vcons, None),
             log,
             10.0,
             opts,
             Settings::for_tests(),
             Arc::default(),
-            None,
         );
         let frames = COUNTER_RING_CAPACITY as u64 + 10;
         let vals = [1u64; MAX_COUNTERS];
