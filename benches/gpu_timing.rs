@@ -105,8 +105,12 @@ fn submits(c: &mut Criterion) {
     }
     .expect("a queue family with timestamps");
     let cmds = [v.cmd];
-    let info = [vk::SubmitInfo::default().command_buffers(&cmds)];
-    let submit = |n: u32, p: *const vk::SubmitInfo<'_>| {
+    let info: [vk::SubmitInfo<'static>; 1] = [vk::SubmitInfo {
+        command_buffer_count: 1,
+        p_command_buffers: cmds.as_ptr(),
+        ..Default::default()
+    }];
+    let submit = |n: u32, p: *const vk::SubmitInfo<'static>| {
         // SAFETY: valid submit infos of this device's queue.
         unsafe { (v.device.fp_v1_0().queue_submit)(v.queue, n, p, vk::Fence::null()) }
     };

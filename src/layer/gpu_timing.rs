@@ -118,13 +118,117 @@ struct QueueObjects {
 /// Reused arrays of the patched submit (only the queue's submits use them,
 /// and the app serializes those: never contended).
 #[derive(Default)]
-struct Scratch {
+pub struct Scratch {
     infos: Vec<vk::SubmitInfo<'static>>,
     cmds: Vec<vk::CommandBuffer>,
     infos2: Vec<vk::SubmitInfo2<'static>>,
     cmds2: Vec<vk::CommandBufferSubmitInfo<'static>>,
     /// Slots reserved by the current call, stamped FAILED if it fails.
     slots: Vec<usize>,
+}
+
+/// A batch of a submit call: `VkSubmitInfo` (`vkQueueSubmit`) or
+/// `VkSubmitInfo2` (`vkQueueSubmit2`), so one patching routine serves both.
+/// The `'static` lifetime stands for "valid during the call": the layer
+/// keeps no pointer past it.
+pub trait Batch: Copy {
+    /// One element of its command buffer array.
+    type Cmd: Copy;
+    /// The app's command buffers.
+    ///
+    /// # Safety
+    /// A valid batch of the app's.
+    unsafe fn cmds(&self) -> &[Self::Cmd];
+    /// Why the batch is not timed, if it is not.
+    ///
+    /// # Safety
+    /// A valid batch (its `pNext` chain is read).
+    unsafe fn untimed(&self) -> Option<&'static str>;
+    /// The element for one of the layer's command buffers.
+    fn ours(cb: vk::CommandBuffer) -> Self::Cmd;
+    /// This batch with another command buffer array.
+    fn with_cmds(self, n: u32, p: *const Self::Cmd) -> Self;
+    fn cmds_ptr(&self) -> *const Self::Cmd;
+    fn cmds_len(&self) -> u32;
+    /// The queue's reused arrays for this batch type.
+    fn scratch(s: &mut Scratch) -> (&mut Vec<Self>, &mut Vec<Self::Cmd>);
+}
+
+/// A raw array of `n` elements (empty when null).
+///
+/// # Safety
+/// `p` points to `n` valid elements, or `n` is 0.
+unsafe fn array<'a, T>(p: *const T, n: u32) -> &'a [T] {
+    if p.is_null() || n == 0 {
+        &[]
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { std::slice::from_raw_parts(p, n as usize) }
+    }
+}
+
+impl Batch for vk::SubmitInfo<'static> {
+    type Cmd = vk::CommandBuffer;
+    unsafe fn cmds(&self) -> &[vk::CommandBuffer] {
+        // SAFETY: the app's array (caller).
+        unsafe { array(self.p_command_buffers, self.command_buffer_count) }
+    }
+    unsafe fn untimed(&self) -> Option<&'static str> {
+        // SAFETY: the app's chain (caller).
+        let (protected, group) = unsafe { chain_flags(self.p_next) };
+        untimed_reason(self.command_buffer_count, protected, group)
+    }
+    fn ours(cb: vk::CommandBuffer) -> vk::CommandBuffer {
+        cb
+    }
+    fn with_cmds(mut self, n: u32, p: *const vk::CommandBuffer) -> Self {
+        self.command_buffer_count = n;
+        self.p_command_buffers = p;
+        self
+    }
+    fn cmds_ptr(&self) -> *const vk::CommandBuffer {
+        self.p_command_buffers
+    }
+    fn cmds_len(&self) -> u32 {
+        self.command_buffer_count
+    }
+    fn scratch(s: &mut Scratch) -> (&mut Vec<Self>, &mut Vec<vk::CommandBuffer>) {
+        (&mut s.infos, &mut s.cmds)
+    }
+}
+
+impl Batch for vk::SubmitInfo2<'static> {
+    type Cmd = vk::CommandBufferSubmitInfo<'static>;
+    unsafe fn cmds(&self) -> &[Self::Cmd] {
+        // SAFETY: the app's array (caller).
+        unsafe { array(self.p_command_buffer_infos, self.command_buffer_info_count) }
+    }
+    unsafe fn untimed(&self) -> Option<&'static str> {
+        // SAFETY: the app's chain (caller).
+        let (_, group) = unsafe { chain_flags(self.p_next) };
+        let protected = self.flags.contains(vk::SubmitFlags::PROTECTED);
+        untimed_reason(self.command_buffer_info_count, protected, group)
+    }
+    fn ours(cb: vk::CommandBuffer) -> Self::Cmd {
+        vk::CommandBufferSubmitInfo {
+            command_buffer: cb,
+            ..Default::default()
+        }
+    }
+    fn with_cmds(mut self, n: u32, p: *const Self::Cmd) -> Self {
+        self.command_buffer_info_count = n;
+        self.p_command_buffer_infos = p;
+        self
+    }
+    fn cmds_ptr(&self) -> *const Self::Cmd {
+        self.p_command_buffer_infos
+    }
+    fn cmds_len(&self) -> u32 {
+        self.command_buffer_info_count
+    }
+    fn scratch(s: &mut Scratch) -> (&mut Vec<Self>, &mut Vec<Self::Cmd>) {
+        (&mut s.infos2, &mut s.cmds2)
+    }
 }
 
 /// Timing state of one queue of the app's.
@@ -328,19 +432,19 @@ impl GpuTimer {
         }
     }
 
-    /// `vkQueueSubmit` with every timable batch wrapped in a timestamp pair:
-    /// calls `next` with the patched batches (or the app's own when nothing
-    /// is timed). Returns `next`'s result and whether this call did
-    /// first-time setup (the layer's cost, not the app's).
+    /// `vkQueueSubmit` / `vkQueueSubmit2` with every timable batch wrapped
+    /// in a timestamp pair: calls `next` with the patched batches (or the
+    /// app's own when nothing is timed). Returns `next`'s result and whether
+    /// this call did first-time setup (the layer's cost, not the app's).
     ///
     /// # Safety
-    /// Inside the app's `vkQueueSubmit` on `queue` with its arguments.
-    pub unsafe fn submit(
+    /// Inside the app's submit call on `queue` with its arguments.
+    pub unsafe fn submit<B: Batch>(
         &self,
         queue: vk::Queue,
         count: u32,
-        submits: *const vk::SubmitInfo<'_>,
-        next: impl FnOnce(u32, *const vk::SubmitInfo<'_>) -> vk::Result,
+        submits: *const B,
+        next: impl FnOnce(u32, *const B) -> vk::Result,
     ) -> (vk::Result, bool) {
         let Some(qt) = self.queue(queue) else {
             return (next(count, submits), false);
@@ -353,7 +457,8 @@ impl GpuTimer {
         });
         match patched {
             Some(Some(setup)) => {
-                let r = next(scratch.infos.len() as u32, scratch.infos.as_ptr().cast());
+                let infos = B::scratch(&mut scratch).0;
+                let r = next(infos.len() as u32, infos.as_ptr());
                 qt.settle(&mut scratch, r);
                 (r, setup)
             }
@@ -364,25 +469,24 @@ impl GpuTimer {
         }
     }
 
-    /// Builds `scratch.infos` from the app's batches; `None` when nothing is
+    /// Builds the scratch batches from the app's; `None` when nothing is
     /// timed (the app's array goes down unchanged). `Some(setup)`: patched,
     /// and whether the queue's objects were made now.
-    unsafe fn patch(
+    unsafe fn patch<B: Batch>(
         &self,
         qt: &QueueTimer,
         scratch: &mut Scratch,
         count: u32,
-        submits: *const vk::SubmitInfo<'_>,
+        submits: *const B,
     ) -> Option<bool> {
         if submits.is_null() || count == 0 {
             return None;
         }
         // SAFETY: `count` valid structures (Vulkan's contract with the app).
         let batches = unsafe { std::slice::from_raw_parts(submits, count as usize) };
-        let timed = |b: &vk::SubmitInfo<'_>| {
-            // SAFETY: the app's chain.
-            let (protected, group) = unsafe { chain_flags(b.p_next) };
-            match untimed_reason(b.command_buffer_count, protected, group) {
+        let timed = |b: &B| {
+            // SAFETY: the app's valid batch.
+            match unsafe { b.untimed() } {
                 None => true,
                 Some(why) => {
                     self.say_untimed(why);
@@ -394,155 +498,35 @@ impl GpuTimer {
             return None;
         }
         let (objects, setup) = qt.objects(&self.fns)?;
-        scratch.infos.clear();
-        scratch.cmds.clear();
         scratch.slots.clear();
+        let mut slots = std::mem::take(&mut scratch.slots);
+        let (infos, cmds) = B::scratch(scratch);
+        infos.clear();
+        cmds.clear();
         // First the command buffer array (its pointers must not move), then
         // the batches pointing into it.
         for b in batches {
-            let start = scratch.cmds.len();
+            let start = cmds.len();
             let slot = if timed(b) { qt.reserve(self) } else { None };
             if let Some(k) = slot {
-                scratch.cmds.push(objects.begin[k]);
-                scratch.slots.push(k);
+                cmds.push(B::ours(objects.begin[k]));
+                slots.push(k);
             }
-            if b.command_buffer_count > 0 {
-                // SAFETY: the app's array of `command_buffer_count` handles.
-                scratch.cmds.extend_from_slice(unsafe {
-                    std::slice::from_raw_parts(b.p_command_buffers, b.command_buffer_count as usize)
-                });
-            }
+            // SAFETY: the app's valid batch.
+            cmds.extend_from_slice(unsafe { b.cmds() });
             if let Some(k) = slot {
-                scratch.cmds.push(objects.end[k]);
+                cmds.push(B::ours(objects.end[k]));
             }
-            let mut info = *b;
-            info.command_buffer_count = (scratch.cmds.len() - start) as u32;
-            // Pointer fixed below, once `cmds` is complete.
-            info.p_command_buffers = start as *const vk::CommandBuffer;
-            // SAFETY: only the lifetime marker changes; the pointers are used
-            // during this call only.
-            scratch.infos.push(unsafe {
-                std::mem::transmute::<vk::SubmitInfo<'_>, vk::SubmitInfo<'static>>(info)
-            });
+            // The pointer holds the start index until `cmds` is complete.
+            infos.push(b.with_cmds((cmds.len() - start) as u32, start as *const B::Cmd));
         }
-        let base = scratch.cmds.as_ptr();
-        for info in &mut scratch.infos {
-            let start = info.p_command_buffers as usize;
+        let base = cmds.as_ptr();
+        for info in infos.iter_mut() {
+            let start = info.cmds_ptr() as usize;
             // SAFETY: `start` is an index into `cmds` (set above).
-            info.p_command_buffers = unsafe { base.add(start) };
+            *info = info.with_cmds(info.cmds_len(), unsafe { base.add(start) });
         }
-        Some(setup)
-    }
-
-    /// `vkQueueSubmit2`, as [`GpuTimer::submit`].
-    ///
-    /// # Safety
-    /// Inside the app's `vkQueueSubmit2` on `queue` with its arguments.
-    pub unsafe fn submit2(
-        &self,
-        queue: vk::Queue,
-        count: u32,
-        submits: *const vk::SubmitInfo2<'_>,
-        next: impl FnOnce(u32, *const vk::SubmitInfo2<'_>) -> vk::Result,
-    ) -> (vk::Result, bool) {
-        let Some(qt) = self.queue(queue) else {
-            return (next(count, submits), false);
-        };
-        let mut scratch = qt.scratch.lock().unwrap_or_else(|e| e.into_inner());
-        let patched = guard::try_run(|| {
-            // SAFETY: the app's arguments (caller).
-            unsafe { self.patch2(qt, &mut scratch, count, submits) }
-        });
-        match patched {
-            Some(Some(setup)) => {
-                let r = next(scratch.infos2.len() as u32, scratch.infos2.as_ptr().cast());
-                qt.settle(&mut scratch, r);
-                (r, setup)
-            }
-            _ => {
-                qt.settle(&mut scratch, vk::Result::ERROR_UNKNOWN);
-                (next(count, submits), false)
-            }
-        }
-    }
-
-    unsafe fn patch2(
-        &self,
-        qt: &QueueTimer,
-        scratch: &mut Scratch,
-        count: u32,
-        submits: *const vk::SubmitInfo2<'_>,
-    ) -> Option<bool> {
-        if submits.is_null() || count == 0 {
-            return None;
-        }
-        // SAFETY: `count` valid structures.
-        let batches = unsafe { std::slice::from_raw_parts(submits, count as usize) };
-        let timed = |b: &vk::SubmitInfo2<'_>| {
-            // SAFETY: the app's chain.
-            let (_, group) = unsafe { chain_flags(b.p_next) };
-            let protected = b.flags.contains(vk::SubmitFlags::PROTECTED);
-            match untimed_reason(b.command_buffer_info_count, protected, group) {
-                None => true,
-                Some(why) => {
-                    self.say_untimed(why);
-                    false
-                }
-            }
-        };
-        if !batches.iter().any(timed) {
-            return None;
-        }
-        let (objects, setup) = qt.objects(&self.fns)?;
-        scratch.infos2.clear();
-        scratch.cmds2.clear();
-        scratch.slots.clear();
-        let ours = |cb: vk::CommandBuffer| vk::CommandBufferSubmitInfo {
-            command_buffer: cb,
-            ..Default::default()
-        };
-        for b in batches {
-            let start = scratch.cmds2.len();
-            let slot = if timed(b) { qt.reserve(self) } else { None };
-            if let Some(k) = slot {
-                scratch.cmds2.push(ours(objects.begin[k]));
-                scratch.slots.push(k);
-            }
-            if b.command_buffer_info_count > 0 {
-                // SAFETY: the app's array.
-                let app = unsafe {
-                    std::slice::from_raw_parts(
-                        b.p_command_buffer_infos,
-                        b.command_buffer_info_count as usize,
-                    )
-                };
-                for c in app {
-                    // SAFETY: lifetime marker only.
-                    scratch.cmds2.push(unsafe {
-                        std::mem::transmute::<
-                            vk::CommandBufferSubmitInfo<'_>,
-                            vk::CommandBufferSubmitInfo<'static>,
-                        >(*c)
-                    });
-                }
-            }
-            if let Some(k) = slot {
-                scratch.cmds2.push(ours(objects.end[k]));
-            }
-            let mut info = *b;
-            info.command_buffer_info_count = (scratch.cmds2.len() - start) as u32;
-            info.p_command_buffer_infos = start as *const vk::CommandBufferSubmitInfo<'_>;
-            // SAFETY: lifetime marker only; used during this call.
-            scratch.infos2.push(unsafe {
-                std::mem::transmute::<vk::SubmitInfo2<'_>, vk::SubmitInfo2<'static>>(info)
-            });
-        }
-        let base = scratch.cmds2.as_ptr();
-        for info in &mut scratch.infos2 {
-            let start = info.p_command_buffer_infos as usize;
-            // SAFETY: index into `cmds2`.
-            info.p_command_buffer_infos = unsafe { base.add(start) };
-        }
+        scratch.slots = slots;
         Some(setup)
     }
 

@@ -30,7 +30,12 @@ impl Device {
         let (r, setup) = match self.gpu.as_ref() {
             // SAFETY: the app's arguments (caller).
             Some(gpu) => unsafe {
-                gpu.submit(queue, count, submits, |n, p| next(queue, n, p, fence))
+                gpu.submit(
+                    queue,
+                    count,
+                    submits.cast::<vk::SubmitInfo<'static>>(),
+                    |n, p| next(queue, n, p.cast(), fence),
+                )
             },
             None => (next(queue, count, submits, fence), false),
         };
@@ -59,7 +64,12 @@ impl Device {
         let (r, setup) = match self.gpu.as_ref() {
             // SAFETY: the app's arguments (caller).
             Some(gpu) => unsafe {
-                gpu.submit2(queue, count, submits, |n, p| next(queue, n, p, fence))
+                gpu.submit(
+                    queue,
+                    count,
+                    submits.cast::<vk::SubmitInfo2<'static>>(),
+                    |n, p| next(queue, n, p.cast(), fence),
+                )
             },
             None => (next(queue, count, submits, fence), false),
         };
