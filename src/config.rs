@@ -106,7 +106,7 @@ impl Default for Config {
             position: Position::TopLeft,
             toggle_key: "Shift_R+F12".to_string(),
             window_seconds: 10.0,
-            stutter_threshold: 0.20,
+            stutter_threshold: crate::metrics::DEFAULT_STUTTER_THRESHOLD,
             log_dir: None,
             hud_hidden: false,
             log: true,

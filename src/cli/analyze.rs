@@ -61,7 +61,7 @@ pub struct AnalyzeArgs {
 pub struct ThresholdArg {
     /// θ of the stutter rule: a frame stutters when it exceeds its 19-frame
     /// median by more than 4 ms and by more than this share of the median.
-    #[arg(long, value_name = "X", default_value_t = 0.20, value_parser = parse_threshold)]
+    #[arg(long, value_name = "X", default_value_t = crate::metrics::DEFAULT_STUTTER_THRESHOLD, value_parser = parse_threshold)]
     pub stutter_threshold: f64,
 }
 

@@ -29,26 +29,8 @@
 //! [`attribute`] does the same on a whole recorded session.
 
 use super::{CounterInfo, FrameValues, Unit};
-
-/// Frames each side of a frame in its window (METRICS.md: 19 = 2·9 + 1).
-const HALF_WINDOW: usize = 9;
-const WINDOW: usize = 2 * HALF_WINDOW + 1;
-/// Excess over the median below which no frame is a stutter, ns.
-const STUTTER_MIN_NS: f64 = 4e6;
-
-fn window_of(i: usize, n: usize) -> std::ops::Range<usize> {
-    i.saturating_sub(HALF_WINDOW)..(i + HALF_WINDOW + 1).min(n)
-}
-
-/// Median of an ascending slice (mean of the two middle values when even).
-fn median_sorted(s: &[u64]) -> f64 {
-    let n = s.len();
-    if n % 2 == 1 {
-        s[n / 2] as f64
-    } else {
-        (s[n / 2 - 1] as f64 + s[n / 2] as f64) / 2.0
-    }
-}
+// The window and the stutter rule are the metrics core's: one definition.
+use crate::metrics::{median_sorted, stutter_excess, window_of, HALF_WINDOW, WINDOW};
 use std::collections::VecDeque;
 
 /// Thresholds of the spike rule (see the module doc).
@@ -66,7 +48,7 @@ impl Default for HealthRule {
     fn default() -> Self {
         HealthRule {
             rel: 0.5,
-            stutter_threshold: 0.20,
+            stutter_threshold: crate::metrics::DEFAULT_STUTTER_THRESHOLD,
             min_share: 0.10,
         }
     }
@@ -210,10 +192,9 @@ pub fn spikes_by(
 }
 
 /// Stutter check of frame `i` (METRICS.md rule): `Some(excess_ns)` if it stutters.
-fn stutter_excess(durations: impl Fn(usize) -> u64, i: usize, n: usize, theta: f64) -> Option<f64> {
+fn excess_at(durations: impl Fn(usize) -> u64, i: usize, n: usize, theta: f64) -> Option<f64> {
     let m = window_median(&durations, window_of(i, n));
-    let excess = durations(i) as f64 - m;
-    (excess > STUTTER_MIN_NS && excess / m > theta).then_some(excess)
+    stutter_excess(durations(i), m, theta)
 }
 
 /// The cause of stutter `i` with excess `excess_ns`: its spikes, minus
@@ -239,7 +220,7 @@ pub fn attribute(
     let n = durations.len().min(values.len());
     (0..n)
         .filter_map(|i| {
-            let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
+            let excess = excess_at(|k| durations[k], i, n, rule.stutter_threshold)?;
             Some(cause(
                 i,
                 excess,
@@ -268,7 +249,7 @@ pub fn attribute_columns<C: AsRef<[u64]>>(
     let value = |k: usize, c: usize| columns[c].as_ref()[k];
     (0..n)
         .filter_map(|i| {
-            let excess = stutter_excess(|k| durations[k], i, n, rule.stutter_threshold)?;
+            let excess = excess_at(|k| durations[k], i, n, rule.stutter_threshold)?;
             Some(cause(
                 i,
                 excess,
@@ -404,8 +385,7 @@ impl Tracker {
         let i = self.next;
         self.next += 1;
         let (buf, base) = (&self.buf, self.base);
-        if let Some(excess) = stutter_excess(|k| buf[k - base].0, i, n, self.rule.stutter_threshold)
-        {
+        if let Some(excess) = excess_at(|k| buf[k - base].0, i, n, self.rule.stutter_threshold) {
             let counters = spikes(|k| &buf[k - base].1, i, n, &self.infos, &self.rule);
             out.push(cause(i, excess, counters, &self.rule));
         }

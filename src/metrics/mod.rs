@@ -30,14 +30,17 @@ pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, MOSTLY_STEADY, STEADY, TYPICAL};
 pub use stutter::{
     for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shapes,
-    stutters, stutters_and_osc, window_of, window_shapes, FrameShape, P90Above, WindowShapes,
-    HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
+    stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape, P90Above,
+    WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
 
 use serde::{Deserialize, Serialize};
 
 /// Nanoseconds in a second.
 pub const NS_PER_S: u64 = 1_000_000_000;
+
+/// θ of the stutter rule unless set otherwise (METRICS.md).
+pub const DEFAULT_STUTTER_THRESHOLD: f64 = 0.20;
 
 /// Knobs of the analysis.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -49,7 +52,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            stutter_threshold: 0.20,
+            stutter_threshold: DEFAULT_STUTTER_THRESHOLD,
         }
     }
 }

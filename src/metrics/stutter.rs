@@ -70,14 +70,21 @@ pub fn median_sorted(sorted: &[u64]) -> f64 {
 /// whose (clipped) window, `d` included, is `sorted_window`, ascending.
 pub fn frame_shape(sorted_window: &[u64], d: u64, theta: f64) -> FrameShape {
     let m = median_sorted(sorted_window);
-    let excess = d as f64 - m;
     let q1 = quantile_sorted(sorted_window, 0.25);
     let q3 = quantile_sorted(sorted_window, 0.75);
     FrameShape {
-        stutter: excess > STUTTER_MIN_NS && excess / m > theta,
+        stutter: stutter_excess(d, m, theta).is_some(),
         spread: q3 - q1,
         ratio: q3 / q1,
     }
+}
+
+/// The stutter rule (METRICS.md) for a frame of `d` ns whose window median
+/// is `m`: its excess over the median, in ns, if it stutters (more than
+/// [`STUTTER_MIN_NS`] and more than θ·m). Every stutter judgement uses it.
+pub fn stutter_excess(d: u64, m: f64, theta: f64) -> Option<f64> {
+    let excess = d as f64 - m;
+    (excess > STUTTER_MIN_NS && excess / m > theta).then_some(excess)
 }
 
 /// The clipped window of frame `i` among `n` frames, as an index range.
