@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(c.target_fps, 144);
     }
 
-    /// Issue 13: caps, lists, methods, the hotkey; a bad cap is one
+    /// Frame cap keys: caps, lists, methods, the hotkey; a bad cap is one
     /// warning naming its source and turns the cap off.
     #[test]
     fn frame_cap_keys() {

@@ -1,4 +1,4 @@
-//! CPU or GPU? The GPU-bound verdict over per-frame GPU busy time (issue 12).
+//! CPU or GPU? The GPU-bound verdict over per-frame GPU busy time.
 //!
 //! Input per frame: its duration (present to present, the frames of
 //! `frametime_ms`) and its GPU busy time, both in integer ns, where GPU busy
@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Share of its frame time a frame's GPU busy time must reach for the frame
-/// to be GPU-bound (issue 12: 0.85). A GPU that is busy at least 85 % of
+/// to be GPU-bound (0.85). A GPU that is busy at least 85 % of
 /// the frame is what limits it; below that the CPU, a frame cap or waits do.
 pub const GPU_BOUND_FRACTION: f64 = 0.85;
 
