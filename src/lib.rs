@@ -13,6 +13,7 @@ pub mod formats;
 pub mod hud;
 pub mod layer;
 pub mod live;
+pub mod lock;
 pub mod metrics;
 pub mod report;
 pub mod session_log;
