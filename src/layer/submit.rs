@@ -32,7 +32,9 @@ impl Device {
             Some(gpu) => unsafe {
                 gpu.submit(queue, count, submits, |n, p| next(queue, n, p, fence))
             },
-            None => (next(queue, count, submits, fence), false),
+            // SAFETY: the next layer's `vkQueueSubmit`, called with the app's
+            // own arguments (caller).
+            None => (unsafe { next(queue, count, submits, fence) }, false),
         };
         self.book_submit(t0, setup);
         r
@@ -61,7 +63,9 @@ impl Device {
             Some(gpu) => unsafe {
                 gpu.submit2(queue, count, submits, |n, p| next(queue, n, p, fence))
             },
-            None => (next(queue, count, submits, fence), false),
+            // SAFETY: the next layer's `vkQueueSubmit2`, called with the app's
+            // own arguments (caller).
+            None => (unsafe { next(queue, count, submits, fence) }, false),
         };
         self.book_submit(t0, setup);
         r
