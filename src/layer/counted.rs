@@ -108,17 +108,24 @@ impl DeviceCounters {
     ) -> Option<DeviceCounters> {
         let table = std::sync::Arc::new(Counters::new());
         let ids = Builtin::register(&table)?;
-        let g = |n: *const std::ffi::c_char| gdpa(device, n);
-        let fns = CountedFns {
-            create_graphics_pipelines: next_fn(g, c"vkCreateGraphicsPipelines"),
-            create_compute_pipelines: next_fn(g, c"vkCreateComputePipelines"),
-            queue_submit: next_fn(g, c"vkQueueSubmit"),
-            queue_submit2: next_fn(g, c"vkQueueSubmit2")
-                .or_else(|| next_fn(g, c"vkQueueSubmit2KHR")),
-            allocate_memory: next_fn(g, c"vkAllocateMemory"),
-            acquire_next_image: next_fn(g, c"vkAcquireNextImageKHR"),
-            acquire_next_image2: next_fn(g, c"vkAcquireNextImage2KHR"),
-            set_latency_marker: next_fn(g, c"vkSetLatencyMarkerNV"),
+        // SAFETY: the next layer's gdpa of the live `device` (caller's
+        // contract); `next_fn` calls this only with NUL-terminated names.
+        let g = |n: *const std::ffi::c_char| unsafe { gdpa(device, n) };
+        // SAFETY: each name is looked up on the next layer's live device and
+        // cast to its own `PFN_` type (`vkQueueSubmit2KHR` has the type of
+        // its core alias).
+        let fns = unsafe {
+            CountedFns {
+                create_graphics_pipelines: next_fn(g, c"vkCreateGraphicsPipelines"),
+                create_compute_pipelines: next_fn(g, c"vkCreateComputePipelines"),
+                queue_submit: next_fn(g, c"vkQueueSubmit"),
+                queue_submit2: next_fn(g, c"vkQueueSubmit2")
+                    .or_else(|| next_fn(g, c"vkQueueSubmit2KHR")),
+                allocate_memory: next_fn(g, c"vkAllocateMemory"),
+                acquire_next_image: next_fn(g, c"vkAcquireNextImageKHR"),
+                acquire_next_image2: next_fn(g, c"vkAcquireNextImage2KHR"),
+                set_latency_marker: next_fn(g, c"vkSetLatencyMarkerNV"),
+            }
         };
         let markers = fns.set_latency_marker.and_then(|_| {
             let ids = MarkerIds {
@@ -187,7 +194,9 @@ impl DeviceCounters {
         };
         let n = Some((self.ids.pipelines, count as u64));
         timed(self, self.ids.pipeline_ns, n, || {
-            next(device, cache, count, infos, alloc, out)
+            // SAFETY: the next layer's `vkCreateGraphicsPipelines`,
+            // called with the app's own arguments (caller's contract).
+            unsafe { next(device, cache, count, infos, alloc, out) }
         })
     }
 
@@ -205,7 +214,9 @@ impl DeviceCounters {
         };
         let n = Some((self.ids.pipelines, count as u64));
         timed(self, self.ids.pipeline_ns, n, || {
-            next(device, cache, count, infos, alloc, out)
+            // SAFETY: the next layer's `vkCreateComputePipelines`,
+            // called with the app's own arguments (caller's contract).
+            unsafe { next(device, cache, count, infos, alloc, out) }
         })
     }
 
@@ -219,10 +230,13 @@ impl DeviceCounters {
         let Some(next) = self.fns.allocate_memory else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
-        let r = next(device, info, alloc, out);
+        // SAFETY: the next layer's `vkAllocateMemory`, called with the app's
+        // own arguments (caller's contract).
+        let r = unsafe { next(device, info, alloc, out) };
         if r == vk::Result::SUCCESS && !info.is_null() {
             self.add(|b| b.alloc_count, 1);
-            self.add(|b| b.alloc_bytes, (*info).allocation_size);
+            // SAFETY: not null, and the app's valid allocate info.
+            self.add(|b| b.alloc_bytes, unsafe { (*info).allocation_size });
         }
         r
     }
@@ -240,7 +254,9 @@ impl DeviceCounters {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         timed(self, self.ids.acquire_ns, None, || {
-            next(device, swapchain, timeout, semaphore, fence, index)
+            // SAFETY: the next layer's `vkAcquireNextImageKHR`,
+            // called with the app's own arguments (caller's contract).
+            unsafe { next(device, swapchain, timeout, semaphore, fence, index) }
         })
     }
 
@@ -254,7 +270,9 @@ impl DeviceCounters {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         timed(self, self.ids.acquire_ns, None, || {
-            next(device, info, index)
+            // SAFETY: the next layer's `vkAcquireNextImage2KHR`,
+            // called with the app's own arguments (caller's contract).
+            unsafe { next(device, info, index) }
         })
     }
 
@@ -268,11 +286,14 @@ impl DeviceCounters {
         let Some(next) = self.fns.set_latency_marker else {
             return;
         };
-        next(device, swapchain, info);
+        // SAFETY: the next layer's `vkSetLatencyMarkerNV`, called with the
+        // app's own arguments (caller's contract).
+        unsafe { next(device, swapchain, info) };
         if info.is_null() {
             return;
         }
-        let (id, raw) = ((*info).present_id, (*info).marker.as_raw());
+        // SAFETY: not null, and the app's valid marker info.
+        let (id, raw) = unsafe { ((*info).present_id, (*info).marker.as_raw()) };
         guard::contain((), || {
             let (Some(marker), Some((ids, clock))) = (Marker::from_raw(raw), self.markers.as_ref())
             else {

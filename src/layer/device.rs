@@ -138,31 +138,51 @@ impl Device {
             allocate_hook,
             calibration,
         } = link;
-        let f = |n: *const c_char| gdpa(device, n);
-        let fns = DeviceFns {
-            destroy_device: next_fn(f, c"vkDestroyDevice")?,
-            create_swapchain: next_fn(f, c"vkCreateSwapchainKHR"),
-            create_shared_swapchains: next_fn(f, c"vkCreateSharedSwapchainsKHR"),
-            destroy_swapchain: next_fn(f, c"vkDestroySwapchainKHR"),
-            get_swapchain_images: next_fn(f, c"vkGetSwapchainImagesKHR"),
-            queue_present: next_fn(f, c"vkQueuePresentKHR"),
-            allocate_command_buffers: next_fn(f, c"vkAllocateCommandBuffers")?,
+        // SAFETY: the next layer's gdpa of the live `device` (caller's
+        // contract); `next_fn` calls this only with NUL-terminated names.
+        let f = |n: *const c_char| unsafe { gdpa(device, n) };
+        // SAFETY: each name is looked up on the next layer's live device and
+        // cast to its own `PFN_` type.
+        let fns = unsafe {
+            DeviceFns {
+                destroy_device: next_fn(f, c"vkDestroyDevice")?,
+                create_swapchain: next_fn(f, c"vkCreateSwapchainKHR"),
+                create_shared_swapchains: next_fn(f, c"vkCreateSharedSwapchainsKHR"),
+                destroy_swapchain: next_fn(f, c"vkDestroySwapchainKHR"),
+                get_swapchain_images: next_fn(f, c"vkGetSwapchainImagesKHR"),
+                queue_present: next_fn(f, c"vkQueuePresentKHR"),
+                allocate_command_buffers: next_fn(f, c"vkAllocateCommandBuffers")?,
+            }
         };
-        let set_loader_data = loader::device_loader_data_callback(info);
-        let queues = fetch_queues(inst, physical_device, info, f, device, set_loader_data)?;
-        let hud_device = ash::Device::load_with(
-            |name| {
-                if name.to_bytes() == b"vkAllocateCommandBuffers" {
-                    allocate_hook
-                } else {
-                    gdpa(device, name.as_ptr()).map_or(std::ptr::null(), |f| f as *const c_void)
-                }
-            },
-            device,
-        );
-        let gipa = |n: *const c_char| (inst.next_gipa)(inst.handle, n);
+        // SAFETY: `info` is the app's create info with the `pNext` chain the
+        // loader built (caller's contract).
+        let set_loader_data = unsafe { loader::device_loader_data_callback(info) };
+        // SAFETY: the live device, its instance and physical device, its
+        // create info, the next layer's gdpa and the loader's callback.
+        let queues =
+            unsafe { fetch_queues(inst, physical_device, info, f, device, set_loader_data) }?;
+        // SAFETY: every pointer comes from the next layer's gdpa of the live
+        // `device`, except `vkAllocateCommandBuffers`: our
+        // `hud_allocate_command_buffers`, of the same type, for this device.
+        let hud_device = unsafe {
+            ash::Device::load_with(
+                |name| {
+                    if name.to_bytes() == b"vkAllocateCommandBuffers" {
+                        allocate_hook
+                    } else {
+                        gdpa(device, name.as_ptr()).map_or(std::ptr::null(), |f| f as *const c_void)
+                    }
+                },
+                device,
+            )
+        };
+        // SAFETY: the next layer's gipa of the device's live instance;
+        // `next_fn` calls this only with NUL-terminated names.
+        let gipa = |n: *const c_char| unsafe { (inst.next_gipa)(inst.handle, n) };
         let counters = if settings.config.counters {
-            DeviceCounters::new(gdpa, device)
+            // SAFETY: `gdpa` and `device` are the next layer's live pair
+            // (caller's contract).
+            unsafe { DeviceCounters::new(gdpa, device) }
         } else {
             None
         };
@@ -170,35 +190,46 @@ impl Device {
             Some(dc) if settings.config.gpu_timing => {
                 let handles: Vec<(vk::Queue, u32)> =
                     queues.iter().map(|q| (q.handle, q.family)).collect();
+                // SAFETY: a function of the next layer's live device;
+                // `vkGetCalibratedTimestampsEXT` has the type of its KHR alias.
                 let calibrate = calibration
-                    .then(|| next_fn(f, c"vkGetCalibratedTimestampsEXT"))
+                    .then(|| unsafe { next_fn(f, c"vkGetCalibratedTimestampsEXT") })
                     .flatten();
-                gpu_timer(
-                    &inst.ash,
-                    physical_device,
-                    &hud_device,
-                    calibrate,
-                    &handles,
-                    dc,
-                )
+                // SAFETY: live handles of this one device: its instance,
+                // physical device, HUD table and queues.
+                unsafe {
+                    gpu_timer(
+                        &inst.ash,
+                        physical_device,
+                        &hud_device,
+                        calibrate,
+                        &handles,
+                        dc,
+                    )
+                }
             }
             _ => None,
         };
         Some(Device {
-            key: super::handles::dispatch_key(device),
+            // SAFETY: `device` is live (caller's contract).
+            key: unsafe { super::handles::dispatch_key(device) },
             handle: device,
             physical_device,
             next_gdpa: gdpa,
             fns,
-            ext: Extensions::of(info),
+            // SAFETY: the app's create info, its extension names valid C
+            // strings (caller's contract).
+            ext: unsafe { Extensions::of(info) },
             set_loader_data,
             instance: inst.ash.clone(),
             hud_device,
-            surface_caps: next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
+            // SAFETY: the next layer's instance function, cast to its own type.
+            surface_caps: unsafe { next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR") },
+            // SAFETY: as for `surface_caps`.
             surface_caps2: inst
                 .ext
                 .surface_capabilities2
-                .then(|| next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilities2KHR"))
+                .then(|| unsafe { next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilities2KHR") })
                 .flatten(),
             queues,
             swapchains: RwLock::new(HashMap::new()),
@@ -267,11 +298,18 @@ impl Device {
         let Some(create) = self.fns.create_swapchain else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        let mut patched = *info;
-        patched.image_usage = guard::contain(patched.image_usage, || self.hud_usage(&patched));
-        let r = create(self.handle, &patched, alloc, out);
+        // SAFETY: `info` is the app's valid create info (caller's contract).
+        let mut patched = unsafe { *info };
+        // SAFETY: the app's create info, for this device.
+        patched.image_usage =
+            guard::contain(patched.image_usage, || unsafe { self.hud_usage(&patched) });
+        // SAFETY: the next layer's `vkCreateSwapchainKHR` of this device,
+        // called with the app's arguments; `patched` adds only usage the
+        // surface supports.
+        let r = unsafe { create(self.handle, &patched, alloc, out) };
         if r == vk::Result::SUCCESS {
-            guard::contain((), || self.on_created(&patched, *out));
+            // SAFETY: on success `*out` is the new swapchain, made from `patched`.
+            guard::contain((), || unsafe { self.on_created(&patched, *out) });
         }
         r
     }
@@ -294,21 +332,29 @@ impl Device {
         let app: &[vk::SwapchainCreateInfoKHR] = if infos.is_null() {
             &[]
         } else {
-            std::slice::from_raw_parts(infos, count as usize)
+            // SAFETY: the app's array of `count` create infos (caller's
+            // contract).
+            unsafe { std::slice::from_raw_parts(infos, count as usize) }
         };
         let patched: Vec<vk::SwapchainCreateInfoKHR> = guard::contain(app.to_vec(), || {
             app.iter()
                 .map(|i| {
                     let mut p = *i;
-                    p.image_usage = self.hud_usage(i);
+                    // SAFETY: one of the app's create infos, for this device.
+                    p.image_usage = unsafe { self.hud_usage(i) };
                     p
                 })
                 .collect()
         });
-        let r = create(self.handle, count, patched.as_ptr(), alloc, out);
+        // SAFETY: the next layer's `vkCreateSharedSwapchainsKHR` of this
+        // device, called with the app's arguments; `patched` holds the app's
+        // `count` create infos, each adding only usage its surface supports.
+        let r = unsafe { create(self.handle, count, patched.as_ptr(), alloc, out) };
         if r == vk::Result::SUCCESS {
             for (k, info) in patched.iter().enumerate() {
-                guard::contain((), || self.on_created(info, *out.add(k)));
+                // SAFETY: on success `out` holds `count` new swapchains, the
+                // `k`-th made from `patched[k]`.
+                guard::contain((), || unsafe { self.on_created(info, *out.add(k)) });
             }
         }
         r
@@ -338,7 +384,10 @@ impl Device {
                 .swapchain_destroyed(swapchain);
         });
         if let Some(destroy) = self.fns.destroy_swapchain {
-            destroy(self.handle, swapchain, alloc);
+            // SAFETY: the next layer's `vkDestroySwapchainKHR` of this device,
+            // called with the app's arguments once the HUD's objects of the
+            // swapchain are freed.
+            unsafe { destroy(self.handle, swapchain, alloc) };
         }
     }
 
@@ -410,7 +459,9 @@ impl Device {
             lineage.created(sc, info.surface, stream.clone());
             stream
         };
-        let hud = self.make_hud(info, sc);
+        // SAFETY: `sc` is the live swapchain just made from `info` on this
+        // device (caller).
+        let hud = unsafe { self.make_hud(info, sc) };
         let state = Arc::new(Swapchain {
             stream,
             hud: Mutex::new(hud),
@@ -435,14 +486,17 @@ impl Device {
                 return None;
             }
         };
-        let images = match self.swapchain_images(sc) {
+        // SAFETY: `sc` is a live swapchain of this device (caller).
+        let images = match unsafe { self.swapchain_images(sc) } {
             Ok(i) => i,
             Err(e) => {
                 self.hud_off(&format!("vkGetSwapchainImagesKHR failed: {e}"));
                 return None;
             }
         };
-        let built = guard::try_run(|| {
+        // SAFETY: `info` describes `sc`, whose images these are; the HUD's
+        // device is this live device and `hud_cache` is its cache.
+        let built = guard::try_run(|| unsafe {
             SwapchainHud::new(
                 &self.hud(),
                 &self.hud_cache,
@@ -471,9 +525,12 @@ impl Device {
             .get_swapchain_images
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         let mut n = 0u32;
-        get(self.handle, sc, &mut n, std::ptr::null_mut()).result()?;
+        // SAFETY: the next layer's `vkGetSwapchainImagesKHR` of this device,
+        // on a live swapchain of it (caller), asking for the count.
+        unsafe { get(self.handle, sc, &mut n, std::ptr::null_mut()) }.result()?;
         let mut v = vec![vk::Image::null(); n as usize];
-        get(self.handle, sc, &mut n, v.as_mut_ptr()).result()?;
+        // SAFETY: as above, into `v`'s `n` elements.
+        unsafe { get(self.handle, sc, &mut n, v.as_mut_ptr()) }.result()?;
         v.truncate(n as usize);
         Ok(v)
     }
@@ -487,8 +544,11 @@ impl Device {
     unsafe fn hud_usage(&self, info: &vk::SwapchainCreateInfoKHR) -> vk::ImageUsageFlags {
         let supported = match usage_from(info) {
             UsageFrom::Nothing => return info.image_usage,
-            UsageFrom::SharedPresent => self.shared_present_usage(info.surface),
-            UsageFrom::Surface => self.surface_usage(info.surface),
+            // SAFETY: `info.surface` is the live surface of the app's create
+            // info, on this device's instance (caller).
+            UsageFrom::SharedPresent => unsafe { self.shared_present_usage(info.surface) },
+            // SAFETY: as above.
+            UsageFrom::Surface => unsafe { self.surface_usage(info.surface) },
         };
         hud::swapchain_usage(info.image_usage, supported)
     }
@@ -496,7 +556,13 @@ impl Device {
     unsafe fn surface_usage(&self, surface: vk::SurfaceKHR) -> vk::ImageUsageFlags {
         let mut caps = vk::SurfaceCapabilitiesKHR::default();
         match self.surface_caps {
-            Some(f) if f(self.physical_device, surface, &mut caps) == vk::Result::SUCCESS => {
+            Some(f)
+                // SAFETY: the next layer's instance function, on this
+                // device's physical device and a live surface (caller), into
+                // `caps`.
+                if unsafe { f(self.physical_device, surface, &mut caps) }
+                    == vk::Result::SUCCESS =>
+            {
                 caps.supported_usage_flags
             }
             _ => vk::ImageUsageFlags::empty(),
@@ -516,7 +582,10 @@ impl Device {
             surface,
             ..Default::default()
         };
-        if f(self.physical_device, &info, &mut caps) == vk::Result::SUCCESS {
+        // SAFETY: the next layer's instance function, on this device's
+        // physical device and a live surface (caller); `caps` chains
+        // `shared`, both alive for the call.
+        if unsafe { f(self.physical_device, &info, &mut caps) } == vk::Result::SUCCESS {
             shared.shared_present_supported_usage_flags
         } else {
             vk::ImageUsageFlags::empty()
@@ -599,18 +668,26 @@ unsafe fn fetch_queues(
     device: vk::Device,
     set_loader_data: Option<loader::PfnSetDeviceLoaderData>,
 ) -> Option<Vec<QueueInfo>> {
-    let get_queue: vk::PFN_vkGetDeviceQueue = next_fn(gdpa, c"vkGetDeviceQueue")?;
-    let families = inst
-        .ash
-        .get_physical_device_queue_family_properties(physical_device);
+    // SAFETY: a function of the next layer's live device, cast to its own
+    // type.
+    let get_queue: vk::PFN_vkGetDeviceQueue = unsafe { next_fn(gdpa, c"vkGetDeviceQueue") }?;
+    // SAFETY: the device's live physical device, of `inst`.
+    let families = unsafe {
+        inst.ash
+            .get_physical_device_queue_family_properties(physical_device)
+    };
     let qinfos: &[vk::DeviceQueueCreateInfo] =
         if info.queue_create_info_count == 0 || info.p_queue_create_infos.is_null() {
             &[]
         } else {
-            std::slice::from_raw_parts(
-                info.p_queue_create_infos,
-                info.queue_create_info_count as usize,
-            )
+            // SAFETY: the app's array of `queue_create_info_count` queue
+            // create infos (caller).
+            unsafe {
+                std::slice::from_raw_parts(
+                    info.p_queue_create_infos,
+                    info.queue_create_info_count as usize,
+                )
+            }
         };
     let mut queues = Vec::new();
     for qi in qinfos.iter().filter(|q| q.flags.is_empty()) {
@@ -619,12 +696,19 @@ unsafe fn fetch_queues(
             .map_or(vk::QueueFlags::empty(), |p| p.queue_flags);
         for i in 0..qi.queue_count {
             let mut q = vk::Queue::null();
-            get_queue(device, qi.queue_family_index, i, &mut q);
+            // SAFETY: the next layer's `vkGetDeviceQueue` of the live device,
+            // for a queue its create info asked for (family, index < count,
+            // flags 0).
+            unsafe { get_queue(device, qi.queue_family_index, i, &mut q) };
             if q == vk::Queue::null() {
                 continue;
             }
             if let Some(set) = set_loader_data {
-                if set(device, vk::Handle::as_raw(q) as *mut c_void) != vk::Result::SUCCESS {
+                // SAFETY: the loader's callback of the live device, given one
+                // of the device's queues.
+                if unsafe { set(device, vk::Handle::as_raw(q) as *mut c_void) }
+                    != vk::Result::SUCCESS
+                {
                     continue;
                 }
             }
@@ -665,6 +749,7 @@ mod tests {
             }
         );
         let none = vk::DeviceCreateInfo::default();
+        // SAFETY: no names at all.
         assert_eq!(unsafe { Extensions::of(&none) }, Extensions::default());
     }
 }

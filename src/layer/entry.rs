@@ -122,10 +122,14 @@ pub unsafe extern "system" fn get_instance_proc_addr(
     guard::contain(None, || {
         let l = layer();
         let wanted = name_bytes(name);
+        // SAFETY: a non-null `instance` is one of the app's live instances
+        // (caller's contract): a dispatchable handle.
         let inst = (instance != vk::Instance::null())
-            .then(|| l.instance(dispatch_key(instance)))
+            .then(|| l.instance(unsafe { dispatch_key(instance) }))
             .flatten();
-        let next = |inst: &Instance| (inst.next_gipa)(instance, name);
+        // SAFETY: the next layer's gipa of this instance, called with the
+        // app's own arguments (caller's contract).
+        let next = |inst: &Instance| unsafe { (inst.next_gipa)(instance, name) };
         match hook(wanted, l.faults.on_present_path()) {
             Some((Level::Instance, _, f)) => f,
             // A device function through gipa (a layer above may ask this
@@ -158,8 +162,12 @@ pub unsafe extern "system" fn get_device_proc_addr(
         if device == vk::Device::null() {
             return None;
         }
-        let dev = l.device(dispatch_key(device))?;
-        let next = (dev.next_gdpa)(device, name);
+        // SAFETY: inside the app's call on `device`, a live device (caller's
+        // contract), so its record is not removed while we use it.
+        let dev = unsafe { l.device(dispatch_key(device)) }?;
+        // SAFETY: the next layer's gdpa of this device, called with the
+        // app's own arguments.
+        let next = unsafe { (dev.next_gdpa)(device, name) };
         match hook(name_bytes(name), l.faults.on_present_path()) {
             Some((Level::Device, needs, f))
                 if allowed(needs, dev.ext, dev.counters.is_some(), next.is_some()) =>
@@ -196,10 +204,14 @@ pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
     p: *mut loader::NegotiateLayerInterface,
 ) -> vk::Result {
     guard::contain(vk::Result::ERROR_INITIALIZATION_FAILED, || {
-        if p.is_null() || (*p).s_type != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT {
+        // SAFETY: `p` is not null here, and the loader passes a valid struct
+        // (caller's contract).
+        if p.is_null() || unsafe { (*p).s_type } != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         }
-        let v = &mut *p;
+        // SAFETY: as above; the loader lends us the struct, unaliased, for
+        // the duration of this call.
+        let v = unsafe { &mut *p };
         if v.loader_layer_interface_version < loader::LAYER_INTERFACE_VERSION {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         }
@@ -218,9 +230,13 @@ unsafe extern "system" fn create_instance(
 ) -> vk::Result {
     // Link to the next layer; without a link we cannot forward at all.
     let Some((gipa, create)) = guard::contain(None, || {
-        let gipa = loader::take_instance_link(&*info)?;
+        // SAFETY: `info` is the app's valid create info with the `pNext`
+        // chain the loader built for this layer (caller's contract).
+        let gipa = unsafe { loader::take_instance_link(&*info) }?;
+        // SAFETY: the next layer's gipa, asked with a null instance as for
+        // any global command; `PFN_vkCreateInstance` is the name's type.
         let create: vk::PFN_vkCreateInstance =
-            next_fn(|n| gipa(vk::Instance::null(), n), c"vkCreateInstance")?;
+            unsafe { next_fn(|n| gipa(vk::Instance::null(), n), c"vkCreateInstance") }?;
         Some((gipa, create))
     }) else {
         guard::say(format_args!(
@@ -228,15 +244,20 @@ unsafe extern "system" fn create_instance(
         ));
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
-    let r = create(info, alloc, out);
+    // SAFETY: the next layer's `vkCreateInstance`, called with the app's own
+    // arguments (caller's contract), the link chain advanced past us.
+    let r = unsafe { create(info, alloc, out) };
     if r == vk::Result::SUCCESS {
         guard::contain((), || {
-            let data = Arc::new(Instance::new(&*info, gipa, *out));
+            // SAFETY: on success `*out` is the new live instance, whose next
+            // layer `gipa` belongs to; `info` is the app's create info.
+            let data = Arc::new(unsafe { Instance::new(&*info, gipa, *out) });
+            // SAFETY: `*out` is the live instance just created.
             layer()
                 .instances
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .insert(dispatch_key(*out), data);
+                .insert(unsafe { dispatch_key(*out) }, data);
         });
     }
     r
@@ -250,7 +271,9 @@ unsafe extern "system" fn destroy_instance(
         return;
     }
     let l = layer();
-    let key = dispatch_key(instance);
+    // SAFETY: a non-null `instance` is the app's live instance (caller's
+    // contract); only the call below destroys it.
+    let key = unsafe { dispatch_key(instance) };
     let Some((data, last)) = guard::contain(None, || {
         let mut map = l.instances.lock().unwrap_or_else(|e| e.into_inner());
         let data = map.remove(&key)?;
@@ -262,7 +285,9 @@ unsafe extern "system" fn destroy_instance(
         // The loader dlcloses us right after this call: no thread may outlive it.
         guard::contain((), || l.analysis.shutdown());
     }
-    (data.ash.fp_v1_0().destroy_instance)(instance, alloc);
+    // SAFETY: the next layer's `vkDestroyInstance` of this instance, called
+    // with the app's own arguments.
+    unsafe { (data.ash.fp_v1_0().destroy_instance)(instance, alloc) };
 }
 
 unsafe extern "system" fn destroy_surface(
@@ -271,7 +296,8 @@ unsafe extern "system" fn destroy_surface(
     alloc: *const vk::AllocationCallbacks,
 ) {
     let l = layer();
-    let Some(inst) = guard::contain(None, || l.instance(dispatch_key(instance))) else {
+    // SAFETY: `instance` is the app's live instance (caller's contract).
+    let Some(inst) = guard::contain(None, || l.instance(unsafe { dispatch_key(instance) })) else {
         return;
     };
     guard::contain((), || {
@@ -280,7 +306,9 @@ unsafe extern "system" fn destroy_surface(
         }
     });
     if let Some(destroy) = inst.destroy_surface {
-        destroy(instance, surface, alloc);
+        // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
+        // called with the app's own arguments.
+        unsafe { destroy(instance, surface, alloc) };
     }
 }
 
@@ -292,11 +320,18 @@ unsafe extern "system" fn create_device(
 ) -> vk::Result {
     let l = layer();
     let linked = guard::contain(None, || {
+        // SAFETY: `physical_device` is one of the app's live physical
+        // devices (caller's contract): a dispatchable handle.
         let inst = l
-            .instance(dispatch_key(physical_device))
+            .instance(unsafe { dispatch_key(physical_device) })
             .or_else(|| l.only_instance())?;
-        let (gipa, gdpa) = loader::take_device_link(&*info)?;
-        let create: vk::PFN_vkCreateDevice = next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice")?;
+        // SAFETY: `info` is the app's valid create info with the `pNext`
+        // chain the loader built for this layer (caller's contract).
+        let (gipa, gdpa) = unsafe { loader::take_device_link(&*info) }?;
+        // SAFETY: the next layer's gipa, asked on our live instance;
+        // `PFN_vkCreateDevice` is the name's type.
+        let create: vk::PFN_vkCreateDevice =
+            unsafe { next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice") }?;
         Some((inst, gdpa, create))
     });
     let Some((inst, gdpa, create)) = linked else {
@@ -310,32 +345,42 @@ unsafe extern "system" fn create_device(
     // only; nothing changes for the app).
     let (calibration, names) = if l.config.gpu_timing && l.config.counters {
         guard::contain((false, None), || {
-            gpu_timing::calibration_for(&inst.ash, physical_device, &*info)
+            // SAFETY: `info` is the app's valid create info for
+            // `physical_device` (caller's contract).
+            unsafe { gpu_timing::calibration_for(&inst.ash, physical_device, &*info) }
         })
     } else {
         (false, None)
     };
-    let mut patched = *info;
+    // SAFETY: `info` is the app's valid create info (caller's contract).
+    let mut patched = unsafe { *info };
     if let Some(n) = names.as_ref() {
         patched.enabled_extension_count = n.len() as u32;
         patched.pp_enabled_extension_names = n.as_ptr();
     }
-    let r = create(physical_device, &patched, alloc, out);
+    // SAFETY: the next layer's `vkCreateDevice`, called with the app's own
+    // arguments; `patched` is the app's create info, its extension list at
+    // most extended by one the device supports (`calibration_for`), the
+    // names alive in `names` until the call returns.
+    let r = unsafe { create(physical_device, &patched, alloc, out) };
     if r != vk::Result::SUCCESS {
         return r;
     }
-    let device = *out;
+    // SAFETY: on success the next layer wrote the new device to `out`.
+    let device = unsafe { *out };
     let added = guard::contain(Err(vk::Result::ERROR_INITIALIZATION_FAILED), || {
         let link = Link {
             instance: &inst,
             physical_device,
-            info: &*info,
+            // SAFETY: the app's valid create info (caller's contract).
+            info: unsafe { &*info },
             gdpa,
             device,
             allocate_hook: hud_allocate_command_buffers as *const c_void,
             calibration,
         };
-        let dev = Device::new(link, l.settings(), &l.analysis)
+        // SAFETY: `link` describes the live device just created.
+        let dev = unsafe { Device::new(link, l.settings(), &l.analysis) }
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         l.devices
             .insert(dev.key, Arc::new(dev))
@@ -344,9 +389,15 @@ unsafe extern "system" fn create_device(
     if let Err(e) = added {
         // Without our device record we cannot forward its calls: fail cleanly.
         if let Some(destroy) =
-            next_fn::<vk::PFN_vkDestroyDevice>(|n| gdpa(device, n), c"vkDestroyDevice")
+            // SAFETY: the next layer's gdpa of the live `device`;
+            // `PFN_vkDestroyDevice` is the name's type.
+            unsafe {
+                next_fn::<vk::PFN_vkDestroyDevice>(|n| gdpa(device, n), c"vkDestroyDevice")
+            }
         {
-            destroy(device, alloc);
+            // SAFETY: destroys the device the next layer just created, with
+            // the app's allocator; the app never saw the handle.
+            unsafe { destroy(device, alloc) };
         }
         guard::say(format_args!(
             "steadyhud: device setup failed ({e}); vkCreateDevice fails"
@@ -364,11 +415,16 @@ unsafe extern "system" fn destroy_device(
         return;
     }
     let l = layer();
-    let Some(dev) = guard::contain(None, || l.devices.remove(dispatch_key(device))) else {
+    // SAFETY: a non-null `device` is the app's live device (caller's
+    // contract); only the call below destroys it.
+    let Some(dev) = guard::contain(None, || l.devices.remove(unsafe { dispatch_key(device) }))
+    else {
         return;
     };
     guard::contain((), || dev.teardown());
-    (dev.fns.destroy_device)(device, alloc);
+    // SAFETY: the next layer's `vkDestroyDevice`, called with the app's own
+    // arguments once the layer's objects of the device are freed.
+    unsafe { (dev.fns.destroy_device)(device, alloc) };
 }
 
 /// `vkAllocateCommandBuffers` as the HUD sees it: the real call, then each
@@ -379,28 +435,42 @@ unsafe extern "system" fn hud_allocate_command_buffers(
     info: *const vk::CommandBufferAllocateInfo,
     out: *mut vk::CommandBuffer,
 ) -> vk::Result {
-    on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, dev| {
+    let allocate = |_: &'static Layer, dev: &Device| {
         // Unregistered command buffers would crash the layers below: no
         // callback, no HUD (the HUD reports the error once).
         let Some(set) = dev.set_loader_data else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        let r = (dev.fns.allocate_command_buffers)(device, info, out);
+        // SAFETY: the next layer's `vkAllocateCommandBuffers` of this
+        // device, called with the HUD's own valid arguments.
+        let r = unsafe { (dev.fns.allocate_command_buffers)(device, info, out) };
         if r != vk::Result::SUCCESS {
             return r;
         }
-        let cmds = std::slice::from_raw_parts(out, (*info).command_buffer_count as usize);
+        // SAFETY: on success `out` holds `commandBufferCount` new command
+        // buffers; `info` is the HUD's valid allocate info.
+        let cmds =
+            unsafe { std::slice::from_raw_parts(out, (*info).command_buffer_count as usize) };
         for &cmd in cmds {
-            let rr = set(device, vk::Handle::as_raw(cmd) as *mut c_void);
+            // SAFETY: the loader's callback of this device, given one of the
+            // device's new command buffers.
+            let rr = unsafe { set(device, vk::Handle::as_raw(cmd) as *mut c_void) };
             if rr != vk::Result::SUCCESS {
-                dev.hud()
-                    .device
-                    .free_command_buffers((*info).command_pool, cmds);
+                // SAFETY: frees the command buffers just allocated from the
+                // HUD's pool (`info`); none of them was used.
+                unsafe {
+                    dev.hud()
+                        .device
+                        .free_command_buffers((*info).command_pool, cmds)
+                };
                 return rr;
             }
         }
         r
-    })
+    };
+    // SAFETY: only the HUD calls this, through its own device table
+    // (`Link::allocate_hook`), on its live device.
+    unsafe { on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, allocate) }
 }
 
 unsafe extern "system" fn create_swapchain(
@@ -409,9 +479,14 @@ unsafe extern "system" fn create_swapchain(
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::SwapchainKHR,
 ) -> vk::Result {
-    on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
-        d.create_swapchain(info, alloc, out)
-    })
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+            d.create_swapchain(info, alloc, out)
+        })
+    }
 }
 
 unsafe extern "system" fn create_shared_swapchains(
@@ -421,9 +496,14 @@ unsafe extern "system" fn create_shared_swapchains(
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::SwapchainKHR,
 ) -> vk::Result {
-    on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
-        d.create_shared_swapchains(count, infos, alloc, out)
-    })
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+            d.create_shared_swapchains(count, infos, alloc, out)
+        })
+    }
 }
 
 unsafe extern "system" fn destroy_swapchain(
@@ -431,7 +511,10 @@ unsafe extern "system" fn destroy_swapchain(
     sc: vk::SwapchainKHR,
     alloc: *const vk::AllocationCallbacks,
 ) {
-    on_device(device, (), |_, d| d.destroy_swapchain(sc, alloc))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe { on_device(device, (), |_, d| d.destroy_swapchain(sc, alloc)) }
 }
 
 /// `vkQueuePresentKHR`; `FAULTS` compiles the test-only switches in.
@@ -439,9 +522,14 @@ unsafe extern "system" fn queue_present<const FAULTS: bool>(
     queue: vk::Queue,
     info: *const vk::PresentInfoKHR,
 ) -> vk::Result {
-    on_device(queue, vk::Result::ERROR_OUT_OF_HOST_MEMORY, |_, d| {
-        d.present::<FAULTS>(queue, info)
-    })
+    // SAFETY: inside the app's call on its live `queue`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        on_device(queue, vk::Result::ERROR_OUT_OF_HOST_MEMORY, |_, d| {
+            d.present::<FAULTS>(queue, info)
+        })
+    }
 }
 
 /// The counters of `h`'s device (the entry table hands the counted entry
@@ -465,9 +553,14 @@ unsafe extern "system" fn create_graphics_pipelines(
     alloc: *const vk::AllocationCallbacks<'_>,
     out: *mut vk::Pipeline,
 ) -> vk::Result {
-    counted!(device, NO_DEVICE, |dc| dc.create_graphics_pipelines(
-        device, cache, count, infos, alloc, out
-    ))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        counted!(device, NO_DEVICE, |dc| dc.create_graphics_pipelines(
+            device, cache, count, infos, alloc, out
+        ))
+    }
 }
 
 unsafe extern "system" fn create_compute_pipelines(
@@ -478,9 +571,14 @@ unsafe extern "system" fn create_compute_pipelines(
     alloc: *const vk::AllocationCallbacks<'_>,
     out: *mut vk::Pipeline,
 ) -> vk::Result {
-    counted!(device, NO_DEVICE, |dc| dc.create_compute_pipelines(
-        device, cache, count, infos, alloc, out
-    ))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        counted!(device, NO_DEVICE, |dc| dc.create_compute_pipelines(
+            device, cache, count, infos, alloc, out
+        ))
+    }
 }
 
 unsafe extern "system" fn queue_submit(
@@ -489,9 +587,14 @@ unsafe extern "system" fn queue_submit(
     submits: *const vk::SubmitInfo<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    on_device(queue, NO_DEVICE, |_, d| {
-        d.queue_submit(queue, count, submits, fence)
-    })
+    // SAFETY: inside the app's call on its live `queue`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        on_device(queue, NO_DEVICE, |_, d| {
+            d.queue_submit(queue, count, submits, fence)
+        })
+    }
 }
 
 unsafe extern "system" fn queue_submit2(
@@ -500,9 +603,14 @@ unsafe extern "system" fn queue_submit2(
     submits: *const vk::SubmitInfo2<'_>,
     fence: vk::Fence,
 ) -> vk::Result {
-    on_device(queue, NO_DEVICE, |_, d| {
-        d.queue_submit2(queue, count, submits, fence)
-    })
+    // SAFETY: inside the app's call on its live `queue`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        on_device(queue, NO_DEVICE, |_, d| {
+            d.queue_submit2(queue, count, submits, fence)
+        })
+    }
 }
 
 unsafe extern "system" fn allocate_memory(
@@ -511,8 +619,13 @@ unsafe extern "system" fn allocate_memory(
     alloc: *const vk::AllocationCallbacks<'_>,
     out: *mut vk::DeviceMemory,
 ) -> vk::Result {
-    counted!(device, NO_DEVICE, |dc| dc
-        .allocate_memory(device, info, alloc, out))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        counted!(device, NO_DEVICE, |dc| dc
+            .allocate_memory(device, info, alloc, out))
+    }
 }
 
 unsafe extern "system" fn acquire_next_image(
@@ -523,9 +636,14 @@ unsafe extern "system" fn acquire_next_image(
     fence: vk::Fence,
     index: *mut u32,
 ) -> vk::Result {
-    counted!(device, NO_DEVICE, |dc| dc.acquire_next_image(
-        device, swapchain, timeout, semaphore, fence, index
-    ))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        counted!(device, NO_DEVICE, |dc| dc.acquire_next_image(
+            device, swapchain, timeout, semaphore, fence, index
+        ))
+    }
 }
 
 unsafe extern "system" fn acquire_next_image2(
@@ -533,8 +651,13 @@ unsafe extern "system" fn acquire_next_image2(
     info: *const vk::AcquireNextImageInfoKHR<'_>,
     index: *mut u32,
 ) -> vk::Result {
-    counted!(device, NO_DEVICE, |dc| dc
-        .acquire_next_image2(device, info, index))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        counted!(device, NO_DEVICE, |dc| dc
+            .acquire_next_image2(device, info, index))
+    }
 }
 
 unsafe extern "system" fn set_latency_marker(
@@ -542,8 +665,13 @@ unsafe extern "system" fn set_latency_marker(
     swapchain: vk::SwapchainKHR,
     info: *const vk::SetLatencyMarkerInfoNV<'_>,
 ) {
-    counted!(device, (), |dc| dc
-        .set_latency_marker(device, swapchain, info))
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        counted!(device, (), |dc| dc
+            .set_latency_marker(device, swapchain, info))
+    }
 }
 
 /// Runs from `.fini_array` when the library is unloaded or the process

@@ -194,9 +194,12 @@ mod tests {
         assert_eq!(m.insert(30, Arc::new("c")), Err(Full));
         // SAFETY: nothing removes 10 while the reference lives.
         assert_eq!(unsafe { m.get(10) }, Some(&"a"));
+        // SAFETY: no record, so no reference to outlive one.
         assert_eq!(unsafe { m.get(30) }, None);
+        // SAFETY: as above.
         assert_eq!(unsafe { m.get(0) }, None);
         assert_eq!(m.remove(10).as_deref(), Some(&"a"));
+        // SAFETY: as above.
         assert_eq!(unsafe { m.get(10) }, None);
         m.insert(30, Arc::new("c")).unwrap();
         m.insert(30, Arc::new("d")).unwrap(); // replaces

@@ -34,13 +34,17 @@ impl Instance {
         gipa: vk::PFN_vkGetInstanceProcAddr,
         instance: vk::Instance,
     ) -> Instance {
-        let ash = ash::Instance::load_with(
-            |name| {
-                gipa(instance, name.as_ptr())
-                    .map_or(std::ptr::null(), |f| f as *const std::ffi::c_void)
-            },
-            instance,
-        );
+        // SAFETY: every pointer comes from the next layer's gipa of the live
+        // `instance` (caller's contract), looked up by its own name.
+        let ash = unsafe {
+            ash::Instance::load_with(
+                |name| {
+                    gipa(instance, name.as_ptr())
+                        .map_or(std::ptr::null(), |f| f as *const std::ffi::c_void)
+                },
+                instance,
+            )
+        };
         // SAFETY: the app's create info.
         let mut names = unsafe {
             extension_names(
@@ -55,7 +59,9 @@ impl Instance {
             ext: InstanceExtensions {
                 surface_capabilities2: names.any(|n| n == b"VK_KHR_get_surface_capabilities2"),
             },
-            destroy_surface: next_fn(|n| gipa(instance, n), c"vkDestroySurfaceKHR"),
+            // SAFETY: the next layer's gipa of the live `instance`;
+            // `PFN_vkDestroySurfaceKHR` is the name's type.
+            destroy_surface: unsafe { next_fn(|n| gipa(instance, n), c"vkDestroySurfaceKHR") },
         }
     }
 }

@@ -100,10 +100,15 @@ unsafe fn find_entry(
     function: LayerFunction,
 ) -> *mut c_void {
     while !p.is_null() {
-        let base = &*(p as *const BaseIn);
+        // SAFETY: `p` is an entry of a valid `pNext` chain (caller), and
+        // every entry starts with `sType` and `pNext`.
+        let base = unsafe { &*(p as *const BaseIn) };
         if base.s_type == s_type {
-            // The loader's entries all start with sType, pNext, function.
-            let f = *((p as *const u8).add(std::mem::size_of::<BaseIn>()) as *const LayerFunction);
+            // SAFETY: an entry of the loader's `sType`; those all start with
+            // sType, pNext, function (`vk_layer.h`).
+            let f = unsafe {
+                *((p as *const u8).add(std::mem::size_of::<BaseIn>()) as *const LayerFunction)
+            };
             if f == function {
                 return p as *mut c_void;
             }
@@ -117,41 +122,55 @@ unsafe fn find_entry(
 pub(crate) unsafe fn instance_link_info(
     info: &vk::InstanceCreateInfo,
 ) -> *mut LayerInstanceCreateInfo {
-    find_entry(
-        info.p_next,
-        vk::StructureType::LOADER_INSTANCE_CREATE_INFO,
-        LayerFunction::LAYER_LINK_INFO,
-    ) as *mut LayerInstanceCreateInfo
+    // SAFETY: `info` is the app's create info, its `pNext` a valid chain
+    // (caller).
+    unsafe {
+        find_entry(
+            info.p_next,
+            vk::StructureType::LOADER_INSTANCE_CREATE_INFO,
+            LayerFunction::LAYER_LINK_INFO,
+        ) as *mut LayerInstanceCreateInfo
+    }
 }
 
 /// The device chain's link entry.
 pub(crate) unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut LayerDeviceCreateInfo {
-    find_entry(
-        info.p_next,
-        vk::StructureType::LOADER_DEVICE_CREATE_INFO,
-        LayerFunction::LAYER_LINK_INFO,
-    ) as *mut LayerDeviceCreateInfo
+    // SAFETY: `info` is the app's create info, its `pNext` a valid chain
+    // (caller).
+    unsafe {
+        find_entry(
+            info.p_next,
+            vk::StructureType::LOADER_DEVICE_CREATE_INFO,
+            LayerFunction::LAYER_LINK_INFO,
+        ) as *mut LayerDeviceCreateInfo
+    }
 }
 
 /// `vkSetDeviceLoaderData` from the device chain, if the loader gave one.
 pub(crate) unsafe fn device_loader_data_callback(
     info: &vk::DeviceCreateInfo,
 ) -> Option<PfnSetDeviceLoaderData> {
-    let e = find_entry(
-        info.p_next,
-        vk::StructureType::LOADER_DEVICE_CREATE_INFO,
-        LayerFunction::LOADER_DATA_CALLBACK,
-    ) as *const LayerDeviceCreateInfo;
+    // SAFETY: `info` is the app's create info, its `pNext` a valid chain
+    // (caller).
+    let e = unsafe {
+        find_entry(
+            info.p_next,
+            vk::StructureType::LOADER_DEVICE_CREATE_INFO,
+            LayerFunction::LOADER_DATA_CALLBACK,
+        )
+    } as *const LayerDeviceCreateInfo;
     if e.is_null() {
         return None;
     }
-    let f = (*e).u[0];
+    // SAFETY: a non-null loader entry whose `function` says the union holds
+    // `pfnSetDeviceLoaderData`.
+    let f = unsafe { (*e).u[0] };
     if f.is_null() {
         None
     } else {
-        Some(std::mem::transmute::<*mut c_void, PfnSetDeviceLoaderData>(
-            f,
-        ))
+        // SAFETY: the loader's non-null `PFN_vkSetDeviceLoaderData`, stored
+        // as a pointer-sized union member.
+        Some(unsafe { std::mem::transmute::<*mut c_void, PfnSetDeviceLoaderData>(f) })
     }
 }
 
@@ -160,16 +179,22 @@ pub(crate) unsafe fn device_loader_data_callback(
 pub(crate) unsafe fn take_instance_link(
     info: &vk::InstanceCreateInfo,
 ) -> Option<vk::PFN_vkGetInstanceProcAddr> {
-    let e = instance_link_info(info);
+    // SAFETY: `info` is the app's create info, its `pNext` a valid chain
+    // (caller).
+    let e = unsafe { instance_link_info(info) };
     if e.is_null() {
         return None;
     }
-    let link = (*e).u[0] as *mut LayerInstanceLink;
+    // SAFETY: a non-null loader link entry: the union holds `pLayerInfo`.
+    let link = unsafe { (*e).u[0] } as *mut LayerInstanceLink;
     if link.is_null() {
         return None;
     }
-    let gipa = (*link).pfn_next_get_instance_proc_addr;
-    (*e).u[0] = (*link).p_next as *mut c_void;
+    // SAFETY: `link` is the loader's non-null link for this layer.
+    let gipa = unsafe { (*link).pfn_next_get_instance_proc_addr };
+    // SAFETY: as above; the loader owns the chain and has each layer advance
+    // it past its own link before calling down.
+    unsafe { (*e).u[0] = (*link).p_next as *mut c_void };
     Some(gipa)
 }
 
@@ -177,19 +202,27 @@ pub(crate) unsafe fn take_instance_link(
 pub(crate) unsafe fn take_device_link(
     info: &vk::DeviceCreateInfo,
 ) -> Option<(vk::PFN_vkGetInstanceProcAddr, vk::PFN_vkGetDeviceProcAddr)> {
-    let e = device_link_info(info);
+    // SAFETY: `info` is the app's create info, its `pNext` a valid chain
+    // (caller).
+    let e = unsafe { device_link_info(info) };
     if e.is_null() {
         return None;
     }
-    let link = (*e).u[0] as *mut LayerDeviceLink;
+    // SAFETY: a non-null loader link entry: the union holds `pLayerInfo`.
+    let link = unsafe { (*e).u[0] } as *mut LayerDeviceLink;
     if link.is_null() {
         return None;
     }
-    let r = (
-        (*link).pfn_next_get_instance_proc_addr,
-        (*link).pfn_next_get_device_proc_addr,
-    );
-    (*e).u[0] = (*link).p_next as *mut c_void;
+    // SAFETY: `link` is the loader's non-null link for this layer.
+    let r = unsafe {
+        (
+            (*link).pfn_next_get_instance_proc_addr,
+            (*link).pfn_next_get_device_proc_addr,
+        )
+    };
+    // SAFETY: as above; the loader owns the chain and has each layer advance
+    // it past its own link before calling down.
+    unsafe { (*e).u[0] = (*link).p_next as *mut c_void };
     Some(r)
 }
 
@@ -280,6 +313,7 @@ mod tests {
             p_next: &validation as *const _ as *const c_void,
             ..Default::default()
         };
+        // SAFETY: a chain of live locals, built above.
         unsafe {
             assert!(take_instance_link(&info).is_some());
             assert_eq!(link.u[0], &mut second as *mut _ as *mut c_void);

@@ -19,6 +19,8 @@
 //! `vkNegotiateLoaderLayerInterfaceVersion`; gipa/gdpa are handed over
 //! through the negotiation struct.
 
+#![deny(unsafe_op_in_unsafe_fn)]
+
 pub mod analysis;
 pub mod capture;
 mod counted;

@@ -71,11 +71,14 @@ impl Device {
             self.limit_frame(fps);
         }
         let t = now_ns();
-        let app = &*info;
+        // SAFETY: `info` is the app's valid present info (caller's contract).
+        let app = unsafe { &*info };
         let qi = self.queue(queue);
         let mut scratch = qi.map(|q| q.scratch.lock().unwrap_or_else(|e| e.into_inner()));
         let mut out = HudOutcome::default();
-        guard::contain((), || {
+        // SAFETY: inside the app's present on `queue` (`qi` is its record),
+        // with its valid present info.
+        guard::contain((), || unsafe {
             self.before_present::<FAULTS>(qi, app, t, scratch.as_deref_mut(), &mut out)
         });
 
@@ -85,8 +88,14 @@ impl Device {
             patched.p_wait_semaphores = sem;
         }
         if let Some(s) = scratch.as_deref_mut() {
-            let ours = guard::contain(None, || match regions::find(app) {
-                regions::Found::First(r) => s.patch(r).map(|p| p as *const vk::PresentRegionsKHR),
+            // SAFETY: `app.p_next` is the app's valid chain.
+            let ours = guard::contain(None, || match unsafe { regions::find(app) } {
+                regions::Found::First(r) => {
+                    // SAFETY: `r` is the app's valid `VkPresentRegionsKHR`;
+                    // the copy lives in `scratch`, locked until this call
+                    // returns.
+                    unsafe { s.patch(r) }.map(|p| p as *const vk::PresentRegionsKHR)
+                }
                 _ => None,
             });
             if let Some(p) = ours {
@@ -94,7 +103,11 @@ impl Device {
             }
         }
         let t_present = now_ns();
-        let r = next(queue, &patched);
+        // SAFETY: the next layer's `vkQueuePresentKHR`, on the app's queue
+        // with the app's present info; `patched` waits instead on the HUD's
+        // semaphore once a HUD submission consumed the app's waits, and its
+        // regions copy lives in `scratch`, locked until this call returns.
+        let r = unsafe { next(queue, &patched) };
         let now = now_ns();
         if !early && fps != 0 {
             // After the latch: the wait is part of the frame this present starts.
@@ -140,8 +153,11 @@ impl Device {
         mut scratch: Option<&mut Scratch>,
         out: &mut HudOutcome,
     ) {
-        let swapchains = slice(info.p_swapchains, info.swapchain_count);
-        let indices = slice(info.p_image_indices, info.swapchain_count);
+        // SAFETY: the app's arrays of `swapchain_count` swapchains and image
+        // indices (caller).
+        let swapchains = unsafe { slice(info.p_swapchains, info.swapchain_count) };
+        // SAFETY: as above.
+        let indices = unsafe { slice(info.p_image_indices, info.swapchain_count) };
         if let Some(s) = scratch.as_deref_mut() {
             s.begin(swapchains.len());
         }
@@ -164,7 +180,8 @@ impl Device {
             }
         };
         let dev = self.hud();
-        let app_wait = slice(info.p_wait_semaphores, info.wait_semaphore_count);
+        // SAFETY: the app's array of `wait_semaphore_count` semaphores (caller).
+        let app_wait = unsafe { slice(info.p_wait_semaphores, info.wait_semaphore_count) };
         // Several swapchains in one present: the HUD draws are chained, each
         // waiting on the previous one's semaphore, the first on the app's.
         for (i, (&sc, &index)) in swapchains.iter().zip(indices).enumerate() {
@@ -191,7 +208,10 @@ impl Device {
             } else {
                 // A panic inside the draw leaves this HUD half-way: it is
                 // then handled as a failed draw, never drawn again.
-                guard::try_run(|| {
+                // SAFETY: inside the app's `vkQueuePresentKHR` on `qi`'s queue
+                // (caller), for image `index` of this swapchain; `hud_cache`
+                // is the device's cache.
+                guard::try_run(|| unsafe {
                     hud.draw(
                         &dev,
                         &self.hud_cache,

@@ -200,9 +200,11 @@ mod tests {
         s.hud_rects[0] = Some(rect(100, 50));
         s.hud_rects[1] = Some(rect(100, 50));
         // swapchain 2's HUD did not draw this present
+        // SAFETY: valid structures on the stack.
         let out = unsafe { s.patch(&app) }.expect("patched");
         assert_eq!(out.swapchain_count, 3);
         let got = |i: usize| {
+            // SAFETY: `out` points at 3 regions in `s`, and `i` < 3.
             unsafe { rects_of(&*out.p_regions.add(i)) }
                 .iter()
                 .map(|r| (r.offset.x, r.extent.width))
@@ -227,8 +229,10 @@ mod tests {
             ..Default::default()
         };
         info.p_next = &id as *const _ as *const _;
+        // SAFETY: as above.
         assert!(matches!(unsafe { find(&info) }, Found::Later));
         info.p_next = std::ptr::null();
+        // SAFETY: an empty chain.
         assert!(matches!(unsafe { find(&info) }, Found::None));
     }
 }

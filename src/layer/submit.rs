@@ -37,7 +37,9 @@ impl Device {
                     |n, p| next(queue, n, p.cast(), fence),
                 )
             },
-            None => (next(queue, count, submits, fence), false),
+            // SAFETY: the next layer's `vkQueueSubmit`, called with the app's
+            // own arguments (caller).
+            None => (unsafe { next(queue, count, submits, fence) }, false),
         };
         self.book_submit(t0, setup);
         r
@@ -71,7 +73,9 @@ impl Device {
                     |n, p| next(queue, n, p.cast(), fence),
                 )
             },
-            None => (next(queue, count, submits, fence), false),
+            // SAFETY: the next layer's `vkQueueSubmit2`, called with the app's
+            // own arguments (caller).
+            None => (unsafe { next(queue, count, submits, fence) }, false),
         };
         self.book_submit(t0, setup);
         r
