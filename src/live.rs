@@ -5,6 +5,7 @@
 //! [`LiveCell::latest`], which only clones an `Arc` under a lock that is never
 //! held for longer than that clone.
 
+use crate::lock::Recover;
 use crate::metrics::Summary;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -102,7 +103,7 @@ impl LiveCell {
         stats.generation = GENERATION.fetch_add(1, Ordering::Relaxed);
         let stats = Arc::new(stats);
         let oldest = {
-            let mut slot = self.slot.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slot = self.slot.lock_or_recover();
             let previous = std::mem::replace(&mut slot.0, stats);
             std::mem::replace(&mut slot.1, previous)
         };
@@ -111,11 +112,7 @@ impl LiveCell {
 
     /// The newest published stats.
     pub fn latest(&self) -> Arc<LiveStats> {
-        self.slot
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .0
-            .clone()
+        self.slot.lock_or_recover().0.clone()
     }
 }
 

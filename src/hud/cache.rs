@@ -12,6 +12,7 @@ use super::semaphores::PresentSemaphores;
 use super::upload::Upload;
 use super::view::View;
 use super::{passes, HudDevice, HudError};
+use crate::lock::Recover;
 use ash::vk;
 use imgui::SuspendedContext;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -53,7 +54,7 @@ pub struct Entry {
 
 impl Entry {
     pub fn lock(&self) -> MutexGuard<'_, EntryState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock_or_recover()
     }
 }
 
@@ -109,7 +110,7 @@ impl EntryState {
         // suspended again, so two windows presenting at once wait for each
         // other's layout, never for each other's recording.
         let (built, draw_data) = {
-            let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+            let _lock = IMGUI_LOCK.lock_or_recover();
             let mut ctx = match self.imgui.take().map(|c| c.0.activate()) {
                 Some(Ok(ctx)) => ctx,
                 Some(Err(suspended)) => {
@@ -164,7 +165,7 @@ impl HudCache {
 
     /// Number of entries (distinct format, encoding and font size so far).
     pub fn entries(&self) -> usize {
-        self.entries.lock().unwrap_or_else(|e| e.into_inner()).len()
+        self.entries.lock_or_recover().len()
     }
 
     /// The entry for `key`, created (render passes, pipeline, imgui context,
@@ -179,7 +180,7 @@ impl HudCache {
         key: Key,
         view: &View,
     ) -> Result<Arc<Entry>, HudError> {
-        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let mut entries = self.entries.lock_or_recover();
         if let Some(e) = entries.iter().find(|e| e.key == key) {
             return Ok(e.clone());
         }
@@ -201,7 +202,7 @@ impl HudCache {
     /// [`PresentSemaphores::destroy`]).
     pub unsafe fn destroy(&self, dev: &HudDevice) {
         self.semaphores.destroy(dev);
-        let entries = std::mem::take(&mut *self.entries.lock().unwrap_or_else(|e| e.into_inner()));
+        let entries = std::mem::take(&mut *self.entries.lock_or_recover());
         for entry in entries {
             let mut state = entry.lock();
             destroy_state(dev, &mut state);
@@ -244,7 +245,7 @@ unsafe fn create_imgui(
     pipeline: &Pipeline,
     view: &View,
 ) -> Result<(ImguiContext, FontTexture), HudError> {
-    let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _lock = IMGUI_LOCK.lock_or_recover();
     let mut ctx = SuspendedContext::create()
         .activate()
         .map_err(|_| HudError::ImguiBusy)?;
@@ -287,7 +288,7 @@ unsafe fn destroy_state(dev: &HudDevice, state: &mut EntryState) {
         state.panel_pass = vk::RenderPass::null();
     }
     if let Some(ctx) = state.imgui.take() {
-        let _lock = IMGUI_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let _lock = IMGUI_LOCK.lock_or_recover();
         drop(ctx);
     }
 }

@@ -16,6 +16,7 @@
 //! to itself.
 
 use super::{vk_err, HudDevice, HudError};
+use crate::lock::Recover;
 use ash::vk;
 use std::sync::Mutex;
 
@@ -28,7 +29,7 @@ pub struct PresentSemaphores {
 
 impl PresentSemaphores {
     fn spare(&self) -> std::sync::MutexGuard<'_, Vec<vk::Semaphore>> {
-        self.spare.lock().unwrap_or_else(|e| e.into_inner())
+        self.spare.lock_or_recover()
     }
 
     /// A spare semaphore, or a new one.

@@ -22,7 +22,7 @@
 //! rewrite computes.
 
 use super::capture::{CounterFrame, Stream};
-use super::counter_track::{self, CounterTrack};
+use super::counter_columns::{self, CounterTrack};
 use super::faults::{Faults, Site};
 use super::gpu_frames::{GpuFrames, Pending};
 use super::gpu_timing::GpuTimer;
@@ -32,6 +32,7 @@ use super::session::Log;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::config::Config;
 use crate::live::LiveStats;
+use crate::lock::Recover;
 use crate::metrics::histogram::TimeHistogram;
 use crate::metrics::{self, Options, Rolling, StkPoint, Summary};
 use ringbuf::traits::Consumer;
@@ -220,7 +221,7 @@ impl StreamAnalysis {
                             ordinal,
                             SystemTime::now(),
                             &columns,
-                            counter_track::ABOUT,
+                            counter_columns::ABOUT,
                         );
                     }
                     None => self.log.open(ordinal, SystemTime::now()),
@@ -515,7 +516,7 @@ pub struct Analysis {
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+    m.lock_or_recover()
 }
 
 impl Analysis {

@@ -23,6 +23,7 @@
 
 use crate::counters::{Counters, FrameValues};
 use crate::live::LiveCell;
+use crate::lock::Recover;
 use ringbuf::traits::{Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -136,7 +137,7 @@ impl Stream {
     /// only the counter entry (that frame's counters read as 0) and counts it.
     #[inline]
     pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) {
-        let mut p = self.producer.lock().unwrap_or_else(|e| e.into_inner());
+        let mut p = self.producer.lock_or_recover();
         let t = if t_ns > p.last { t_ns } else { p.last + 1 };
         // Counters first: once the consumer sees timestamp t, t's counter
         // entry is already in its ring (release on the counter ring's tail

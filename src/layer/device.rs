@@ -10,7 +10,7 @@
 
 use super::analysis::{Analysis, Settings};
 use super::capture::{now_ns, Stream};
-use super::counted::DeviceCounters;
+use super::counting_hooks::DeviceCounters;
 use super::gpu_timing::GpuTimer;
 use super::guard;
 use super::instance::Instance;
@@ -20,6 +20,7 @@ use super::loader::{self, next_fn};
 use super::queue::QueueInfo;
 use super::swapchain::Swapchain;
 use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
+use crate::lock::{Recover, RecoverRw};
 use ash::vk;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -255,11 +256,7 @@ impl Device {
 
     /// The live swapchain `sc` (the read lock is held only for the clone).
     pub fn swapchain(&self, sc: vk::SwapchainKHR) -> Option<Arc<Swapchain>> {
-        self.swapchains
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&sc)
-            .cloned()
+        self.swapchains.read_or_recover().get(&sc).cloned()
     }
 
     /// The layer's knowledge of the app's queue `q`.
@@ -370,17 +367,12 @@ impl Device {
         alloc: *const vk::AllocationCallbacks,
     ) {
         guard::contain((), || {
-            let removed = self
-                .swapchains
-                .write()
-                .unwrap_or_else(|e| e.into_inner())
-                .remove(&swapchain);
+            let removed = self.swapchains.write_or_recover().remove(&swapchain);
             if let Some(sc) = removed {
                 sc.destroy_hud(&self.hud(), &self.hud_cache);
             }
             self.lineage
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .lock_or_recover()
                 .swapchain_destroyed(swapchain);
         });
         if let Some(destroy) = self.fns.destroy_swapchain {
@@ -394,22 +386,14 @@ impl Device {
     /// A surface of the device's instance was destroyed: its handle value
     /// no longer names a window.
     pub fn surface_destroyed(&self, surface: vk::SurfaceKHR) {
-        self.lineage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .surface_destroyed(surface);
+        self.lineage.lock_or_recover().surface_destroyed(surface);
     }
 
     /// Frees everything of the layer's before the real `vkDestroyDevice`,
     /// and ends the device's session logs.
     pub fn teardown(&self) {
         let dev = self.hud();
-        let left: Vec<_> = self
-            .swapchains
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain()
-            .collect();
+        let left: Vec<_> = self.swapchains.write_or_recover().drain().collect();
         let mut freed = true;
         for (_, sc) in left {
             freed &= sc.destroy_hud(&dev, &self.hud_cache);
@@ -430,10 +414,7 @@ impl Device {
         }
         // else: a HUD leaked on a lost or hung device still uses the cache's
         // pipeline and font: leak those too rather than free them under it.
-        self.lineage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        self.lineage.lock_or_recover().clear();
         // Streams finish first: their last rows read the final GPU results.
         self.analysis.finish_device(self.key);
         if let Some(gpu) = self.gpu.as_ref() {
@@ -445,7 +426,7 @@ impl Device {
     unsafe fn on_created(&self, info: &vk::SwapchainCreateInfoKHR, sc: vk::SwapchainKHR) {
         let t0 = now_ns();
         let stream = {
-            let mut lineage = self.lineage.lock().unwrap_or_else(|e| e.into_inner());
+            let mut lineage = self.lineage.lock_or_recover();
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
                 self.analysis
@@ -467,10 +448,7 @@ impl Device {
             hud: Mutex::new(hud),
             failed: Mutex::new(None),
         });
-        self.swapchains
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(sc, state);
+        self.swapchains.write_or_recover().insert(sc, state);
         self.add_setup_time(t0);
     }
 

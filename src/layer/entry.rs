@@ -17,6 +17,7 @@ use super::handles::dispatch_key;
 use super::instance::Instance;
 use super::loader::{self, next_fn};
 use super::state::{layer, Layer};
+use crate::lock::Recover;
 use ash::vk;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
@@ -255,8 +256,7 @@ unsafe extern "system" fn create_instance(
             // SAFETY: `*out` is the live instance just created.
             layer()
                 .instances
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .lock_or_recover()
                 .insert(unsafe { dispatch_key(*out) }, data);
         });
     }
@@ -275,7 +275,7 @@ unsafe extern "system" fn destroy_instance(
     // contract); only the call below destroys it.
     let key = unsafe { dispatch_key(instance) };
     let Some((data, last)) = guard::contain(None, || {
-        let mut map = l.instances.lock().unwrap_or_else(|e| e.into_inner());
+        let mut map = l.instances.lock_or_recover();
         let data = map.remove(&key)?;
         Some((data, map.is_empty()))
     }) else {

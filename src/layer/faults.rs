@@ -1,4 +1,4 @@
-//! Test-only fault switches (issue 7), read once with the config and never
+//! Test-only fault switches, read once with the config and never
 //! on the normal present path: when one is set, the entry table hands out
 //! the present hook built with faults compiled in (`present::<true>`), and
 //! only that one looks at them.

@@ -36,6 +36,7 @@
 
 use super::capture::now_ns;
 use super::guard;
+use crate::lock::Recover;
 use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -449,7 +450,7 @@ impl GpuTimer {
         let Some(qt) = self.queue(queue) else {
             return (next(count, submits), false);
         };
-        let mut scratch = qt.scratch.lock().unwrap_or_else(|e| e.into_inner());
+        let mut scratch = qt.scratch.lock_or_recover();
         // A panic while patching falls back to the app's own submit.
         let patched = guard::try_run(|| {
             // SAFETY: the app's arguments (caller).
@@ -533,12 +534,12 @@ impl GpuTimer {
     /// Reads every finished slot of every queue into [`Collected`] (the
     /// analysis thread, every tick); never waits for the GPU.
     pub fn poll(&self) {
-        let alive = self.alive.lock().unwrap_or_else(|e| e.into_inner());
+        let alive = self.alive.lock_or_recover();
         if !*alive {
             return;
         }
         let now = now_ns();
-        let mut collected = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+        let mut collected = self.collected.lock_or_recover();
         if collected
             .calibrated
             .is_none_or(|(_, at)| now.saturating_sub(at) >= CALIBRATE_EVERY_NS)
@@ -593,7 +594,7 @@ impl GpuTimer {
 
     /// The intervals read so far (analysis thread).
     pub fn collected(&self) -> std::sync::MutexGuard<'_, Collected> {
-        self.collected.lock().unwrap_or_else(|e| e.into_inner())
+        self.collected.lock_or_recover()
     }
 
     /// Stops polling and frees the layer's objects.
@@ -602,7 +603,7 @@ impl GpuTimer {
     /// Inside `vkDestroyDevice`: the app has waited for its work, so no
     /// submission using these objects is still running.
     pub unsafe fn destroy(&self) {
-        *self.alive.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        *self.alive.lock_or_recover() = false;
         let d = &self.fns.device;
         for qt in &self.queues {
             if let Some(Some(o)) = qt.objects.get() {

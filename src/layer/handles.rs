@@ -11,6 +11,7 @@
 //!
 //! Writers (create/destroy) are serialized by a mutex; readers never take it.
 
+use crate::lock::Recover;
 use ash::vk;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
@@ -75,7 +76,7 @@ impl<T> HandleMap<T> {
     /// Adds (or replaces) `key`'s record. `key` must not be 0.
     pub fn insert(&self, key: usize, value: Arc<T>) -> Result<(), Full> {
         debug_assert_ne!(key, 0);
-        let _w = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+        let _w = self.writers.lock_or_recover();
         if let Some(old) = self.take_locked(key) {
             drop(old);
         }
@@ -92,7 +93,7 @@ impl<T> HandleMap<T> {
 
     /// Removes `key`'s record and returns it.
     pub fn remove(&self, key: usize) -> Option<Arc<T>> {
-        let _w = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+        let _w = self.writers.lock_or_recover();
         self.take_locked(key)
     }
 
@@ -130,7 +131,7 @@ impl<T> HandleMap<T> {
 
     /// A counted reference to `key`'s record (cold paths: teardown, tests).
     pub fn get_arc(&self, key: usize) -> Option<Arc<T>> {
-        let _w = self.writers.lock().unwrap_or_else(|e| e.into_inner());
+        let _w = self.writers.lock_or_recover();
         let slot = self
             .slots
             .iter()

@@ -11,7 +11,8 @@
 //! visibility, fault switches, analysis thread); a [`device::Device`] per
 //! `VkDevice` owning its queues ([`queue`]: what the layer may do on each),
 //! swapchains ([`swapchain`], streams by [`lineage`]), HUD resources,
-//! counters ([`counted`]) and GPU timing of its submits ([`submit`],
+//! counters (hooks that count: [`counting_hooks`]; their columns on the analysis
+//! thread: [`counter_columns`]) and GPU timing of its submits ([`submit`],
 //! [`gpu_timing`]; frames matched on the analysis thread by
 //! [`gpu_frames`]); thin entry points from one table ([`entry`]).
 //!
@@ -23,8 +24,8 @@
 
 pub mod analysis;
 pub mod capture;
-mod counted;
-mod counter_track;
+mod counter_columns;
+mod counting_hooks;
 mod device;
 mod entry;
 mod faults;

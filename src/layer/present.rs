@@ -28,6 +28,7 @@ use super::queue::{hud_role, HudRole, QueueInfo};
 use super::regions::{self, Scratch};
 use crate::config::LimitMethod;
 use crate::hud::{Drawn, HudError};
+use crate::lock::Recover;
 use ash::vk;
 use std::sync::atomic::Ordering;
 
@@ -74,7 +75,7 @@ impl Device {
         // SAFETY: `info` is the app's valid present info (caller's contract).
         let app = unsafe { &*info };
         let qi = self.queue(queue);
-        let mut scratch = qi.map(|q| q.scratch.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut scratch = qi.map(|q| q.scratch.lock_or_recover());
         let mut out = HudOutcome::default();
         // SAFETY: inside the app's present on `queue` (`qi` is its record),
         // with its valid present info.
@@ -130,11 +131,7 @@ impl Device {
     /// The frame limiter: waits for this present's deadline under a cap of
     /// `fps` and books the wait as `limiter_wait_ms`.
     fn limit_frame(&self, fps: u32) {
-        let due = self
-            .pacer
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .deadline(now_ns(), fps);
+        let due = self.pacer.lock_or_recover().deadline(now_ns(), fps);
         if let Some(d) = due {
             let waited = limiter::wait_until(d);
             if let Some(dc) = self.counters.as_ref() {
@@ -193,7 +190,7 @@ impl Device {
                 self.settings.faults.inject(Site::Present);
             }
             let Some(qi) = draw_on else { continue };
-            let mut slot = s.hud.lock().unwrap_or_else(|e| e.into_inner());
+            let mut slot = s.hud.lock_or_recover();
             let Some(hud) = slot.as_mut() else { continue };
             let stats = s.stream.live.latest();
             let wait: &[vk::Semaphore] = match &out.signal {

@@ -12,6 +12,7 @@ use super::handles::HandleMap;
 use super::instance::Instance;
 use super::limiter::FpsLimit;
 use crate::config::Config;
+use crate::lock::Recover;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -73,17 +74,13 @@ impl Layer {
 
     /// The instance record of dispatch key `key`.
     pub fn instance(&self, key: usize) -> Option<Arc<Instance>> {
-        self.instances
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&key)
-            .cloned()
+        self.instances.lock_or_recover().get(&key).cloned()
     }
 
     /// The single live instance, when there is exactly one (fallback for a
     /// physical device whose dispatch key is not its instance's).
     pub fn only_instance(&self) -> Option<Arc<Instance>> {
-        let map = self.instances.lock().unwrap_or_else(|e| e.into_inner());
+        let map = self.instances.lock_or_recover();
         if map.len() == 1 {
             map.values().next().cloned()
         } else {

@@ -4,6 +4,7 @@
 
 use super::capture::Stream;
 use crate::hud::{HudCache, HudDevice, SwapchainHud};
+use crate::lock::Recover;
 use std::sync::{Arc, Mutex};
 
 /// One live swapchain.
@@ -21,15 +22,15 @@ pub struct Swapchain {
 impl Swapchain {
     /// Takes this swapchain's HUD out of service after a failed draw.
     pub fn retire_hud(&self, hud: SwapchainHud) {
-        *self.failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(hud);
+        *self.failed.lock_or_recover() = Some(hud);
     }
 
     /// Frees the HUD (before the swapchain or device goes away). Returns
     /// false when a bounded wait ran out and the HUD's objects were leaked
     /// rather than freed under the GPU.
     pub fn destroy_hud(&self, dev: &HudDevice, cache: &HudCache) -> bool {
-        let live = self.hud.lock().unwrap_or_else(|e| e.into_inner()).take();
-        let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let live = self.hud.lock_or_recover().take();
+        let failed = self.failed.lock_or_recover().take();
         let mut freed = true;
         for mut hud in live.into_iter().chain(failed) {
             // SAFETY: the swapchain and device are still alive; destroy

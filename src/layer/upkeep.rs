@@ -29,6 +29,7 @@
 
 use super::analysis::whole_session;
 use super::guard;
+use crate::lock::Recover;
 use crate::metrics::Options;
 use crate::session_log::{write_summary, Progress, SummaryTarget};
 use std::sync::mpsc::{channel, Sender};
@@ -133,7 +134,7 @@ struct SlotState {
 
 impl Slot {
     fn lock(&self) -> MutexGuard<'_, SlotState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state.lock_or_recover()
     }
 
     /// The state, or `None` while the writer holds the lock (it is writing

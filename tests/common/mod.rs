@@ -932,7 +932,7 @@ pub fn have(program: &str) -> bool {
 /// for the whole test (a panicking holder does not poison it for the others).
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
-    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    steadyhud::lock::Recover::lock_or_recover(&LOCK)
 }
 
 /// Switches for the validation layer's optional checks (see

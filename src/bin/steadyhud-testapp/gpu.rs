@@ -3,6 +3,7 @@
 //! are picked up exactly as for any other Vulkan application.
 
 use std::sync::Mutex;
+use steadyhud::lock::Recover;
 
 use ash::{khr, vk};
 
@@ -167,7 +168,7 @@ impl Gpu {
 
     pub fn wait_idle(&self) -> Result<(), Error> {
         // Hold the queue lock: vkDeviceWaitIdle needs every queue externally synchronised.
-        let _q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let _q = self.queue.lock_or_recover();
         // SAFETY: live device.
         unsafe { self.device.device_wait_idle() }.ctx("vkDeviceWaitIdle")
     }

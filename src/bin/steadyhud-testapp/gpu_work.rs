@@ -20,6 +20,7 @@ use std::io::Cursor;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+use steadyhud::lock::Recover;
 
 use ash::vk;
 
@@ -312,7 +313,7 @@ impl GpuWork {
     /// Records the measured GPU time of one frame recorded with `n`
     /// iterations and adapts the iteration count (see [`WINDOW`]).
     fn frame_done(&self, n: u32, ms: f64) {
-        FRAME_MS.lock().unwrap_or_else(|e| e.into_inner()).push(ms);
+        FRAME_MS.lock_or_recover().push(ms);
         if self.trace {
             crate::say(format!(
                 "testapp: trace gpu work {ms:.3} ms at {n} iterations"
@@ -323,7 +324,7 @@ impl GpuWork {
         }
         // One lock for the window and the count: threads presenting on one
         // device share both.
-        let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
+        let mut recent = self.recent.lock_or_recover();
         if recent.len() == WINDOW {
             recent.pop_front();
         }
@@ -536,7 +537,7 @@ impl Probe {
             let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
             let start = Instant::now();
             {
-                let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
+                let q = gpu.queue.lock_or_recover();
                 d.queue_submit(*q, &submit, self.fence)
                     .ctx("vkQueueSubmit (gpu work calibration)")?;
             }
@@ -677,7 +678,7 @@ impl FrameTimer {
 /// 90th percentile of the measured frames' GPU time, frame count, and the
 /// requested time.
 pub fn summary_line(wanted_ms: f64) -> String {
-    let mut v = FRAME_MS.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut v = FRAME_MS.lock_or_recover().clone();
     v.sort_by(f64::total_cmp);
     // Nearest rank: the value at position round(p * (n - 1)).
     let at = |p: f64| {

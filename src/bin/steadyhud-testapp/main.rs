@@ -19,6 +19,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+use steadyhud::lock::Recover;
 
 use ash::vk;
 use clap::{Parser, ValueEnum};
@@ -636,7 +637,7 @@ impl LoopCtx<'_> {
         for w in work {
             any = true;
             let g = targets[0].gpu;
-            let mut left = self.leftovers.lock().unwrap_or_else(|e| e.into_inner());
+            let mut left = self.leftovers.lock_or_recover();
             left[g].run(&self.gpus[g], targets[0].render_pass(), w)?;
         }
         if any {

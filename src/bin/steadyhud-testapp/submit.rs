@@ -13,6 +13,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use steadyhud::lock::Recover;
 
 use ash::vk;
 
@@ -176,7 +177,7 @@ impl SubmitWork {
                     }
                 }
                 d.reset_fences(&[slot.fence]).ctx("vkResetFences")?;
-                let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
+                let q = gpu.queue.lock_or_recover();
                 d.queue_submit(*q, &submit, slot.fence)
                     .ctx("vkQueueSubmit (submit thread)")?;
             }

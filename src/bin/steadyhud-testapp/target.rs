@@ -5,6 +5,7 @@
 
 use std::sync::Mutex;
 use std::time::Duration;
+use steadyhud::lock::Recover;
 
 use ash::vk;
 
@@ -26,8 +27,7 @@ static CREATE_SWAPCHAIN_US: Mutex<Vec<u64>> = Mutex::new(Vec::new());
 
 fn record_create_time(d: Duration) {
     CREATE_SWAPCHAIN_US
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
+        .lock_or_recover()
         .push(d.as_micros() as u64);
 }
 
@@ -36,10 +36,7 @@ fn record_create_time(d: Duration) {
 /// of the driver and of layers, so it is reported on its own; medians of
 /// an even count are the mean of the two middle values).
 pub fn create_swapchain_summary() -> String {
-    let v = CREATE_SWAPCHAIN_US
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .clone();
+    let v = CREATE_SWAPCHAIN_US.lock_or_recover().clone();
     let Some((&first, rest)) = v.split_first() else {
         return "n=0".into();
     };
@@ -534,7 +531,7 @@ impl Target {
                 .command_buffers(&cmds)
                 .signal_semaphores(&signals)];
             {
-                let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
+                let q = gpu.queue.lock_or_recover();
                 d.queue_submit(*q, &submit, fence).ctx("vkQueueSubmit")?;
             }
             if let Some(timer) = &mut self.timer {
@@ -620,7 +617,7 @@ pub fn present(
         .image_indices(&indices)
         .results(&mut results);
     let (overall, entry) = {
-        let q = gpu.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let q = gpu.queue.lock_or_recover();
         let entry = Entry {
             at: std::time::Instant::now(),
             monotonic_ns: crate::pacing::monotonic_ns(),

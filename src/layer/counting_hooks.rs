@@ -25,6 +25,7 @@ use super::guard;
 use super::loader::next_fn;
 use crate::counters::markers::{Marker, MarkerClock, Span};
 use crate::counters::{CounterId, Counters, Unit};
+use crate::lock::Recover;
 use ash::vk;
 
 /// Ids of the built-in counters of one device.
@@ -299,10 +300,7 @@ impl DeviceCounters {
             else {
                 return;
             };
-            let span = clock
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .mark(marker, id, t);
+            let span = clock.lock_or_recover().mark(marker, id, t);
             match span {
                 Some(Span::Simulation(ns)) => self.table.add(ids.sim, ns),
                 Some(Span::RenderSubmit(ns)) => self.table.add(ids.submit, ns),
