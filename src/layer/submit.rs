@@ -6,6 +6,7 @@
 
 use super::capture::now_ns;
 use super::device::Device;
+use super::gpu_timing::Batch;
 use ash::vk;
 
 impl Device {
@@ -20,29 +21,19 @@ impl Device {
         submits: *const vk::SubmitInfo<'_>,
         fence: vk::Fence,
     ) -> vk::Result {
-        let Some(dc) = self.counters.as_ref() else {
+        let Some(next) = self.counters.as_ref().and_then(|dc| dc.fns.queue_submit) else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
-        let Some(next) = dc.fns.queue_submit else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        let t0 = now_ns();
-        let (r, setup) = match self.gpu.as_ref() {
-            // SAFETY: the app's arguments (caller).
-            Some(gpu) => unsafe {
-                gpu.submit(
-                    queue,
-                    count,
-                    submits.cast::<vk::SubmitInfo<'static>>(),
-                    |n, p| next(queue, n, p.cast(), fence),
-                )
-            },
-            // SAFETY: the next layer's `vkQueueSubmit`, called with the app's
-            // own arguments (caller).
-            None => (unsafe { next(queue, count, submits, fence) }, false),
-        };
-        self.book_submit(t0, setup);
-        r
+        // SAFETY: the app's arguments (caller); `next` is the next layer's
+        // `vkQueueSubmit`, called with them or with the patched batches.
+        unsafe {
+            self.submit_batches(
+                queue,
+                count,
+                submits.cast::<vk::SubmitInfo<'static>>(),
+                |n, p| next(queue, n, p.cast(), fence),
+            )
+        }
     }
 
     /// `vkQueueSubmit2` / `vkQueueSubmit2KHR`.
@@ -56,34 +47,40 @@ impl Device {
         submits: *const vk::SubmitInfo2<'_>,
         fence: vk::Fence,
     ) -> vk::Result {
-        let Some(dc) = self.counters.as_ref() else {
+        let Some(next) = self.counters.as_ref().and_then(|dc| dc.fns.queue_submit2) else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
-        let Some(next) = dc.fns.queue_submit2 else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
+        // SAFETY: as for `queue_submit`, with `vkQueueSubmit2`.
+        unsafe {
+            self.submit_batches(
+                queue,
+                count,
+                submits.cast::<vk::SubmitInfo2<'static>>(),
+                |n, p| next(queue, n, p.cast(), fence),
+            )
+        }
+    }
+
+    /// Either submit: timed batches when GPU timing is on, then the call's
+    /// CPU time booked.
+    ///
+    /// # Safety
+    /// The app's arguments; `next` forwards to the next layer's submit.
+    unsafe fn submit_batches<B: Batch>(
+        &self,
+        queue: vk::Queue,
+        count: u32,
+        submits: *const B,
+        next: impl FnOnce(u32, *const B) -> vk::Result,
+    ) -> vk::Result {
         let t0 = now_ns();
         let (r, setup) = match self.gpu.as_ref() {
             // SAFETY: the app's arguments (caller).
-            Some(gpu) => unsafe {
-                gpu.submit(
-                    queue,
-                    count,
-                    submits.cast::<vk::SubmitInfo2<'static>>(),
-                    |n, p| next(queue, n, p.cast(), fence),
-                )
-            },
-            // SAFETY: the next layer's `vkQueueSubmit2`, called with the app's
-            // own arguments (caller).
-            None => (unsafe { next(queue, count, submits, fence) }, false),
+            Some(gpu) => unsafe { gpu.submit(queue, count, submits, next) },
+            None => (next(count, submits), false),
         };
-        self.book_submit(t0, setup);
-        r
-    }
-
-    fn book_submit(&self, t0: u64, setup: bool) {
         let Some(dc) = self.counters.as_ref() else {
-            return;
+            return r;
         };
         if setup {
             self.add_setup_time(t0);
@@ -91,5 +88,6 @@ impl Device {
             dc.table.add(dc.ids.submit_ns, now_ns().saturating_sub(t0));
         }
         dc.table.add(dc.ids.submits, 1);
+        r
     }
 }
