@@ -277,11 +277,11 @@ impl StreamAnalysis {
     /// Writes the rows whose GPU columns are known (`all`: every row, the
     /// stream ends).
     fn flush_gpu(&mut self, all: bool) {
-        let (Some(g), Some(c), Some(newest)) =
-            (self.gpu.as_mut(), self.counters.as_mut(), self.last_t)
-        else {
+        let (Some(g), Some(c)) = (self.gpu.as_mut(), self.counters.as_mut()) else {
             return;
         };
+        // Before the first present nothing waits, but results are still read.
+        let newest = self.last_t.unwrap_or(0);
         let log = &mut self.log;
         g.flush(newest, all, |p| {
             let row = c.on_frame(p.duration_ns, &p.values);

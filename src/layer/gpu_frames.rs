@@ -130,10 +130,13 @@ impl GpuFrames {
     /// order, to `write` with its GPU columns filled. `newest`: CPU time of
     /// the newest present; `all`: decide every frame (the stream ends).
     pub fn flush(&mut self, newest: u64, all: bool, mut write: impl FnMut(&Pending)) {
+        // Read results every tick, frames waiting or not: an app that submits
+        // for seconds without presenting (a loading screen) would otherwise
+        // fill the slot rings and go untimed.
+        self.timer.poll();
         if self.pending.is_empty() {
             return;
         }
-        self.timer.poll();
         let collected = self.timer.collected();
         while let Some(p) = self.pending.front() {
             let complete = collected.complete_before_ns > p.to;
