@@ -3,6 +3,7 @@
 //! from the raw files, plus bad input (exit 2, `file:line:col:` message).
 
 mod data;
+mod keys;
 use data::data_dir;
 
 use serde_json::Value;
@@ -94,26 +95,7 @@ fn expected_from_csv(path: &Path, column: &str, unit_to_ms: f64) -> Expected {
 }
 
 fn check_sane(v: &Value, exp: &Expected, name: &str) {
-    for k in [
-        "frames",
-        "duration_s",
-        "average_fps",
-        "low_1pct_fps",
-        "low_0_1pct_fps",
-        "p50_ms",
-        "p90_ms",
-        "p95_ms",
-        "p99_ms",
-        "p99_9_ms",
-        "steady_fps",
-        "mostly_steady_fps",
-        "typical_fps",
-        "stutter_count",
-        "stutter_frames",
-        "osc",
-        "format",
-        "source",
-    ] {
+    for k in keys::METRICS_MD_KEYS.iter().chain(&["format", "source"]) {
         assert!(v.get(k).is_some(), "{name}: no {k}");
     }
     assert_eq!(

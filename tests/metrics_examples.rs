@@ -1,6 +1,7 @@
 //! The seeds' worked examples and hand-checked cases, through the public
 //! metrics API (`summarize`, `stk_curve`, `Rolling`).
 
+mod keys;
 use steadyhud::metrics::{
     oscillation, stk_curve, stutters, summarize, time_weighted_percentile, Options, Rolling,
     Summary,
@@ -220,24 +221,7 @@ fn lows_average_and_percentiles_hand_checked() {
 fn json_keys_are_the_contract() {
     let s = summary(&[10 * MS, 20 * MS]);
     let v = serde_json::to_value(&s).unwrap();
-    for k in [
-        "frames",
-        "duration_s",
-        "average_fps",
-        "low_1pct_fps",
-        "low_0_1pct_fps",
-        "p50_ms",
-        "p90_ms",
-        "p95_ms",
-        "p99_ms",
-        "p99_9_ms",
-        "steady_fps",
-        "mostly_steady_fps",
-        "typical_fps",
-        "stutter_count",
-        "stutter_frames",
-        "osc",
-    ] {
+    for k in keys::METRICS_MD_KEYS {
         assert!(v.get(k).is_some(), "missing {k}");
     }
     assert_eq!(summarize(&[], &Options::default()), None);

@@ -7,6 +7,7 @@
 //! `"complete": true` and the CSV's `# end: complete` line.
 
 mod common;
+mod keys;
 use common::*;
 use serde_json::Value;
 use std::os::unix::process::ExitStatusExt;
@@ -27,26 +28,6 @@ const CYCLE_S: f64 = 0.54;
 fn pattern(cycles: usize) -> String {
     vec!["10ms*49,50ms"; cycles].join(",")
 }
-
-/// The METRICS.md keys: the summary and `analyze --json` must agree on all.
-const METRIC_KEYS: [&str; 16] = [
-    "frames",
-    "duration_s",
-    "average_fps",
-    "low_1pct_fps",
-    "low_0_1pct_fps",
-    "p50_ms",
-    "p90_ms",
-    "p95_ms",
-    "p99_ms",
-    "p99_9_ms",
-    "steady_fps",
-    "mostly_steady_fps",
-    "typical_fps",
-    "stutter_count",
-    "stutter_frames",
-    "osc",
-];
 
 /// How a session ends without a clean exit.
 #[derive(Clone, Copy, Debug)]
@@ -204,7 +185,7 @@ fn scenario(exit: End) {
         .keys()
         .filter(|k| s.get(k.as_str()).is_some())
         .collect();
-    for k in METRIC_KEYS {
+    for k in keys::METRICS_MD_KEYS {
         assert!(
             common.iter().any(|c| c.as_str() == k),
             "{what}: {k} missing"
