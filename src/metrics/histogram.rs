@@ -392,15 +392,7 @@ impl TimeHistogram {
             c += u128::from(b.frames);
             s += b.time_ns;
         }
-        let slow_ok = 1000 * s < u128::from(bound.slow_permille) * t;
-        let excess_num = ff
-            .saturating_mul(s)
-            .saturating_sub(u128::from(NS_PER_S) * c);
-        let excess_ok = excess_num.saturating_mul(1000)
-            < u128::from(bound.excess_permille)
-                .saturating_mul(ff)
-                .saturating_mul(t);
-        slow_ok && excess_ok
+        bound.met_by(ff, c, s, t)
     }
 
     /// The largest f ≥ 1 meeting `bound` (0 if f = 1 fails): binary search,

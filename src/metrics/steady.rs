@@ -37,6 +37,23 @@ pub const TYPICAL: StkBound = StkBound {
     excess_permille: 100,
 };
 
+impl StkBound {
+    /// The two strict STK inequalities at target `f` fps, in integers: `c`
+    /// slow frames taking `s` ns of a run of `t` ns. Slow share: s/t < slow;
+    /// excess share: (f·s − 1e9·c)/(f·t) < excess (every slow frame has
+    /// d·f > 1e9, so f·s ≥ 1e9·c). The exact metrics and the fleet
+    /// histogram both decide with this.
+    pub fn met_by(self, f: u128, c: u128, s: u128, t: u128) -> bool {
+        let slow_ok = 1000 * s < u128::from(self.slow_permille) * t;
+        let excess_num = f.saturating_mul(s).saturating_sub(u128::from(NS_PER_S) * c);
+        let excess_ok = excess_num.saturating_mul(1000)
+            < u128::from(self.excess_permille)
+                .saturating_mul(f)
+                .saturating_mul(t);
+        slow_ok && excess_ok
+    }
+}
+
 impl SortedDurations {
     /// Whether target `f` fps (f ≥ 1) meets both strict bounds of `bound`.
     pub fn meets(&self, f: u64, bound: StkBound) -> bool {
@@ -45,17 +62,7 @@ impl SortedDurations {
             return false;
         }
         let (c, s) = self.slow_frames(f);
-        let f = u128::from(f);
-        let slow_ok = 1000 * s < u128::from(bound.slow_permille) * t;
-        // f·S ≥ 1e9·C because every slow frame has d·f > 1e9.
-        let excess_num = f
-            .saturating_mul(s)
-            .saturating_sub(u128::from(NS_PER_S) * u128::from(c));
-        let excess_ok = excess_num.saturating_mul(1000)
-            < u128::from(bound.excess_permille)
-                .saturating_mul(f)
-                .saturating_mul(t);
-        slow_ok && excess_ok
+        bound.met_by(u128::from(f), c as u128, s, t)
     }
 
     /// The largest integer f ≥ 1 meeting `bound`, 0 if f = 1 fails.
