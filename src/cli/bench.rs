@@ -207,8 +207,13 @@ fn watch(child: &mut Child, log_dir: &Path, started: SystemTime, total: f64) -> 
     let mut log: Option<PathBuf> = None;
     let mut counter = LineCounter::default();
     let mut bar = Progress::new();
-    // The layer flushes at least once a second: wait that long past the end.
+    // The span is timed from the first present, so a slow start-up (a cold
+    // shader cache, a loaded machine) does not eat into it: count from the
+    // first logged frame. The layer flushes at least once a second: wait
+    // that long past the end. A program that never presents is stopped
+    // after a minute more.
     let deadline = total + 1.5;
+    let mut first_frame: Option<Instant> = None;
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             return Watched {
@@ -220,9 +225,12 @@ fn watch(child: &mut Child, log_dir: &Path, started: SystemTime, total: f64) -> 
             log = newest_log(log_dir, started);
         }
         let frames = log.as_deref().map_or(0, |p| counter.count(p));
-        let elapsed = t0.elapsed().as_secs_f64();
+        if frames > 0 && first_frame.is_none() {
+            first_frame = Some(Instant::now());
+        }
+        let elapsed = first_frame.map_or(0.0, |t| t.elapsed().as_secs_f64());
         bar.show(elapsed.min(deadline), deadline, frames, elapsed);
-        if elapsed >= deadline {
+        if elapsed >= deadline || t0.elapsed().as_secs_f64() >= deadline + 60.0 {
             return Watched {
                 log,
                 exited_early: None,
