@@ -73,6 +73,8 @@ pub struct Config {
     pub fps_limit_method: LimitMethod,
     /// `toggle_fps_limit`: X11 keysym names joined by `+` (`Shift_L+F1`).
     pub toggle_fps_limit: String,
+    /// `control`: serve the control socket for `steadyhud ctl` (true).
+    pub control: bool,
 }
 
 /// Where the frame limiter waits (config `fps_limit_method`).
@@ -118,6 +120,7 @@ impl Default for Config {
             fps_limit: Vec::new(),
             fps_limit_method: LimitMethod::Late,
             toggle_fps_limit: "Shift_L+F1".to_string(),
+            control: true,
         }
     }
 }
@@ -138,7 +141,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 15] = [
+pub const KEYS: [&str; 16] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -154,6 +157,7 @@ pub const KEYS: [&str; 15] = [
     "fps_limit",
     "fps_limit_method",
     "toggle_fps_limit",
+    "control",
 ];
 
 impl Config {
@@ -306,6 +310,7 @@ impl Config {
                 self.log_dir = Some(expand_home(value));
             }
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
+            "control" => self.control = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
             "gpu_timing" => self.gpu_timing = parse_bool(value)?,
@@ -363,6 +368,7 @@ impl Config {
                 LimitMethod::Early => "early".into(),
             },
             "toggle_fps_limit" => self.toggle_fps_limit.clone(),
+            "control" => self.control.to_string(),
             _ => String::new(),
         }
     }

@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod config;
+pub mod control;
 pub mod counters;
 pub mod formats;
 pub mod hud;

@@ -34,6 +34,8 @@ enum Command {
     Summarize(steadyhud::cli::summarize::Args),
     /// Sum time histograms (summarize output) into fleet-wide percentiles and Steady/Typical FPS.
     Merge(steadyhud::cli::merge::Args),
+    /// Talk to a running game: list, status, hud on|off|toggle, limit N|off, mark TEXT.
+    Ctl(steadyhud::cli::ctl::Args),
 }
 
 fn main() -> ExitCode {
@@ -48,5 +50,6 @@ fn main() -> ExitCode {
         Command::Report(a) => steadyhud::cli::report::run(&a),
         Command::Summarize(a) => steadyhud::cli::summarize::run(&a),
         Command::Merge(a) => steadyhud::cli::merge::run(&a),
+        Command::Ctl(a) => steadyhud::cli::ctl::run(&a),
     }
 }

@@ -33,7 +33,12 @@
 //! `# counter ring overflow: N frames' counters lost (written as 0)` line.
 //!
 //! Lines starting with `#` are comments and may appear anywhere (a ring
-//! overflow is recorded where it happened, never silently). `frametime_ms`
+//! overflow is recorded where it happened, never silently). Two of them
+//! carry the frame they apply from, because GPU timing may hold rows back
+//! a frame or two, so the line can come before rows of earlier frames:
+//! `# fps_limit: 60 at frame 1234` (a frame cap change) and
+//! `# mark: TEXT at frame 1234` (`steadyhud ctl mark`: the segment `TEXT`
+//! starts at that frame; `analyze --segments` splits there). `frametime_ms`
 //! has six decimals, so it is the exact duration in ns. Every row ends with
 //! `\n`: a last line without one was cut off (the game was killed mid-write)
 //! and readers ignore it. Readers find columns by header name, so columns
@@ -68,6 +73,8 @@ pub const HEADER: &str = "frame,present_ns,frametime_ms";
 pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
 /// Prefix of the comment line that records a frame cap change.
 pub const FPS_LIMIT_PREFIX: &str = "# fps_limit: ";
+/// Prefix of the comment line of a mark (`steadyhud ctl mark`).
+pub const MARK_PREFIX: &str = "# mark: ";
 /// Start of the comment line that records frames whose counters were lost.
 pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 /// Prefix of the comment line naming the program.
@@ -263,6 +270,13 @@ impl SessionLog {
     /// `frame` on, as a `# fps_limit: 60 at frame 1234` line.
     pub fn note_fps_limit(&mut self, fps: u32, frame: u64) -> Result<(), LogError> {
         self.write(|out| writeln!(out, "{FPS_LIMIT_PREFIX}{fps} at frame {frame}"))
+    }
+
+    /// Records a mark (`steadyhud ctl mark TEXT`): the segment named `text`
+    /// starts at frame `frame`, as a `# mark: TEXT at frame 1234` line.
+    /// `text` is one line (the control protocol checks it).
+    pub fn note_mark(&mut self, text: &str, frame: u64) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{MARK_PREFIX}{text} at frame {frame}"))
     }
 
     /// Pushes buffered rows to the file.

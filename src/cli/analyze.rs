@@ -1,4 +1,4 @@
-//! `steadyhud analyze FILE [--json] [--stutter-threshold X] [--format F]`:
+//! `steadyhud analyze FILE [--json] [--segments] [--stutter-threshold X] [--format F]`:
 //! reads a frame-time log in any supported format and prints the METRICS.md
 //! numbers as an aligned table, or as one JSON object with `--json`.
 //! Bad input: `steadyhud: file:line:col: what` on stderr, exit code 2.
@@ -54,6 +54,10 @@ pub struct AnalyzeArgs {
     /// PresentMon-style logs: analyse this swapchain (address, e.g. 0x1A2B).
     #[arg(long, value_name = "ADDR")]
     pub swapchain: Option<String>,
+    /// Also give the metrics of each segment between the log's marks
+    /// (`steadyhud ctl mark TEXT`).
+    #[arg(long)]
+    pub segments: bool,
 }
 
 /// `--stutter-threshold X`, shared by every command that analyses logs.
@@ -177,10 +181,21 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let text = if args.json {
-        json(&analysis) + "\n"
-    } else {
-        table(&analysis, &opts)
+    let segments = args.segments.then(|| {
+        super::segments::split(&analysis.log.durations_ns, &analysis.log.meta.marks, &opts)
+    });
+    let text = match (args.json, &segments) {
+        (true, _) => json_with(&analysis, segments.as_deref()) + "\n",
+        (false, None) => table(&analysis, &opts),
+        (false, Some(s)) => {
+            let mut t = table(&analysis, &opts);
+            if analysis.log.meta.marks.is_empty() {
+                t.push_str(
+                    "\nSegments: the log has no marks (`steadyhud ctl mark TEXT` writes them)\n",
+                );
+            }
+            t + &super::segments::table(s)
+        }
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -198,6 +213,12 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
 /// (`gpu_bound_pct`, `gpu_busy_ms_avg`, `null` without GPU data), then
 /// `format`, `format_detail`, `source`, `column`, `file`, `notes`.
 pub fn json(a: &Analysis) -> String {
+    json_with(a, None)
+}
+
+/// [`json`] plus, with `--segments`, `marks` and `segments` (see
+/// [`super::segments::json`]).
+pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) -> String {
     #[derive(serde::Serialize)]
     struct Out<'a> {
         #[serde(flatten)]
@@ -216,6 +237,10 @@ pub fn json(a: &Analysis) -> String {
         stutter_causes_text: Option<Vec<String>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         stutters_by_cause: Option<Vec<crate::counters::CauseGroup>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        marks: Option<&'a [formats::Mark]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        segments: Option<serde_json::Value>,
     }
     let m = &a.log.meta;
     let out = Out {
@@ -236,6 +261,8 @@ pub fn json(a: &Analysis) -> String {
             .stutter_causes
             .as_deref()
             .map(crate::counters::by_main_cause),
+        marks: segments.map(|_| m.marks.as_slice()),
+        segments: segments.map(super::segments::json),
     };
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
 }

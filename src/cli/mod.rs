@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod bench;
 pub mod compare;
+pub mod ctl;
 pub mod install;
 pub mod load;
 pub mod merge;
@@ -10,4 +11,5 @@ pub mod parallel;
 pub mod progress;
 pub mod report;
 pub mod run;
+pub mod segments;
 pub mod summarize;

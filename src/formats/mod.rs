@@ -84,6 +84,29 @@ pub struct Meta {
     /// `gpu_busy_ms`); frames without a value hold
     /// [`crate::metrics::gpu::NO_DATA`].
     pub gpu: Option<crate::metrics::gpu::GpuColumns>,
+    /// Marks of a steadyhud session log (`steadyhud ctl mark`), in the
+    /// order written; empty for other formats.
+    pub marks: Vec<Mark>,
+}
+
+/// A named point of a session: the segment `text` starts at frame `frame`.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Mark {
+    pub frame: u64,
+    pub text: String,
+}
+
+impl Mark {
+    /// Reads the text after [`crate::session_log::MARK_PREFIX`]:
+    /// `TEXT at frame N` (the frame number is last, so the text may hold
+    /// anything).
+    pub fn parse(rest: &str) -> Option<Mark> {
+        let (text, frame) = rest.trim_end().rsplit_once(" at frame ")?;
+        Some(Mark {
+            frame: frame.parse().ok()?,
+            text: text.to_string(),
+        })
+    }
 }
 
 impl Meta {
@@ -96,6 +119,7 @@ impl Meta {
             notes: Vec::new(),
             counters: None,
             gpu: None,
+            marks: Vec::new(),
         }
     }
 }

@@ -27,7 +27,9 @@ use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use super::{Format, FrameLog, Meta};
 use crate::counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use crate::metrics::gpu::{self, GpuColumns};
-use crate::session_log::{COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, OVERFLOW_PREFIX};
+use crate::session_log::{
+    COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, MARK_PREFIX, OVERFLOW_PREFIX,
+};
 use std::io::BufRead;
 
 const COLUMN: &str = "frametime_ms";
@@ -89,6 +91,15 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
         if text.starts_with('#') {
             if text.trim_end() == END_LINE {
                 ended = line.terminated;
+            } else if let Some(rest) = text.strip_prefix(MARK_PREFIX) {
+                // A cut-off mark line may have lost digits of its frame.
+                match super::Mark::parse(rest).filter(|_| line.terminated) {
+                    Some(m) => meta.marks.push(m),
+                    None => meta.notes.push(format!(
+                        "line {}: mark line not understood, ignored",
+                        line.no
+                    )),
+                }
             } else if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
                 meta.source = Some(exe.trim().to_string());
             } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
@@ -282,6 +293,23 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("3 timestamps lost")));
+    }
+
+    #[test]
+    fn marks_are_read_with_their_frame_and_any_text() {
+        let text = format!(
+            "{LOG}# mark: boss at frame 2 at frame 1\n# mark: nonsense\n2,66666667,16.666667\n# mark: end at frame 3"
+        );
+        let log = read(text.as_bytes()).unwrap();
+        assert_eq!(
+            log.meta.marks,
+            vec![super::super::Mark {
+                frame: 1,
+                text: "boss at frame 2".into()
+            }]
+        );
+        let ignored = log.meta.notes.iter().filter(|n| n.contains("mark line"));
+        assert_eq!(ignored.count(), 2, "{:?}", log.meta.notes);
     }
 
     #[test]

@@ -22,6 +22,7 @@
 //! rewrite computes.
 
 use super::capture::{CounterFrame, Stream};
+use super::control::{Control, MarkPlaced, StreamStatus};
 use super::counter_columns::{self, CounterTrack};
 use super::faults::{Faults, Site};
 use super::gpu_frames::{GpuFrames, Pending};
@@ -459,6 +460,46 @@ struct Analyzer {
     writer: upkeep::Writer,
 }
 
+impl super::control::Streams for Analyzer {
+    fn mark(&mut self, text: &str) -> Vec<MarkPlaced> {
+        let mut placed = Vec::new();
+        for s in &mut self.streams {
+            // Up to date first: the mark goes after every frame presented
+            // before the request.
+            s.drain(&mut self.buf);
+            let frame = s.durations.len() as u64;
+            if s.log.note_mark(text, frame) {
+                s.log.flush();
+                if let Some(log) = s.log.csv_path() {
+                    placed.push(MarkPlaced {
+                        log: log.to_path_buf(),
+                        frame,
+                    });
+                }
+            }
+        }
+        placed
+    }
+
+    fn status(&mut self) -> Vec<StreamStatus> {
+        let window_s = self.window_s;
+        self.streams
+            .iter_mut()
+            .map(|s| {
+                s.drain(&mut self.buf);
+                StreamStatus {
+                    stream: s.stream.id,
+                    log: s.log.csv_path().map(Into::into),
+                    frames: s.durations.len() as u64,
+                    window_s,
+                    summary: s.rolling.as_ref().and_then(Rolling::summary),
+                    gpu: s.gpu.as_ref().and_then(GpuFrames::live),
+                }
+            })
+            .collect()
+    }
+}
+
 impl Analyzer {
     fn tick(&mut self) {
         let now = Instant::now();
@@ -649,10 +690,19 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
     } else {
         None
     };
+    let mut control = guard::try_run(|| Control::start(&settings)).flatten();
     let mut last_key = Instant::now();
     while !stop.load(Ordering::Acquire) {
         if guard::try_run(|| lock(&analyzer).tick()).is_none() {
             guard::say(format_args!("steadyhud: analysis step failed; retrying"));
+        }
+        if let Some(c) = control.as_mut() {
+            if guard::try_run(|| c.poll(&settings, &analyzer)).is_none() {
+                guard::say(format_args!(
+                    "steadyhud: control socket failed; closed (the game keeps running)"
+                ));
+                control = None;
+            }
         }
         if let Some(h) = hotkey.as_mut() {
             if last_key.elapsed() >= HOTKEY_EVERY {

@@ -122,6 +122,12 @@ impl FpsLimit {
         self.caps[i]
     }
 
+    /// Puts `fps` in force (0 = off), as `steadyhud ctl limit` asks; the
+    /// hotkey cycles on from where the list was.
+    pub fn set(&self, fps: u32) {
+        self.current.store(fps, Ordering::Relaxed);
+    }
+
     /// Whether the hotkey has anything to cycle.
     pub fn cycles(&self) -> bool {
         self.caps.len() >= 2
@@ -202,6 +208,8 @@ mod tests {
         assert_eq!(l.cycle(), 60);
         let off = FpsLimit::new(&[]);
         assert_eq!((off.fps(), off.cycles()), (0, false));
+        off.set(75);
+        assert_eq!(off.fps(), 75);
     }
 
     #[test]

@@ -24,6 +24,7 @@
 
 pub mod analysis;
 pub mod capture;
+mod control;
 mod counter_columns;
 mod counting_hooks;
 mod device;

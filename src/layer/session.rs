@@ -131,6 +131,24 @@ impl Log {
         }
     }
 
+    /// Writes a mark line; false when no log is open.
+    pub fn note_mark(&mut self, text: &str, frame: u64) -> bool {
+        if let Log::Open(l) = self {
+            let r = l.note_mark(text, frame);
+            self.check(r);
+            return true;
+        }
+        false
+    }
+
+    /// The CSV's path, once the log is open.
+    pub fn csv_path(&self) -> Option<&std::path::Path> {
+        match self {
+            Log::Open(l) => Some(l.path()),
+            _ => None,
+        }
+    }
+
     pub fn flush(&mut self) {
         if let Log::Open(l) = self {
             let r = l.flush();

@@ -1,0 +1,200 @@
+//! The layer's end of the control socket ([`crate::control`]): started with
+//! the analysis thread, polled by it every tick, and what each request does
+//! here (HUD visibility, the frame cap, marks in the logs, status).
+//!
+//! The requests act on state the hotkeys already share with the present
+//! path (the HUD flag and the frame cap are atomics) or on state the
+//! analysis thread owns (logs, rolling windows), so answering never takes a
+//! lock the present path takes.
+
+use super::analysis::Settings;
+use super::guard;
+use crate::control::protocol::{HudChange, Reply, Request, HELP};
+use crate::control::server::Server;
+use crate::live::LiveGpu;
+use crate::lock::Recover;
+use crate::metrics::Summary;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// How long a status reply's stream part is reused: a flood of `status`
+/// requests costs one computation per this period.
+const STATUS_FRESH: Duration = Duration::from_millis(100);
+
+/// One stream (window) as `status` reports it.
+#[derive(Clone, Debug, Default)]
+pub struct StreamStatus {
+    pub stream: u64,
+    /// The session log's CSV, once open.
+    pub log: Option<PathBuf>,
+    /// Frames so far (presents − 1).
+    pub frames: u64,
+    pub window_s: f64,
+    /// The rolling window's metrics, what the HUD shows (`None` before two
+    /// presents or after live statistics stopped).
+    pub summary: Option<Summary>,
+    pub gpu: Option<LiveGpu>,
+}
+
+/// Where a mark landed.
+#[derive(Clone, Debug)]
+pub struct MarkPlaced {
+    pub log: PathBuf,
+    /// The first frame of the marked segment.
+    pub frame: u64,
+}
+
+/// What the answers need of the analysis thread's streams.
+pub trait Streams {
+    /// Brings every stream up to date, writes the mark into every open log
+    /// and says where it went.
+    fn mark(&mut self, text: &str) -> Vec<MarkPlaced>;
+    /// Every stream's status.
+    fn status(&mut self) -> Vec<StreamStatus>;
+}
+
+/// The served socket and the cached status.
+pub struct Control {
+    server: Server,
+    status: Option<(Instant, serde_json::Value)>,
+}
+
+impl Control {
+    /// Serves `$XDG_RUNTIME_DIR/steadyhud/<pid>.sock` unless the config
+    /// turns it off; one `steadyhud:` line when it cannot.
+    pub fn start(settings: &Settings) -> Option<Control> {
+        if !settings.config.control {
+            return None;
+        }
+        let dir = match crate::control::socket_dir() {
+            Ok(d) => d,
+            Err(e) => {
+                guard::say(format_args!("steadyhud: no control socket: {e}"));
+                return None;
+            }
+        };
+        match Server::bind(&dir, std::process::id()) {
+            Ok(server) => Some(Control {
+                server,
+                status: None,
+            }),
+            Err(e) => {
+                guard::say(format_args!("steadyhud: no control socket: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Serves what is ready; `streams` is locked only for requests that
+    /// need it (`mark`, and `status` when its cache is stale).
+    pub fn poll<S: Streams>(&mut self, settings: &Settings, streams: &Mutex<S>) {
+        let now = Instant::now();
+        let cache = &mut self.status;
+        self.server.poll(now, &mut |request| {
+            answer(request, settings, now, cache, streams)
+        });
+    }
+}
+
+fn answer<S: Streams>(
+    request: Request,
+    settings: &Settings,
+    now: Instant,
+    cache: &mut Option<(Instant, serde_json::Value)>,
+    streams: &Mutex<S>,
+) -> Reply {
+    let hud = settings.hud_visible;
+    let on_off = |on: bool| if on { "on" } else { "off" };
+    match request {
+        Request::Help => Reply::Ok(serde_json::json!({ "requests": HELP })),
+        Request::Hud(change) => {
+            let on = match change {
+                HudChange::On => {
+                    hud.store(true, Ordering::Relaxed);
+                    true
+                }
+                HudChange::Off => {
+                    hud.store(false, Ordering::Relaxed);
+                    false
+                }
+                HudChange::Toggle => !hud.fetch_xor(true, Ordering::Relaxed),
+            };
+            Reply::Ok(serde_json::json!({ "hud": on_off(on) }))
+        }
+        Request::Limit(fps) => {
+            settings.limit.set(fps.unwrap_or(0));
+            Reply::Ok(serde_json::json!({ "fps_limit": fps.unwrap_or(0) }))
+        }
+        Request::Mark(text) => {
+            let placed = streams.lock_or_recover().mark(&text);
+            if placed.is_empty() {
+                return Reply::Err(
+                    "no session log is open yet (nothing presented, or logging is off)".into(),
+                );
+            }
+            let marks: Vec<serde_json::Value> = placed
+                .iter()
+                .map(|m| serde_json::json!({ "log": m.log, "frame": m.frame }))
+                .collect();
+            Reply::Ok(serde_json::json!({ "mark": text, "logs": marks }))
+        }
+        Request::Status => {
+            let windows = match cache {
+                Some((at, v)) if now.duration_since(*at) < STATUS_FRESH => v.clone(),
+                _ => {
+                    let v = windows_json(&streams.lock_or_recover().status());
+                    *cache = Some((now, v.clone()));
+                    v
+                }
+            };
+            Reply::Ok(status_json(settings, windows))
+        }
+    }
+}
+
+/// The `status` reply: the process, the HUD and cap in force, and each
+/// window; `frames`, `log` and `fps` repeat the first window's for scripts
+/// that watch a one-window game.
+fn status_json(settings: &Settings, windows: serde_json::Value) -> serde_json::Value {
+    let first = windows.get(0);
+    let pick = |k: &str| first.and_then(|w| w.get(k)).cloned();
+    serde_json::json!({
+        "pid": std::process::id(),
+        "exe": super::session::exe_name(),
+        "hud": if settings.hud_visible.load(Ordering::Relaxed) { "on" } else { "off" },
+        "fps_limit": settings.limit.fps(),
+        "frames": pick("frames").unwrap_or(0.into()),
+        "log": pick("log").unwrap_or(serde_json::Value::Null),
+        "fps": first
+            .and_then(|w| w.get("metrics"))
+            .and_then(|m| m.get("average_fps"))
+            .cloned()
+            .unwrap_or(serde_json::Value::Null),
+        "windows": windows,
+    })
+}
+
+fn windows_json(streams: &[StreamStatus]) -> serde_json::Value {
+    streams
+        .iter()
+        .map(|s| {
+            let metrics = s.summary.as_ref().and_then(|m| {
+                let mut v = serde_json::to_value(m).ok()?;
+                // Indices into the window: meaningless outside the layer.
+                v.as_object_mut()?.remove("stutter_frames");
+                Some(v)
+            });
+            serde_json::json!({
+                "stream": s.stream,
+                "log": s.log,
+                "frames": s.frames,
+                "window_s": s.window_s,
+                "metrics": metrics,
+                "gpu_busy_ms": s.gpu.map(|g| g.busy_ms),
+                "gpu_bound_pct": s.gpu.map(|g| g.bound_pct),
+            })
+        })
+        .collect()
+}
