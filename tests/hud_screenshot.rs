@@ -173,29 +173,60 @@ fn hud_is_drawn_and_the_hotkey_toggles_it() {
         .count();
     assert_eq!(n, 0, "pixels outside the HUD changed");
 
-    press_toggle(&h);
-    let (hidden, px) = wait_for(&h, 5, |px| {
-        app_visible(px, &base) && hud_diff(px, &base) == 0
-    });
-    save(&px, "layer_unorm_hud_toggled_off");
-    assert!(
-        hidden,
-        "HUD still there after Shift_R+F12: {} pixels differ",
-        hud_diff(&px, &base)
-    );
-
-    press_toggle(&h);
-    let (back, px) = wait_for(&h, 5, |px| {
-        app_visible(px, &base) && hud_diff(px, &base) > 5000
-    });
-    save(&px, "layer_unorm_hud_toggled_on");
+    toggles_twice(&h, &base, "hotkey", press_toggle);
     let out = app.stop();
-    assert!(back, "HUD did not come back after a second Shift_R+F12");
     assert!(
         !out.stderr.contains("HUD"),
         "layer complained:\n{}",
         out.stderr
     );
+}
+
+/// `toggle` hides the shown HUD and a second `toggle` brings it back
+/// (screenshots saved as `layer_unorm_<how>_off` / `_on`).
+fn toggles_twice(h: &Harness, base: &[u8], how: &str, toggle: impl Fn(&Harness)) {
+    toggle(h);
+    let (hidden, px) = wait_for(h, 5, |px| app_visible(px, base) && hud_diff(px, base) == 0);
+    save(&px, &format!("layer_unorm_{how}_off"));
+    assert!(
+        hidden,
+        "HUD still there after the {how}: {} pixels differ",
+        hud_diff(&px, base)
+    );
+    toggle(h);
+    let (back, px) = wait_for(h, 5, |px| {
+        app_visible(px, base) && hud_diff(px, base) > 5000
+    });
+    save(&px, &format!("layer_unorm_{how}_on"));
+    assert!(back, "HUD did not come back after a second {how}");
+}
+
+#[test]
+fn ctl_hud_toggle_hides_and_shows_the_hud() {
+    let h = Harness::new();
+    let base = baseline(&h, "unorm");
+    let app = App::start(&h, true, "unorm");
+    let (shown, px) = wait_for(&h, 20, |px| {
+        app_visible(px, &base) && hud_diff(px, &base) > 5000
+    });
+    assert!(
+        shown,
+        "HUD never appeared: {} pixels differ",
+        hud_diff(&px, &base)
+    );
+    let pid = app.0.as_ref().expect("running").child.id();
+    toggles_twice(&h, &base, "ctl", |h| {
+        let out = h.steadyhud(&["ctl", "hud", "toggle"]).output().unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success()
+                && said.starts_with("HUD o")
+                && said.contains(&format!("(pid {pid})")),
+            "ctl hud toggle: {said} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+    app.stop();
 }
 
 #[test]

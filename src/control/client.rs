@@ -132,10 +132,13 @@ pub fn request(path: &Path, request: &Request) -> Result<Reply, ClientError> {
 pub fn choose(dir: &Path, pid: Option<u32>) -> Result<Socket, ClientError> {
     if let Some(pid) = pid {
         let path = socket_path(dir, pid);
-        return if path.exists() {
-            Ok(Socket { pid, path })
-        } else {
-            Err(ClientError::NoSuchPid { pid, path })
+        return match std::fs::symlink_metadata(&path) {
+            Ok(_) => Ok(Socket { pid, path }),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                Err(ClientError::NoSuchPid { pid, path })
+            }
+            // E.g. another user's folder: say so, not "no session".
+            Err(source) => Err(ClientError::Connect { path, source }),
         };
     }
     let live: Vec<Socket> = sockets(dir)?

@@ -481,6 +481,12 @@ impl super::control::Streams for Analyzer {
         placed
     }
 
+    fn catch_up(&mut self) {
+        for s in &mut self.streams {
+            s.drain(&mut self.buf);
+        }
+    }
+
     fn status(&mut self) -> Vec<StreamStatus> {
         let window_s = self.window_s;
         self.streams

@@ -53,6 +53,9 @@ pub trait Streams {
     fn mark(&mut self, text: &str) -> Vec<MarkPlaced>;
     /// Every stream's status.
     fn status(&mut self) -> Vec<StreamStatus>;
+    /// Brings every stream up to date (drains its ring; a changed frame
+    /// cap is logged at the frame count this reaches).
+    fn catch_up(&mut self);
 }
 
 /// The served socket and the cached status.
@@ -124,11 +127,18 @@ fn answer<S: Streams>(
             Reply::Ok(serde_json::json!({ "hud": on_off(on) }))
         }
         Request::Limit(fps) => {
+            // Frames presented before the change count as before it: the
+            // log's `# fps_limit` line then names the frame exactly.
+            let mut streams = streams.lock_or_recover();
+            streams.catch_up();
             settings.limit.set(fps.unwrap_or(0));
+            streams.catch_up();
             Reply::Ok(serde_json::json!({ "fps_limit": fps.unwrap_or(0) }))
         }
         Request::Mark(text) => {
             let placed = streams.lock_or_recover().mark(&text);
+            // A status asked after the mark must count its frames.
+            *cache = None;
             if placed.is_empty() {
                 return Reply::Err(
                     "no session log is open yet (nothing presented, or logging is off)".into(),
