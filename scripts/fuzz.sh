@@ -32,6 +32,7 @@ failed=0
 for t in $targets; do
     case "$t" in
         config) seeds=fuzz/seeds/config; dict=fuzz/dict/config.dict ;;
+        control) seeds=fuzz/seeds/control; dict=fuzz/dict/control.dict ;;
         *) seeds=fuzz/seeds/logs; dict=fuzz/dict/logs.dict ;;
     esac
     mkdir -p "fuzz/corpus/$t"

@@ -704,4 +704,15 @@ mod tests {
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("cannot read"), "{w:?}");
     }
+
+    /// The README's configuration table has one row per key, so a new key
+    /// cannot go undocumented.
+    #[test]
+    fn readme_documents_every_key() {
+        let readme = include_str!("../README.md");
+        for key in KEYS {
+            let row = format!("| `{key}` |");
+            assert_eq!(readme.matches(&row).count(), 1, "README row for {key}");
+        }
+    }
 }

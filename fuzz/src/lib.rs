@@ -69,3 +69,27 @@ pub fn check_config(data: &[u8]) {
         assert_eq!(cfg, again, "config is not a fixed point of value_of/set");
     }
 }
+
+/// Parses `data` as a control-socket request and as a reply line (what the
+/// layer and `steadyhud ctl` read from each other) and checks: a request
+/// read back from its own line is the same request, on one line; an error
+/// message is one line.
+pub fn check_control(data: &[u8]) {
+    use steadyhud::control::protocol::{Reply, Request};
+    let text = String::from_utf8_lossy(data);
+    match Request::parse(&text) {
+        Ok(r) => {
+            let line = r.to_line();
+            assert!(!line.contains('\n'), "request line spans lines: {line:?}");
+            assert_eq!(Request::parse(&line).as_ref(), Ok(&r), "{line:?} does not read back");
+        }
+        Err(e) => {
+            let shown = e.to_string();
+            assert!(!shown.contains('\n'), "error spans lines: {shown:?}");
+        }
+    }
+    if let Ok(reply) = Reply::parse(&text) {
+        let line = reply.to_string();
+        assert!(!line.contains('\n'), "reply spans lines: {line:?}");
+    }
+}
