@@ -169,6 +169,14 @@ fn status_mark_limit_and_segments_through_ctl() {
     );
     let (_, out, _) = ctl(&mut h.steadyhud(&["ctl", "list"]));
     assert_eq!(out.trim(), "no running session with steadyhud");
+
+    // A socket left by a dead process, asked by pid: said and removed.
+    let stale = socket_dir(&h.runtime_dir).join("999999.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let (code, _, err) = ctl(&mut h.steadyhud(&["ctl", "--pid", "999999", "hud", "on"]));
+    assert_eq!(code, 2);
+    assert!(err.contains("pid 999999 is not running any more"), "{err}");
+    assert!(!stale.exists());
 }
 
 /// What one hostile client sends.

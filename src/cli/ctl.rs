@@ -59,7 +59,27 @@ pub fn run(args: &Args) -> ExitCode {
             eprintln!("steadyhud: pid {}: {m}", socket.pid);
             ExitCode::from(1)
         }
+        Err(ClientError::Connect { source, .. }) if client::is_stale(&source) => {
+            remove_stale(&socket);
+            eprintln!("steadyhud: pid {} is not running any more", socket.pid);
+            ExitCode::from(2)
+        }
         Err(e) => fail(&e),
+    }
+}
+
+/// Removes a socket nobody listens on any more, saying so on stderr.
+fn remove_stale(socket: &Socket) {
+    match std::fs::remove_file(&socket.path) {
+        Ok(()) => eprintln!(
+            "steadyhud: removed stale socket {} (process {} is gone)",
+            socket.path.display(),
+            socket.pid
+        ),
+        Err(e) => eprintln!(
+            "steadyhud: stale socket {} not removed: {e}",
+            socket.path.display()
+        ),
     }
 }
 
@@ -172,17 +192,7 @@ fn list(dir: &Path, json: bool) -> ExitCode {
     for socket in sockets {
         let status = match client::connect(&socket.path) {
             Err(ClientError::Connect { source, .. }) if client::is_stale(&source) => {
-                match std::fs::remove_file(&socket.path) {
-                    Ok(()) => eprintln!(
-                        "steadyhud: removed stale socket {} (process {} is gone)",
-                        socket.path.display(),
-                        socket.pid
-                    ),
-                    Err(e) => eprintln!(
-                        "steadyhud: stale socket {} not removed: {e}",
-                        socket.path.display()
-                    ),
-                }
+                remove_stale(&socket);
                 continue;
             }
             Err(e) => Err(e.to_string()),
