@@ -19,7 +19,8 @@
 //! - direct: imgui draws into the swapchain image in a LOAD_OP_LOAD render
 //!   pass limited to the HUD's rectangle.
 //!
-//! Modules: [`encoding`] (colour encodings), [`plan`] (per-swapchain
+//! Modules: [`encoding`] (colour encodings), [`gfx`] (Vulkan pieces the
+//! test app and the tests share), [`plan`] (per-swapchain
 //! decision), `cache` (per-device shared objects), `upload` (font upload
 //! state), `imgui_vk` + `imgui_mesh` (our imgui renderer), `passes` (render
 //! passes), `render` (per-swapchain Vulkan objects), `semaphores` (the
@@ -34,6 +35,7 @@ use std::time::Instant;
 
 mod cache;
 pub mod encoding;
+pub mod gfx;
 pub mod hotkey;
 mod imgui_mesh;
 mod imgui_vk;

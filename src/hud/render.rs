@@ -9,6 +9,7 @@
 //! bounded; a wait that runs out makes the draw `Skipped` rather than
 //! stalling the game.
 
+use super::gfx::rect_between;
 use super::imgui_mesh::Mesh;
 use super::memory::color_view;
 use super::plan::Plan;
@@ -405,16 +406,7 @@ impl Target {
         let y0 = area[1].floor().clamp(0.0, h - 1.0);
         let x1 = area[2].ceil().clamp(x0 + 1.0, w);
         let y1 = area[3].ceil().clamp(y0 + 1.0, h);
-        vk::Rect2D {
-            offset: vk::Offset2D {
-                x: x0 as i32,
-                y: y0 as i32,
-            },
-            extent: vk::Extent2D {
-                width: (x1 - x0) as u32,
-                height: (y1 - y0) as u32,
-            },
-        }
+        rect_between(x0, y0, x1, y1)
     }
 
     /// Waits (at most `timeout_ns`) for every submission in flight; returns
