@@ -55,6 +55,18 @@ pub use render::color_range;
 
 use upload::Step;
 
+/// What one draw records with: the slot's command buffer (recording), the
+/// slot, the swapchain image index, the stats shown and the seconds since
+/// the previous frame (imgui's delta time).
+#[derive(Clone, Copy)]
+struct Recording<'a> {
+    cmd: vk::CommandBuffer,
+    slot: usize,
+    image: usize,
+    stats: &'a LiveStats,
+    dt: f32,
+}
+
 /// Why the HUD could not be set up or drawn; the layer logs it once and
 /// keeps capturing without a HUD.
 #[derive(Debug, thiserror::Error)]
@@ -342,30 +354,43 @@ impl SwapchainHud {
         if upload {
             state.font.record_upload(dev, cmd);
         }
+        let rec = Recording {
+            cmd,
+            slot,
+            image,
+            stats,
+            dt,
+        };
         if self.panel.is_some() {
-            self.record_panel(dev, state, cmd, slot, image, stats, dt)
+            self.record_panel(dev, state, rec)
         } else {
-            self.record_direct(dev, state, cmd, slot, image, stats, dt)
-                .map(Some)
+            self.record_direct(dev, state, rec).map(Some)
         }
     }
 
+    /// The swapchain image's size in pixels, as imgui's display size.
+    fn size(&self) -> [f32; 2] {
+        [
+            self.target.extent.width as f32,
+            self.target.extent.height as f32,
+        ]
+    }
+
     /// Draws imgui straight into the swapchain image (render area = HUD).
-    #[allow(clippy::too_many_arguments)]
     unsafe fn record_direct(
         &mut self,
         dev: &HudDevice,
         state: &mut cache::EntryState,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        image: usize,
-        stats: &LiveStats,
-        dt: f32,
+        rec: Recording<'_>,
     ) -> Result<vk::Rect2D, HudError> {
-        let size = [
-            self.target.extent.width as f32,
-            self.target.extent.height as f32,
-        ];
+        let Recording {
+            cmd,
+            slot,
+            image,
+            stats,
+            dt,
+        } = rec;
+        let size = self.size();
         let (view, target, pass) = (&mut self.view, &mut self.target, self.overlay_pass);
         state.frame(
             size,
@@ -390,17 +415,20 @@ impl SwapchainHud {
 
     /// Re-renders the panel when the stats changed, then copies it into the
     /// swapchain image.
-    #[allow(clippy::too_many_arguments)]
     unsafe fn record_panel(
         &mut self,
         dev: &HudDevice,
         state: &mut cache::EntryState,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        image: usize,
-        stats: &LiveStats,
-        dt: f32,
+        rec: Recording<'_>,
     ) -> Result<Option<vk::Rect2D>, HudError> {
+        let Recording {
+            cmd,
+            slot,
+            image,
+            stats,
+            dt,
+        } = rec;
+        let size = self.size();
         let Some(panel) = self.panel.as_mut() else {
             return Ok(None);
         };
@@ -408,10 +436,6 @@ impl SwapchainHud {
             && panel.ready()
             && self.panel_renders >= 3;
         if !fresh {
-            let size = [
-                self.target.extent.width as f32,
-                self.target.extent.height as f32,
-            ];
             let (view, target, pass) = (&mut self.view, &mut self.target, state.panel_pass);
             let rendered = state.frame(
                 size,
