@@ -383,31 +383,24 @@ impl SwapchainHud {
         state: &mut cache::EntryState,
         rec: Recording<'_>,
     ) -> Result<vk::Rect2D, HudError> {
-        let Recording {
-            cmd,
-            slot,
-            image,
-            stats,
-            dt,
-        } = rec;
         let size = self.size();
         let (view, target, pass) = (&mut self.view, &mut self.target, self.overlay_pass);
         state.frame(
             size,
-            dt,
-            |ui| view.build(ui, size, stats, false),
+            rec.dt,
+            |ui| view.build(ui, size, rec.stats, false),
             |area, draw_data, pipeline, font| {
                 let rect = target.render_area(area);
                 let begin = vk::RenderPassBeginInfo::default()
                     .render_pass(pass)
-                    .framebuffer(target.framebuffer(image))
+                    .framebuffer(target.framebuffer(rec.image))
                     .render_area(rect);
                 dev.device
-                    .cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE);
+                    .cmd_begin_render_pass(rec.cmd, &begin, vk::SubpassContents::INLINE);
                 let r = target
-                    .mesh(slot)
-                    .cmd_draw(dev, cmd, pipeline, font, draw_data, rect);
-                dev.device.cmd_end_render_pass(cmd);
+                    .mesh(rec.slot)
+                    .cmd_draw(dev, rec.cmd, pipeline, font, draw_data, rect);
+                dev.device.cmd_end_render_pass(rec.cmd);
                 r.map(|()| rect)
             },
         )
@@ -421,26 +414,19 @@ impl SwapchainHud {
         state: &mut cache::EntryState,
         rec: Recording<'_>,
     ) -> Result<Option<vk::Rect2D>, HudError> {
-        let Recording {
-            cmd,
-            slot,
-            image,
-            stats,
-            dt,
-        } = rec;
         let size = self.size();
         let Some(panel) = self.panel.as_mut() else {
             return Ok(None);
         };
-        let fresh = self.panel_generation == Some(stats.generation)
+        let fresh = self.panel_generation == Some(rec.stats.generation)
             && panel.ready()
             && self.panel_renders >= 3;
         if !fresh {
             let (view, target, pass) = (&mut self.view, &mut self.target, state.panel_pass);
             let rendered = state.frame(
                 size,
-                dt,
-                |ui| view.build(ui, size, stats, true),
+                rec.dt,
+                |ui| view.build(ui, size, rec.stats, true),
                 |area, draw_data, pipeline, font| {
                     let content = vk::Extent2D {
                         width: area[2].ceil().max(0.0) as u32,
@@ -451,23 +437,23 @@ impl SwapchainHud {
                         return Ok(false);
                     }
                     panel.reserve(dev, content, pass, target.in_flight())?;
-                    panel.begin_pass(dev, cmd, pass);
-                    let r = target.mesh(slot).cmd_draw(
+                    panel.begin_pass(dev, rec.cmd, pass);
+                    let r = target.mesh(rec.slot).cmd_draw(
                         dev,
-                        cmd,
+                        rec.cmd,
                         pipeline,
                         font,
                         draw_data,
                         panel.area(),
                     );
-                    dev.device.cmd_end_render_pass(cmd);
+                    dev.device.cmd_end_render_pass(rec.cmd);
                     r?;
                     panel.content = content;
                     Ok(true)
                 },
             )?;
             if rendered {
-                self.panel_generation = Some(stats.generation);
+                self.panel_generation = Some(rec.stats.generation);
                 self.panel_renders += 1;
             }
         }
@@ -475,7 +461,13 @@ impl SwapchainHud {
         let Some(rect) = panel.copy_rect(offset, self.target.extent) else {
             return Ok(None);
         };
-        panel.copy_to(dev, cmd, self.target.image(image), self.plan.layout, rect);
+        panel.copy_to(
+            dev,
+            rec.cmd,
+            self.target.image(rec.image),
+            self.plan.layout,
+            rect,
+        );
         Ok(Some(rect))
     }
 
