@@ -46,6 +46,10 @@ impl Mesh {
     }
 
     /// Grows the buffers to hold `vtx_bytes` and `idx_bytes`.
+    ///
+    /// # Safety
+    /// `dev` is live, and no pending submission uses this mesh's buffers
+    /// (a buffer that is too small is replaced).
     unsafe fn reserve(
         &mut self,
         dev: &HudDevice,

@@ -87,6 +87,9 @@ impl Pipeline {
         }
     }
 
+    /// # Safety
+    /// `dev` is live and `render_pass` one of its render passes; on an
+    /// error `self` holds what was made, for [`Pipeline::destroy`].
     unsafe fn create(
         &mut self,
         dev: &HudDevice,
@@ -143,6 +146,9 @@ impl Pipeline {
         result
     }
 
+    /// # Safety
+    /// `dev` is live; `render_pass`, `vert` and `frag` are its objects (the
+    /// HUD's shaders) and `self.layout` is made.
     unsafe fn create_pipeline(
         &mut self,
         dev: &HudDevice,
@@ -231,6 +237,8 @@ impl Pipeline {
     }
 }
 
+/// # Safety
+/// `dev` is live.
 unsafe fn shader_module(dev: &HudDevice, spv: &[u8]) -> Result<vk::ShaderModule, HudError> {
     let words = ash::util::read_spv(&mut std::io::Cursor::new(spv))
         .map_err(|_| HudError::Unsupported("HUD shader is not valid SPIR-V"))?;
@@ -282,6 +290,9 @@ impl FontTexture {
         Ok(font)
     }
 
+    /// # Safety
+    /// `dev` is live and `pipeline` its HUD pipeline; on an error `self`
+    /// holds what was made, for [`FontTexture::destroy`].
     unsafe fn create(
         &mut self,
         dev: &HudDevice,

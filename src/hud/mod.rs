@@ -304,6 +304,9 @@ impl SwapchainHud {
     /// upload they carried is done (marked under the entry lock, before
     /// their fence is reset), and retired panel images nobody reads any
     /// more are freed.
+    ///
+    /// # Safety
+    /// `dev` is the live device this HUD was made on.
     unsafe fn slots_seen_done(&mut self, dev: &HudDevice) {
         if let Some(slot) = self.upload_slot {
             if !self.target.in_flight().nth(slot).unwrap_or(false) {
@@ -329,6 +332,10 @@ impl SwapchainHud {
     }
 
     /// Undoes a draw that reset slot `slot`'s fence but submitted nothing.
+    ///
+    /// # Safety
+    /// `dev` is the live device this HUD was made on; slot `slot`'s fence
+    /// was reset and nothing was submitted with it.
     unsafe fn abandon(&mut self, dev: &HudDevice, slot: usize) {
         if self.upload_slot == Some(slot) {
             self.entry.lock().upload.abandoned(self.target.fence(slot));
@@ -339,6 +346,11 @@ impl SwapchainHud {
 
     /// Records the whole draw into slot `slot`'s command buffer; returns
     /// the rectangle of the swapchain image it writes.
+    ///
+    /// # Safety
+    /// `dev` is the live device this HUD was made on, `state` its cache
+    /// entry's state (locked); slot `slot` is not in flight and its fence is
+    /// reset; `image` indexes the swapchain's images.
     #[allow(clippy::too_many_arguments)]
     unsafe fn record(
         &mut self,
@@ -377,6 +389,10 @@ impl SwapchainHud {
     }
 
     /// Draws imgui straight into the swapchain image (render area = HUD).
+    ///
+    /// # Safety
+    /// As [`SwapchainHud::record`], with `rec.cmd` slot `rec.slot`'s command
+    /// buffer, begun.
     unsafe fn record_direct(
         &mut self,
         dev: &HudDevice,
@@ -408,6 +424,10 @@ impl SwapchainHud {
 
     /// Re-renders the panel when the stats changed, then copies it into the
     /// swapchain image.
+    ///
+    /// # Safety
+    /// As [`SwapchainHud::record`], with `rec.cmd` slot `rec.slot`'s command
+    /// buffer, begun.
     unsafe fn record_panel(
         &mut self,
         dev: &HudDevice,

@@ -206,11 +206,12 @@ unsafe fn with_counters<H: vk::Handle, R: Copy>(
 // The counted entry points. The entry table (`entry.rs`) hands them out
 // only when counters are on and the next layer has the function; each
 // looks its device's counters up, times the next layer's call and counts.
-//
-// Safety of each: called by the loader or the layer above as the Vulkan
-// command it stands for, with arguments valid per the Vulkan spec (valid
-// usage of that command), on a handle of a device this layer created.
 
+/// `vkCreateGraphicsPipelines`, counted.
+///
+/// # Safety
+/// Called as `vkCreateGraphicsPipelines` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
 pub(super) unsafe extern "system" fn create_graphics_pipelines(
     device: vk::Device,
     cache: vk::PipelineCache,
@@ -234,6 +235,11 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
     }
 }
 
+/// `vkCreateComputePipelines`, counted.
+///
+/// # Safety
+/// Called as `vkCreateComputePipelines` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
 pub(super) unsafe extern "system" fn create_compute_pipelines(
     device: vk::Device,
     cache: vk::PipelineCache,
@@ -257,6 +263,11 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
     }
 }
 
+/// `vkAllocateMemory`, counted.
+///
+/// # Safety
+/// Called as `vkAllocateMemory` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
 pub(super) unsafe extern "system" fn allocate_memory(
     device: vk::Device,
     info: *const vk::MemoryAllocateInfo<'_>,
@@ -281,6 +292,11 @@ pub(super) unsafe extern "system" fn allocate_memory(
     }
 }
 
+/// `vkAcquireNextImageKHR`, counted.
+///
+/// # Safety
+/// Called as `vkAcquireNextImageKHR` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
 pub(super) unsafe extern "system" fn acquire_next_image(
     device: vk::Device,
     swapchain: vk::SwapchainKHR,
@@ -303,6 +319,11 @@ pub(super) unsafe extern "system" fn acquire_next_image(
     }
 }
 
+/// `vkAcquireNextImage2KHR`, counted.
+///
+/// # Safety
+/// Called as `vkAcquireNextImage2KHR` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
 pub(super) unsafe extern "system" fn acquire_next_image2(
     device: vk::Device,
     info: *const vk::AcquireNextImageInfoKHR<'_>,
@@ -320,6 +341,11 @@ pub(super) unsafe extern "system" fn acquire_next_image2(
     }
 }
 
+/// `vkSetLatencyMarkerNV`, counted.
+///
+/// # Safety
+/// Called as `vkSetLatencyMarkerNV` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
 pub(super) unsafe extern "system" fn set_latency_marker(
     device: vk::Device,
     swapchain: vk::SwapchainKHR,

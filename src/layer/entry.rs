@@ -9,6 +9,16 @@
 //! calls only when counters are on and the next layer has the function.
 //! Otherwise the next layer's pointer (or null) is returned, as if the layer
 //! were not there.
+//!
+//! # Safety
+//! Every `unsafe extern "system"` function here is a Vulkan command (or the
+//! loader's `vkNegotiateLoaderLayerInterfaceVersion`) and relies on the
+//! Vulkan contract with its caller, the loader or the layer above: it is
+//! called only as the command it is handed out for, with arguments valid
+//! per that command's valid-usage rules (live handles of an instance or
+//! device created through this layer, valid pointers and `pNext` chains,
+//! externally synchronised objects not used concurrently), and it hands
+//! them on to the next layer unchanged.
 
 use super::counting_hooks::{
     acquire_next_image, acquire_next_image2, allocate_memory, create_compute_pipelines,
@@ -186,6 +196,9 @@ pub unsafe extern "system" fn get_device_proc_addr(
 
 /// Looks a dispatchable handle's device up and runs `f` on it; `fallback`
 /// when the device is not ours (or the lookup panicked).
+///
+/// # Safety
+/// `h` is a live dispatchable handle: the app is calling the layer on it.
 #[inline]
 pub(super) unsafe fn on_device<H: vk::Handle, R>(
     h: H,
