@@ -4,40 +4,11 @@
 //!
 //! `cargo bench --bench metrics -- --warm-up-time 1 --measurement-time 3`
 
+mod common;
+
+use common::frames;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use steadyhud::metrics::{summarize, Options, Rolling};
-
-/// xorshift64*: a tiny seeded generator, so every run sees the same frames.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
-/// `n` frames around `mean_ns` with ±6 % jitter and a 2–8× spike every
-/// ~300 frames on average.
-fn frames(n: usize, mean_ns: u64, seed: u64) -> Vec<u64> {
-    let mut rng = Rng(seed);
-    let jitter = mean_ns / 16;
-    (0..n)
-        .map(|_| {
-            let d = mean_ns - jitter + rng.below(2 * jitter);
-            if rng.below(300) == 0 {
-                d * (2 + rng.below(7))
-            } else {
-                d
-            }
-        })
-        .collect()
-}
 
 const S: u64 = 1_000_000_000;
 

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use steadyhud::config::{Config, Position};
 use steadyhud::hud::encoding::{self, Encoding};
+use steadyhud::hud::gfx::{bind_pipeline_and_set, whole_image_copy};
 use steadyhud::hud::{color_range, plan, view, Drawn, HudCache, HudDevice, Plan, SwapchainHud};
 use steadyhud::live::LiveStats;
 use steadyhud::metrics::Summary;
@@ -531,18 +532,7 @@ impl FakeSwapchain {
                     vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
                 ),
             );
-            let region = [vk::BufferImageCopy::default()
-                .image_subresource(vk::ImageSubresourceLayers {
-                    aspect_mask: vk::ImageAspectFlags::COLOR,
-                    mip_level: 0,
-                    base_array_layer: 0,
-                    layer_count: 1,
-                })
-                .image_extent(vk::Extent3D {
-                    width: w,
-                    height: h,
-                    depth: 1,
-                })];
+            let region = [whole_image_copy(self.extent)];
             d.cmd_copy_image_to_buffer(
                 cb,
                 image,
@@ -1161,14 +1151,13 @@ impl ComputeApp {
             cb,
             barrier(image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL),
         );
-        d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, self.pipeline);
-        d.cmd_bind_descriptor_sets(
+        bind_pipeline_and_set(
+            d,
             cb,
             vk::PipelineBindPoint::COMPUTE,
+            self.pipeline,
             self.layout,
-            0,
-            &[self.sets[i]],
-            &[],
+            self.sets[i],
         );
         let color = CLEAR.map(|b| b as f32 / 255.0);
         let bytes: Vec<u8> = color.iter().flat_map(|c| c.to_ne_bytes()).collect();

@@ -268,28 +268,20 @@ fn scripted_stutters_are_captured_exactly() {
     } else {
         summarize(&app_durations, &opts).expect("non-empty")
     };
-    assert!(
-        core.steady_fps.abs_diff(reference.steady_fps) <= 1,
-        "steady_fps from the log {} vs {} {}",
-        core.steady_fps,
-        if on_script {
-            "script"
-        } else {
-            "app's own durations"
-        },
-        reference.steady_fps
-    );
-    assert!(
-        core.typical_fps.abs_diff(reference.typical_fps) <= 1,
-        "typical_fps from the log {} vs {} {}",
-        core.typical_fps,
-        if on_script {
-            "script"
-        } else {
-            "app's own durations"
-        },
-        reference.typical_fps
-    );
+    let against = if on_script {
+        "script"
+    } else {
+        "app's own durations"
+    };
+    for (key, got, want) in [
+        ("steady_fps", core.steady_fps, reference.steady_fps),
+        ("typical_fps", core.typical_fps, reference.typical_fps),
+    ] {
+        assert!(
+            got.abs_diff(want) <= 1,
+            "{key} from the log {got} vs {against} {want}"
+        );
+    }
 }
 
 #[test]

@@ -8,12 +8,16 @@
 mod common;
 use common::*;
 
-/// Runs the app with layer + validation and checks the logs against the
-/// app's per-swapchain present counts.
-fn check(h: &Harness, args: &[&str], windows: usize) {
+/// Runs the app for `frames` presents 10 ms apart plus `extra` options,
+/// with layer + validation, and checks the logs against the app's
+/// per-swapchain present counts.
+fn check(h: &Harness, frames: u32, extra: &[&str], windows: usize) {
     h.clear_logs();
+    let frames = frames.to_string();
+    let mut args = vec!["--frames", &frames, "--interval", "10ms"];
+    args.extend_from_slice(extra);
     let what = format!("testapp {args:?} with steadyhud + validation");
-    let out = run(h.testapp(args).layer().validation());
+    let out = run(h.testapp(&args).layer().validation());
     out.assert_success(&what).assert_no_vuid(&what);
     let per = out.swapchain_presents();
     assert_eq!(
@@ -58,67 +62,27 @@ fn check(h: &Harness, args: &[&str], windows: usize) {
 fn two_swapchains_presented_in_turn() {
     let h = Harness::new();
     h.assert_layer_inserted();
-    check(
-        &h,
-        &["--frames", "40", "--interval", "10ms", "--swapchains", "2"],
-        2,
-    );
+    check(&h, 40, &["--swapchains", "2"], 2);
 }
 
 #[test]
 fn two_swapchains_in_one_multi_present_call() {
     let h = Harness::new();
-    check(
-        &h,
-        &[
-            "--frames",
-            "40",
-            "--interval",
-            "10ms",
-            "--swapchains",
-            "2",
-            "--multi-present",
-        ],
-        2,
-    );
+    check(&h, 40, &["--swapchains", "2", "--multi-present"], 2);
 }
 
 #[test]
 fn resize_recreates_the_swapchain_and_keeps_one_log() {
     let h = Harness::new();
-    let args = [
-        "--frames",
-        "60",
-        "--interval",
-        "10ms",
-        "--resize-at",
-        "15:200x150",
-        "--resize-at",
-        "40:400x300",
-    ];
-    check(&h, &args, 1);
+    let args = ["--resize-at", "15:200x150", "--resize-at", "40:400x300"];
+    check(&h, 60, &args, 1);
     // Resize noticed by polling the surface (recreation before the next acquire).
-    check(
-        &h,
-        &[
-            "--frames",
-            "40",
-            "--interval",
-            "10ms",
-            "--resize-at",
-            "10:240x180",
-            "--resize-lazy",
-        ],
-        1,
-    );
+    check(&h, 40, &["--resize-at", "10:240x180", "--resize-lazy"], 1);
     // Resizes while two windows present in one call, sRGB swapchains.
     check(
         &h,
+        40,
         &[
-            "--frames",
-            "40",
-            "--interval",
-            "10ms",
             "--swapchains",
             "2",
             "--multi-present",
@@ -134,35 +98,14 @@ fn resize_recreates_the_swapchain_and_keeps_one_log() {
 #[test]
 fn two_threads_present_two_windows() {
     let h = Harness::new();
-    check(
-        &h,
-        &["--frames", "40", "--interval", "10ms", "--threads", "2"],
-        2,
-    );
+    check(&h, 40, &["--threads", "2"], 2);
 }
 
 #[test]
 fn two_devices_presented_in_turn_and_from_two_threads() {
     let h = Harness::new();
-    check(
-        &h,
-        &["--frames", "30", "--interval", "10ms", "--devices", "2"],
-        2,
-    );
-    check(
-        &h,
-        &[
-            "--frames",
-            "30",
-            "--interval",
-            "10ms",
-            "--devices",
-            "2",
-            "--threads",
-            "2",
-        ],
-        2,
-    );
+    check(&h, 30, &["--devices", "2"], 2);
+    check(&h, 30, &["--devices", "2", "--threads", "2"], 2);
 }
 
 #[test]

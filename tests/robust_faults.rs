@@ -38,14 +38,7 @@ fn assert_every_frame_logged(h: &Harness, out: &RunOutput, what: &str) {
         FRAMES + 1,
         "{what}: the app must present its whole script"
     );
-    let log = h.only_session_log();
-    let rows = logged_durations_ns(&log.csv).len() as u64;
-    assert_eq!(
-        rows,
-        presented - 1,
-        "{what}: log rows vs presents − 1 ({})",
-        log.csv.display()
-    );
+    let (log, rows) = h.only_session_log_of(presented, what);
     assert_eq!(
         log.summary_json()["frames"].as_u64(),
         Some(rows),

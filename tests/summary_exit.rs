@@ -185,7 +185,7 @@ fn scenario(exit: End) {
         .keys()
         .filter(|k| s.get(k.as_str()).is_some())
         .collect();
-    for k in keys::METRICS_MD_KEYS {
+    for k in keys::metrics_md_keys() {
         assert!(
             common.iter().any(|c| c.as_str() == k),
             "{what}: {k} missing"

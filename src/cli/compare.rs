@@ -3,7 +3,7 @@
 //! verdict (`n/a` for a log without GPU data); for logs with statistics
 //! counters also their stutters by main cause.
 
-use super::load::{load_run, CliError};
+use super::load::load_run;
 use crate::report::table::{self, CAUSE_ROW, ROWS};
 use crate::report::Run;
 use std::path::PathBuf;
@@ -19,15 +19,12 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> std::process::ExitCode {
-    super::load::exit(run_inner(args))
-}
-
-fn run_inner(args: &Args) -> Result<(), CliError> {
-    let opts = args.threshold.options();
-    let a = load_run(&args.a, &opts)?;
-    let b = load_run(&args.b, &opts)?;
-    print!("{}", render(&a, &b));
-    Ok(())
+    super::load::run_with_options(&args.threshold, |opts| {
+        let a = load_run(&args.a, opts)?;
+        let b = load_run(&args.b, opts)?;
+        print!("{}", render(&a, &b));
+        Ok(())
+    })
 }
 
 /// The comparison table as text.

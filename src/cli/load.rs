@@ -1,7 +1,7 @@
 //! What the commands that analyse several logs (`report`, `compare`,
 //! `bench`) share: reading a log into a [`Run`], and their errors.
 
-use super::analyze::analyze_path;
+use super::analyze::{analyze_path, ThresholdArg};
 use crate::formats::{ParseError, ReadOptions};
 use crate::metrics::Options;
 use crate::report::Run;
@@ -35,6 +35,15 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
         stutter_causes: a.stutter_causes,
         gpu: a.gpu,
     })
+}
+
+/// Runs a multi-log command's `body` with the metrics options of its
+/// `--stutter-threshold`; exit status as [`exit`].
+pub fn run_with_options(
+    threshold: &ThresholdArg,
+    body: impl FnOnce(&Options) -> Result<(), CliError>,
+) -> ExitCode {
+    exit(body(&threshold.options()))
 }
 
 /// Exit status of a command: 0, or 2 with `steadyhud: <error>` on stderr.

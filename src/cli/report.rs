@@ -33,40 +33,37 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> std::process::ExitCode {
-    super::load::exit(run_inner(args))
-}
-
-fn run_inner(args: &Args) -> Result<(), CliError> {
-    let opts = args.threshold.options();
-    let mut paths = args.logs.clone();
-    let baseline = match &args.baseline {
-        None => 0,
-        Some(b) => match paths.iter().position(|p| same_file(p, b)) {
-            Some(i) => i,
-            None => {
-                paths.push(b.clone());
-                paths.len() - 1
-            }
-        },
-    };
-    let mut runs = Vec::with_capacity(paths.len());
-    for (i, path) in paths.iter().enumerate() {
-        eprintln!("[{}/{}] reading {}", i + 1, paths.len(), path.display());
-        runs.push(load_run(path, &opts)?);
-    }
-    disambiguate_names(&mut runs, &paths);
-    let report = ReportOptions {
-        title: args.title.clone(),
-        baseline,
-        frame_times: args.frame_times,
-    };
-    let html = crate::report::render_html(&runs, &report);
-    std::fs::write(&args.output, html).map_err(|e| CliError::Write {
-        path: args.output.clone(),
-        source: e,
-    })?;
-    eprintln!("wrote {}", args.output.display());
-    Ok(())
+    super::load::run_with_options(&args.threshold, |opts| {
+        let mut paths = args.logs.clone();
+        let baseline = match &args.baseline {
+            None => 0,
+            Some(b) => match paths.iter().position(|p| same_file(p, b)) {
+                Some(i) => i,
+                None => {
+                    paths.push(b.clone());
+                    paths.len() - 1
+                }
+            },
+        };
+        let mut runs = Vec::with_capacity(paths.len());
+        for (i, path) in paths.iter().enumerate() {
+            eprintln!("[{}/{}] reading {}", i + 1, paths.len(), path.display());
+            runs.push(load_run(path, opts)?);
+        }
+        disambiguate_names(&mut runs, &paths);
+        let report = ReportOptions {
+            title: args.title.clone(),
+            baseline,
+            frame_times: args.frame_times,
+        };
+        let html = crate::report::render_html(&runs, &report);
+        std::fs::write(&args.output, html).map_err(|e| CliError::Write {
+            path: args.output.clone(),
+            source: e,
+        })?;
+        eprintln!("wrote {}", args.output.display());
+        Ok(())
+    })
 }
 
 /// Whether two paths name the same file: equal as given, or once resolved

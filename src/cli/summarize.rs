@@ -75,28 +75,44 @@ pub fn summarize_path(path: &Path, opts: &Options) -> Result<LogRow, ParseError>
     })
 }
 
-/// The per-log columns of `--csv`, in order (`--json` has the same keys,
-/// then `notes` and `histogram`).
-pub const COLUMNS: [&str; 18] = [
-    "file",
-    "format",
-    "source",
-    "frames",
-    "duration_s",
-    "average_fps",
-    "low_1pct_fps",
-    "low_0_1pct_fps",
-    "p50_ms",
-    "p90_ms",
-    "p95_ms",
-    "p99_ms",
-    "p99_9_ms",
-    "steady_fps",
-    "mostly_steady_fps",
-    "typical_fps",
-    "stutter_count",
-    "osc",
-];
+/// The per-log columns of `--csv`, in order: file, format, source, then
+/// the summary keys ([`metrics::SUMMARY_KEYS`]) but the list of stutter
+/// frames (its length is `stutter_count`). `--json` has the same keys, then
+/// `notes` and `histogram`.
+pub const COLUMNS: [&str; 18] = columns();
+
+const fn columns() -> [&'static str; 18] {
+    let mut out = [""; 18];
+    out[0] = "file";
+    out[1] = "format";
+    out[2] = "source";
+    let (mut i, mut o) = (0, 3);
+    while i < metrics::SUMMARY_KEYS.len() {
+        let key = metrics::SUMMARY_KEYS[i];
+        if !same(key, "stutter_frames") {
+            out[o] = key;
+            o += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `a == b`, for [`columns`] (str equality is not const).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// The values of [`COLUMNS`] for one log. Floats print in Rust's shortest
 /// round-trip form, so a reader gets back the exact `f64`.

@@ -4,7 +4,7 @@
 //! offending field (found by re-reading that one raw line).
 
 use super::error::{At, ErrorKind, Pos};
-use super::text::{char_col, field_col};
+use super::text::{char_col, field_col, Lines};
 use std::io::{BufRead, Read, Seek, SeekFrom};
 
 /// What a row handler wants next.
@@ -22,79 +22,103 @@ enum Spot {
     Utf8,
 }
 
-/// Reads the rows after the header. `inner` is positioned at the first data
-/// row; `lines_before`/`offset_before` say how many lines and bytes precede
-/// it. Rows with fewer than `needed` fields are truncated (`what_needed`
-/// says which column requires them). `each(row, line)` handles a good row,
-/// may stop the reading early, and may fail on field `i` with a kind.
-pub fn for_each_row<R, F>(
-    inner: &mut R,
+/// The data rows of a CSV file: the reader positioned at the first data row
+/// (after the header), with the lines and bytes that precede it.
+pub struct Body<R> {
+    inner: R,
     lines_before: u64,
     offset_before: u64,
-    needed: usize,
-    what_needed: &str,
-    mut each: F,
-) -> Result<(), At>
-where
-    R: BufRead + Seek,
-    F: FnMut(&csv::ByteRecord, u64) -> Result<Flow, (usize, ErrorKind)>,
-{
-    let outcome = {
-        let mut csv = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .buffer_capacity(64 * 1024)
-            // '\n' only: with the default CRLF terminator a record's
-            // position points at the '\n' of the previous "\r\n", one line
-            // early. A trailing '\r' stays in the last field, which every
-            // use trims.
-            .terminator(csv::Terminator::Any(b'\n'))
-            .from_reader(&mut *inner);
-        let mut rec = csv::ByteRecord::new();
-        loop {
-            let more = match csv.read_byte_record(&mut rec) {
-                Ok(m) => m,
-                Err(e) => {
-                    let (line, offset) = match e.position() {
-                        Some(p) => (lines_before + p.line(), offset_before + p.byte()),
-                        None => (lines_before + 1, offset_before),
-                    };
-                    break Err((line, offset, Spot::Field(0), csv_error(e)));
-                }
-            };
-            if !more {
-                break Ok(());
-            }
-            let p = rec.position().cloned().unwrap_or_else(csv::Position::new);
-            let (line, offset) = (lines_before + p.line(), offset_before + p.byte());
-            let all = rec.as_slice();
-            if all.contains(&0) {
-                break Err((line, offset, Spot::Nul, ErrorKind::Nul));
-            }
-            if std::str::from_utf8(all).is_err() {
-                break Err((line, offset, Spot::Utf8, ErrorKind::Utf8));
-            }
-            if rec.len() == 1 && rec[0].iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if rec.len() < needed {
-                let kind = ErrorKind::Truncated {
-                    expected: format!("at least {needed} (through {what_needed})"),
-                    found: rec.len(),
-                };
-                break Err((line, offset, Spot::EndOfLine, kind));
-            }
-            match each(&rec, line) {
-                Ok(Flow::Continue) => {}
-                Ok(Flow::Stop) => break Ok(()),
-                Err((field, kind)) => break Err((line, offset, Spot::Field(field), kind)),
-            }
+}
+
+impl<R: BufRead + Seek> Body<R> {
+    /// The rows after the lines `lines` has read so far (the header).
+    pub fn after(lines: Lines<R>) -> Body<R> {
+        let (inner, lines_before, offset_before) = lines.into_inner();
+        Body {
+            inner,
+            lines_before,
+            offset_before,
         }
-    };
-    outcome.map_err(|(line, offset, spot, kind)| {
-        let col = locate(inner, offset, &spot);
-        At::new(Pos::new(line.max(1), col), kind)
-    })
+    }
+
+    /// Goes back to the first data row, for another pass.
+    pub fn rewind(&mut self) -> std::io::Result<()> {
+        self.inner.seek(SeekFrom::Start(self.offset_before))?;
+        Ok(())
+    }
+
+    /// Reads the rows from the current position. Rows with fewer than
+    /// `needed` fields are truncated (`what_needed` says which column
+    /// requires them). `each(row, line)` handles a good row, may stop the
+    /// reading early, and may fail on field `i` with a kind.
+    pub fn for_each_row<F>(
+        &mut self,
+        needed: usize,
+        what_needed: &str,
+        mut each: F,
+    ) -> Result<(), At>
+    where
+        F: FnMut(&csv::ByteRecord, u64) -> Result<Flow, (usize, ErrorKind)>,
+    {
+        let (lines_before, offset_before) = (self.lines_before, self.offset_before);
+        let inner = &mut self.inner;
+        let outcome = {
+            let mut csv = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .flexible(true)
+                .buffer_capacity(64 * 1024)
+                // '\n' only: with the default CRLF terminator a record's
+                // position points at the '\n' of the previous "\r\n", one line
+                // early. A trailing '\r' stays in the last field, which every
+                // use trims.
+                .terminator(csv::Terminator::Any(b'\n'))
+                .from_reader(&mut *inner);
+            let mut rec = csv::ByteRecord::new();
+            loop {
+                let more = match csv.read_byte_record(&mut rec) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        let (line, offset) = match e.position() {
+                            Some(p) => (lines_before + p.line(), offset_before + p.byte()),
+                            None => (lines_before + 1, offset_before),
+                        };
+                        break Err((line, offset, Spot::Field(0), csv_error(e)));
+                    }
+                };
+                if !more {
+                    break Ok(());
+                }
+                let p = rec.position().cloned().unwrap_or_else(csv::Position::new);
+                let (line, offset) = (lines_before + p.line(), offset_before + p.byte());
+                let all = rec.as_slice();
+                if all.contains(&0) {
+                    break Err((line, offset, Spot::Nul, ErrorKind::Nul));
+                }
+                if std::str::from_utf8(all).is_err() {
+                    break Err((line, offset, Spot::Utf8, ErrorKind::Utf8));
+                }
+                if rec.len() == 1 && rec[0].iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                if rec.len() < needed {
+                    let kind = ErrorKind::Truncated {
+                        expected: format!("at least {needed} (through {what_needed})"),
+                        found: rec.len(),
+                    };
+                    break Err((line, offset, Spot::EndOfLine, kind));
+                }
+                match each(&rec, line) {
+                    Ok(Flow::Continue) => {}
+                    Ok(Flow::Stop) => break Ok(()),
+                    Err((field, kind)) => break Err((line, offset, Spot::Field(field), kind)),
+                }
+            }
+        };
+        outcome.map_err(|(line, offset, spot, kind)| {
+            let col = locate(inner, offset, &spot);
+            At::new(Pos::new(line.max(1), col), kind)
+        })
+    }
 }
 
 /// Header names of one CSV line, honouring quotes, trimmed.

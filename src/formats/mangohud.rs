@@ -8,12 +8,12 @@
 //! is decided in a first pass over those rows; the second pass streams all
 //! rows in it.
 
-use super::csvbody::{for_each_row, split_header, Flow};
+use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::text::{clip, Lines};
 use super::value::{number, parse_ns, Unit};
 use super::{Format, FrameLog, Meta};
-use std::io::{BufRead, Seek, SeekFrom};
+use std::io::{BufRead, Seek};
 
 /// Rows looked at before the unit is decided.
 const SAMPLE_ROWS: usize = 256;
@@ -56,35 +56,28 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
     let elapsed_i = find("elapsed");
     let needed = ft_i + 1;
 
-    let (mut inner, lines_before, offset_before) = lines.into_inner();
+    let mut body = Body::after(lines);
 
     // Pass 1: the unit, from the first rows' frametime × fps (bad rows are
     // skipped here; pass 2 reports them).
     let mut ratios: Vec<f64> = Vec::new();
     let mut values: Vec<f64> = Vec::new();
-    for_each_row(
-        &mut inner,
-        lines_before,
-        offset_before,
-        needed,
-        &column,
-        |rec, _| {
-            let Some(v) = number(&rec[ft_i]).filter(|v| v.is_finite() && *v > 0.0) else {
-                return Ok(Flow::Continue);
-            };
-            values.push(v);
-            if let Some(fps) = fps_i.and_then(|i| rec.get(i)).and_then(number) {
-                if fps.is_finite() && fps > 0.0 {
-                    ratios.push(v * fps);
-                }
+    body.for_each_row(needed, &column, |rec, _| {
+        let Some(v) = number(&rec[ft_i]).filter(|v| v.is_finite() && *v > 0.0) else {
+            return Ok(Flow::Continue);
+        };
+        values.push(v);
+        if let Some(fps) = fps_i.and_then(|i| rec.get(i)).and_then(number) {
+            if fps.is_finite() && fps > 0.0 {
+                ratios.push(v * fps);
             }
-            Ok(if values.len() >= SAMPLE_ROWS {
-                Flow::Stop
-            } else {
-                Flow::Continue
-            })
-        },
-    )
+        }
+        Ok(if values.len() >= SAMPLE_ROWS {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        })
+    })
     .or_else(|e| {
         if matches!(e.kind, ErrorKind::Io(_)) {
             Err(e)
@@ -95,27 +88,19 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
     let (unit, decided_by_fps) = decide(&ratios, &values);
 
     // Pass 2: every row, in that unit.
-    inner.seek(SeekFrom::Start(offset_before))?;
+    body.rewind()?;
     let mut durations: Vec<u64> = Vec::new();
     let mut elapsed: (Option<f64>, Option<f64>) = (None, None);
-    for_each_row(
-        &mut inner,
-        lines_before,
-        offset_before,
-        needed,
-        &column,
-        |rec, line| {
-            let field = &rec[ft_i];
-            let ns =
-                parse_ns(field, unit, &column, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?;
-            durations.push(ns);
-            if let Some(e) = elapsed_i.and_then(|i| rec.get(i)).and_then(number) {
-                elapsed.0.get_or_insert(e);
-                elapsed.1 = Some(e);
-            }
-            Ok(Flow::Continue)
-        },
-    )?;
+    body.for_each_row(needed, &column, |rec, line| {
+        let field = &rec[ft_i];
+        let ns = parse_ns(field, unit, &column, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?;
+        durations.push(ns);
+        if let Some(e) = elapsed_i.and_then(|i| rec.get(i)).and_then(number) {
+            elapsed.0.get_or_insert(e);
+            elapsed.1 = Some(e);
+        }
+        Ok(Flow::Continue)
+    })?;
     if durations.is_empty() {
         return Err(At::new(
             Pos::new(header_line, 1),

@@ -331,31 +331,32 @@ mod tests {
 
     #[test]
     fn detection() {
-        assert_eq!(
-            fmt(b"# steadyhud 0.1.0 session log\n").unwrap(),
-            Format::SteadyHud
-        );
-        assert_eq!(
-            fmt(b"frame,present_ns,frametime_ms\n").unwrap(),
-            Format::SteadyHud
-        );
-        assert_eq!(fmt(b"//GameName=x\n").unwrap(), Format::CapFrameX);
-        assert_eq!(
-            fmt(b"\xEF\xBB\xBFApplication,ProcessID,MsBetweenPresents\n").unwrap(),
-            Format::PresentMon
-        );
-        assert_eq!(fmt(b"Application,FrameTime\n").unwrap(), Format::PresentMon);
-        assert_eq!(
-            fmt(b"Application,MsBetweenPresents,Motherboard\n").unwrap(),
-            Format::CapFrameX
-        );
-        assert_eq!(
-            fmt(b"os,cpu,gpu\nx,y,z\nfps,frametime\n").unwrap(),
-            Format::MangoHud
-        );
-        assert_eq!(fmt(b"16.6\n16.7\n").unwrap(), Format::Plain);
-        assert_eq!(fmt(b"# by hand\n16.6\n").unwrap(), Format::Plain);
-        assert_eq!(fmt(b"hello\n").unwrap(), Format::Plain);
+        let cases: [(&[u8], Format); 10] = [
+            (b"# steadyhud 0.1.0 session log\n", Format::SteadyHud),
+            (b"frame,present_ns,frametime_ms\n", Format::SteadyHud),
+            (b"//GameName=x\n", Format::CapFrameX),
+            (
+                b"\xEF\xBB\xBFApplication,ProcessID,MsBetweenPresents\n",
+                Format::PresentMon,
+            ),
+            (b"Application,FrameTime\n", Format::PresentMon),
+            (
+                b"Application,MsBetweenPresents,Motherboard\n",
+                Format::CapFrameX,
+            ),
+            (b"os,cpu,gpu\nx,y,z\nfps,frametime\n", Format::MangoHud),
+            (b"16.6\n16.7\n", Format::Plain),
+            (b"# by hand\n16.6\n", Format::Plain),
+            (b"hello\n", Format::Plain),
+        ];
+        for (text, want) in cases {
+            assert_eq!(
+                fmt(text).unwrap(),
+                want,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
         assert!(matches!(
             fmt(b"a,b,c\n1,2,3\n"),
             Err(ErrorKind::NoColumn { .. })

@@ -14,7 +14,7 @@
 //! `GPUWait`. A GPU field of `NA` or a row too short for it leaves that
 //! frame without GPU data; it never drops the frame.
 
-use super::csvbody::{for_each_row, split_header, Flow};
+use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::text::{clip, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit};
@@ -134,81 +134,74 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         "PresentMon 1.x CSV"
     };
 
-    let (mut inner, lines_before, offset_before) = lines.into_inner();
+    let mut body = Body::after(lines);
     let mut groups: Vec<Group> = Vec::new();
     let mut index: HashMap<(Vec<u8>, Vec<u8>), usize> = HashMap::new();
     let mut last: Option<(Vec<u8>, Vec<u8>, usize)> = None;
     let mut na_rows = 0u64;
     let mut first_na_line = 0u64;
     let mut data_rows = 0u64;
-    for_each_row(
-        &mut inner,
-        lines_before,
-        offset_before,
-        needed,
-        &column,
-        |rec, line| {
-            data_rows += 1;
-            let pid = pid_i.map_or(&b""[..], |i| &rec[i]);
-            let sc = sc_i.map_or(&b""[..], |i| &rec[i]);
-            let g = match &last {
-                Some((lp, ls, g)) if lp == pid && ls == sc => *g,
-                _ => {
-                    let key = (pid.to_vec(), sc.to_vec());
-                    let g = match index.get(&key) {
-                        Some(&g) => g,
-                        None => {
-                            let text = |f: &[u8]| String::from_utf8_lossy(f).trim().to_string();
-                            let app = text(app_i.map_or(&b""[..], |i| &rec[i]));
-                            let (pid, swapchain) = (text(pid), text(sc));
-                            let wanted = filter.wants(&app, &pid, &swapchain);
-                            groups.push(Group {
-                                app,
-                                pid,
-                                swapchain,
-                                rows: 0,
-                                durations: wanted.then(Vec::new),
-                                gpu_busy: Vec::new(),
-                                gpu_wait: Vec::new(),
-                            });
-                            index.insert(key.clone(), groups.len() - 1);
-                            groups.len() - 1
-                        }
-                    };
-                    last = Some((key.0, key.1, g));
-                    g
-                }
-            };
-            let group = &mut groups[g];
-            group.rows += 1;
-            let Some(durations) = group.durations.as_mut() else {
-                return Ok(Flow::Continue);
-            };
-            let field = &rec[frame_i];
-            if field.trim_ascii() == b"NA" {
-                na_rows += 1;
-                if first_na_line == 0 {
-                    first_na_line = line;
-                }
-                return Ok(Flow::Continue);
+    body.for_each_row(needed, &column, |rec, line| {
+        data_rows += 1;
+        let pid = pid_i.map_or(&b""[..], |i| &rec[i]);
+        let sc = sc_i.map_or(&b""[..], |i| &rec[i]);
+        let g = match &last {
+            Some((lp, ls, g)) if lp == pid && ls == sc => *g,
+            _ => {
+                let key = (pid.to_vec(), sc.to_vec());
+                let g = match index.get(&key) {
+                    Some(&g) => g,
+                    None => {
+                        let text = |f: &[u8]| String::from_utf8_lossy(f).trim().to_string();
+                        let app = text(app_i.map_or(&b""[..], |i| &rec[i]));
+                        let (pid, swapchain) = (text(pid), text(sc));
+                        let wanted = filter.wants(&app, &pid, &swapchain);
+                        groups.push(Group {
+                            app,
+                            pid,
+                            swapchain,
+                            rows: 0,
+                            durations: wanted.then(Vec::new),
+                            gpu_busy: Vec::new(),
+                            gpu_wait: Vec::new(),
+                        });
+                        index.insert(key.clone(), groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                last = Some((key.0, key.1, g));
+                g
             }
-            let ns = parse_ns(field, Unit::Ms, &column, Pos::new(line, 0))
-                .map_err(|e| (frame_i, e.kind))?;
-            durations.push(ns);
-            for (col, out) in [
-                (&gpu_busy, &mut group.gpu_busy),
-                (&gpu_wait, &mut group.gpu_wait),
-            ] {
-                if let Some((i, name)) = col {
-                    let v = rec.get(*i).map_or(Ok(NO_DATA), |f| {
-                        parse_gpu_ms(f, name, Pos::new(line, 0)).map_err(|e| (*i, e.kind))
-                    })?;
-                    out.push(v);
-                }
+        };
+        let group = &mut groups[g];
+        group.rows += 1;
+        let Some(durations) = group.durations.as_mut() else {
+            return Ok(Flow::Continue);
+        };
+        let field = &rec[frame_i];
+        if field.trim_ascii() == b"NA" {
+            na_rows += 1;
+            if first_na_line == 0 {
+                first_na_line = line;
             }
-            Ok(Flow::Continue)
-        },
-    )?;
+            return Ok(Flow::Continue);
+        }
+        let ns =
+            parse_ns(field, Unit::Ms, &column, Pos::new(line, 0)).map_err(|e| (frame_i, e.kind))?;
+        durations.push(ns);
+        for (col, out) in [
+            (&gpu_busy, &mut group.gpu_busy),
+            (&gpu_wait, &mut group.gpu_wait),
+        ] {
+            if let Some((i, name)) = col {
+                let v = rec.get(*i).map_or(Ok(NO_DATA), |f| {
+                    parse_gpu_ms(f, name, Pos::new(line, 0)).map_err(|e| (*i, e.kind))
+                })?;
+                out.push(v);
+            }
+        }
+        Ok(Flow::Continue)
+    })?;
 
     if data_rows == 0 {
         return Err(At::new(

@@ -210,6 +210,8 @@ impl HudCache {
     }
 }
 
+/// # Safety
+/// `dev` is live.
 unsafe fn create_state(dev: &HudDevice, key: Key, view: &View) -> Result<EntryState, HudError> {
     let panel_pass = passes::panel(dev, key.format)?;
     let mut pipeline = match Pipeline::new(dev, panel_pass, key.encoding) {
@@ -240,6 +242,9 @@ unsafe fn create_state(dev: &HudDevice, key: Key, view: &View) -> Result<EntrySt
 }
 
 /// The imgui context (font, style) and its font texture.
+///
+/// # Safety
+/// `dev` is live.
 unsafe fn create_imgui(
     dev: &HudDevice,
     pipeline: &Pipeline,
@@ -277,6 +282,9 @@ unsafe fn create_imgui(
     }
 }
 
+/// # Safety
+/// `state` was made by [`create_state`] on `dev`, which is live, and no
+/// pending submission uses its objects.
 unsafe fn destroy_state(dev: &HudDevice, state: &mut EntryState) {
     state.font.destroy(dev);
     state.pipeline.destroy(dev);

@@ -3,6 +3,7 @@
 //! geometrically, never shrunk) and records one imgui frame's draw calls.
 //! Nothing is allocated per draw once the buffers are large enough.
 
+use super::gfx::{bind_pipeline_and_set, rect_between};
 use super::imgui_vk::{FontTexture, Pipeline, Transform};
 use super::memory::HostBuffer;
 use super::{HudDevice, HudError};
@@ -45,6 +46,10 @@ impl Mesh {
     }
 
     /// Grows the buffers to hold `vtx_bytes` and `idx_bytes`.
+    ///
+    /// # Safety
+    /// `dev` is live, and no pending submission uses this mesh's buffers
+    /// (a buffer that is too small is replaced).
     unsafe fn reserve(
         &mut self,
         dev: &HudDevice,
@@ -110,14 +115,13 @@ impl Mesh {
 
         let d = dev.device;
         let bind = |d: &ash::Device| {
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::GRAPHICS, pipeline.pipeline);
-            d.cmd_bind_descriptor_sets(
+            bind_pipeline_and_set(
+                d,
                 cmd,
                 vk::PipelineBindPoint::GRAPHICS,
+                pipeline.pipeline,
                 pipeline.layout,
-                0,
-                &[font.set],
-                &[],
+                font.set,
             );
             d.cmd_bind_vertex_buffers(cmd, 0, &[vertices.buffer], &[0]);
             d.cmd_bind_index_buffer(cmd, indices.buffer, 0, vk::IndexType::UINT16);
@@ -232,16 +236,7 @@ pub fn scissor(clip: [f32; 4], area: vk::Rect2D) -> Option<vk::Rect2D> {
     if x1 <= x0 || y1 <= y0 {
         return None;
     }
-    Some(vk::Rect2D {
-        offset: vk::Offset2D {
-            x: x0 as i32,
-            y: y0 as i32,
-        },
-        extent: vk::Extent2D {
-            width: (x1 - x0) as u32,
-            height: (y1 - y0) as u32,
-        },
-    })
+    Some(rect_between(x0, y0, x1, y1))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 //! first draw), and per-frame geometry lives in [`super::imgui_mesh`].
 
 use super::encoding::Encoding;
+use super::gfx::{create_pipeline_2d, whole_image_copy, Pipeline2d};
 use super::memory::{HostBuffer, OwnImage};
 use super::render::transition;
 use super::{vk_err, HudDevice, HudError};
@@ -86,6 +87,9 @@ impl Pipeline {
         }
     }
 
+    /// # Safety
+    /// `dev` is live and `render_pass` one of its render passes; on an
+    /// error `self` holds what was made, for [`Pipeline::destroy`].
     unsafe fn create(
         &mut self,
         dev: &HudDevice,
@@ -142,6 +146,9 @@ impl Pipeline {
         result
     }
 
+    /// # Safety
+    /// `dev` is live; `render_pass`, `vert` and `frag` are its objects (the
+    /// HUD's shaders) and `self.layout` is made.
     unsafe fn create_pipeline(
         &mut self,
         dev: &HudDevice,
@@ -150,26 +157,6 @@ impl Pipeline {
         vert: vk::ShaderModule,
         frag: vk::ShaderModule,
     ) -> Result<(), HudError> {
-        let spec_data = encoding.shader_id().to_ne_bytes();
-        let spec_entries = [vk::SpecializationMapEntry {
-            constant_id: 0,
-            offset: 0,
-            size: 4,
-        }];
-        let spec = vk::SpecializationInfo::default()
-            .map_entries(&spec_entries)
-            .data(&spec_data);
-        let stages = [
-            vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::VERTEX)
-                .module(vert)
-                .name(c"main"),
-            vk::PipelineShaderStageCreateInfo::default()
-                .stage(vk::ShaderStageFlags::FRAGMENT)
-                .module(frag)
-                .name(c"main")
-                .specialization_info(&spec),
-        ];
         // imgui::DrawVert: pos [f32; 2], uv [f32; 2], col [u8; 4].
         let bindings = [vk::VertexInputBindingDescription {
             binding: 0,
@@ -199,21 +186,9 @@ impl Pipeline {
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default()
             .vertex_binding_descriptions(&bindings)
             .vertex_attribute_descriptions(&attributes);
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
-            .topology(vk::PrimitiveTopology::TRIANGLE_LIST);
-        let viewport = vk::PipelineViewportStateCreateInfo::default()
-            .viewport_count(1)
-            .scissor_count(1);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .front_face(vk::FrontFace::COUNTER_CLOCKWISE)
-            .line_width(1.0);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
         // Straight alpha over the image; the destination's alpha only grows
         // (an opaque panel stays opaque).
-        let blend = [vk::PipelineColorBlendAttachmentState::default()
+        let blend = vk::PipelineColorBlendAttachmentState::default()
             .blend_enable(true)
             .src_color_blend_factor(vk::BlendFactor::SRC_ALPHA)
             .dst_color_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
@@ -221,29 +196,19 @@ impl Pipeline {
             .src_alpha_blend_factor(vk::BlendFactor::ONE)
             .dst_alpha_blend_factor(vk::BlendFactor::ONE_MINUS_SRC_ALPHA)
             .alpha_blend_op(vk::BlendOp::ADD)
-            .color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend_state = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend);
-        let dynamic = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        let dynamic_state = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic);
-        let depth = vk::PipelineDepthStencilStateCreateInfo::default();
-        let info = [vk::GraphicsPipelineCreateInfo::default()
-            .stages(&stages)
-            .vertex_input_state(&vertex_input)
-            .input_assembly_state(&assembly)
-            .viewport_state(&viewport)
-            .rasterization_state(&raster)
-            .multisample_state(&multisample)
-            .depth_stencil_state(&depth)
-            .color_blend_state(&blend_state)
-            .dynamic_state(&dynamic_state)
-            .layout(self.layout)
-            .render_pass(render_pass)
-            .subpass(0)];
-        let pipelines = dev
-            .device
-            .create_graphics_pipelines(vk::PipelineCache::null(), &info, None)
-            .map_err(|(_, e)| vk_err("vkCreateGraphicsPipelines")(e))?;
-        self.pipeline = pipelines[0];
+            .color_write_mask(vk::ColorComponentFlags::RGBA);
+        let p = Pipeline2d {
+            vert,
+            frag,
+            frag_constant: encoding.shader_id().to_ne_bytes(),
+            vertex_input: &vertex_input,
+            topology: vk::PrimitiveTopology::TRIANGLE_LIST,
+            blend,
+            layout: self.layout,
+            render_pass,
+        };
+        self.pipeline =
+            create_pipeline_2d(dev.device, &p).map_err(vk_err("vkCreateGraphicsPipelines"))?;
         Ok(())
     }
 
@@ -272,6 +237,8 @@ impl Pipeline {
     }
 }
 
+/// # Safety
+/// `dev` is live.
 unsafe fn shader_module(dev: &HudDevice, spv: &[u8]) -> Result<vk::ShaderModule, HudError> {
     let words = ash::util::read_spv(&mut std::io::Cursor::new(spv))
         .map_err(|_| HudError::Unsupported("HUD shader is not valid SPIR-V"))?;
@@ -323,6 +290,9 @@ impl FontTexture {
         Ok(font)
     }
 
+    /// # Safety
+    /// `dev` is live and `pipeline` its HUD pipeline; on an error `self`
+    /// holds what was made, for [`FontTexture::destroy`].
     unsafe fn create(
         &mut self,
         dev: &HudDevice,
@@ -392,18 +362,7 @@ impl FontTexture {
                 vk::PipelineStageFlags::TRANSFER,
             ),
         );
-        let region = [vk::BufferImageCopy::default()
-            .image_subresource(vk::ImageSubresourceLayers {
-                aspect_mask: vk::ImageAspectFlags::COLOR,
-                mip_level: 0,
-                base_array_layer: 0,
-                layer_count: 1,
-            })
-            .image_extent(vk::Extent3D {
-                width: self.extent.width,
-                height: self.extent.height,
-                depth: 1,
-            })];
+        let region = [whole_image_copy(self.extent)];
         d.cmd_copy_buffer_to_image(
             cmd,
             staging.buffer,

@@ -10,6 +10,8 @@ use ash::vk;
 pub(crate) struct Families(Vec<u32>);
 
 impl Families {
+    /// # Safety
+    /// `dev` is live.
     pub unsafe fn graphics(dev: &HudDevice) -> Families {
         let props = dev
             .instance
@@ -39,6 +41,9 @@ impl Families {
 
 /// A memory type allowed by `req` with `want`, else any allowed type when
 /// `want` is only a preference (`required` false).
+///
+/// # Safety
+/// `dev` is live.
 unsafe fn memory_type(
     dev: &HudDevice,
     req: &vk::MemoryRequirements,
@@ -63,6 +68,8 @@ unsafe fn memory_type(
     })
 }
 
+/// # Safety
+/// `dev` is live and `req` the requirements of one of its resources.
 unsafe fn allocate(
     dev: &HudDevice,
     req: &vk::MemoryRequirements,
@@ -94,6 +101,9 @@ unsafe impl Send for HostBuffer {}
 
 impl HostBuffer {
     /// A mapped buffer of `size` bytes for `usage`.
+    ///
+    /// # Safety
+    /// `dev` is live.
     pub unsafe fn new(
         dev: &HudDevice,
         size: u64,
@@ -174,6 +184,9 @@ pub(crate) struct OwnImage {
 impl OwnImage {
     /// A single-level optimal-tiling image in device-local memory (any
     /// memory when there is none), usable on every graphics family.
+    ///
+    /// # Safety
+    /// `dev` is live.
     pub unsafe fn new(
         dev: &HudDevice,
         format: vk::Format,
@@ -213,6 +226,9 @@ impl OwnImage {
         Ok(img)
     }
 
+    /// # Safety
+    /// `dev` is live and `self.image` its fresh image, with no memory bound
+    /// yet.
     unsafe fn bind_and_view(
         &mut self,
         dev: &HudDevice,
@@ -249,6 +265,10 @@ impl OwnImage {
 }
 
 /// A 2D view of the single level and layer of a colour image.
+///
+/// # Safety
+/// `dev` is live and `image` its live colour image of `format`, with one
+/// level and one layer.
 pub(crate) unsafe fn color_view(
     dev: &HudDevice,
     image: vk::Image,

@@ -19,7 +19,8 @@
 //! - direct: imgui draws into the swapchain image in a LOAD_OP_LOAD render
 //!   pass limited to the HUD's rectangle.
 //!
-//! Modules: [`encoding`] (colour encodings), [`plan`] (per-swapchain
+//! Modules: [`encoding`] (colour encodings), [`gfx`] (Vulkan pieces the
+//! test app and the tests share), [`plan`] (per-swapchain
 //! decision), `cache` (per-device shared objects), `upload` (font upload
 //! state), `imgui_vk` + `imgui_mesh` (our imgui renderer), `passes` (render
 //! passes), `render` (per-swapchain Vulkan objects), `semaphores` (the
@@ -34,6 +35,7 @@ use std::time::Instant;
 
 mod cache;
 pub mod encoding;
+pub mod gfx;
 pub mod hotkey;
 mod imgui_mesh;
 mod imgui_vk;
@@ -52,6 +54,18 @@ pub use plan::Plan;
 pub use render::color_range;
 
 use upload::Step;
+
+/// What one draw records with: the slot's command buffer (recording), the
+/// slot, the swapchain image index, the stats shown and the seconds since
+/// the previous frame (imgui's delta time).
+#[derive(Clone, Copy)]
+struct Recording<'a> {
+    cmd: vk::CommandBuffer,
+    slot: usize,
+    image: usize,
+    stats: &'a LiveStats,
+    dt: f32,
+}
 
 /// Why the HUD could not be set up or drawn; the layer logs it once and
 /// keeps capturing without a HUD.
@@ -290,6 +304,9 @@ impl SwapchainHud {
     /// upload they carried is done (marked under the entry lock, before
     /// their fence is reset), and retired panel images nobody reads any
     /// more are freed.
+    ///
+    /// # Safety
+    /// `dev` is the live device this HUD was made on.
     unsafe fn slots_seen_done(&mut self, dev: &HudDevice) {
         if let Some(slot) = self.upload_slot {
             if !self.target.in_flight().nth(slot).unwrap_or(false) {
@@ -315,6 +332,10 @@ impl SwapchainHud {
     }
 
     /// Undoes a draw that reset slot `slot`'s fence but submitted nothing.
+    ///
+    /// # Safety
+    /// `dev` is the live device this HUD was made on; slot `slot`'s fence
+    /// was reset and nothing was submitted with it.
     unsafe fn abandon(&mut self, dev: &HudDevice, slot: usize) {
         if self.upload_slot == Some(slot) {
             self.entry.lock().upload.abandoned(self.target.fence(slot));
@@ -325,6 +346,11 @@ impl SwapchainHud {
 
     /// Records the whole draw into slot `slot`'s command buffer; returns
     /// the rectangle of the swapchain image it writes.
+    ///
+    /// # Safety
+    /// `dev` is the live device this HUD was made on, `state` its cache
+    /// entry's state (locked); slot `slot` is not in flight and its fence is
+    /// reset; `image` indexes the swapchain's images.
     #[allow(clippy::too_many_arguments)]
     unsafe fn record(
         &mut self,
@@ -340,47 +366,57 @@ impl SwapchainHud {
         if upload {
             state.font.record_upload(dev, cmd);
         }
+        let rec = Recording {
+            cmd,
+            slot,
+            image,
+            stats,
+            dt,
+        };
         if self.panel.is_some() {
-            self.record_panel(dev, state, cmd, slot, image, stats, dt)
+            self.record_panel(dev, state, rec)
         } else {
-            self.record_direct(dev, state, cmd, slot, image, stats, dt)
-                .map(Some)
+            self.record_direct(dev, state, rec).map(Some)
         }
     }
 
+    /// The swapchain image's size in pixels, as imgui's display size.
+    fn size(&self) -> [f32; 2] {
+        [
+            self.target.extent.width as f32,
+            self.target.extent.height as f32,
+        ]
+    }
+
     /// Draws imgui straight into the swapchain image (render area = HUD).
-    #[allow(clippy::too_many_arguments)]
+    ///
+    /// # Safety
+    /// As [`SwapchainHud::record`], with `rec.cmd` slot `rec.slot`'s command
+    /// buffer, begun.
     unsafe fn record_direct(
         &mut self,
         dev: &HudDevice,
         state: &mut cache::EntryState,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        image: usize,
-        stats: &LiveStats,
-        dt: f32,
+        rec: Recording<'_>,
     ) -> Result<vk::Rect2D, HudError> {
-        let size = [
-            self.target.extent.width as f32,
-            self.target.extent.height as f32,
-        ];
+        let size = self.size();
         let (view, target, pass) = (&mut self.view, &mut self.target, self.overlay_pass);
         state.frame(
             size,
-            dt,
-            |ui| view.build(ui, size, stats, false),
+            rec.dt,
+            |ui| view.build(ui, size, rec.stats, false),
             |area, draw_data, pipeline, font| {
                 let rect = target.render_area(area);
                 let begin = vk::RenderPassBeginInfo::default()
                     .render_pass(pass)
-                    .framebuffer(target.framebuffer(image))
+                    .framebuffer(target.framebuffer(rec.image))
                     .render_area(rect);
                 dev.device
-                    .cmd_begin_render_pass(cmd, &begin, vk::SubpassContents::INLINE);
+                    .cmd_begin_render_pass(rec.cmd, &begin, vk::SubpassContents::INLINE);
                 let r = target
-                    .mesh(slot)
-                    .cmd_draw(dev, cmd, pipeline, font, draw_data, rect);
-                dev.device.cmd_end_render_pass(cmd);
+                    .mesh(rec.slot)
+                    .cmd_draw(dev, rec.cmd, pipeline, font, draw_data, rect);
+                dev.device.cmd_end_render_pass(rec.cmd);
                 r.map(|()| rect)
             },
         )
@@ -388,33 +424,29 @@ impl SwapchainHud {
 
     /// Re-renders the panel when the stats changed, then copies it into the
     /// swapchain image.
-    #[allow(clippy::too_many_arguments)]
+    ///
+    /// # Safety
+    /// As [`SwapchainHud::record`], with `rec.cmd` slot `rec.slot`'s command
+    /// buffer, begun.
     unsafe fn record_panel(
         &mut self,
         dev: &HudDevice,
         state: &mut cache::EntryState,
-        cmd: vk::CommandBuffer,
-        slot: usize,
-        image: usize,
-        stats: &LiveStats,
-        dt: f32,
+        rec: Recording<'_>,
     ) -> Result<Option<vk::Rect2D>, HudError> {
+        let size = self.size();
         let Some(panel) = self.panel.as_mut() else {
             return Ok(None);
         };
-        let fresh = self.panel_generation == Some(stats.generation)
+        let fresh = self.panel_generation == Some(rec.stats.generation)
             && panel.ready()
             && self.panel_renders >= 3;
         if !fresh {
-            let size = [
-                self.target.extent.width as f32,
-                self.target.extent.height as f32,
-            ];
             let (view, target, pass) = (&mut self.view, &mut self.target, state.panel_pass);
             let rendered = state.frame(
                 size,
-                dt,
-                |ui| view.build(ui, size, stats, true),
+                rec.dt,
+                |ui| view.build(ui, size, rec.stats, true),
                 |area, draw_data, pipeline, font| {
                     let content = vk::Extent2D {
                         width: area[2].ceil().max(0.0) as u32,
@@ -425,23 +457,23 @@ impl SwapchainHud {
                         return Ok(false);
                     }
                     panel.reserve(dev, content, pass, target.in_flight())?;
-                    panel.begin_pass(dev, cmd, pass);
-                    let r = target.mesh(slot).cmd_draw(
+                    panel.begin_pass(dev, rec.cmd, pass);
+                    let r = target.mesh(rec.slot).cmd_draw(
                         dev,
-                        cmd,
+                        rec.cmd,
                         pipeline,
                         font,
                         draw_data,
                         panel.area(),
                     );
-                    dev.device.cmd_end_render_pass(cmd);
+                    dev.device.cmd_end_render_pass(rec.cmd);
                     r?;
                     panel.content = content;
                     Ok(true)
                 },
             )?;
             if rendered {
-                self.panel_generation = Some(stats.generation);
+                self.panel_generation = Some(rec.stats.generation);
                 self.panel_renders += 1;
             }
         }
@@ -449,7 +481,13 @@ impl SwapchainHud {
         let Some(rect) = panel.copy_rect(offset, self.target.extent) else {
             return Ok(None);
         };
-        panel.copy_to(dev, cmd, self.target.image(image), self.plan.layout, rect);
+        panel.copy_to(
+            dev,
+            rec.cmd,
+            self.target.image(rec.image),
+            self.plan.layout,
+            rect,
+        );
         Ok(Some(rect))
     }
 

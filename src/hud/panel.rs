@@ -28,6 +28,9 @@ struct PanelImage {
 }
 
 impl PanelImage {
+    /// # Safety
+    /// `dev` is live, and no pending submission uses the image or the
+    /// framebuffer.
     unsafe fn destroy(&mut self, dev: &HudDevice) {
         if self.framebuffer != vk::Framebuffer::null() {
             dev.device.destroy_framebuffer(self.framebuffer, None);

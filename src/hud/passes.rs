@@ -93,6 +93,9 @@ pub unsafe fn panel(dev: &HudDevice, format: vk::Format) -> Result<vk::RenderPas
 
 /// One subpass drawing into one colour attachment of `format`; `layouts` =
 /// (initial, during the subpass, final).
+///
+/// # Safety
+/// `dev` is live.
 unsafe fn color_pass(
     dev: &HudDevice,
     format: vk::Format,

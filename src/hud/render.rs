@@ -9,6 +9,7 @@
 //! bounded; a wait that runs out makes the draw `Skipped` rather than
 //! stalling the game.
 
+use super::gfx::rect_between;
 use super::imgui_mesh::Mesh;
 use super::memory::color_view;
 use super::plan::Plan;
@@ -35,6 +36,11 @@ pub fn color_range() -> vk::ImageSubresourceRange {
 
 /// Records one layout transition of the colour image `image` (same queue
 /// family): (old, new) layouts, (src, dst) access and (src, dst) stages.
+///
+/// # Safety
+/// `cmd` is a command buffer of `dev` in the recording state, outside a
+/// render pass; `image` is a live colour image of `dev` in layout `old`
+/// (any layout when `old` is `UNDEFINED`).
 pub(crate) unsafe fn transition(
     dev: &HudDevice,
     cmd: vk::CommandBuffer,
@@ -146,6 +152,10 @@ impl Target {
         }
     }
 
+    /// # Safety
+    /// `dev` is live; `self.images` are live images of it (the swapchain's)
+    /// and `overlay_pass` its render pass. On an error `self` holds what was
+    /// made, for [`Target::destroy`].
     unsafe fn create(
         &mut self,
         dev: &HudDevice,
@@ -279,6 +289,9 @@ impl Target {
 
     /// Waits (at most [`PRESENT_WAIT_NS`]) for the next slot's previous
     /// submission. Returns the slot, or `None` when it is still running.
+    ///
+    /// # Safety
+    /// `dev` is the live device this target was made on.
     pub unsafe fn acquire_slot(&mut self, dev: &HudDevice) -> Result<Option<usize>, HudError> {
         let i = self.next_slot;
         let slot = &mut self.slots[i];
@@ -307,6 +320,10 @@ impl Target {
 
     /// Resets slot `i`'s fence: from here on the draw submits, or replaces
     /// the fence with [`Target::abandon`].
+    ///
+    /// # Safety
+    /// `dev` is the live device this target was made on; slot `i` is not in
+    /// flight (returned by [`Target::acquire_slot`]).
     pub unsafe fn reset_fence(&self, dev: &HudDevice, i: usize) -> Result<(), HudError> {
         dev.device
             .reset_fences(&[self.slots[i].fence])
@@ -314,6 +331,10 @@ impl Target {
     }
 
     /// Resets and begins slot `i`'s command buffer.
+    ///
+    /// # Safety
+    /// `dev` is the live device this target was made on; slot `i` is not in
+    /// flight (returned by [`Target::acquire_slot`]).
     pub unsafe fn begin(&self, dev: &HudDevice, i: usize) -> Result<vk::CommandBuffer, HudError> {
         let d = dev.device;
         let cmd = self.slots[i].cmd;
@@ -380,6 +401,10 @@ impl Target {
     /// After a failed recording or submission of slot `i` (its fence
     /// reset, nothing submitted): discards the recording and gives the slot
     /// a signalled fence again without submitting anything.
+    ///
+    /// # Safety
+    /// `dev` is the live device this target was made on; slot `i`'s fence
+    /// was reset and nothing was submitted with it.
     pub unsafe fn abandon(&mut self, dev: &HudDevice, i: usize) {
         let d = dev.device;
         let slot = &mut self.slots[i];
@@ -405,20 +430,14 @@ impl Target {
         let y0 = area[1].floor().clamp(0.0, h - 1.0);
         let x1 = area[2].ceil().clamp(x0 + 1.0, w);
         let y1 = area[3].ceil().clamp(y0 + 1.0, h);
-        vk::Rect2D {
-            offset: vk::Offset2D {
-                x: x0 as i32,
-                y: y0 as i32,
-            },
-            extent: vk::Extent2D {
-                width: (x1 - x0) as u32,
-                height: (y1 - y0) as u32,
-            },
-        }
+        rect_between(x0, y0, x1, y1)
     }
 
     /// Waits (at most `timeout_ns`) for every submission in flight; returns
     /// whether all are done (and marks them so).
+    ///
+    /// # Safety
+    /// `dev` is the live device this target was made on.
     pub unsafe fn wait_all(&mut self, dev: &HudDevice, timeout_ns: u64) -> bool {
         let fences: Vec<vk::Fence> = self
             .slots
@@ -444,6 +463,9 @@ impl Target {
 
     /// Waits (at most a teardown bound) for every submission of this
     /// target; returns whether all completed.
+    ///
+    /// # Safety
+    /// `dev` is the live device this target was made on.
     pub unsafe fn destroy_wait(&mut self, dev: &HudDevice) -> bool {
         self.wait_all(dev, TEARDOWN_WAIT_NS)
     }

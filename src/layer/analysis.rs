@@ -751,6 +751,25 @@ mod tests {
 
     /// The whole analysis path of one stream without Vulkan: ring → rows →
     /// live stats → summary, with a ring overflow recorded in the log.
+    /// A stream with counter table `table` and its analysis, logging into
+    /// `dir`, with the default options.
+    fn with_counters(
+        dir: &std::path::Path,
+        table: Arc<crate::counters::Counters>,
+    ) -> (Arc<Stream>, StreamAnalysis) {
+        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let a = StreamAnalysis::with_counters(
+            stream.clone(),
+            (cons, vcons, None),
+            Log::pending(Some(dir.to_path_buf())),
+            10.0,
+            Options::default(),
+            Settings::for_tests(),
+            Arc::default(),
+        );
+        (stream, a)
+    }
+
     #[test]
     fn stream_rows_overflow_note_live_stats_and_summary() {
         let dir = tempfile::tempdir().unwrap();
@@ -815,18 +834,7 @@ mod tests {
         let inp = table
             .register("in_present_ms", "time in present", Unit::Nanos)
             .unwrap();
-        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
-        let opts = Options::default();
-        let log = Log::pending(Some(dir.path().to_path_buf()));
-        let mut a = StreamAnalysis::with_counters(
-            stream.clone(),
-            (cons, vcons, None),
-            log,
-            10.0,
-            opts,
-            Settings::for_tests(),
-            Arc::default(),
-        );
+        let (stream, mut a) = with_counters(dir.path(), table.clone());
         let ms = 1_000_000u64;
         let mut t = 1_000 * ms;
         let mut vals = [0u64; MAX_COUNTERS];
@@ -882,18 +890,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let table = Arc::new(Counters::new());
         table.register("submits", "submits", Unit::Count).unwrap();
-        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
-        let opts = Options::default();
-        let log = Log::pending(Some(dir.path().to_path_buf()));
-        let mut a = StreamAnalysis::with_counters(
-            stream.clone(),
-            (cons, vcons, None),
-            log,
-            10.0,
-            opts,
-            Settings::for_tests(),
-            Arc::default(),
-        );
+        let (stream, mut a) = with_counters(dir.path(), table);
         let frames = COUNTER_RING_CAPACITY as u64 + 10;
         let vals = [1u64; MAX_COUNTERS];
         for i in 0..frames {

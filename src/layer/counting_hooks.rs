@@ -21,6 +21,7 @@
 //! presents, so its work is split between their logs in present order.
 
 use super::capture::now_ns;
+use super::entry::on_device;
 use super::guard;
 use super::loader::next_fn;
 use crate::counters::markers::{Marker, MarkerClock, Span};
@@ -177,124 +178,201 @@ fn timed<R>(
     r
 }
 
-/// The counted calls. Each is reached only when the next layer has the
-/// function (the entry table checks); a missing one returns
-/// `VK_ERROR_OUT_OF_HOST_MEMORY`, a legal result of every one of them.
+/// `VK_ERROR_OUT_OF_HOST_MEMORY`: what a counted call returns when the
+/// device is not ours or the next layer lacks the function (a legal result
+/// of every one of them).
+const NO_NEXT: vk::Result = vk::Result::ERROR_OUT_OF_HOST_MEMORY;
+
+/// Runs `body` on the counters of `h`'s device; `fallback` when the device
+/// is not ours or counts nothing.
+///
+/// # Safety
+/// `h` is a live dispatchable handle the app is calling the layer with.
+#[inline]
+unsafe fn with_counters<H: vk::Handle, R: Copy>(
+    h: H,
+    fallback: R,
+    body: impl FnOnce(&DeviceCounters) -> R,
+) -> R {
+    // SAFETY: `h` is live (caller's contract).
+    unsafe {
+        on_device(h, fallback, |_, d| match d.counters.as_ref() {
+            Some(dc) => body(dc),
+            None => fallback,
+        })
+    }
+}
+
+// The counted entry points. The entry table (`entry.rs`) hands them out
+// only when counters are on and the next layer has the function; each
+// looks its device's counters up, times the next layer's call and counts.
+
+/// `vkCreateGraphicsPipelines`, counted.
+///
+/// # Safety
+/// Called as `vkCreateGraphicsPipelines` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system" fn create_graphics_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    infos: *const vk::GraphicsPipelineCreateInfo<'_>,
+    alloc: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Pipeline,
+) -> vk::Result {
+    // SAFETY: inside the app's call on its live `device`; the next layer's
+    // `vkCreateGraphicsPipelines` gets the app's own arguments.
+    unsafe {
+        with_counters(device, NO_NEXT, |dc| {
+            let Some(next) = dc.fns.create_graphics_pipelines else {
+                return NO_NEXT;
+            };
+            let n = Some((dc.ids.pipelines, count as u64));
+            timed(dc, dc.ids.pipeline_ns, n, || {
+                next(device, cache, count, infos, alloc, out)
+            })
+        })
+    }
+}
+
+/// `vkCreateComputePipelines`, counted.
+///
+/// # Safety
+/// Called as `vkCreateComputePipelines` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system" fn create_compute_pipelines(
+    device: vk::Device,
+    cache: vk::PipelineCache,
+    count: u32,
+    infos: *const vk::ComputePipelineCreateInfo<'_>,
+    alloc: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::Pipeline,
+) -> vk::Result {
+    // SAFETY: inside the app's call on its live `device`; the next layer's
+    // `vkCreateComputePipelines` gets the app's own arguments.
+    unsafe {
+        with_counters(device, NO_NEXT, |dc| {
+            let Some(next) = dc.fns.create_compute_pipelines else {
+                return NO_NEXT;
+            };
+            let n = Some((dc.ids.pipelines, count as u64));
+            timed(dc, dc.ids.pipeline_ns, n, || {
+                next(device, cache, count, infos, alloc, out)
+            })
+        })
+    }
+}
+
+/// `vkAllocateMemory`, counted.
+///
+/// # Safety
+/// Called as `vkAllocateMemory` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system" fn allocate_memory(
+    device: vk::Device,
+    info: *const vk::MemoryAllocateInfo<'_>,
+    alloc: *const vk::AllocationCallbacks<'_>,
+    out: *mut vk::DeviceMemory,
+) -> vk::Result {
+    // SAFETY: inside the app's call on its live `device`; the next layer's
+    // `vkAllocateMemory` gets the app's own arguments; `info` is read only
+    // when not null (the app's valid allocate info).
+    unsafe {
+        with_counters(device, NO_NEXT, |dc| {
+            let Some(next) = dc.fns.allocate_memory else {
+                return NO_NEXT;
+            };
+            let r = next(device, info, alloc, out);
+            if r == vk::Result::SUCCESS && !info.is_null() {
+                dc.add(|b| b.alloc_count, 1);
+                dc.add(|b| b.alloc_bytes, (*info).allocation_size);
+            }
+            r
+        })
+    }
+}
+
+/// `vkAcquireNextImageKHR`, counted.
+///
+/// # Safety
+/// Called as `vkAcquireNextImageKHR` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system" fn acquire_next_image(
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    timeout: u64,
+    semaphore: vk::Semaphore,
+    fence: vk::Fence,
+    index: *mut u32,
+) -> vk::Result {
+    // SAFETY: inside the app's call on its live `device`; the next layer's
+    // `vkAcquireNextImageKHR` gets the app's own arguments.
+    unsafe {
+        with_counters(device, NO_NEXT, |dc| {
+            let Some(next) = dc.fns.acquire_next_image else {
+                return NO_NEXT;
+            };
+            timed(dc, dc.ids.acquire_ns, None, || {
+                next(device, swapchain, timeout, semaphore, fence, index)
+            })
+        })
+    }
+}
+
+/// `vkAcquireNextImage2KHR`, counted.
+///
+/// # Safety
+/// Called as `vkAcquireNextImage2KHR` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system" fn acquire_next_image2(
+    device: vk::Device,
+    info: *const vk::AcquireNextImageInfoKHR<'_>,
+    index: *mut u32,
+) -> vk::Result {
+    // SAFETY: inside the app's call on its live `device`; the next layer's
+    // `vkAcquireNextImage2KHR` gets the app's own arguments.
+    unsafe {
+        with_counters(device, NO_NEXT, |dc| {
+            let Some(next) = dc.fns.acquire_next_image2 else {
+                return NO_NEXT;
+            };
+            timed(dc, dc.ids.acquire_ns, None, || next(device, info, index))
+        })
+    }
+}
+
+/// `vkSetLatencyMarkerNV`, counted.
+///
+/// # Safety
+/// Called as `vkSetLatencyMarkerNV` by the loader or the layer above, with arguments
+/// valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system" fn set_latency_marker(
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    info: *const vk::SetLatencyMarkerInfoNV<'_>,
+) {
+    // SAFETY: inside the app's call on its live `device`; the next layer's
+    // `vkSetLatencyMarkerNV` gets the app's own arguments; `info` is read
+    // only when not null (the app's valid marker info).
+    unsafe {
+        with_counters(device, (), |dc| {
+            let t = now_ns();
+            let Some(next) = dc.fns.set_latency_marker else {
+                return;
+            };
+            next(device, swapchain, info);
+            if info.is_null() {
+                return;
+            }
+            let (id, raw) = ((*info).present_id, (*info).marker.as_raw());
+            dc.mark(id, raw, t);
+        })
+    }
+}
+
 impl DeviceCounters {
-    pub unsafe fn create_graphics_pipelines(
-        &self,
-        device: vk::Device,
-        cache: vk::PipelineCache,
-        count: u32,
-        infos: *const vk::GraphicsPipelineCreateInfo<'_>,
-        alloc: *const vk::AllocationCallbacks<'_>,
-        out: *mut vk::Pipeline,
-    ) -> vk::Result {
-        let Some(next) = self.fns.create_graphics_pipelines else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        let n = Some((self.ids.pipelines, count as u64));
-        timed(self, self.ids.pipeline_ns, n, || {
-            // SAFETY: the next layer's `vkCreateGraphicsPipelines`,
-            // called with the app's own arguments (caller's contract).
-            unsafe { next(device, cache, count, infos, alloc, out) }
-        })
-    }
-
-    pub unsafe fn create_compute_pipelines(
-        &self,
-        device: vk::Device,
-        cache: vk::PipelineCache,
-        count: u32,
-        infos: *const vk::ComputePipelineCreateInfo<'_>,
-        alloc: *const vk::AllocationCallbacks<'_>,
-        out: *mut vk::Pipeline,
-    ) -> vk::Result {
-        let Some(next) = self.fns.create_compute_pipelines else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        let n = Some((self.ids.pipelines, count as u64));
-        timed(self, self.ids.pipeline_ns, n, || {
-            // SAFETY: the next layer's `vkCreateComputePipelines`,
-            // called with the app's own arguments (caller's contract).
-            unsafe { next(device, cache, count, infos, alloc, out) }
-        })
-    }
-
-    pub unsafe fn allocate_memory(
-        &self,
-        device: vk::Device,
-        info: *const vk::MemoryAllocateInfo<'_>,
-        alloc: *const vk::AllocationCallbacks<'_>,
-        out: *mut vk::DeviceMemory,
-    ) -> vk::Result {
-        let Some(next) = self.fns.allocate_memory else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        // SAFETY: the next layer's `vkAllocateMemory`, called with the app's
-        // own arguments (caller's contract).
-        let r = unsafe { next(device, info, alloc, out) };
-        if r == vk::Result::SUCCESS && !info.is_null() {
-            self.add(|b| b.alloc_count, 1);
-            // SAFETY: not null, and the app's valid allocate info.
-            self.add(|b| b.alloc_bytes, unsafe { (*info).allocation_size });
-        }
-        r
-    }
-
-    pub unsafe fn acquire_next_image(
-        &self,
-        device: vk::Device,
-        swapchain: vk::SwapchainKHR,
-        timeout: u64,
-        semaphore: vk::Semaphore,
-        fence: vk::Fence,
-        index: *mut u32,
-    ) -> vk::Result {
-        let Some(next) = self.fns.acquire_next_image else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        timed(self, self.ids.acquire_ns, None, || {
-            // SAFETY: the next layer's `vkAcquireNextImageKHR`,
-            // called with the app's own arguments (caller's contract).
-            unsafe { next(device, swapchain, timeout, semaphore, fence, index) }
-        })
-    }
-
-    pub unsafe fn acquire_next_image2(
-        &self,
-        device: vk::Device,
-        info: *const vk::AcquireNextImageInfoKHR<'_>,
-        index: *mut u32,
-    ) -> vk::Result {
-        let Some(next) = self.fns.acquire_next_image2 else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
-        timed(self, self.ids.acquire_ns, None, || {
-            // SAFETY: the next layer's `vkAcquireNextImage2KHR`,
-            // called with the app's own arguments (caller's contract).
-            unsafe { next(device, info, index) }
-        })
-    }
-
-    pub unsafe fn set_latency_marker(
-        &self,
-        device: vk::Device,
-        swapchain: vk::SwapchainKHR,
-        info: *const vk::SetLatencyMarkerInfoNV<'_>,
-    ) {
-        let t = now_ns();
-        let Some(next) = self.fns.set_latency_marker else {
-            return;
-        };
-        // SAFETY: the next layer's `vkSetLatencyMarkerNV`, called with the
-        // app's own arguments (caller's contract).
-        unsafe { next(device, swapchain, info) };
-        if info.is_null() {
-            return;
-        }
-        // SAFETY: not null, and the app's valid marker info.
-        let (id, raw) = unsafe { ((*info).present_id, (*info).marker.as_raw()) };
+    /// Adds the span a Reflex marker closes (`raw` of frame `id`, at `t`).
+    fn mark(&self, id: u64, raw: i32, t: u64) {
         guard::contain((), || {
             let (Some(marker), Some((ids, clock))) = (Marker::from_raw(raw), self.markers.as_ref())
             else {

@@ -423,6 +423,10 @@ impl Device {
         }
     }
 
+    /// # Safety
+    /// Inside the app's swapchain creation on this device: `sc` is the live
+    /// swapchain the next layer just made from `info`, the app's create info
+    /// valid per the Vulkan spec.
     unsafe fn on_created(&self, info: &vk::SwapchainCreateInfoKHR, sc: vk::SwapchainKHR) {
         let t0 = now_ns();
         let stream = {
@@ -452,6 +456,9 @@ impl Device {
         self.add_setup_time(t0);
     }
 
+    /// # Safety
+    /// As [`Device::on_created`]: `sc` is the live swapchain just made from
+    /// `info` on this device.
     unsafe fn make_hud(
         &self,
         info: &vk::SwapchainCreateInfoKHR,
@@ -497,6 +504,8 @@ impl Device {
         }
     }
 
+    /// # Safety
+    /// `sc` is a live swapchain of this device.
     unsafe fn swapchain_images(&self, sc: vk::SwapchainKHR) -> Result<Vec<vk::Image>, vk::Result> {
         let get = self
             .fns
@@ -519,6 +528,10 @@ impl Device {
     /// `sharedPresentSupportedUsageFlags` (when the app enabled
     /// `VK_KHR_get_surface_capabilities2`, else nothing is added); protected
     /// swapchains get no HUD and keep their usage.
+    ///
+    /// # Safety
+    /// `info` is the app's create info for this device, valid per the
+    /// Vulkan spec; its surface is live (the surface queries read it).
     unsafe fn hud_usage(&self, info: &vk::SwapchainCreateInfoKHR) -> vk::ImageUsageFlags {
         let supported = match usage_from(info) {
             UsageFrom::Nothing => return info.image_usage,
@@ -531,6 +544,8 @@ impl Device {
         hud::swapchain_usage(info.image_usage, supported)
     }
 
+    /// # Safety
+    /// `surface` is a live surface of this device's instance.
     unsafe fn surface_usage(&self, surface: vk::SurfaceKHR) -> vk::ImageUsageFlags {
         let mut caps = vk::SurfaceCapabilitiesKHR::default();
         match self.surface_caps {
@@ -547,6 +562,8 @@ impl Device {
         }
     }
 
+    /// # Safety
+    /// `surface` is a live surface of this device's instance.
     unsafe fn shared_present_usage(&self, surface: vk::SurfaceKHR) -> vk::ImageUsageFlags {
         let Some(f) = self.surface_caps2 else {
             return vk::ImageUsageFlags::empty();
@@ -638,6 +655,12 @@ unsafe fn gpu_timer(
     Some(Arc::new(timer))
 }
 
+/// # Safety
+/// Inside the app's `vkCreateDevice`: `device` is the device the next
+/// layer just created from `info` (valid per the Vulkan spec) on
+/// `physical_device` of `inst`, `gdpa` is the next layer's
+/// `vkGetDeviceProcAddr` for it, and `set_loader_data` the loader's
+/// callback for it, if the loader gave one.
 unsafe fn fetch_queues(
     inst: &Instance,
     physical_device: vk::PhysicalDevice,

@@ -9,7 +9,21 @@
 //! calls only when counters are on and the next layer has the function.
 //! Otherwise the next layer's pointer (or null) is returned, as if the layer
 //! were not there.
+//!
+//! # Safety
+//! Every `unsafe extern "system"` function here is a Vulkan command (or the
+//! loader's `vkNegotiateLoaderLayerInterfaceVersion`) and relies on the
+//! Vulkan contract with its caller, the loader or the layer above: it is
+//! called only as the command it is handed out for, with arguments valid
+//! per that command's valid-usage rules (live handles of an instance or
+//! device created through this layer, valid pointers and `pNext` chains,
+//! externally synchronised objects not used concurrently), and it hands
+//! them on to the next layer unchanged.
 
+use super::counting_hooks::{
+    acquire_next_image, acquire_next_image2, allocate_memory, create_compute_pipelines,
+    create_graphics_pipelines, set_latency_marker,
+};
 use super::device::{Device, Extensions, Link};
 use super::gpu_timing;
 use super::guard;
@@ -182,8 +196,11 @@ pub unsafe extern "system" fn get_device_proc_addr(
 
 /// Looks a dispatchable handle's device up and runs `f` on it; `fallback`
 /// when the device is not ours (or the lookup panicked).
+///
+/// # Safety
+/// `h` is a live dispatchable handle: the app is calling the layer on it.
 #[inline]
-unsafe fn on_device<H: vk::Handle, R>(
+pub(super) unsafe fn on_device<H: vk::Handle, R>(
     h: H,
     fallback: R,
     f: impl FnOnce(&'static Layer, &Device) -> R,
@@ -532,54 +549,7 @@ unsafe extern "system" fn queue_present<const FAULTS: bool>(
     }
 }
 
-/// The counters of `h`'s device (the entry table hands the counted entry
-/// points out only where they exist).
-macro_rules! counted {
-    ($h:expr, $fallback:expr, |$dc:ident| $body:expr) => {
-        on_device($h, $fallback, |_, d| match d.counters.as_ref() {
-            Some($dc) => $body,
-            None => $fallback,
-        })
-    };
-}
-
 const NO_DEVICE: vk::Result = vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-
-unsafe extern "system" fn create_graphics_pipelines(
-    device: vk::Device,
-    cache: vk::PipelineCache,
-    count: u32,
-    infos: *const vk::GraphicsPipelineCreateInfo<'_>,
-    alloc: *const vk::AllocationCallbacks<'_>,
-    out: *mut vk::Pipeline,
-) -> vk::Result {
-    // SAFETY: inside the app's call on its live `device`, with the app's own
-    // arguments, valid per the Vulkan spec (caller's contract), handed on
-    // as they are.
-    unsafe {
-        counted!(device, NO_DEVICE, |dc| dc.create_graphics_pipelines(
-            device, cache, count, infos, alloc, out
-        ))
-    }
-}
-
-unsafe extern "system" fn create_compute_pipelines(
-    device: vk::Device,
-    cache: vk::PipelineCache,
-    count: u32,
-    infos: *const vk::ComputePipelineCreateInfo<'_>,
-    alloc: *const vk::AllocationCallbacks<'_>,
-    out: *mut vk::Pipeline,
-) -> vk::Result {
-    // SAFETY: inside the app's call on its live `device`, with the app's own
-    // arguments, valid per the Vulkan spec (caller's contract), handed on
-    // as they are.
-    unsafe {
-        counted!(device, NO_DEVICE, |dc| dc.create_compute_pipelines(
-            device, cache, count, infos, alloc, out
-        ))
-    }
-}
 
 unsafe extern "system" fn queue_submit(
     queue: vk::Queue,
@@ -610,67 +580,6 @@ unsafe extern "system" fn queue_submit2(
         on_device(queue, NO_DEVICE, |_, d| {
             d.queue_submit2(queue, count, submits, fence)
         })
-    }
-}
-
-unsafe extern "system" fn allocate_memory(
-    device: vk::Device,
-    info: *const vk::MemoryAllocateInfo<'_>,
-    alloc: *const vk::AllocationCallbacks<'_>,
-    out: *mut vk::DeviceMemory,
-) -> vk::Result {
-    // SAFETY: inside the app's call on its live `device`, with the app's own
-    // arguments, valid per the Vulkan spec (caller's contract), handed on
-    // as they are.
-    unsafe {
-        counted!(device, NO_DEVICE, |dc| dc
-            .allocate_memory(device, info, alloc, out))
-    }
-}
-
-unsafe extern "system" fn acquire_next_image(
-    device: vk::Device,
-    swapchain: vk::SwapchainKHR,
-    timeout: u64,
-    semaphore: vk::Semaphore,
-    fence: vk::Fence,
-    index: *mut u32,
-) -> vk::Result {
-    // SAFETY: inside the app's call on its live `device`, with the app's own
-    // arguments, valid per the Vulkan spec (caller's contract), handed on
-    // as they are.
-    unsafe {
-        counted!(device, NO_DEVICE, |dc| dc.acquire_next_image(
-            device, swapchain, timeout, semaphore, fence, index
-        ))
-    }
-}
-
-unsafe extern "system" fn acquire_next_image2(
-    device: vk::Device,
-    info: *const vk::AcquireNextImageInfoKHR<'_>,
-    index: *mut u32,
-) -> vk::Result {
-    // SAFETY: inside the app's call on its live `device`, with the app's own
-    // arguments, valid per the Vulkan spec (caller's contract), handed on
-    // as they are.
-    unsafe {
-        counted!(device, NO_DEVICE, |dc| dc
-            .acquire_next_image2(device, info, index))
-    }
-}
-
-unsafe extern "system" fn set_latency_marker(
-    device: vk::Device,
-    swapchain: vk::SwapchainKHR,
-    info: *const vk::SetLatencyMarkerInfoNV<'_>,
-) {
-    // SAFETY: inside the app's call on its live `device`, with the app's own
-    // arguments, valid per the Vulkan spec (caller's contract), handed on
-    // as they are.
-    unsafe {
-        counted!(device, (), |dc| dc
-            .set_latency_marker(device, swapchain, info))
     }
 }
 

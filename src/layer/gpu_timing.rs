@@ -170,10 +170,14 @@ unsafe fn array<'a, T>(p: *const T, n: u32) -> &'a [T] {
 
 impl Batch for vk::SubmitInfo<'static> {
     type Cmd = vk::CommandBuffer;
+    /// # Safety
+    /// As [`Batch::cmds`]: a valid batch of the app's.
     unsafe fn cmds(&self) -> &[vk::CommandBuffer] {
         // SAFETY: the app's array (caller).
         unsafe { array(self.p_command_buffers, self.command_buffer_count) }
     }
+    /// # Safety
+    /// As [`Batch::untimed`]: a valid batch (its `pNext` chain is read).
     unsafe fn untimed(&self) -> Option<&'static str> {
         // SAFETY: the app's chain (caller).
         let (protected, group) = unsafe { chain_flags(self.p_next) };
@@ -200,10 +204,14 @@ impl Batch for vk::SubmitInfo<'static> {
 
 impl Batch for vk::SubmitInfo2<'static> {
     type Cmd = vk::CommandBufferSubmitInfo<'static>;
+    /// # Safety
+    /// As [`Batch::cmds`]: a valid batch of the app's.
     unsafe fn cmds(&self) -> &[Self::Cmd] {
         // SAFETY: the app's array (caller).
         unsafe { array(self.p_command_buffer_infos, self.command_buffer_info_count) }
     }
+    /// # Safety
+    /// As [`Batch::untimed`]: a valid batch (its `pNext` chain is read).
     unsafe fn untimed(&self) -> Option<&'static str> {
         // SAFETY: the app's chain (caller).
         let (_, group) = unsafe { chain_flags(self.p_next) };
@@ -473,6 +481,11 @@ impl GpuTimer {
     /// Builds the scratch batches from the app's; `None` when nothing is
     /// timed (the app's array goes down unchanged). `Some(setup)`: patched,
     /// and whether the queue's objects were made now.
+    ///
+    /// # Safety
+    /// Inside the app's submit call on `qt`'s queue: `submits` is null or
+    /// points to `count` batches valid per the Vulkan spec, which stay valid
+    /// until the scratch batches built from them have been submitted.
     unsafe fn patch<B: Batch>(
         &self,
         qt: &QueueTimer,
@@ -731,6 +744,9 @@ fn insert_by_submit(out: &mut VecDeque<Interval>, i: Interval) {
 impl QueueObjects {
     /// A query pool of 2 × [`SLOTS`] timestamps and the pre-recorded
     /// command buffers of every slot, in `family`.
+    ///
+    /// # Safety
+    /// `d` is the live device and `family` one of its queue families.
     unsafe fn new(d: &ash::Device, family: u32) -> Result<QueueObjects, vk::Result> {
         // SAFETY: live device (caller).
         let query_pool = unsafe {
@@ -778,6 +794,10 @@ impl QueueObjects {
     /// Records slot k's pair: `begin[k]` resets queries 2k, 2k+1 and writes
     /// 2k at the top of the pipe; `end[k]` writes 2k+1 at the bottom.
     /// Simultaneous use: a slot given up may still be pending when reused.
+    ///
+    /// # Safety
+    /// `d` is the live device that made `self`'s pool and query pool, and no
+    /// other thread uses the pool meanwhile.
     unsafe fn record(
         &self,
         d: &ash::Device,

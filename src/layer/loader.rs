@@ -94,6 +94,10 @@ struct BaseIn {
 
 /// Walks a `pNext` chain for the loader entry of `s_type` and `function`,
 /// reading only the common header of entries that are not ours.
+///
+/// # Safety
+/// `p` is null or the head of a valid `pNext` chain: every entry starts
+/// with `sType` and `pNext`, and the chain ends in null.
 unsafe fn find_entry(
     mut p: *const c_void,
     s_type: vk::StructureType,
@@ -119,6 +123,10 @@ unsafe fn find_entry(
 }
 
 /// The instance chain's link entry.
+///
+/// # Safety
+/// `info` is the create info the loader passed to this layer's
+/// `vkCreateInstance`, with its valid `pNext` chain.
 pub(crate) unsafe fn instance_link_info(
     info: &vk::InstanceCreateInfo,
 ) -> *mut LayerInstanceCreateInfo {
@@ -134,6 +142,10 @@ pub(crate) unsafe fn instance_link_info(
 }
 
 /// The device chain's link entry.
+///
+/// # Safety
+/// `info` is the create info the loader passed to this layer's
+/// `vkCreateDevice`, with its valid `pNext` chain.
 pub(crate) unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut LayerDeviceCreateInfo {
     // SAFETY: `info` is the app's create info, its `pNext` a valid chain
     // (caller).
@@ -147,6 +159,10 @@ pub(crate) unsafe fn device_link_info(info: &vk::DeviceCreateInfo) -> *mut Layer
 }
 
 /// `vkSetDeviceLoaderData` from the device chain, if the loader gave one.
+///
+/// # Safety
+/// `info` is the create info the loader passed to this layer's
+/// `vkCreateDevice`, with its valid `pNext` chain.
 pub(crate) unsafe fn device_loader_data_callback(
     info: &vk::DeviceCreateInfo,
 ) -> Option<PfnSetDeviceLoaderData> {
@@ -176,6 +192,11 @@ pub(crate) unsafe fn device_loader_data_callback(
 
 /// The next layer's link for this instance; advances the chain for the next
 /// layer down, as the loader requires before calling its `vkCreateInstance`.
+///
+/// # Safety
+/// `info` is the create info the loader passed to this layer's
+/// `vkCreateInstance`, with its valid `pNext` chain; called once per such
+/// call, since it moves the chain's link on in place.
 pub(crate) unsafe fn take_instance_link(
     info: &vk::InstanceCreateInfo,
 ) -> Option<vk::PFN_vkGetInstanceProcAddr> {
@@ -199,6 +220,11 @@ pub(crate) unsafe fn take_instance_link(
 }
 
 /// The next layer's gipa/gdpa for this device; advances the chain.
+///
+/// # Safety
+/// `info` is the create info the loader passed to this layer's
+/// `vkCreateDevice`, with its valid `pNext` chain; called once per such
+/// call, since it moves the chain's link on in place.
 pub(crate) unsafe fn take_device_link(
     info: &vk::DeviceCreateInfo,
 ) -> Option<(vk::PFN_vkGetInstanceProcAddr, vk::PFN_vkGetDeviceProcAddr)> {
@@ -283,6 +309,8 @@ mod tests {
 
     #[test]
     fn chain_walk_skips_foreign_entries_and_advances() {
+        /// # Safety
+        /// None beyond the signature's: it reads none of its arguments.
         unsafe extern "system" fn gipa(
             _: vk::Instance,
             _: *const c_char,

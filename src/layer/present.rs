@@ -33,6 +33,10 @@ use ash::vk;
 use std::sync::atomic::Ordering;
 
 /// A Vulkan array argument as a slice.
+///
+/// # Safety
+/// `p` is null or points to `n` initialised `T`s that stay valid and
+/// unchanged for `'a`.
 unsafe fn slice<'a, T>(p: *const T, n: u32) -> &'a [T] {
     if p.is_null() || n == 0 {
         &[]
@@ -142,6 +146,12 @@ impl Device {
 
     /// Capture and HUD for one present; fills `out` as it goes, so what a
     /// submission consumed is known even if a later step panics.
+    ///
+    /// # Safety
+    /// Called inside the app's `vkQueuePresentKHR` on this device, with its
+    /// `info` valid per the Vulkan spec (arrays of `swapchain_count`
+    /// swapchains of this device and image indices they acquired); `qi` is
+    /// the present queue's record, if the layer knows the queue.
     unsafe fn before_present<const FAULTS: bool>(
         &self,
         qi: Option<&QueueInfo>,

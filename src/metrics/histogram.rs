@@ -27,7 +27,7 @@
 //! - Steady / Mostly Steady / Typical FPS: |est − exact| < 1 % of exact + 1.01.
 
 use super::sorted::PPM;
-use super::steady::StkBound;
+use super::steady::{largest_meeting, StkBound};
 use super::{MOSTLY_STEADY, NS_PER_S, STEADY, TYPICAL};
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
@@ -412,16 +412,8 @@ impl TimeHistogram {
         else {
             return 0;
         };
-        let (mut lo, mut hi) = (1u64, (u128::from(NS_PER_S) / min_mean) as u64 + 1);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if self.meets(mid, bound) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        u32::try_from(lo).unwrap_or(u32::MAX)
+        let fails_from = (u128::from(NS_PER_S) / min_mean) as u64 + 1;
+        largest_meeting(fails_from, |f| self.meets(f, bound))
     }
 
     /// Every metric a histogram gives; `None` if empty.

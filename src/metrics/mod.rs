@@ -57,6 +57,27 @@ impl Default for Options {
     }
 }
 
+/// The keys of [`Summary`] in order: the METRICS.md contract keys
+/// (docs/metrics.md, "The JSON keys"), for outputs that list them.
+pub const SUMMARY_KEYS: [&str; 16] = [
+    "frames",
+    "duration_s",
+    "average_fps",
+    "low_1pct_fps",
+    "low_0_1pct_fps",
+    "p50_ms",
+    "p90_ms",
+    "p95_ms",
+    "p99_ms",
+    "p99_9_ms",
+    "steady_fps",
+    "mostly_steady_fps",
+    "typical_fps",
+    "stutter_count",
+    "stutter_frames",
+    "osc",
+];
+
 /// The METRICS.md contract keys of `steadyhud analyze --json`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -137,5 +158,29 @@ fn assemble_parts(sorted: &SortedDurations, stutter_frames: Vec<usize>, osc: boo
         stutter_count: stutter_frames.len(),
         stutter_frames,
         osc,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`SUMMARY_KEYS`] are the fields of [`Summary`] as serialized, in order.
+    #[test]
+    fn summary_keys_are_the_serialized_fields() {
+        let s = summarize(&[10_000_000, 20_000_000], &Options::default()).unwrap();
+        let text = serde_json::to_string(&s).unwrap();
+        let positions: Vec<usize> = SUMMARY_KEYS
+            .iter()
+            .map(|k| {
+                text.find(&format!("\"{k}\":"))
+                    .unwrap_or_else(|| panic!("{k}: {text}"))
+            })
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{text}");
+        let serde_json::Value::Object(map) = serde_json::to_value(&s).unwrap() else {
+            panic!("not an object")
+        };
+        assert_eq!(map.len(), SUMMARY_KEYS.len());
     }
 }

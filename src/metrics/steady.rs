@@ -21,6 +21,23 @@ pub struct StkBound {
     pub excess_permille: u32,
 }
 
+/// The largest f in 1..`fails_from` with `meets(f)`, by binary search:
+/// `meets(1)` holds, `meets(fails_from)` does not, and `meets` only turns
+/// from true to false as f grows (both STK shares only grow with f). Past
+/// `u32::MAX`, `u32::MAX`.
+pub(crate) fn largest_meeting(fails_from: u64, meets: impl Fn(u64) -> bool) -> u32 {
+    let (mut lo, mut hi) = (1u64, fails_from);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if meets(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    u32::try_from(lo).unwrap_or(u32::MAX)
+}
+
 /// `steady_fps`: slow < 1 %, excess < 0.1 %.
 pub const STEADY: StkBound = StkBound {
     slow_permille: 10,
@@ -75,16 +92,7 @@ impl SortedDurations {
         let Some(&min_pos) = self.as_slice().iter().find(|&&d| d > 0) else {
             return 0;
         };
-        let (mut lo, mut hi) = (1u64, NS_PER_S / min_pos + 1);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if self.meets(mid, bound) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        u32::try_from(lo).unwrap_or(u32::MAX)
+        largest_meeting(NS_PER_S / min_pos + 1, |f| self.meets(f, bound))
     }
 
     /// slow(f) and excess(f) as shares of total time.

@@ -292,6 +292,20 @@ impl Harness {
         logs.into_iter().next().unwrap()
     }
 
+    /// The single session log, checked to hold one row per frame of an app
+    /// that presented `presents` times (presents − 1 rows); with its rows.
+    pub fn only_session_log_of(&self, presents: u64, what: &str) -> (SessionLog, u64) {
+        let log = self.only_session_log();
+        let rows = logged_durations_ns(&log.csv).len() as u64;
+        assert_eq!(
+            rows,
+            presents - 1,
+            "{what}: session log rows vs presents − 1 ({})",
+            log.csv.display()
+        );
+        (log, rows)
+    }
+
     /// Removes every file of the log dir (between runs of one test).
     pub fn clear_logs(&self) {
         for p in list_dir(&self.log_dir) {

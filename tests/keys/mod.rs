@@ -1,22 +1,31 @@
 //! The METRICS.md contract keys, in order: every summary and `analyze
-//! --json` output must carry them. Written here once, from the spec (not
-//! from the code under test), for the tests that check outputs against it.
+//! --json` output must carry them. Read from the spec text itself
+//! (docs/metrics.md, "The JSON keys"), not from the code under test, for
+//! the tests that check outputs against it.
 
-pub const METRICS_MD_KEYS: [&str; 16] = [
-    "frames",
-    "duration_s",
-    "average_fps",
-    "low_1pct_fps",
-    "low_0_1pct_fps",
-    "p50_ms",
-    "p90_ms",
-    "p95_ms",
-    "p99_ms",
-    "p99_9_ms",
-    "steady_fps",
-    "mostly_steady_fps",
-    "typical_fps",
-    "stutter_count",
-    "stutter_frames",
-    "osc",
-];
+/// The keys docs/metrics.md lists under "The JSON keys", in its order.
+pub fn metrics_md_keys() -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/metrics.md");
+    let text = std::fs::read_to_string(path).expect("read docs/metrics.md");
+    let section = text
+        .split("\n## The JSON keys\n")
+        .nth(1)
+        .expect("docs/metrics.md has a section \"The JSON keys\"");
+    // The list is the paragraph after "... carry these keys, in this order ...:".
+    let after = section
+        .split("in this order")
+        .nth(1)
+        .expect("the section says \"in this order\"");
+    let list = after.split("\n\n").nth(1).expect("the key list paragraph");
+    let keys: Vec<String> = list
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(String::from)
+        .collect();
+    assert!(
+        keys.len() >= 10,
+        "too few keys in docs/metrics.md: {keys:?}"
+    );
+    keys
+}

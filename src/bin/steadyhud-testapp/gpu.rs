@@ -166,6 +166,18 @@ impl Gpu {
         })
     }
 
+    /// A memory type allowed by `bits`, device-local if there is one;
+    /// `what` names the resource in the error.
+    pub fn pick_memory(&self, bits: u32, what: &str) -> Result<u32, Error> {
+        let allowed = |i: usize| bits & (1 << i) != 0;
+        let types = &self.memory_types;
+        (0..types.len())
+            .find(|&i| allowed(i) && types[i].contains(vk::MemoryPropertyFlags::DEVICE_LOCAL))
+            .or_else(|| (0..types.len()).find(|&i| allowed(i)))
+            .map(|i| i as u32)
+            .ok_or_else(|| Error::Unsupported(format!("no memory type for {what}")))
+    }
+
     pub fn wait_idle(&self) -> Result<(), Error> {
         // Hold the queue lock: vkDeviceWaitIdle needs every queue externally synchronised.
         let _q = self.queue.lock_or_recover();

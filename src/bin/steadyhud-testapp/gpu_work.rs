@@ -20,6 +20,7 @@ use std::io::Cursor;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
+use steadyhud::hud::gfx::bind_pipeline_and_set;
 use steadyhud::lock::Recover;
 
 use ash::vk;
@@ -217,7 +218,9 @@ impl GpuWork {
                 .allocate_memory(
                     &vk::MemoryAllocateInfo::default()
                         .allocation_size(req.size)
-                        .memory_type_index(pick_memory(gpu, req.memory_type_bits)?),
+                        .memory_type_index(
+                            gpu.pick_memory(req.memory_type_bits, "the gpu work buffer")?,
+                        ),
                     None,
                 )
                 .ctx("vkAllocateMemory (gpu work)")?;
@@ -283,14 +286,13 @@ impl GpuWork {
                 &[],
                 &[],
             );
-            d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, self.pipeline);
-            d.cmd_bind_descriptor_sets(
+            bind_pipeline_and_set(
+                d,
                 cmd,
                 vk::PipelineBindPoint::COMPUTE,
+                self.pipeline,
                 self.layout,
-                0,
-                &[self.set],
-                &[],
+                self.set,
             );
             d.cmd_push_constants(
                 cmd,
@@ -424,17 +426,6 @@ fn scale(n: u32, factor: f64) -> u32 {
     (f64::from(n) * factor)
         .round()
         .clamp(1.0, f64::from(u32::MAX)) as u32
-}
-
-/// A memory type allowed by `bits`, device-local if there is one.
-fn pick_memory(gpu: &Gpu, bits: u32) -> Result<u32, Error> {
-    let allowed = |i: usize| bits & (1 << i) != 0;
-    let types = &gpu.memory_types;
-    (0..types.len())
-        .find(|&i| allowed(i) && types[i].contains(vk::MemoryPropertyFlags::DEVICE_LOCAL))
-        .or_else(|| (0..types.len()).find(|&i| allowed(i)))
-        .map(|i| i as u32)
-        .ok_or_else(|| Error::Unsupported("no memory type for the gpu work buffer".into()))
 }
 
 /// Writes a start or end timestamp of a measured command buffer.

@@ -67,17 +67,6 @@ impl Schedule {
     }
 }
 
-/// CLOCK_MONOTONIC now in ns (the clock steadyhud timestamps presents with).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// Sleeps until `deadline`, spinning for the final [`SPIN`].
 pub fn sleep_until(deadline: Instant) {
     loop {

@@ -13,6 +13,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use steadyhud::hud::color_range;
 use steadyhud::lock::Recover;
 
 use ash::vk;
@@ -124,7 +125,7 @@ impl SubmitWork {
                 });
                 let slot = self.slots.last_mut().expect("just pushed");
                 let req = d.get_image_memory_requirements(image);
-                let index = pick_memory(gpu, req.memory_type_bits)?;
+                let index = gpu.pick_memory(req.memory_type_bits, "the submit thread's image")?;
                 slot.memory = d
                     .allocate_memory(
                         &vk::MemoryAllocateInfo::default()
@@ -211,29 +212,12 @@ impl SubmitWork {
     }
 }
 
-/// A memory type allowed by `bits`, device-local if there is one.
-fn pick_memory(gpu: &Gpu, bits: u32) -> Result<u32, Error> {
-    let allowed = |i: usize| bits & (1 << i) != 0;
-    let types = &gpu.memory_types;
-    (0..types.len())
-        .find(|&i| allowed(i) && types[i].contains(vk::MemoryPropertyFlags::DEVICE_LOCAL))
-        .or_else(|| (0..types.len()).find(|&i| allowed(i)))
-        .map(|i| i as u32)
-        .ok_or_else(|| Error::Unsupported("no memory type for the submit thread's image".into()))
-}
-
 /// Records: make the image a transfer destination (waiting for the previous
 /// clear of it, so consecutive submits do not race on it), then clear it.
 /// [`Mode::Hazard`] adds a second clear with no barrier before it.
 fn record(gpu: &Gpu, cmd: vk::CommandBuffer, image: vk::Image, mode: Mode) -> Result<(), Error> {
     let d = &gpu.device;
-    let range = vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    };
+    let range = color_range();
     let barrier = [vk::ImageMemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
         .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
@@ -259,14 +243,8 @@ fn record(gpu: &Gpu, cmd: vk::CommandBuffer, image: vk::Image, mode: Mode) -> Re
             &[],
             &barrier,
         );
-        d.cmd_clear_color_image(
-            cmd,
-            image,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            &color,
-            &[range],
-        );
-        if mode == Mode::Hazard {
+        let clears = if mode == Mode::Hazard { 2 } else { 1 };
+        for _ in 0..clears {
             d.cmd_clear_color_image(
                 cmd,
                 image,

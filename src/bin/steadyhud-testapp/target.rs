@@ -5,6 +5,8 @@
 
 use std::sync::Mutex;
 use std::time::Duration;
+use steadyhud::hud::color_range;
+use steadyhud::layer::capture::now_ns;
 use steadyhud::lock::Recover;
 
 use ash::vk;
@@ -573,16 +575,6 @@ impl Target {
     }
 }
 
-fn color_range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
 /// What a present reported for one swapchain.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PresentOutcome {
@@ -620,7 +612,7 @@ pub fn present(
         let q = gpu.queue.lock_or_recover();
         let entry = Entry {
             at: std::time::Instant::now(),
-            monotonic_ns: crate::pacing::monotonic_ns(),
+            monotonic_ns: now_ns(),
         };
         // SAFETY: every image was acquired and its render submitted.
         (unsafe { gpu.swapchain_fn.queue_present(*q, &info) }, entry)

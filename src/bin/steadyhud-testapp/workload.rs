@@ -9,6 +9,7 @@
 use std::io::Cursor;
 
 use ash::vk;
+use steadyhud::hud::gfx::{create_pipeline_2d, Pipeline2d};
 
 use crate::error::{Error, VkContext};
 use crate::gpu::Gpu;
@@ -81,67 +82,25 @@ impl Leftovers {
 
     fn pipelines(&mut self, gpu: &Gpu, render_pass: vk::RenderPass, n: u32) -> Result<(), Error> {
         let (layout, vert, frag) = self.ensure_shaders(gpu)?;
-        let entries = [vk::SpecializationMapEntry {
-            constant_id: 0,
-            offset: 0,
-            size: 4,
-        }];
         let vertex_input = vk::PipelineVertexInputStateCreateInfo::default();
-        let assembly = vk::PipelineInputAssemblyStateCreateInfo::default()
-            .topology(vk::PrimitiveTopology::TRIANGLE_STRIP);
-        let viewport = vk::PipelineViewportStateCreateInfo::default()
-            .viewport_count(1)
-            .scissor_count(1);
-        let raster = vk::PipelineRasterizationStateCreateInfo::default()
-            .polygon_mode(vk::PolygonMode::FILL)
-            .cull_mode(vk::CullModeFlags::NONE)
-            .line_width(1.0);
-        let multisample = vk::PipelineMultisampleStateCreateInfo::default()
-            .rasterization_samples(vk::SampleCountFlags::TYPE_1);
-        let blend_att = [vk::PipelineColorBlendAttachmentState::default()
-            .color_write_mask(vk::ColorComponentFlags::RGBA)];
-        let blend = vk::PipelineColorBlendStateCreateInfo::default().attachments(&blend_att);
-        let dynamic_states = [vk::DynamicState::VIEWPORT, vk::DynamicState::SCISSOR];
-        let dynamic = vk::PipelineDynamicStateCreateInfo::default().dynamic_states(&dynamic_states);
         for _ in 0..n {
             self.seed += 1;
-            let seed = (self.seed as f32 * 0.618_034).to_ne_bytes();
-            let spec = vk::SpecializationInfo::default()
-                .map_entries(&entries)
-                .data(&seed);
-            let stages = [
-                vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::VERTEX)
-                    .module(vert)
-                    .name(c"main"),
-                vk::PipelineShaderStageCreateInfo::default()
-                    .stage(vk::ShaderStageFlags::FRAGMENT)
-                    .module(frag)
-                    .name(c"main")
-                    .specialization_info(&spec),
-            ];
-            let info = [vk::GraphicsPipelineCreateInfo::default()
-                .stages(&stages)
-                .vertex_input_state(&vertex_input)
-                .input_assembly_state(&assembly)
-                .viewport_state(&viewport)
-                .rasterization_state(&raster)
-                .multisample_state(&multisample)
-                .color_blend_state(&blend)
-                .dynamic_state(&dynamic)
-                .layout(layout)
-                .render_pass(render_pass)
-                .subpass(0)];
-            // SAFETY: every referenced state lives until the call returns.
-            let p = unsafe {
-                gpu.device
-                    .create_graphics_pipelines(vk::PipelineCache::null(), &info, None)
-            }
-            .map_err(|(_, e)| Error::Vulkan {
-                what: "vkCreateGraphicsPipelines",
-                result: e,
-            })?;
-            self.pipelines.extend(p);
+            let p = Pipeline2d {
+                vert,
+                frag,
+                frag_constant: (self.seed as f32 * 0.618_034).to_ne_bytes(),
+                vertex_input: &vertex_input,
+                topology: vk::PrimitiveTopology::TRIANGLE_STRIP,
+                blend: vk::PipelineColorBlendAttachmentState::default()
+                    .color_write_mask(vk::ColorComponentFlags::RGBA),
+                layout,
+                render_pass,
+            };
+            // SAFETY: live device; the shaders, layout and render pass are
+            // its objects and fit together (fill.vert/frag, no inputs).
+            let p =
+                unsafe { create_pipeline_2d(&gpu.device, &p) }.ctx("vkCreateGraphicsPipelines")?;
+            self.pipelines.push(p);
         }
         Ok(())
     }
