@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 use steadyhud::metrics::histogram::{bucket_of, bucket_range};
-use steadyhud::metrics::{summarize, HistogramSummary, Options, Summary, TimeHistogram};
+use steadyhud::metrics::{summarize, Options, Summary, TimeHistogram, TimeMetrics};
 
 const MS: u64 = 1_000_000;
 
@@ -42,8 +42,8 @@ fn near_budget() -> impl Strategy<Value = Vec<u64>> {
         })
 }
 
-fn check_bounds(exact: &Summary, h: &HistogramSummary) -> Result<(), TestCaseError> {
-    prop_assert_eq!(h.frames, exact.frames as u64);
+fn check_bounds(exact: &Summary, h: &TimeMetrics) -> Result<(), TestCaseError> {
+    prop_assert_eq!(h.frames, exact.frames);
     prop_assert_eq!(h.duration_s, exact.duration_s);
     prop_assert_eq!(h.average_fps, exact.average_fps);
     // Percentiles: same bucket as the exact value, so |error| < 1 % of it.

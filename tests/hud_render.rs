@@ -17,7 +17,7 @@ use steadyhud::hud::encoding::{self, Encoding};
 use steadyhud::hud::gfx::{bind_pipeline_and_set, whole_image_copy};
 use steadyhud::hud::{color_range, plan, view, Drawn, HudCache, HudDevice, Plan, SwapchainHud};
 use steadyhud::live::LiveStats;
-use steadyhud::metrics::Summary;
+use steadyhud::metrics::{Summary, TimeMetrics};
 
 /// Validation messages of error severity (or naming a VUID) seen so far.
 static VALIDATION: Mutex<Vec<String>> = Mutex::new(Vec::new());
@@ -584,19 +584,21 @@ fn stats() -> LiveStats {
     }
     LiveStats {
         summary: Some(Summary {
-            frames: 600,
-            duration_s: 10.0,
-            average_fps: 59.6,
-            low_1pct_fps: 20.0,
-            low_0_1pct_fps: 20.0,
-            p50_ms: 16.7,
-            p90_ms: 16.7,
-            p95_ms: 16.7,
-            p99_ms: 50.0,
-            p99_9_ms: 50.0,
-            steady_fps: 20,
-            mostly_steady_fps: 59,
-            typical_fps: 59,
+            time: TimeMetrics {
+                frames: 600,
+                duration_s: 10.0,
+                average_fps: 59.6,
+                low_1pct_fps: 20.0,
+                low_0_1pct_fps: 20.0,
+                p50_ms: 16.7,
+                p90_ms: 16.7,
+                p95_ms: 16.7,
+                p99_ms: 50.0,
+                p99_9_ms: 50.0,
+                steady_fps: 20,
+                mostly_steady_fps: 59,
+                typical_fps: 59,
+            },
             stutter_count: 3,
             stutter_frames: vec![100, 180, 260],
             osc: false,

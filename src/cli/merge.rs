@@ -9,7 +9,7 @@
 //! --histogram` output.
 
 use crate::metrics::histogram::{self, BucketRow, HistogramError, HistogramJson};
-use crate::metrics::{HistogramSummary, TimeHistogram};
+use crate::metrics::{TimeHistogram, TimeMetrics};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::io::Read;
@@ -223,14 +223,14 @@ fn merge_csv(path: &Path, bytes: &[u8], into: &mut Merged) -> Result<(), MergeEr
 struct JsonOut<'a> {
     logs: usize,
     #[serde(flatten)]
-    summary: &'a HistogramSummary,
+    summary: &'a TimeMetrics,
     resolution: f64,
     inputs: Vec<String>,
     histogram: HistogramJson,
 }
 
 /// The human-readable table.
-pub fn table(m: &Merged, s: &HistogramSummary) -> String {
+pub fn table(m: &Merged, s: &TimeMetrics) -> String {
     let mut out = format!(
         "Fleet of {} log(s), merged from their time histograms (bucket width ≤ 1 %)\n\n",
         m.logs

@@ -14,7 +14,7 @@
 use super::analyze::ThresholdArg;
 use super::{parallel, progress::Progress};
 use crate::formats::{self, ErrorKind, ParseError, ReadOptions};
-use crate::metrics::{self, histogram, HistogramSummary, Options, Summary, TimeHistogram};
+use crate::metrics::{self, histogram, Options, Summary, TimeHistogram, TimeMetrics};
 use serde::Serialize;
 use std::io::Write;
 use std::num::NonZeroUsize;
@@ -352,7 +352,7 @@ pub fn run(args: &Args) -> ExitCode {
 
 /// The fleet-wide metrics of the logs' histograms summed: what `merge`
 /// computes from `summarize` output, straight from logs (tests use it).
-pub fn fleet(rows: &[LogRow]) -> Option<HistogramSummary> {
+pub fn fleet(rows: &[LogRow]) -> Option<TimeMetrics> {
     let mut h = TimeHistogram::default();
     for r in rows {
         // Histograms built by from_durations never overflow when merged

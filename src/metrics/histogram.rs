@@ -28,7 +28,8 @@
 
 use super::sorted::PPM;
 use super::steady::{largest_meeting, StkBound};
-use super::{MOSTLY_STEADY, NS_PER_S, STEADY, TYPICAL};
+use super::time_metrics::{TimeDistribution, TimeMetrics};
+use super::NS_PER_S;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -138,24 +139,6 @@ pub struct HistogramJson {
     pub scheme: String,
     pub resolution: f64,
     pub buckets: Vec<BucketRow>,
-}
-
-/// Metrics read off a histogram (what `steadyhud merge` prints).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HistogramSummary {
-    pub frames: u64,
-    pub duration_s: f64,
-    pub average_fps: f64,
-    pub low_1pct_fps: f64,
-    pub low_0_1pct_fps: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub p99_9_ms: f64,
-    pub steady_fps: u32,
-    pub mostly_steady_fps: u32,
-    pub typical_fps: u32,
 }
 
 impl TimeHistogram {
@@ -417,28 +400,26 @@ impl TimeHistogram {
     }
 
     /// Every metric a histogram gives; `None` if empty.
-    pub fn summary(&self) -> Option<HistogramSummary> {
-        if self.is_empty() {
-            return None;
-        }
-        let n = self.frames();
-        let t = self.total_ns();
-        let ms = |p| self.percentile_ppm(p).map_or(f64::NAN, |ns| ns / 1e6);
-        Some(HistogramSummary {
-            frames: n,
-            duration_s: t as f64 / NS_PER_S as f64,
-            average_fps: n as f64 * NS_PER_S as f64 / t as f64,
-            low_1pct_fps: self.classic_low_fps(10_000).unwrap_or(f64::NAN),
-            low_0_1pct_fps: self.classic_low_fps(1_000).unwrap_or(f64::NAN),
-            p50_ms: ms(500_000),
-            p90_ms: ms(900_000),
-            p95_ms: ms(950_000),
-            p99_ms: ms(990_000),
-            p99_9_ms: ms(999_000),
-            steady_fps: self.stk_fps(STEADY),
-            mostly_steady_fps: self.stk_fps(MOSTLY_STEADY),
-            typical_fps: self.stk_fps(TYPICAL),
-        })
+    pub fn summary(&self) -> Option<TimeMetrics> {
+        TimeMetrics::of(self)
+    }
+}
+
+impl TimeDistribution for TimeHistogram {
+    fn frames(&self) -> u64 {
+        TimeHistogram::frames(self)
+    }
+    fn total_ns(&self) -> u128 {
+        TimeHistogram::total_ns(self)
+    }
+    fn percentile_ms(&self, p_ppm: u64) -> Option<f64> {
+        self.percentile_ppm(p_ppm).map(|ns| ns / 1e6)
+    }
+    fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
+        TimeHistogram::classic_low_fps(self, p_ppm)
+    }
+    fn stk_fps(&self, bound: StkBound) -> u32 {
+        TimeHistogram::stk_fps(self, bound)
     }
 }
 

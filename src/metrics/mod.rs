@@ -13,6 +13,8 @@
 //! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time.
 //! - `histogram`: the mergeable time histogram (log-spaced buckets, 1 %) and
 //!   the fleet-wide metrics read off it.
+//! - `time_metrics`: the order-free metrics, assembled once for both
+//!   ([`TimeMetrics`]).
 //!
 //! Decisions are exact integer arithmetic on ns (u128 sums, percentiles as
 //! parts per million); reported values are `f64`.
@@ -23,8 +25,9 @@ mod rolling;
 mod sorted;
 mod steady;
 mod stutter;
+mod time_metrics;
 
-pub use histogram::{HistogramSummary, TimeHistogram};
+pub use histogram::TimeHistogram;
 pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, MOSTLY_STEADY, STEADY, TYPICAL};
@@ -33,6 +36,7 @@ pub use stutter::{
     stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape, P90Above,
     WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
+pub use time_metrics::{TimeDistribution, TimeMetrics};
 
 use serde::{Deserialize, Serialize};
 
@@ -78,25 +82,23 @@ pub const SUMMARY_KEYS: [&str; 16] = [
     "osc",
 ];
 
-/// The METRICS.md contract keys of `steadyhud analyze --json`.
+/// The METRICS.md contract keys of `steadyhud analyze --json`: the
+/// order-free [`TimeMetrics`] (read through `Deref`, serialized flat) and
+/// the per-frame ones only an ordered log has.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
-    pub frames: usize,
-    pub duration_s: f64,
-    pub average_fps: f64,
-    pub low_1pct_fps: f64,
-    pub low_0_1pct_fps: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p95_ms: f64,
-    pub p99_ms: f64,
-    pub p99_9_ms: f64,
-    pub steady_fps: u32,
-    pub mostly_steady_fps: u32,
-    pub typical_fps: u32,
+    #[serde(flatten)]
+    pub time: TimeMetrics,
     pub stutter_count: usize,
     pub stutter_frames: Vec<usize>,
     pub osc: bool,
+}
+
+impl std::ops::Deref for Summary {
+    type Target = TimeMetrics;
+    fn deref(&self) -> &TimeMetrics {
+        &self.time
+    }
 }
 
 /// One point of the STK curves: slow(f) and excess(f) as shares of total time.
@@ -119,7 +121,7 @@ pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
     // frame) and its block sums; the window pass keeps only stutter indices.
     let sorted = SortedDurations::new(durations_ns);
     let (stutter_frames, osc) = stutter::stutters_and_osc(durations_ns, opts.stutter_threshold);
-    Some(assemble_parts(&sorted, stutter_frames, osc))
+    assemble_parts(&sorted, stutter_frames, osc)
 }
 
 /// slow(f) and excess(f) for f = 1..=max_fps (empty for no frames).
@@ -129,36 +131,24 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
 
 /// Builds the [`Summary`] from the sorted durations and the per-frame
 /// shapes; shared by [`summarize`] and [`Rolling`] so both give the same bits.
-fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Summary {
+fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Option<Summary> {
     let osc = shapes.osc();
     assemble_parts(sorted, shapes.stutter_frames, osc)
 }
 
-/// The [`Summary`] from the sorted durations, the stutter frames and OSC.
-fn assemble_parts(sorted: &SortedDurations, stutter_frames: Vec<usize>, osc: bool) -> Summary {
-    let ms = |p_ppm: u64| {
-        sorted
-            .percentile_ppm(p_ppm)
-            .map_or(f64::NAN, |d| d as f64 / 1e6)
-    };
-    Summary {
-        frames: sorted.len(),
-        duration_s: sorted.duration_s(),
-        average_fps: sorted.average_fps(),
-        low_1pct_fps: sorted.classic_low_fps(10_000).unwrap_or(f64::NAN),
-        low_0_1pct_fps: sorted.classic_low_fps(1_000).unwrap_or(f64::NAN),
-        p50_ms: ms(500_000),
-        p90_ms: ms(900_000),
-        p95_ms: ms(950_000),
-        p99_ms: ms(990_000),
-        p99_9_ms: ms(999_000),
-        steady_fps: sorted.stk_fps(STEADY),
-        mostly_steady_fps: sorted.stk_fps(MOSTLY_STEADY),
-        typical_fps: sorted.stk_fps(TYPICAL),
+/// The [`Summary`] from the sorted durations, the stutter frames and OSC;
+/// `None` for no frame.
+fn assemble_parts(
+    sorted: &SortedDurations,
+    stutter_frames: Vec<usize>,
+    osc: bool,
+) -> Option<Summary> {
+    Some(Summary {
+        time: TimeMetrics::of(sorted)?,
         stutter_count: stutter_frames.len(),
         stutter_frames,
         osc,
-    }
+    })
 }
 
 #[cfg(test)]

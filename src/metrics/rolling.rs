@@ -238,7 +238,7 @@ impl Rolling {
         if self.slots.is_empty() {
             return None;
         }
-        Some(assemble(&self.sorted(), self.shapes()))
+        assemble(&self.sorted(), self.shapes())
     }
 
     /// [`Rolling::summary`] and [`Rolling::stutter_flags`] from one pass.

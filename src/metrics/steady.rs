@@ -117,6 +117,24 @@ impl SortedDurations {
     }
 }
 
+impl super::TimeDistribution for SortedDurations {
+    fn frames(&self) -> u64 {
+        self.len() as u64
+    }
+    fn total_ns(&self) -> u128 {
+        SortedDurations::total_ns(self)
+    }
+    fn percentile_ms(&self, p_ppm: u64) -> Option<f64> {
+        self.percentile_ppm(p_ppm).map(|d| d as f64 / 1e6)
+    }
+    fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
+        SortedDurations::classic_low_fps(self, p_ppm)
+    }
+    fn stk_fps(&self, bound: StkBound) -> u32 {
+        SortedDurations::stk_fps(self, bound)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
