@@ -1,6 +1,7 @@
 //! The HUD hotkey on Wayland: `vkcube-wayland` with the layer in a headless
 //! sway session (tests/common/wayland.rs, no X display at all), the toggle
-//! pressed with `wtype`, the HUD corner read with `grim`.
+//! pressed with `wtype`, the HUD corner read with `grim`; then a clean
+//! exit, which tears our keyboard down on the app's connection.
 //!
 //! Skipped (with a line saying so) where sway, wtype, grim or vkcube-wayland
 //! are missing; CI installs them. Screenshots are kept in
@@ -74,10 +75,10 @@ fn wayland_hotkey_toggles_the_hud() {
     );
 
     bed.press("Shift_R+F12");
-    let (hidden, f_off) = wait_for(&bed, "wayland_hud_toggled_off", 5, |f| f < HIDDEN);
+    let (hidden, f_off) = wait_for(&bed, "wayland_hud_toggled_off", 10, |f| f < HIDDEN);
 
     bed.press("Shift_R+F12");
-    let (back, f_back) = wait_for(&bed, "wayland_hud_toggled_on", 5, |f| f > SHOWN);
+    let (back, f_back) = wait_for(&bed, "wayland_hud_toggled_on", 10, |f| f > SHOWN);
 
     let alive = matches!(app.child.try_wait(), Ok(None));
     let out = app.kill();
@@ -104,6 +105,18 @@ fn wayland_hotkey_toggles_the_hud() {
     assert!(
         complaints.is_empty(),
         "the layer complained:\n{}",
+        complaints.join("\n")
+    );
+
+    // A clean exit: vkDestroySurfaceKHR releases our keyboard and seat on
+    // the app's connection, then vkcube disconnects it. A wrong request
+    // there would be a protocol error on the app's own connection.
+    let out = run(bed.command("vkcube-wayland").args(["--c", "30"]).layer());
+    out.assert_success("vkcube-wayland --c 30 with the layer");
+    let complaints = out.output_lines(|l| l.starts_with("steadyhud:") || l.contains("error"));
+    assert!(
+        complaints.is_empty(),
+        "complaints on a clean exit:\n{}",
         complaints.join("\n")
     );
 }

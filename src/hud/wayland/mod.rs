@@ -104,6 +104,8 @@ struct State {
     combos: Vec<Vec<String>>,
     /// A display binding failed on: not tried again.
     given_up: Option<usize>,
+    /// The process this state belongs to (a forked child starts afresh).
+    pid: u32,
 }
 
 // SAFETY: the raw pointers are the app's `wl_display`s and our proxies on
@@ -116,7 +118,23 @@ static STATE: Mutex<State> = Mutex::new(State {
     binding: None,
     combos: Vec::new(),
     given_up: None,
+    pid: 0,
 });
+
+/// The state, for this process: a forked child inherits the parent's
+/// surfaces and proxies on the parent's connection, which it must not
+/// touch; they are forgotten, not destroyed.
+fn state() -> std::sync::MutexGuard<'static, State> {
+    let mut st = STATE.lock_or_recover();
+    let pid = std::process::id();
+    if st.pid != pid {
+        std::mem::forget(st.binding.take());
+        st.surfaces.clear();
+        st.given_up = None;
+        st.pid = pid;
+    }
+    st
+}
 
 /// Records a surface made by `vkCreateWaylandSurfaceKHR` on `display`,
 /// for instance `instance` (its dispatch key).
@@ -124,7 +142,7 @@ pub fn surface_created(instance: usize, surface: u64, display: *mut c_void) {
     if display.is_null() || surface == 0 {
         return;
     }
-    let mut st = STATE.lock_or_recover();
+    let mut st = state();
     st.surfaces.retain(|s| s.surface != surface);
     st.surfaces.push(Surface {
         surface,
@@ -146,7 +164,7 @@ pub fn instance_destroyed(instance: usize) {
 }
 
 fn forget(gone: impl Fn(&Surface) -> bool) {
-    let mut st = STATE.lock_or_recover();
+    let mut st = state();
     let bound = st.binding.as_ref().map(|b| b.surface);
     let unbind = st
         .surfaces
@@ -163,7 +181,7 @@ fn forget(gone: impl Fn(&Surface) -> bool) {
 /// on Wayland: under XWayland an X11 poller sees no key while a Wayland
 /// window has the focus).
 pub fn has_surface() -> bool {
-    !STATE.lock_or_recover().surfaces.is_empty()
+    !state().surfaces.is_empty()
 }
 
 /// Splits `Shift_R+F12` into its key names.
@@ -196,7 +214,7 @@ impl Watch {
                 key: bad.clone(),
             });
         }
-        let mut st = STATE.lock_or_recover();
+        let mut st = state();
         st.combos.push(names.clone());
         let id = st.combos.len() - 1;
         if let Some(b) = st.binding.as_mut() {
@@ -209,12 +227,14 @@ impl Watch {
     /// once per press of the whole combination since the last poll.
     pub fn poll(&mut self) -> bool {
         let Ok(libs) = libs() else { return false };
-        let mut st = STATE.lock_or_recover();
+        let mut st = state();
         st.ensure_bound(libs);
         let Some(b) = st.binding.as_mut() else {
             return false;
         };
-        b.pump();
+        let this: *mut Binding = &mut **b;
+        // SAFETY: our live binding; `b` is not used until the call returns.
+        unsafe { Binding::pump(this) };
         for note in b.notes.drain(..) {
             guard::say(format_args!("steadyhud: {note}"));
         }
@@ -361,7 +381,8 @@ impl Binding {
             )
         };
         b.sync();
-        b.pump();
+        // SAFETY: the display is live (caller's contract); non-blocking.
+        unsafe { (wl.flush)(display) };
         Ok(b)
     }
 
@@ -414,13 +435,17 @@ impl Binding {
     }
 
     /// Runs the events already on our queue and flushes our requests;
-    /// never reads the socket or waits.
-    fn pump(&mut self) {
-        let wl = &self.libs.wl;
-        let (display, queue) = (self.display, self.queue);
-        // SAFETY: the display is live while we are bound (module docs);
-        // the listeners reach this boxed binding through their user data
-        // while we hold no reference into it across the call.
+    /// never reads the socket or waits. Only this dispatches our queue, so
+    /// our listeners only ever run here, under STATE's lock.
+    ///
+    /// # Safety
+    /// `this` is a live binding, with no reference into it held across the
+    /// call: the listeners reach it through their user data (this pointer).
+    unsafe fn pump(this: *mut Binding) {
+        // SAFETY: caller's contract; the fields are copied out before the
+        // dispatch.
+        let (wl, display, queue) = unsafe { (&(*this).libs.wl, (*this).display, (*this).queue) };
+        // SAFETY: the display is live while we are bound (module docs).
         unsafe {
             if (wl.get_error)(display) != 0 {
                 return;
@@ -843,6 +868,17 @@ mod tests {
         let mut w = Watch::new("shift_r+f12").expect("valid combination");
         assert!(!has_surface());
         assert!(!w.poll());
-        assert!(STATE.lock_or_recover().binding.is_none());
+        assert!(state().binding.is_none());
+
+        // The surface map (never polled here: the display is not real).
+        let fake = std::ptr::NonNull::<c_void>::dangling().as_ptr();
+        surface_created(7, 0x10, fake);
+        surface_created(7, 0x20, fake);
+        surface_created(8, 0x30, null_mut());
+        assert!(has_surface());
+        surface_destroyed(0x10);
+        assert!(has_surface(), "0x20 is left");
+        instance_destroyed(7);
+        assert!(!has_surface(), "a null display is not recorded");
     }
 }
