@@ -65,7 +65,7 @@ fn wayland_hotkey_toggles_the_hud() {
     }
     let started = Instant::now();
     let bed = SwayBed::start(W, H);
-    let mut app = spawn(bed.command("vkcube-wayland").layer());
+    let mut app = bed.spawn_app("vkcube-wayland", &[]);
 
     let (shown, f_on) = wait_for(&bed, "wayland_hud", 20, |f| f > SHOWN);
     assert!(

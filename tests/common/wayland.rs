@@ -275,6 +275,14 @@ impl SwayBed {
         c
     }
 
+    /// Starts `program ARGS` in the session with the steadyhud layer on
+    /// (killed when the returned value drops).
+    pub fn spawn_app(&self, program: &str, args: &[&str]) -> super::Running {
+        let mut c = self.command(program);
+        c.args(args);
+        super::spawn(super::CommandExt::layer(&mut c))
+    }
+
     /// Runs `wtype ARGS` in the session; panics if it fails.
     pub fn wtype(&self, args: &[&str]) {
         let out = self
