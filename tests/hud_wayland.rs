@@ -120,3 +120,27 @@ fn wayland_hotkey_toggles_the_hud() {
         complaints.join("\n")
     );
 }
+
+/// A seat without a keyboard: one line saying so, the HUD stays on.
+#[test]
+fn wayland_seat_without_keyboard_costs_one_line() {
+    let missing = missing_programs(&["vkcube-wayland"]);
+    if !missing.is_empty() {
+        eprintln!("skipped: {} not installed", missing.join(", "));
+        return;
+    }
+    let bed = SwayBed::start_with(W, H, false);
+    let app = bed.spawn_app("vkcube-wayland", &[]);
+    let (shown, f) = wait_for(&bed, "wayland_hud_no_keyboard", 20, |f| f > SHOWN);
+    // The binding's two round trips ride on vkcube's presents: well done
+    // within a second of frames.
+    std::thread::sleep(Duration::from_millis(1000));
+    let out = app.kill();
+    assert!(shown, "HUD never appeared (panel fraction {f:.3})");
+    let lines = out.output_lines(|l| l.starts_with("steadyhud:"));
+    assert_eq!(
+        lines,
+        ["steadyhud: hotkey (Wayland): the seat has no keyboard yet; HUD toggle waits for one"],
+        "expected exactly the no-keyboard line"
+    );
+}

@@ -93,6 +93,12 @@ impl SwayBed {
     /// Starts sway with one `width`x`height` headless output and a
     /// keyboard on its seat; waits until both are there.
     pub fn start(width: u32, height: u32) -> SwayBed {
+        SwayBed::start_with(width, height, true)
+    }
+
+    /// Like [`SwayBed::start`]; `keyboard: false` leaves the seat without
+    /// a keyboard (until a `wtype` runs).
+    pub fn start_with(width: u32, height: u32, keyboard: bool) -> SwayBed {
         let user = bed_user();
         let root = tempfile::Builder::new()
             .prefix("steadyhud-sway-")
@@ -152,6 +158,9 @@ impl SwayBed {
             .stderr(log);
         bed.sway = Some(sway.spawn().expect("spawn sway"));
         bed.wait_for_sockets();
+        if !keyboard {
+            return bed;
+        }
 
         let mut kb = bed.command("wtype");
         kb.args(["-s", "3600000"])
