@@ -99,7 +99,7 @@ struct Surface {
 #[derive(Default)]
 struct State {
     surfaces: Vec<Surface>,
-    binding: Option<Box<Binding>>,
+    binding: Option<Owned>,
     /// Names of every watched combination, by id (= tracker id).
     combos: Vec<Vec<String>>,
     /// A display binding failed on: not tried again.
@@ -165,7 +165,7 @@ pub fn instance_destroyed(instance: usize) {
 
 fn forget(gone: impl Fn(&Surface) -> bool) {
     let mut st = state();
-    let bound = st.binding.as_ref().map(|b| b.surface);
+    let bound = st.binding.as_mut().map(|b| b.get().surface);
     let unbind = st
         .surfaces
         .iter()
@@ -218,7 +218,7 @@ impl Watch {
         st.combos.push(names.clone());
         let id = st.combos.len() - 1;
         if let Some(b) = st.binding.as_mut() {
-            b.add_combo(names);
+            b.get().add_combo(names);
         }
         Ok(Watch { id })
     }
@@ -232,9 +232,9 @@ impl Watch {
         let Some(b) = st.binding.as_mut() else {
             return false;
         };
-        let this: *mut Binding = &mut **b;
-        // SAFETY: our live binding; `b` is not used until the call returns.
-        unsafe { Binding::pump(this) };
+        // SAFETY: our live binding, no reference into it held.
+        unsafe { Binding::pump(b.ptr()) };
+        let b = b.get();
         for note in b.notes.drain(..) {
             guard::say(format_args!("steadyhud: {note}"));
         }
@@ -257,7 +257,7 @@ impl State {
         };
         // SAFETY: `s.display` is the live display of a live surface (the
         // app keeps it until vkDestroySurfaceKHR, which unbinds first).
-        match unsafe { Binding::new(libs, s.surface, s.display, &self.combos) } {
+        match unsafe { Binding::bind(libs, s.surface, s.display, &self.combos) } {
             Ok(b) => self.binding = Some(b),
             Err(e) => {
                 self.given_up = Some(s.display as usize);
@@ -287,8 +287,9 @@ const KEYMAP_XKB_V1: u32 = 1;
 const SEAT_VERSION: u32 = 5;
 
 /// Our proxies on one display, with the keyboard state their events build.
-/// Boxed: its address is the listeners' user data.
 struct Binding {
+    /// Its own address ([`Owned`]): the listeners' user data.
+    this: *mut Binding,
     libs: &'static Libs,
     surface: u64,
     display: *mut WlDisplay,
@@ -307,17 +308,51 @@ struct Binding {
     notes: Vec<String>,
 }
 
+/// Owns a [`Binding`] through the raw pointer its listeners get as user
+/// data (a `Box` held on to would claim uniqueness that pointer breaks);
+/// frees it on drop, which tears the proxies down.
+struct Owned(std::ptr::NonNull<Binding>);
+
+impl Owned {
+    fn new(b: Binding) -> Owned {
+        let p = Box::into_raw(Box::new(b));
+        // SAFETY: just allocated, not yet shared.
+        unsafe { (*p).this = p };
+        // SAFETY: `Box::into_raw` never returns null.
+        Owned(unsafe { std::ptr::NonNull::new_unchecked(p) })
+    }
+
+    fn ptr(&self) -> *mut Binding {
+        self.0.as_ptr()
+    }
+
+    /// The binding; only while no dispatch runs (we hold STATE's lock,
+    /// and only [`Binding::pump`] dispatches).
+    fn get(&mut self) -> &mut Binding {
+        // SAFETY: live until drop; `&mut self` excludes other borrows made
+        // through `Owned`, and listeners run only inside `pump`.
+        unsafe { &mut *self.0.as_ptr() }
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::into_raw` in `new`, freed exactly once.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
 impl Binding {
     /// Creates our queue and registry on `display` and asks for the globals.
     ///
     /// # Safety
     /// `display` is a live `wl_display` that outlives the binding.
-    unsafe fn new(
+    unsafe fn bind(
         libs: &'static Libs,
         surface: u64,
         display: *mut WlDisplay,
         combos: &[Vec<String>],
-    ) -> Result<Box<Binding>, &'static str> {
+    ) -> Result<Owned, &'static str> {
         let wl = &libs.wl;
         // SAFETY: `display` is live (caller's contract).
         if unsafe { (wl.get_error)(display) } != 0 {
@@ -335,7 +370,8 @@ impl Binding {
             unsafe { (wl.queue_destroy)(queue) };
             return Err("wl_proxy_create_wrapper failed");
         }
-        let mut b = Box::new(Binding {
+        let mut owned = Owned::new(Binding {
+            this: null_mut(),
             libs,
             surface,
             display,
@@ -351,6 +387,7 @@ impl Binding {
             tracker: Tracker::default(),
             notes: Vec::new(),
         });
+        let b = owned.get();
         for names in combos {
             b.tracker.add(names.clone());
         }
@@ -370,20 +407,19 @@ impl Binding {
         if b.registry.is_null() {
             return Err("wl_display.get_registry failed");
         }
-        let data: *mut Binding = &mut *b;
-        // SAFETY: `b` is boxed (stable address) and outlives the registry,
-        // which it destroys first; the listener covers wl_registry v1.
+        // SAFETY: the binding outlives the registry, which it destroys
+        // first; the listener covers wl_registry v1.
         unsafe {
             (wl.add_listener)(
                 b.registry,
                 (&REGISTRY_LISTENER as *const RegistryListener).cast(),
-                data.cast(),
+                b.this.cast(),
             )
         };
         b.sync();
         // SAFETY: the display is live (caller's contract); non-blocking.
         unsafe { (wl.flush)(display) };
-        Ok(b)
+        Ok(owned)
     }
 
     /// Watches one more combination (same id as in [`State::combos`]).
@@ -422,7 +458,7 @@ impl Binding {
             return;
         }
         self.callback = cb;
-        let data: *mut Binding = self;
+        let data = self.this;
         // SAFETY: the binding outlives the callback (destroyed in `done`
         // or on drop); the listener covers wl_callback.
         unsafe {
@@ -504,7 +540,7 @@ impl Binding {
         }
         self.seat = seat;
         self.seat_name = name;
-        let data: *mut Binding = self;
+        let data = self.this;
         // SAFETY: the binding outlives the seat; the listener covers the
         // seat's events up to v5.
         unsafe {
@@ -548,7 +584,7 @@ impl Binding {
             return;
         }
         self.keyboard = kb;
-        let data: *mut Binding = self;
+        let data = self.this;
         // SAFETY: the binding outlives the keyboard; the listener covers
         // wl_keyboard up to v5 (the seat's version).
         unsafe {
