@@ -1,12 +1,13 @@
 //! The HUD toggle hotkey: an X11 key combination polled with `XQueryKeymap`.
 //!
-//! libX11 is opened at run time with `libloading` (a game without X11, e.g. a
-//! pure Wayland session, simply gets a [`HotkeyError`] and keeps the HUD on).
+//! libX11 is opened at run time with `libloading` (a game without X11 simply
+//! gets a [`HotkeyError`] and keeps the HUD on).
 //! The poller owns its own `Display` connection, separate from the game's, and
 //! is only ever used from one thread (the layer's analysis thread), so Xlib's
 //! lack of thread safety does not matter.
 //!
-//! Wayland has no global key state query; it is not supported yet.
+//! Wayland has no global key state query: a game with a Wayland surface
+//! gets [`super::wayland`] instead (chosen by [`super::keys::KeyWatch`]).
 //!
 //! `STEADYHUD_X11_LIB` names another library to load instead of
 //! `libX11.so.6`; the fault tests set it to a name that does not exist to
@@ -20,7 +21,7 @@ use std::ffi::{c_char, c_int, c_ulong, c_void, CString};
 pub enum HotkeyError {
     #[error("hotkey: cannot load libX11 ({0}); HUD toggle disabled")]
     NoLibX11(#[source] libloading::Error),
-    #[error("hotkey: cannot open X display {0:?} (Wayland-only sessions are not supported); HUD toggle disabled")]
+    #[error("hotkey: cannot open X display {0:?}; HUD toggle disabled")]
     NoDisplay(String),
     #[error("hotkey: empty key combination {0:?}")]
     Empty(String),

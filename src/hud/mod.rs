@@ -25,7 +25,7 @@
 //! state), `imgui_vk` + `imgui_mesh` (our imgui renderer), `passes` (render
 //! passes), `render` (per-swapchain Vulkan objects), `semaphores` (the
 //! present semaphores, kept per device), `panel` (cached panel), `memory` (buffers and images), [`view`] (layout and colours),
-//! [`hotkey`] (X11 toggle key).
+//! [`keys`] (the toggle keys: [`hotkey`] on X11, [`wayland`] on Wayland).
 
 use crate::config::Config;
 use crate::live::LiveStats;
@@ -39,6 +39,7 @@ pub mod gfx;
 pub mod hotkey;
 mod imgui_mesh;
 mod imgui_vk;
+pub mod keys;
 mod memory;
 mod panel;
 mod passes;
@@ -47,6 +48,7 @@ mod render;
 mod semaphores;
 mod upload;
 pub mod view;
+pub mod wayland;
 
 pub use cache::HudCache;
 pub use encoding::{Encoding, HDR_WHITE_NITS};

@@ -675,7 +675,7 @@ impl Analysis {
 
 fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings) {
     let toggle_key = &settings.config.toggle_key;
-    let mut hotkey = match guard::try_run(|| crate::hud::hotkey::Hotkey::new(toggle_key)) {
+    let mut hotkey = match guard::try_run(|| crate::hud::keys::KeyWatch::new(toggle_key)) {
         Some(Ok(h)) => Some(h),
         Some(Err(e)) => {
             guard::say(format_args!("steadyhud: HUD hotkey unavailable: {e}"));
@@ -685,7 +685,7 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
     };
     let mut limit_key = if settings.limit.cycles() {
         let combo = &settings.config.toggle_fps_limit;
-        match guard::try_run(|| crate::hud::hotkey::Hotkey::new(combo)) {
+        match guard::try_run(|| crate::hud::keys::KeyWatch::new(combo)) {
             Some(Ok(h)) => Some(h),
             Some(Err(e)) => {
                 guard::say(format_args!("steadyhud: frame cap hotkey unavailable: {e}"));

@@ -78,6 +78,7 @@ fn hook(name: &[u8], faults: bool) -> Option<(Level, Needs, vk::PFN_vkVoidFuncti
         b"vkDestroyInstance" => (I, Needs::Always, destroy_instance as *const ()),
         b"vkCreateDevice" => (I, Needs::Always, create_device as *const ()),
         b"vkDestroySurfaceKHR" => (I, Needs::Always, destroy_surface as *const ()),
+        b"vkCreateWaylandSurfaceKHR" => (I, Needs::Always, create_wayland_surface as *const ()),
         b"vkGetDeviceProcAddr" => (D, Needs::Always, get_device_proc_addr as *const ()),
         b"vkDestroyDevice" => (D, Needs::Always, destroy_device as *const ()),
         b"vkCreateSwapchainKHR" => (D, Needs::Swapchain, create_swapchain as *const ()),
@@ -298,6 +299,7 @@ unsafe extern "system" fn destroy_instance(
     }) else {
         return; // not ours: nothing we could forward to
     };
+    guard::contain((), || crate::hud::wayland::instance_destroyed(key));
     if last {
         // The loader dlcloses us right after this call: no thread may outlive it.
         guard::contain((), || l.analysis.shutdown());
@@ -321,12 +323,41 @@ unsafe extern "system" fn destroy_surface(
         for dev in l.devices.all() {
             dev.surface_destroyed(surface);
         }
+        // Our Wayland keyboard goes before the surface: the app may
+        // disconnect its wl_display right after.
+        crate::hud::wayland::surface_destroyed(vk::Handle::as_raw(surface));
     });
     if let Some(destroy) = inst.destroy_surface {
         // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
         // called with the app's own arguments.
         unsafe { destroy(instance, surface, alloc) };
     }
+}
+
+unsafe extern "system" fn create_wayland_surface(
+    instance: vk::Instance,
+    info: *const vk::WaylandSurfaceCreateInfoKHR,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::SurfaceKHR,
+) -> vk::Result {
+    let l = layer();
+    // SAFETY: `instance` is the app's live instance (caller's contract).
+    let key = unsafe { dispatch_key(instance) };
+    let Some(create) = guard::contain(None, || l.instance(key)?.create_wayland_surface) else {
+        return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+    };
+    // SAFETY: the next layer's `vkCreateWaylandSurfaceKHR` of this
+    // instance, called with the app's own arguments.
+    let r = unsafe { create(instance, info, alloc, out) };
+    if r == vk::Result::SUCCESS && !info.is_null() {
+        guard::contain((), || {
+            // SAFETY: on success `*out` is the new surface; `info` is the
+            // app's valid create info (caller's contract).
+            let (surface, display) = unsafe { (*out, (*info).display) };
+            crate::hud::wayland::surface_created(key, vk::Handle::as_raw(surface), display.cast());
+        });
+    }
+    r
 }
 
 unsafe extern "system" fn create_device(

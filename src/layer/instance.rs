@@ -21,6 +21,9 @@ pub struct Instance {
     pub ash: ash::Instance,
     pub ext: InstanceExtensions,
     pub destroy_surface: Option<vk::PFN_vkDestroySurfaceKHR>,
+    /// The next layer's `vkCreateWaylandSurfaceKHR` (hooked to record the
+    /// surface's `wl_display` for the Wayland hotkeys).
+    pub create_wayland_surface: Option<vk::PFN_vkCreateWaylandSurfaceKHR>,
 }
 
 impl Instance {
@@ -62,6 +65,11 @@ impl Instance {
             // SAFETY: the next layer's gipa of the live `instance`;
             // `PFN_vkDestroySurfaceKHR` is the name's type.
             destroy_surface: unsafe { next_fn(|n| gipa(instance, n), c"vkDestroySurfaceKHR") },
+            // SAFETY: as above; `PFN_vkCreateWaylandSurfaceKHR` is the
+            // name's type.
+            create_wayland_surface: unsafe {
+                next_fn(|n| gipa(instance, n), c"vkCreateWaylandSurfaceKHR")
+            },
         }
     }
 }

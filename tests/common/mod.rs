@@ -5,7 +5,8 @@
 //! to run programs with/without the layer or the validation layer, kill them,
 //! find and analyse session logs, and read screenshot pixels.
 //!
-//! Usage from a test file: `mod common; use common::*;`.
+//! Usage from a test file: `mod common; use common::*;`. Wayland tests:
+//! [`wayland::SwayBed`] (a headless sway session).
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
@@ -17,6 +18,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+pub mod wayland;
 
 /// Name of the layer as in the manifest.
 pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";
@@ -825,6 +828,29 @@ impl Screenshot {
             }
         }
         n
+    }
+
+    /// Fraction of the pixels of the rectangle (clipped to the image)
+    /// within `tolerance` of `rgb` in every channel.
+    pub fn fraction_close(
+        &self,
+        x0: u32,
+        y0: u32,
+        w: u32,
+        h: u32,
+        rgb: [u8; 3],
+        tolerance: u8,
+    ) -> f64 {
+        let (x1, y1) = ((x0 + w).min(self.width), (y0 + h).min(self.height));
+        let area = u64::from(x1.saturating_sub(x0)) * u64::from(y1.saturating_sub(y0));
+        if area == 0 {
+            return 0.0;
+        }
+        let n = (y0..y1)
+            .flat_map(|y| (x0..x1).map(move |x| (x, y)))
+            .filter(|&(x, y)| close(self.pixel(x, y), rgb, tolerance))
+            .count();
+        n as f64 / area as f64
     }
 
     /// Saves as PNG (via ImageMagick) for looking at a failure.

@@ -1,0 +1,46 @@
+//! The hotkey watcher the analysis thread polls: X11 ([`Hotkey`]) or
+//! Wayland ([`wayland::Watch`]).
+//!
+//! Wayland is chosen when the app has a Wayland surface when the watcher is
+//! made (the analysis thread starts with the first swapchain, so its
+//! surface is known by then), X11 otherwise. A Wayland game under a session
+//! with XWayland also has an X display that opens fine, but an X11 poller
+//! sees no key while a Wayland window has the focus: an X display opening
+//! is no sign that X11 is the right choice, the surface is.
+
+use super::hotkey::{Hotkey, HotkeyError};
+use super::wayland;
+
+/// Why a combination cannot be watched (the HUD then stays as it is).
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error(transparent)]
+    X11(#[from] HotkeyError),
+    #[error(transparent)]
+    Wayland(#[from] wayland::WaylandKeyError),
+}
+
+/// One key combination, watched on the app's windowing system.
+pub enum KeyWatch {
+    X11(Hotkey),
+    Wayland(wayland::Watch),
+}
+
+impl KeyWatch {
+    /// Watches `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`).
+    pub fn new(combo: &str) -> Result<KeyWatch, KeyError> {
+        if wayland::has_surface() {
+            Ok(KeyWatch::Wayland(wayland::Watch::new(combo)?))
+        } else {
+            Ok(KeyWatch::X11(Hotkey::new(combo)?))
+        }
+    }
+
+    /// True once per press of the whole combination.
+    pub fn poll(&mut self) -> bool {
+        match self {
+            KeyWatch::X11(h) => h.poll(),
+            KeyWatch::Wayland(w) => w.poll(),
+        }
+    }
+}

@@ -1,0 +1,920 @@
+//! The HUD hotkeys on Wayland: our own `wl_keyboard` on the app's
+//! `wl_display`, read without ever reading the socket ourselves.
+//!
+//! **Binding.** The layer records every `VkSurfaceKHR` made by
+//! `vkCreateWaylandSurfaceKHR` with its `wl_display` ([`surface_created`]).
+//! When a [`Watch`] is polled (analysis thread, every tick) and no keyboard
+//! is bound yet, we bind one on the display of the newest such surface:
+//! an event queue of our own (`wl_display_create_queue`), a wrapper of the
+//! display set to that queue (`wl_proxy_create_wrapper` +
+//! `wl_proxy_set_queue`) and `get_registry` through the wrapper, so the
+//! registry, the `wl_seat` it binds and the seat's `wl_keyboard` all
+//! deliver their events to our queue only; the app's default queue is
+//! never dispatched by us. The keymap comes with `wl_keyboard.keymap` (an
+//! fd we mmap and compile with libxkbcommon); combination names are X11
+//! keysym names, resolved to every keycode that produces them
+//! (`xkb_keysym_from_name`, then `xkb_keymap_key_get_syms_by_level` over
+//! all keys, layouts and levels). `enter`/`leave`/`key` feed the
+//! [`tracker`], which finds rising edges per event. Two `wl_display.sync`
+//! round trips tell when the registry and then the seat's capabilities
+//! have arrived, to say once when there is no seat or no keyboard.
+//! libwayland-client and libxkbcommon are loaded at run time.
+//!
+//! **We never read the socket.** Each poll only runs
+//! `wl_display_dispatch_queue_pending` on our queue and a non-blocking
+//! `wl_display_flush`. We never call `wl_display_prepare_read`/
+//! `wl_display_read_events`: with several readers, all but the last one
+//! sleep in `read_events` until the last reader has read, so our thread
+//! would wait on the app's readers; if the app's reading thread were
+//! itself waiting on us (a Vulkan call of its into a hook that takes our
+//! lock), neither would move. Blocking there would also stall the
+//! analysis thread. Events reach our queue whenever anybody reads the
+//! socket: games read input every frame, and Mesa's WSI reads while it
+//! waits for a frame callback (FIFO) or a buffer release. `vkcube-wayland`
+//! itself only calls `wl_display_dispatch_pending` (no read) in its loop,
+//! and Mesa's FIFO present is what reads for it: enough, as
+//! `tests/hud_wayland.rs` shows. An app that presents never reads anyway
+//! when it stops presenting, and then nobody sees a HUD to toggle.
+//!
+//! **Lifetime.** The Vulkan spec only requires the `wl_display` to
+//! outlive the surface, not our proxies, so `vkDestroySurfaceKHR` of the
+//! bound surface (and `vkDestroyInstance`, for surfaces an app forgot)
+//! tears our keyboard, seat, registry, wrapper and queue down before the
+//! call is forwarded ([`surface_destroyed`]); the next poll binds again on
+//! another live Wayland surface, if any. One mutex guards all of it; it is
+//! held for a dispatch of already-queued events (a few callbacks, at worst
+//! a keymap compile) and never across anything that waits.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+pub mod ffi;
+pub mod tracker;
+
+use crate::layer::guard;
+use crate::lock::Recover;
+use ffi::{Keymap, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, Xkb, MARSHAL_DESTROY};
+use std::ffi::{c_char, c_void, CStr};
+use std::ptr::null_mut;
+use std::sync::{Mutex, OnceLock};
+use tracker::Tracker;
+
+/// Why a combination cannot be watched on Wayland.
+#[derive(Debug, thiserror::Error)]
+pub enum WaylandKeyError {
+    #[error("hotkey (Wayland): {0}; HUD toggle disabled")]
+    Load(String),
+    #[error("hotkey: empty key combination {0:?}")]
+    Empty(String),
+    #[error(
+        "hotkey: {key:?} in {combo:?} is not an X11 keysym name (e.g. Shift_R, F12, Control_L)"
+    )]
+    UnknownKey { combo: String, key: String },
+}
+
+/// Both libraries, loaded once per process.
+struct Libs {
+    wl: Wayland,
+    xkb: Xkb,
+}
+
+fn libs() -> Result<&'static Libs, WaylandKeyError> {
+    static LIBS: OnceLock<Result<Libs, String>> = OnceLock::new();
+    LIBS.get_or_init(|| {
+        let xkb = Xkb::load().map_err(|e| e.to_string())?;
+        let wl = Wayland::load().map_err(|e| e.to_string())?;
+        Ok(Libs { wl, xkb })
+    })
+    .as_ref()
+    .map_err(|e| WaylandKeyError::Load(e.clone()))
+}
+
+/// A Wayland surface of the app's.
+struct Surface {
+    surface: u64,
+    /// Dispatch key of its instance.
+    instance: usize,
+    display: *mut WlDisplay,
+}
+
+#[derive(Default)]
+struct State {
+    surfaces: Vec<Surface>,
+    binding: Option<Owned>,
+    /// Names of every watched combination, by id (= tracker id).
+    combos: Vec<Vec<String>>,
+    /// A display binding failed on: not tried again.
+    given_up: Option<usize>,
+    /// The process this state belongs to (a forked child starts afresh).
+    pid: u32,
+}
+
+// SAFETY: the raw pointers are the app's `wl_display`s and our proxies on
+// them; libwayland-client is thread-safe, and every use is under STATE's
+// mutex.
+unsafe impl Send for State {}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    surfaces: Vec::new(),
+    binding: None,
+    combos: Vec::new(),
+    given_up: None,
+    pid: 0,
+});
+
+/// The state, for this process: a forked child inherits the parent's
+/// surfaces and proxies on the parent's connection, which it must not
+/// touch; they are forgotten, not destroyed.
+fn state() -> std::sync::MutexGuard<'static, State> {
+    let mut st = STATE.lock_or_recover();
+    let pid = std::process::id();
+    if st.pid != pid {
+        std::mem::forget(st.binding.take());
+        st.surfaces.clear();
+        st.given_up = None;
+        st.pid = pid;
+    }
+    st
+}
+
+/// Records a surface made by `vkCreateWaylandSurfaceKHR` on `display`,
+/// for instance `instance` (its dispatch key).
+pub fn surface_created(instance: usize, surface: u64, display: *mut c_void) {
+    if display.is_null() || surface == 0 {
+        return;
+    }
+    let mut st = state();
+    st.surfaces.retain(|s| s.surface != surface);
+    st.surfaces.push(Surface {
+        surface,
+        instance,
+        display,
+    });
+}
+
+/// Forgets `surface`; when our keyboard is bound through it, tears the
+/// keyboard down (call before the surface is really destroyed).
+pub fn surface_destroyed(surface: u64) {
+    forget(|s| s.surface == surface);
+}
+
+/// Forgets the surfaces of an instance being destroyed (an app that never
+/// destroyed them may disconnect their displays next).
+pub fn instance_destroyed(instance: usize) {
+    forget(|s| s.instance == instance);
+}
+
+fn forget(gone: impl Fn(&Surface) -> bool) {
+    let mut st = state();
+    let bound = st.binding.as_mut().map(|b| b.get().surface);
+    let unbind = st
+        .surfaces
+        .iter()
+        .any(|s| gone(s) && Some(s.surface) == bound);
+    st.surfaces.retain(|s| !gone(s));
+    if unbind {
+        // Dropping tears the proxies and the queue down.
+        st.binding = None;
+    }
+}
+
+/// Whether the app has a live Wayland surface (then the hotkeys are read
+/// on Wayland: under XWayland an X11 poller sees no key while a Wayland
+/// window has the focus).
+pub fn has_surface() -> bool {
+    !state().surfaces.is_empty()
+}
+
+/// Splits `Shift_R+F12` into its key names.
+pub(crate) fn parse_combo(combo: &str) -> Vec<String> {
+    combo
+        .split('+')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// One key combination watched on Wayland; [`Watch::poll`] reports each
+/// press once.
+pub struct Watch {
+    id: usize,
+}
+
+impl Watch {
+    /// Checks `combo`'s names against libxkbcommon and registers it; the
+    /// keyboard itself is bound at the first poll.
+    pub fn new(combo: &str) -> Result<Watch, WaylandKeyError> {
+        let names = parse_combo(combo);
+        if names.is_empty() {
+            return Err(WaylandKeyError::Empty(combo.to_string()));
+        }
+        let libs = libs()?;
+        if let Some(bad) = names.iter().find(|n| libs.xkb.keysym(n).is_none()) {
+            return Err(WaylandKeyError::UnknownKey {
+                combo: combo.to_string(),
+                key: bad.clone(),
+            });
+        }
+        let mut st = state();
+        st.combos.push(names.clone());
+        let id = st.combos.len() - 1;
+        if let Some(b) = st.binding.as_mut() {
+            b.get().add_combo(names);
+        }
+        Ok(Watch { id })
+    }
+
+    /// Dispatches what reached our queue (never reads the socket); true
+    /// once per press of the whole combination since the last poll.
+    pub fn poll(&mut self) -> bool {
+        let Ok(libs) = libs() else { return false };
+        let mut st = state();
+        st.ensure_bound(libs);
+        let Some(b) = st.binding.as_mut() else {
+            return false;
+        };
+        // SAFETY: our live binding, no reference into it held.
+        unsafe { Binding::pump(b.ptr()) };
+        let b = b.get();
+        for note in b.notes.drain(..) {
+            guard::say(format_args!("steadyhud: {note}"));
+        }
+        b.tracker.take(self.id)
+    }
+}
+
+impl State {
+    fn ensure_bound(&mut self, libs: &'static Libs) {
+        if self.binding.is_some() {
+            return;
+        }
+        let Some(s) = self
+            .surfaces
+            .iter()
+            .rev()
+            .find(|s| Some(s.display as usize) != self.given_up)
+        else {
+            return;
+        };
+        // SAFETY: `s.display` is the live display of a live surface (the
+        // app keeps it until vkDestroySurfaceKHR, which unbinds first).
+        match unsafe { Binding::bind(libs, s.surface, s.display, &self.combos) } {
+            Ok(b) => self.binding = Some(b),
+            Err(e) => {
+                self.given_up = Some(s.display as usize);
+                guard::say(format_args!(
+                    "steadyhud: hotkey (Wayland): {e}; HUD toggle disabled"
+                ));
+            }
+        }
+    }
+}
+
+/// `wl_display` requests.
+const DISPLAY_SYNC: u32 = 0;
+const DISPLAY_GET_REGISTRY: u32 = 1;
+/// `wl_registry.bind`.
+const REGISTRY_BIND: u32 = 0;
+/// `wl_seat` requests.
+const SEAT_GET_KEYBOARD: u32 = 1;
+const SEAT_RELEASE: u32 = 3;
+/// `wl_keyboard.release`.
+const KEYBOARD_RELEASE: u32 = 0;
+/// `wl_seat.capabilities` keyboard bit.
+const CAP_KEYBOARD: u32 = 2;
+/// `wl_keyboard.keymap` format `xkb_v1`.
+const KEYMAP_XKB_V1: u32 = 1;
+/// Highest `wl_seat` version our listeners cover (events up to v5).
+const SEAT_VERSION: u32 = 5;
+
+/// Our proxies on one display, with the keyboard state their events build.
+struct Binding {
+    /// Its own address ([`Owned`]): the listeners' user data.
+    this: *mut Binding,
+    libs: &'static Libs,
+    surface: u64,
+    display: *mut WlDisplay,
+    queue: *mut WlEventQueue,
+    wrapper: *mut WlProxy,
+    registry: *mut WlProxy,
+    /// The pending `wl_display.sync` callback, if any.
+    callback: *mut WlProxy,
+    syncs_done: u32,
+    seat: *mut WlProxy,
+    seat_name: u32,
+    keyboard: *mut WlProxy,
+    keymap: Option<Keymap<'static>>,
+    tracker: Tracker,
+    /// Lines to say (outside the callbacks).
+    notes: Vec<String>,
+}
+
+/// Owns a [`Binding`] through the raw pointer its listeners get as user
+/// data (a `Box` held on to would claim uniqueness that pointer breaks);
+/// frees it on drop, which tears the proxies down.
+struct Owned(std::ptr::NonNull<Binding>);
+
+impl Owned {
+    fn new(b: Binding) -> Owned {
+        let p = Box::into_raw(Box::new(b));
+        // SAFETY: just allocated, not yet shared.
+        unsafe { (*p).this = p };
+        // SAFETY: `Box::into_raw` never returns null.
+        Owned(unsafe { std::ptr::NonNull::new_unchecked(p) })
+    }
+
+    fn ptr(&self) -> *mut Binding {
+        self.0.as_ptr()
+    }
+
+    /// The binding; only while no dispatch runs (we hold STATE's lock,
+    /// and only [`Binding::pump`] dispatches).
+    fn get(&mut self) -> &mut Binding {
+        // SAFETY: live until drop; `&mut self` excludes other borrows made
+        // through `Owned`, and listeners run only inside `pump`.
+        unsafe { &mut *self.0.as_ptr() }
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: made by `Box::into_raw` in `new`, freed exactly once.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
+}
+
+impl Binding {
+    /// Creates our queue and registry on `display` and asks for the globals.
+    ///
+    /// # Safety
+    /// `display` is a live `wl_display` that outlives the binding.
+    unsafe fn bind(
+        libs: &'static Libs,
+        surface: u64,
+        display: *mut WlDisplay,
+        combos: &[Vec<String>],
+    ) -> Result<Owned, &'static str> {
+        let wl = &libs.wl;
+        // SAFETY: `display` is live (caller's contract).
+        if unsafe { (wl.get_error)(display) } != 0 {
+            return Err("the app's Wayland connection has failed");
+        }
+        // SAFETY: as above.
+        let queue = unsafe { (wl.create_queue)(display) };
+        if queue.is_null() {
+            return Err("wl_display_create_queue failed");
+        }
+        // SAFETY: as above; a display is a proxy.
+        let wrapper = unsafe { (wl.create_wrapper)(display) };
+        if wrapper.is_null() {
+            // SAFETY: our empty queue.
+            unsafe { (wl.queue_destroy)(queue) };
+            return Err("wl_proxy_create_wrapper failed");
+        }
+        let mut owned = Owned::new(Binding {
+            this: null_mut(),
+            libs,
+            surface,
+            display,
+            queue,
+            wrapper,
+            registry: null_mut(),
+            callback: null_mut(),
+            syncs_done: 0,
+            seat: null_mut(),
+            seat_name: 0,
+            keyboard: null_mut(),
+            keymap: None,
+            tracker: Tracker::default(),
+            notes: Vec::new(),
+        });
+        let b = owned.get();
+        for names in combos {
+            b.tracker.add(names.clone());
+        }
+        // SAFETY: the wrapper is ours; get_registry takes a new_id only.
+        unsafe {
+            (wl.set_queue)(wrapper, queue);
+            let version = (wl.proxy_version)(wrapper);
+            b.registry = (wl.marshal_flags)(
+                wrapper,
+                DISPLAY_GET_REGISTRY,
+                wl.registry_interface,
+                version,
+                0,
+                null_mut::<c_void>(),
+            );
+        }
+        if b.registry.is_null() {
+            return Err("wl_display.get_registry failed");
+        }
+        // SAFETY: the binding outlives the registry, which it destroys
+        // first; the listener covers wl_registry v1.
+        unsafe {
+            (wl.add_listener)(
+                b.registry,
+                (&REGISTRY_LISTENER as *const RegistryListener).cast(),
+                b.this.cast(),
+            )
+        };
+        b.sync();
+        // SAFETY: the display is live (caller's contract); non-blocking.
+        unsafe { (wl.flush)(display) };
+        Ok(owned)
+    }
+
+    /// Watches one more combination (same id as in [`State::combos`]).
+    fn add_combo(&mut self, names: Vec<String>) {
+        self.tracker.add(names);
+        self.resolve();
+    }
+
+    /// Resolves every combination's names on the current keymap.
+    fn resolve(&mut self) {
+        let xkb = &self.libs.xkb;
+        match self.keymap.as_ref() {
+            Some(km) => self
+                .tracker
+                .set_keymap(|n| xkb.keysym(n).map(|s| km.keycodes_of(s)).unwrap_or_default()),
+            None => self.tracker.set_keymap(|_| Vec::new()),
+        }
+    }
+
+    /// Sends a `wl_display.sync` through our wrapper.
+    fn sync(&mut self) {
+        let wl = &self.libs.wl;
+        // SAFETY: the wrapper is ours and live; sync takes a new_id only.
+        let cb = unsafe {
+            let version = (wl.proxy_version)(self.wrapper);
+            (wl.marshal_flags)(
+                self.wrapper,
+                DISPLAY_SYNC,
+                wl.callback_interface,
+                version,
+                0,
+                null_mut::<c_void>(),
+            )
+        };
+        if cb.is_null() {
+            return;
+        }
+        self.callback = cb;
+        let data = self.this;
+        // SAFETY: the binding outlives the callback (destroyed in `done`
+        // or on drop); the listener covers wl_callback.
+        unsafe {
+            (wl.add_listener)(
+                cb,
+                (&CALLBACK_LISTENER as *const CallbackListener).cast(),
+                data.cast(),
+            )
+        };
+    }
+
+    /// Runs the events already on our queue and flushes our requests;
+    /// never reads the socket or waits. Only this dispatches our queue, so
+    /// our listeners only ever run here, under STATE's lock.
+    ///
+    /// # Safety
+    /// `this` is a live binding, with no reference into it held across the
+    /// call: the listeners reach it through their user data (this pointer).
+    unsafe fn pump(this: *mut Binding) {
+        // SAFETY: caller's contract; the fields are copied out before the
+        // dispatch.
+        let (wl, display, queue) = unsafe { (&(*this).libs.wl, (*this).display, (*this).queue) };
+        // SAFETY: the display is live while we are bound (module docs).
+        unsafe {
+            if (wl.get_error)(display) != 0 {
+                return;
+            }
+            (wl.dispatch_queue_pending)(display, queue);
+            (wl.flush)(display);
+        }
+    }
+
+    /// Releases the keyboard (if any); nothing is held any more.
+    fn drop_keyboard(&mut self) {
+        if self.keyboard.is_null() {
+            return;
+        }
+        let wl = &self.libs.wl;
+        // SAFETY: our live keyboard proxy, destroyed exactly once.
+        unsafe { destroy_proxy(wl, self.keyboard, 3, KEYBOARD_RELEASE) };
+        self.keyboard = null_mut();
+        self.tracker.leave();
+    }
+
+    fn drop_seat(&mut self) {
+        self.drop_keyboard();
+        if !self.seat.is_null() {
+            // SAFETY: our live seat proxy, destroyed exactly once.
+            unsafe { destroy_proxy(&self.libs.wl, self.seat, 5, SEAT_RELEASE) };
+            self.seat = null_mut();
+        }
+    }
+
+    // Event handlers (called from the listeners).
+
+    fn on_global(&mut self, registry: *mut WlProxy, name: u32, interface: &CStr, version: u32) {
+        if !self.seat.is_null() || interface.to_bytes() != b"wl_seat" {
+            return;
+        }
+        let wl = &self.libs.wl;
+        let version = version.min(SEAT_VERSION);
+        // SAFETY: `registry` is our live registry; bind's arguments are
+        // (name, interface name, version, new_id).
+        let seat = unsafe {
+            (wl.marshal_flags)(
+                registry,
+                REGISTRY_BIND,
+                wl.seat_interface,
+                version,
+                0,
+                name,
+                (*wl.seat_interface).name,
+                version,
+                null_mut::<c_void>(),
+            )
+        };
+        if seat.is_null() {
+            return;
+        }
+        self.seat = seat;
+        self.seat_name = name;
+        let data = self.this;
+        // SAFETY: the binding outlives the seat; the listener covers the
+        // seat's events up to v5.
+        unsafe {
+            (wl.add_listener)(
+                seat,
+                (&SEAT_LISTENER as *const SeatListener).cast(),
+                data.cast(),
+            )
+        };
+    }
+
+    fn on_global_remove(&mut self, name: u32) {
+        if !self.seat.is_null() && name == self.seat_name {
+            self.drop_seat();
+        }
+    }
+
+    fn on_capabilities(&mut self, seat: *mut WlProxy, caps: u32) {
+        let has = caps & CAP_KEYBOARD != 0;
+        if !has {
+            self.drop_keyboard();
+            return;
+        }
+        if !self.keyboard.is_null() {
+            return;
+        }
+        let wl = &self.libs.wl;
+        // SAFETY: `seat` is our live seat; get_keyboard takes a new_id.
+        let kb = unsafe {
+            let version = (wl.proxy_version)(seat);
+            (wl.marshal_flags)(
+                seat,
+                SEAT_GET_KEYBOARD,
+                wl.keyboard_interface,
+                version,
+                0,
+                null_mut::<c_void>(),
+            )
+        };
+        if kb.is_null() {
+            return;
+        }
+        self.keyboard = kb;
+        let data = self.this;
+        // SAFETY: the binding outlives the keyboard; the listener covers
+        // wl_keyboard up to v5 (the seat's version).
+        unsafe {
+            (wl.add_listener)(
+                kb,
+                (&KEYBOARD_LISTENER as *const KeyboardListener).cast(),
+                data.cast(),
+            )
+        };
+    }
+
+    fn on_keymap(&mut self, format: u32, fd: i32, size: u32) {
+        let text = (format == KEYMAP_XKB_V1 && size > 0)
+            .then(|| map_fd(fd, size as usize))
+            .flatten();
+        // SAFETY: the event handed us this fd; we own it and close it once.
+        unsafe { libc::close(fd) };
+        let Some(text) = text else { return };
+        let libs: &'static Libs = self.libs;
+        match libs.xkb.compile(&text) {
+            Some(km) => self.keymap = Some(km),
+            None => {
+                self.keymap = None;
+                self.notes
+                    .push("hotkey (Wayland): the compositor's keymap does not compile".into());
+            }
+        }
+        self.resolve();
+    }
+
+    fn on_done(&mut self, callback: *mut WlProxy) {
+        if callback == self.callback {
+            self.callback = null_mut();
+        }
+        // SAFETY: a wl_callback is destroyed by the client after `done`.
+        unsafe { (self.libs.wl.proxy_destroy)(callback) };
+        self.syncs_done += 1;
+        match (self.syncs_done, self.seat.is_null()) {
+            (1, true) => self.notes.push(
+                "hotkey (Wayland): the compositor offers no wl_seat; HUD toggle disabled".into(),
+            ),
+            // Round trip after the seat's capabilities.
+            (1, false) => self.sync(),
+            _ if self.keyboard.is_null() => self.notes.push(
+                "hotkey (Wayland): the seat has no keyboard yet; HUD toggle waits for one".into(),
+            ),
+            _ => {}
+        }
+    }
+}
+
+impl Drop for Binding {
+    fn drop(&mut self) {
+        self.drop_seat();
+        let wl = &self.libs.wl;
+        // SAFETY: our own proxies, wrapper and queue, each destroyed once,
+        // the queue last; the display is still live (we unbind before the
+        // surface goes). The flush sends the release requests without waiting.
+        unsafe {
+            if !self.callback.is_null() {
+                (wl.proxy_destroy)(self.callback);
+            }
+            if !self.registry.is_null() {
+                (wl.proxy_destroy)(self.registry);
+            }
+            (wl.wrapper_destroy)(self.wrapper);
+            (wl.queue_destroy)(self.queue);
+            if (wl.get_error)(self.display) == 0 {
+                (wl.flush)(self.display);
+            }
+        }
+    }
+}
+
+/// Destroys `proxy` with its destructor request `opcode` when its version
+/// has it (`since`), otherwise client-side only.
+///
+/// # Safety
+/// `proxy` is live and not used afterwards.
+unsafe fn destroy_proxy(wl: &Wayland, proxy: *mut WlProxy, since: u32, opcode: u32) {
+    // SAFETY: caller's contract; the release requests take no arguments.
+    unsafe {
+        let version = (wl.proxy_version)(proxy);
+        if version >= since {
+            (wl.marshal_flags)(proxy, opcode, std::ptr::null(), version, MARSHAL_DESTROY);
+        } else {
+            (wl.proxy_destroy)(proxy);
+        }
+    }
+}
+
+/// The keymap text of a `wl_keyboard.keymap` fd (copied; `None` if the fd
+/// cannot be mapped).
+fn map_fd(fd: i32, size: usize) -> Option<Vec<u8>> {
+    // SAFETY: a read-only private mapping of the fd the compositor sent,
+    // unmapped before returning.
+    unsafe {
+        let p = libc::mmap(null_mut(), size, libc::PROT_READ, libc::MAP_PRIVATE, fd, 0);
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let text = std::slice::from_raw_parts(p.cast::<u8>(), size).to_vec();
+        libc::munmap(p, size);
+        Some(text)
+    }
+}
+
+// Listeners: `#[repr(C)]` tables of the events of each interface, in
+// protocol order. Every handler contains panics (unwinding into
+// libwayland would abort the game) and reaches the binding through `data`.
+
+/// Runs `f` on the binding behind a listener's `data`.
+///
+/// # Safety
+/// `data` is the `*mut Binding` given to `wl_proxy_add_listener`, live and
+/// not otherwise borrowed during the dispatch (see [`Binding::pump`]).
+unsafe fn with(data: *mut c_void, f: impl FnOnce(&mut Binding)) {
+    // SAFETY: caller's contract.
+    let b = unsafe { &mut *data.cast::<Binding>() };
+    guard::contain((), || f(b));
+}
+
+#[repr(C)]
+struct RegistryListener {
+    global: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *const c_char, u32),
+    global_remove: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32),
+}
+
+static REGISTRY_LISTENER: RegistryListener = RegistryListener {
+    global: registry_global,
+    global_remove: registry_global_remove,
+};
+
+/// # Safety
+/// Called by libwayland with our binding as `data` and a valid string.
+unsafe extern "C" fn registry_global(
+    data: *mut c_void,
+    registry: *mut WlProxy,
+    name: u32,
+    interface: *const c_char,
+    version: u32,
+) {
+    if interface.is_null() {
+        return;
+    }
+    // SAFETY: libwayland passes a NUL-terminated interface name.
+    let interface = unsafe { CStr::from_ptr(interface) };
+    // SAFETY: our binding (listener contract).
+    unsafe { with(data, |b| b.on_global(registry, name, interface, version)) };
+}
+
+/// # Safety
+/// Called by libwayland with our binding as `data`.
+unsafe extern "C" fn registry_global_remove(data: *mut c_void, _: *mut WlProxy, name: u32) {
+    // SAFETY: our binding (listener contract).
+    unsafe { with(data, |b| b.on_global_remove(name)) };
+}
+
+#[repr(C)]
+struct SeatListener {
+    capabilities: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32),
+    name: unsafe extern "C" fn(*mut c_void, *mut WlProxy, *const c_char),
+}
+
+static SEAT_LISTENER: SeatListener = SeatListener {
+    capabilities: seat_capabilities,
+    name: seat_name,
+};
+
+/// # Safety
+/// Called by libwayland with our binding as `data`.
+unsafe extern "C" fn seat_capabilities(data: *mut c_void, seat: *mut WlProxy, caps: u32) {
+    // SAFETY: our binding (listener contract).
+    unsafe { with(data, |b| b.on_capabilities(seat, caps)) };
+}
+
+/// # Safety
+/// Called by libwayland; ignores everything.
+unsafe extern "C" fn seat_name(_: *mut c_void, _: *mut WlProxy, _: *const c_char) {}
+
+#[repr(C)]
+struct KeyboardListener {
+    keymap: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, i32, u32),
+    enter: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *mut WlProxy, *mut WlArray),
+    leave: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *mut WlProxy),
+    key: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, u32, u32, u32),
+    modifiers: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, u32, u32, u32, u32),
+    repeat_info: unsafe extern "C" fn(*mut c_void, *mut WlProxy, i32, i32),
+}
+
+static KEYBOARD_LISTENER: KeyboardListener = KeyboardListener {
+    keymap: keyboard_keymap,
+    enter: keyboard_enter,
+    leave: keyboard_leave,
+    key: keyboard_key,
+    modifiers: keyboard_modifiers,
+    repeat_info: keyboard_repeat_info,
+};
+
+/// # Safety
+/// Called by libwayland with our binding as `data`; `fd` is ours.
+unsafe extern "C" fn keyboard_keymap(
+    data: *mut c_void,
+    _: *mut WlProxy,
+    format: u32,
+    fd: i32,
+    size: u32,
+) {
+    // SAFETY: our binding (listener contract).
+    unsafe { with(data, |b| b.on_keymap(format, fd, size)) };
+}
+
+/// # Safety
+/// Called by libwayland with our binding as `data` and a valid array of
+/// `u32` evdev keycodes.
+unsafe extern "C" fn keyboard_enter(
+    data: *mut c_void,
+    _: *mut WlProxy,
+    _serial: u32,
+    _surface: *mut WlProxy,
+    keys: *mut WlArray,
+) {
+    let held: Vec<u32> = if keys.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: libwayland's array of `size` bytes of u32 keycodes.
+        unsafe {
+            let a = &*keys;
+            if a.data.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(a.data.cast::<u32>(), a.size / 4).to_vec()
+            }
+        }
+    };
+    // SAFETY: our binding (listener contract).
+    unsafe {
+        with(data, |b| {
+            b.tracker.enter(held.iter().map(|k| k.saturating_add(8)))
+        })
+    };
+}
+
+/// # Safety
+/// Called by libwayland with our binding as `data`.
+unsafe extern "C" fn keyboard_leave(data: *mut c_void, _: *mut WlProxy, _: u32, _: *mut WlProxy) {
+    // SAFETY: our binding (listener contract).
+    unsafe { with(data, |b| b.tracker.leave()) };
+}
+
+/// # Safety
+/// Called by libwayland with our binding as `data`.
+unsafe extern "C" fn keyboard_key(
+    data: *mut c_void,
+    _: *mut WlProxy,
+    _serial: u32,
+    _time: u32,
+    key: u32,
+    state: u32,
+) {
+    // SAFETY: our binding (listener contract). xkb keycode = evdev + 8;
+    // state 0 = released, 1 = pressed (2 = repeated, from v10).
+    unsafe { with(data, |b| b.tracker.key(key.saturating_add(8), state != 0)) };
+}
+
+/// # Safety
+/// Called by libwayland; ignores everything.
+unsafe extern "C" fn keyboard_modifiers(
+    _: *mut c_void,
+    _: *mut WlProxy,
+    _: u32,
+    _: u32,
+    _: u32,
+    _: u32,
+    _: u32,
+) {
+}
+
+/// # Safety
+/// Called by libwayland; ignores everything.
+unsafe extern "C" fn keyboard_repeat_info(_: *mut c_void, _: *mut WlProxy, _: i32, _: i32) {}
+
+#[repr(C)]
+struct CallbackListener {
+    done: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32),
+}
+
+static CALLBACK_LISTENER: CallbackListener = CallbackListener {
+    done: callback_done,
+};
+
+/// # Safety
+/// Called by libwayland with our binding as `data`.
+unsafe extern "C" fn callback_done(data: *mut c_void, callback: *mut WlProxy, _: u32) {
+    // SAFETY: our binding (listener contract).
+    unsafe { with(data, |b| b.on_done(callback)) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn combos_are_checked_before_anything_is_bound() {
+        assert!(matches!(Watch::new(" + "), Err(WaylandKeyError::Empty(_))));
+        if let Err(e) = libs() {
+            eprintln!("skipped the rest: {e}");
+            return;
+        }
+        match Watch::new("Shift_R+NoSuchKey") {
+            Err(e @ WaylandKeyError::UnknownKey { .. }) => {
+                assert!(e.to_string().contains("\"NoSuchKey\""), "{e}")
+            }
+            other => panic!("expected UnknownKey, got {:?}", other.err()),
+        }
+        // No Wayland surface in this process: nothing to bind, no press.
+        let mut w = Watch::new("shift_r+f12").expect("valid combination");
+        assert!(!has_surface());
+        assert!(!w.poll());
+        assert!(state().binding.is_none());
+
+        // The surface map (never polled here: the display is not real).
+        let fake = std::ptr::NonNull::<c_void>::dangling().as_ptr();
+        surface_created(7, 0x10, fake);
+        surface_created(7, 0x20, fake);
+        surface_created(8, 0x30, null_mut());
+        assert!(has_surface());
+        surface_destroyed(0x10);
+        assert!(has_surface(), "0x20 is left");
+        instance_destroyed(7);
+        assert!(!has_surface(), "a null display is not recorded");
+    }
+}
