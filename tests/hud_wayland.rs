@@ -1,7 +1,8 @@
 //! The HUD hotkey on Wayland: `vkcube-wayland` with the layer in a headless
 //! sway session (tests/common/wayland.rs, no X display at all), the toggle
-//! pressed with `wtype`, the HUD corner read with `grim`; then a clean
-//! exit, which tears our keyboard down on the app's connection.
+//! pressed with `wtype`, then `steadyhud ctl status` and `ctl hud toggle`
+//! as the game's user, the HUD corner read with `grim`; then a clean exit,
+//! which tears our keyboard down on the app's connection.
 //!
 //! Skipped (with a line saying so) where sway, wtype, grim or vkcube-wayland
 //! are missing; CI installs them. Screenshots are kept in
@@ -80,11 +81,40 @@ fn wayland_hotkey_toggles_the_hud() {
     bed.press("Shift_R+F12");
     let (back, f_back) = wait_for(&bed, "wayland_hud_toggled_on", 10, |f| f > SHOWN);
 
+    // The same through the control socket, as the game's own user: status
+    // first, then `ctl hud toggle` twice.
+    let steadyhud = bed.install(&steadyhud_exe());
+    let ctl = |args: &[&str]| {
+        let out = bed
+            .command(&steadyhud)
+            .arg("ctl")
+            .args(args)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "ctl {args:?}: {said}{err}");
+        said
+    };
+    let status: serde_json::Value = serde_json::from_str(&ctl(&["--json", "status"])).unwrap();
+    assert!(status["frames"].as_u64() > Some(0), "{status}");
+    assert_eq!(status["hud"], "on");
+    assert_eq!(status["exe"], "vkcube-wayland");
+    assert!(
+        status["windows"][0]["metrics"]["steady_fps"].as_u64() > Some(0),
+        "{status}"
+    );
+    assert!(ctl(&["hud", "toggle"]).starts_with("HUD off"));
+    let (ctl_hidden, f_ctl_off) = wait_for(&bed, "wayland_hud_ctl_off", 10, |f| f < HIDDEN);
+    assert!(ctl(&["hud", "toggle"]).starts_with("HUD on"));
+    let (ctl_back, f_ctl_on) = wait_for(&bed, "wayland_hud_ctl_on", 10, |f| f > SHOWN);
+
     let alive = matches!(app.child.try_wait(), Ok(None));
     let out = app.kill();
     eprintln!(
         "panel fraction of the HUD corner: shown {f_on:.3}, after Shift_R+F12 {f_off:.3}, \
-         after a second press {f_back:.3}; {:.1} s",
+         after a second press {f_back:.3}, after ctl hud toggle {f_ctl_off:.3} and again \
+         {f_ctl_on:.3}; {:.1} s",
         started.elapsed().as_secs_f64()
     );
     assert!(
@@ -100,6 +130,10 @@ fn wayland_hotkey_toggles_the_hud() {
     assert!(
         back,
         "HUD did not come back after a second Shift_R+F12 (panel fraction {f_back:.3})"
+    );
+    assert!(
+        ctl_hidden && ctl_back,
+        "ctl hud toggle on Wayland: panel fraction {f_ctl_off:.3} after the first, {f_ctl_on:.3} after the second"
     );
     let complaints = out.output_lines(|l| l.starts_with("steadyhud:"));
     assert!(
