@@ -269,16 +269,29 @@ impl State {
     }
 }
 
-/// `wl_display` requests.
-const DISPLAY_SYNC: u32 = 0;
-const DISPLAY_GET_REGISTRY: u32 = 1;
-/// `wl_registry.bind`.
-const REGISTRY_BIND: u32 = 0;
-/// `wl_seat` requests.
-const SEAT_GET_KEYBOARD: u32 = 1;
-const SEAT_RELEASE: u32 = 3;
-/// `wl_keyboard.release`.
-const KEYBOARD_RELEASE: u32 = 0;
+/// The requests we send.
+#[derive(Clone, Copy)]
+enum Request {
+    DisplaySync,
+    DisplayGetRegistry,
+    RegistryBind,
+    SeatGetKeyboard,
+    SeatRelease,
+    KeyboardRelease,
+}
+
+impl Request {
+    /// The opcode on the wire: the request's index in its interface in
+    /// wayland.xml.
+    fn opcode(self) -> u32 {
+        match self {
+            Request::DisplaySync | Request::RegistryBind | Request::KeyboardRelease => 0,
+            Request::DisplayGetRegistry | Request::SeatGetKeyboard => 1,
+            Request::SeatRelease => 3,
+        }
+    }
+}
+
 /// `wl_seat.capabilities` keyboard bit.
 const CAP_KEYBOARD: u32 = 2;
 /// `wl_keyboard.keymap` format `xkb_v1`.
@@ -397,7 +410,7 @@ impl Binding {
             let version = (wl.proxy_version)(wrapper);
             b.registry = (wl.marshal_flags)(
                 wrapper,
-                DISPLAY_GET_REGISTRY,
+                Request::DisplayGetRegistry.opcode(),
                 wl.registry_interface,
                 version,
                 0,
@@ -447,7 +460,7 @@ impl Binding {
             let version = (wl.proxy_version)(self.wrapper);
             (wl.marshal_flags)(
                 self.wrapper,
-                DISPLAY_SYNC,
+                Request::DisplaySync.opcode(),
                 wl.callback_interface,
                 version,
                 0,
@@ -498,7 +511,7 @@ impl Binding {
         }
         let wl = &self.libs.wl;
         // SAFETY: our live keyboard proxy, destroyed exactly once.
-        unsafe { destroy_proxy(wl, self.keyboard, 3, KEYBOARD_RELEASE) };
+        unsafe { destroy_proxy(wl, self.keyboard, 3, Request::KeyboardRelease.opcode()) };
         self.keyboard = null_mut();
         self.tracker.leave();
     }
@@ -507,7 +520,7 @@ impl Binding {
         self.drop_keyboard();
         if !self.seat.is_null() {
             // SAFETY: our live seat proxy, destroyed exactly once.
-            unsafe { destroy_proxy(&self.libs.wl, self.seat, 5, SEAT_RELEASE) };
+            unsafe { destroy_proxy(&self.libs.wl, self.seat, 5, Request::SeatRelease.opcode()) };
             self.seat = null_mut();
         }
     }
@@ -525,7 +538,7 @@ impl Binding {
         let seat = unsafe {
             (wl.marshal_flags)(
                 registry,
-                REGISTRY_BIND,
+                Request::RegistryBind.opcode(),
                 wl.seat_interface,
                 version,
                 0,
@@ -573,7 +586,7 @@ impl Binding {
             let version = (wl.proxy_version)(seat);
             (wl.marshal_flags)(
                 seat,
-                SEAT_GET_KEYBOARD,
+                Request::SeatGetKeyboard.opcode(),
                 wl.keyboard_interface,
                 version,
                 0,
