@@ -202,6 +202,10 @@ fn list(dir: &Path, json: bool) -> ExitCode {
                 Err(e) => Err(e.to_string()),
             },
         };
+        if status.is_err() && client::process_gone(socket.pid) {
+            remove_stale(&socket);
+            continue;
+        }
         rows.push(Row { socket, status });
     }
     if json {

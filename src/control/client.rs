@@ -74,11 +74,30 @@ pub fn is_stale(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::ConnectionRefused
 }
 
+/// Whether process `pid` no longer exists (then its socket is stale even
+/// if a forked child of it still holds the listening fd and so lets
+/// connections in that nobody answers).
+pub fn process_gone(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return true;
+    };
+    // SAFETY: signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+}
+
 /// Connects to a socket.
 pub fn connect(path: &Path) -> Result<UnixStream, ClientError> {
-    let stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+    let stream = super::connect_now(path).map_err(|source| ClientError::Connect {
         path: path.to_path_buf(),
-        source,
+        source: if source.kind() == io::ErrorKind::WouldBlock {
+            io::Error::new(
+                io::ErrorKind::WouldBlock,
+                "the session accepts no connection (its queue is full: is the game stopped?)",
+            )
+        } else {
+            source
+        },
     })?;
     let io_err = |source| ClientError::Io {
         path: path.to_path_buf(),
@@ -143,7 +162,7 @@ pub fn choose(dir: &Path, pid: Option<u32>) -> Result<Socket, ClientError> {
     }
     let live: Vec<Socket> = sockets(dir)?
         .into_iter()
-        .filter(|s| !matches!(UnixStream::connect(&s.path), Err(e) if is_stale(&e)))
+        .filter(|s| !matches!(super::connect_now(&s.path), Err(e) if is_stale(&e)))
         .collect();
     match live.len() {
         0 => Err(ClientError::NoSession {

@@ -4,9 +4,10 @@
 //! Nothing here ever waits: the listener and every connection are
 //! non-blocking, each poll does bounded work (at most [`ACCEPTS_PER_POLL`]
 //! new connections, [`MAX_CONNECTIONS`] open ones, [`READ_PER_POLL`] bytes
-//! and [`REQUESTS_PER_POLL`] requests per connection), and a client that
-//! sends too much, stops reading, or idles for [`IDLE`] is told why and
-//! dropped. So a slow or hostile client costs the analysis thread
+//! and [`REQUESTS_PER_POLL`] requests per connection,
+//! [`REQUESTS_PER_POLL_TOTAL`] in all), and a client that sends a line too
+//! long, stops reading, or makes no progress for [`IDLE`] is told why
+//! (where it still can be) and dropped. So a slow or hostile client costs the analysis thread
 //! microseconds and never reaches the game's frames, which this thread
 //! does not touch.
 //!
@@ -35,6 +36,9 @@ pub const MAX_CONNECTIONS: usize = 32;
 pub const READ_PER_POLL: usize = 4096;
 /// Requests answered on one connection per poll.
 pub const REQUESTS_PER_POLL: usize = 16;
+/// Requests answered per poll over all connections (the rest wait for the
+/// next poll, 5 ms later).
+pub const REQUESTS_PER_POLL_TOTAL: usize = 64;
 /// A connection with no complete request for this long is closed.
 pub const IDLE: Duration = Duration::from_secs(2);
 /// Unsent reply bytes a connection may pile up (it does not read).
@@ -49,6 +53,8 @@ pub enum ServeError {
     NotPrivate { path: PathBuf, why: String },
     #[error("cannot listen on {}: {source}", path.display())]
     Bind { path: PathBuf, source: io::Error },
+    #[error("{} is served by another live process", path.display())]
+    InUse { path: PathBuf },
 }
 
 /// Counts of what the server did, for tests and the status reply.
@@ -65,7 +71,11 @@ struct Conn {
     stream: UnixStream,
     input: Vec<u8>,
     output: Vec<u8>,
+    /// When the connection is dropped unless it makes progress (a
+    /// complete request, or reply bytes sent).
     idle_until: Instant,
+    /// The client shut its side: answer what is left, then close.
+    input_ended: bool,
     /// Close once `output` is sent.
     closing: bool,
 }
@@ -129,10 +139,20 @@ impl Server {
             path: path.clone(),
             source,
         };
-        match std::fs::remove_file(&path) {
-            Ok(()) => {}
+        // A file of our name is stale (a dead process had our pid) unless
+        // somebody still listens there: another pid namespace sharing the
+        // folder may have a live game of the same pid; its socket stays.
+        match super::connect_now(&path) {
+            Ok(_) => return Err(ServeError::InUse { path }),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                return Err(ServeError::InUse { path })
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(bind_err(e)),
+            Err(_) => match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(bind_err(e)),
+            },
         }
         let listener = UnixListener::bind(&path).map_err(bind_err)?;
         listener.set_nonblocking(true).map_err(bind_err)?;
@@ -169,7 +189,9 @@ impl Server {
     pub fn poll(&mut self, now: Instant, handle: &mut dyn FnMut(Request) -> Reply) {
         self.accept(now);
         let mut stats = self.stats;
-        self.conns.retain_mut(|c| c.serve(now, handle, &mut stats));
+        let mut budget = REQUESTS_PER_POLL_TOTAL;
+        self.conns
+            .retain_mut(|c| c.serve(now, &mut budget, handle, &mut stats));
         self.stats = stats;
     }
 
@@ -208,6 +230,7 @@ impl Server {
                 input: Vec::new(),
                 output: Vec::new(),
                 idle_until: now + IDLE,
+                input_ended: false,
                 closing: false,
             });
         }
@@ -225,20 +248,35 @@ impl Drop for Server {
 }
 
 impl Conn {
-    /// One poll of this connection; false = drop it.
+    /// One poll of this connection, answering at most `budget` requests
+    /// (decremented); false = drop it.
     fn serve(
         &mut self,
         now: Instant,
+        budget: &mut usize,
         handle: &mut dyn FnMut(Request) -> Reply,
         stats: &mut ServerStats,
     ) -> bool {
+        if now >= self.idle_until {
+            if self.closing {
+                // Its last reply could not be sent for IDLE: it does not read.
+                stats.dropped += 1;
+                return false;
+            }
+            let idle = format!("idle for {} s without a complete request", IDLE.as_secs());
+            self.refuse(&idle, stats);
+            self.idle_until = now + IDLE;
+        }
         if !self.closing {
-            self.read(now, handle, stats);
+            self.read(now, budget, handle, stats);
         }
         if !self.output.is_empty() {
             match send(&self.stream, &self.output) {
                 Ok(n) => {
                     self.output.drain(..n);
+                    if n > 0 {
+                        self.idle_until = now + IDLE;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(_) => return false, // the client hung up
@@ -254,27 +292,33 @@ impl Conn {
     fn read(
         &mut self,
         now: Instant,
+        budget: &mut usize,
         handle: &mut dyn FnMut(Request) -> Reply,
         stats: &mut ServerStats,
     ) {
-        let mut buf = [0u8; READ_PER_POLL];
-        let mut eof = false;
-        match self.stream.read(&mut buf) {
-            Ok(0) => eof = true,
-            Ok(n) => self.input.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-            Err(_) => {
-                self.closing = true;
-                return;
+        // Backpressure: nothing more is read while a line's worth waits, so
+        // a client that sends faster than it is answered holds at most
+        // MAX_LINE + READ_PER_POLL bytes here.
+        if !self.input_ended && self.input.len() < MAX_LINE {
+            let mut buf = [0u8; READ_PER_POLL];
+            match self.stream.read(&mut buf) {
+                Ok(0) => self.input_ended = true,
+                Ok(n) => self.input.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => {
+                    self.closing = true;
+                    return;
+                }
             }
         }
         let mut answered = 0;
-        while answered < REQUESTS_PER_POLL {
+        while answered < REQUESTS_PER_POLL && *budget > 0 {
             let Some(end) = self.input.iter().position(|&b| b == b'\n') else {
                 break;
             };
             let line: Vec<u8> = self.input.drain(..=end).collect();
             answered += 1;
+            *budget -= 1;
             if line.len() > MAX_LINE {
                 return self.refuse(&too_long(), stats);
             }
@@ -283,19 +327,19 @@ impl Conn {
             }
             self.idle_until = now + IDLE;
         }
-        if self.input.len() >= MAX_LINE {
+        let complete_left = self.input.contains(&b'\n');
+        if !complete_left && self.input.len() >= MAX_LINE {
             return self.refuse(&too_long(), stats);
         }
-        if eof {
-            // A last request without its `\n` (`printf status | socat …`).
+        if self.input_ended && !complete_left && *budget > 0 {
+            // Every complete request is answered; a last one without its
+            // `\n` (`printf status | socat …`) too, then the connection ends.
             let rest = std::mem::take(&mut self.input);
-            if !rest.is_empty() && answered < REQUESTS_PER_POLL {
+            if !rest.is_empty() {
+                *budget -= 1;
                 self.answer(&rest, handle, stats);
             }
             self.closing = true;
-        } else if now >= self.idle_until && self.input.iter().all(|&b| b != b'\n') {
-            let idle = format!("idle for {} s without a complete request", IDLE.as_secs());
-            self.refuse(&idle, stats);
         }
     }
 
@@ -517,6 +561,48 @@ mod tests {
         c.write_all(b"status").unwrap();
         c.shutdown(std::net::Shutdown::Write).unwrap();
         assert_eq!(read_all(&mut s, &mut c), "ok {\"request\":\"status\"}\n");
+    }
+
+    #[test]
+    fn pipelined_requests_are_all_answered_even_after_the_client_shuts_its_side() {
+        let (_dir, mut s) = server();
+        let mut c = UnixStream::connect(s.path()).unwrap();
+        // 200 short requests (1,400 bytes, more than one line's limit in
+        // all) and 40 marks, then EOF: every one gets its reply.
+        let mut sent = "status\n".repeat(200);
+        for i in 0..40 {
+            sent.push_str(&format!("mark m{i}\n"));
+        }
+        c.write_all(sent.as_bytes()).unwrap();
+        c.shutdown(std::net::Shutdown::Write).unwrap();
+        let replies = read_all(&mut s, &mut c);
+        let lines: Vec<&str> = replies.lines().collect();
+        assert_eq!(
+            lines.len(),
+            240,
+            "{:?}",
+            &lines[lines.len().saturating_sub(3)..]
+        );
+        assert!(lines.iter().all(|l| l.starts_with("ok ")), "{replies}");
+        assert_eq!(lines[239], "ok {\"request\":\"mark m39\"}");
+    }
+
+    #[test]
+    fn a_live_socket_of_the_same_name_is_left_alone_a_stale_one_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("steadyhud");
+        let first = Server::bind(&d, 7).unwrap();
+        let e = Server::bind(&d, 7)
+            .err()
+            .expect("a live socket is not taken over");
+        assert!(matches!(e, ServeError::InUse { .. }), "{e}");
+        assert!(first.path().exists());
+        // A dead listener's file (its fd closed, the file left).
+        let path = crate::control::socket_path(&d, 8);
+        drop(UnixListener::bind(&path).unwrap());
+        assert!(path.exists());
+        let second = Server::bind(&d, 8).expect("a stale file is replaced");
+        assert!(UnixStream::connect(second.path()).is_ok());
     }
 
     #[test]

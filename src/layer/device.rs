@@ -448,6 +448,7 @@ impl Device {
         // device (caller).
         let hud = unsafe { self.make_hud(info, sc) };
         let state = Arc::new(Swapchain {
+            surface: vk::Handle::as_raw(info.surface),
             stream,
             hud: Mutex::new(hud),
             failed: Mutex::new(None),

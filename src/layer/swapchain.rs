@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex};
 
 /// One live swapchain.
 pub struct Swapchain {
+    /// The surface it presents to (its raw handle).
+    pub surface: u64,
     /// Capture stream of the swapchain's lineage (window).
     pub stream: Arc<Stream>,
     /// The HUD, when it could be set up and has not failed since.

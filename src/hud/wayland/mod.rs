@@ -3,8 +3,12 @@
 //!
 //! **Binding.** The layer records every `VkSurfaceKHR` made by
 //! `vkCreateWaylandSurfaceKHR` with its `wl_display` ([`surface_created`]).
-//! When a [`Watch`] is polled (analysis thread, every tick) and no keyboard
-//! is bound yet, we bind one on the display of the newest such surface:
+//! Our queue is pumped, and the keyboard bound, only from the app's own
+//! present to such a surface ([`on_present`], at most every 20 ms): that is
+//! the one moment the display is known to be live (an app may disconnect
+//! it once it stops presenting, even without destroying the surface). The
+//! analysis thread's [`Watch::poll`] only reads the result. Binding: on
+//! the display of the surface presented to,
 //! an event queue of our own (`wl_display_create_queue`), a wrapper of the
 //! display set to that queue (`wl_proxy_create_wrapper` +
 //! `wl_proxy_set_queue`) and `get_registry` through the wrapper, so the
@@ -20,15 +24,13 @@
 //! have arrived, to say once when there is no seat or no keyboard.
 //! libwayland-client and libxkbcommon are loaded at run time.
 //!
-//! **We never read the socket.** Each poll only runs
+//! **We never read the socket.** Each pump only runs
 //! `wl_display_dispatch_queue_pending` on our queue and a non-blocking
-//! `wl_display_flush`. We never call `wl_display_prepare_read`/
+//! `wl_display_flush`, under a lock the present only tries (it skips the
+//! pump rather than wait). We never call `wl_display_prepare_read`/
 //! `wl_display_read_events`: with several readers, all but the last one
 //! sleep in `read_events` until the last reader has read, so our thread
-//! would wait on the app's readers; if the app's reading thread were
-//! itself waiting on us (a Vulkan call of its into a hook that takes our
-//! lock), neither would move. Blocking there would also stall the
-//! analysis thread. Events reach our queue whenever anybody reads the
+//! would wait on the app's readers, inside the app's own present. Events reach our queue whenever anybody reads the
 //! socket: games read input every frame, and Mesa's WSI reads while it
 //! waits for a frame callback (FIFO) or a buffer release. `vkcube-wayland`
 //! itself only calls `wl_display_dispatch_pending` (no read) in its loop,
@@ -38,12 +40,15 @@
 //!
 //! **Lifetime.** The Vulkan spec only requires the `wl_display` to
 //! outlive the surface, not our proxies, so `vkDestroySurfaceKHR` of the
-//! bound surface (and `vkDestroyInstance`, for surfaces an app forgot)
-//! tears our keyboard, seat, registry, wrapper and queue down before the
-//! call is forwarded ([`surface_destroyed`]); the next poll binds again on
-//! another live Wayland surface, if any. One mutex guards all of it; it is
-//! held for a dispatch of already-queued events (a few callbacks, at worst
-//! a keymap compile) and never across anything that waits.
+//! bound surface tears our keyboard, seat, registry, wrapper and queue
+//! down before the call is forwarded ([`surface_destroyed`]); the next
+//! present to another Wayland surface binds again. A surface the app
+//! never destroyed is forgotten at `vkDestroyInstance` and its binding
+//! leaked, not torn down: its display may be gone. One mutex guards all
+//! of it; it is held for a dispatch of already-queued events (a few
+//! callbacks, at worst a keymap compile, the first time) and never across
+//! anything that waits. A forked child never touches it (its parent's
+//! connection is not its own): no Wayland hotkey there.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -55,6 +60,7 @@ use crate::lock::Recover;
 use ffi::{Keymap, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, Xkb, MARSHAL_DESTROY};
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use tracker::Tracker;
 
@@ -77,8 +83,10 @@ struct Libs {
     xkb: Xkb,
 }
 
+static LIBS: OnceLock<Result<Libs, String>> = OnceLock::new();
+
+/// Loads both libraries (first call) or says why they cannot be.
 fn libs() -> Result<&'static Libs, WaylandKeyError> {
-    static LIBS: OnceLock<Result<Libs, String>> = OnceLock::new();
     LIBS.get_or_init(|| {
         let xkb = Xkb::load().map_err(|e| e.to_string())?;
         let wl = Wayland::load().map_err(|e| e.to_string())?;
@@ -102,10 +110,11 @@ struct State {
     binding: Option<Owned>,
     /// Names of every watched combination, by id (= tracker id).
     combos: Vec<Vec<String>>,
-    /// A display binding failed on: not tried again.
-    given_up: Option<usize>,
-    /// The process this state belongs to (a forked child starts afresh).
-    pid: u32,
+    /// A surface binding failed on: not tried again.
+    given_up: Option<u64>,
+    /// Lines for stderr, printed by the analysis thread after it let go of
+    /// the lock (never on the present path).
+    notes: Vec<String>,
 }
 
 // SAFETY: the raw pointers are the app's `wl_display`s and our proxies on
@@ -118,22 +127,34 @@ static STATE: Mutex<State> = Mutex::new(State {
     binding: None,
     combos: Vec::new(),
     given_up: None,
-    pid: 0,
+    notes: Vec::new(),
 });
 
-/// The state, for this process: a forked child inherits the parent's
-/// surfaces and proxies on the parent's connection, which it must not
-/// touch; they are forgotten, not destroyed.
-fn state() -> std::sync::MutexGuard<'static, State> {
-    let mut st = STATE.lock_or_recover();
+/// The process the state belongs to (0 = not used yet). Checked before
+/// STATE is locked: a forked child must not take a lock that another
+/// thread of its parent may have held at the fork, nor touch the
+/// parent's proxies. A child gets no Wayland hotkey.
+static OWNER: AtomicU32 = AtomicU32::new(0);
+/// Whether any Wayland surface is recorded: the present path's one load
+/// when there is none (X11 games).
+static ANY_SURFACE: AtomicBool = AtomicBool::new(false);
+/// When the present path next pumps our queue (CLOCK_MONOTONIC ns).
+static NEXT_PUMP_NS: AtomicU64 = AtomicU64::new(0);
+/// How often the present path pumps: key presses are seen within this.
+const PUMP_EVERY_NS: u64 = 20_000_000;
+
+/// The state, in the process that owns it (`None` in a forked child).
+fn state() -> Option<std::sync::MutexGuard<'static, State>> {
+    owned_here().then(|| STATE.lock_or_recover())
+}
+
+/// Whether this process owns the state (claiming it on first use).
+fn owned_here() -> bool {
     let pid = std::process::id();
-    if st.pid != pid {
-        std::mem::forget(st.binding.take());
-        st.surfaces.clear();
-        st.given_up = None;
-        st.pid = pid;
+    match OWNER.compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => true,
+        Err(owner) => owner == pid,
     }
-    st
 }
 
 /// Records a surface made by `vkCreateWaylandSurfaceKHR` on `display`,
@@ -142,38 +163,47 @@ pub fn surface_created(instance: usize, surface: u64, display: *mut c_void) {
     if display.is_null() || surface == 0 {
         return;
     }
-    let mut st = state();
+    let Some(mut st) = state() else { return };
     st.surfaces.retain(|s| s.surface != surface);
     st.surfaces.push(Surface {
         surface,
         instance,
         display,
     });
+    ANY_SURFACE.store(true, Ordering::Relaxed);
 }
 
 /// Forgets `surface`; when our keyboard is bound through it, tears the
-/// keyboard down (call before the surface is really destroyed).
+/// keyboard down (call before the surface is really destroyed: its display
+/// is still live then).
 pub fn surface_destroyed(surface: u64) {
-    forget(|s| s.surface == surface);
+    forget(|s| s.surface == surface, true);
 }
 
-/// Forgets the surfaces of an instance being destroyed (an app that never
-/// destroyed them may disconnect their displays next).
+/// Forgets the surfaces of an instance being destroyed. A binding on one of
+/// them is leaked, not torn down: an app that never destroyed its surface
+/// may have disconnected the display already, and touching it would be a
+/// use after free.
 pub fn instance_destroyed(instance: usize) {
-    forget(|s| s.instance == instance);
+    forget(|s| s.instance == instance, false);
 }
 
-fn forget(gone: impl Fn(&Surface) -> bool) {
-    let mut st = state();
+fn forget(gone: impl Fn(&Surface) -> bool, display_live: bool) {
+    let Some(mut st) = state() else { return };
     let bound = st.binding.as_mut().map(|b| b.get().surface);
     let unbind = st
         .surfaces
         .iter()
         .any(|s| gone(s) && Some(s.surface) == bound);
     st.surfaces.retain(|s| !gone(s));
+    ANY_SURFACE.store(!st.surfaces.is_empty(), Ordering::Relaxed);
     if unbind {
-        // Dropping tears the proxies and the queue down.
-        st.binding = None;
+        let binding = st.binding.take();
+        if display_live {
+            drop(binding); // tears the proxies and the queue down
+        } else {
+            std::mem::forget(binding);
+        }
     }
 }
 
@@ -181,7 +211,35 @@ fn forget(gone: impl Fn(&Surface) -> bool) {
 /// on Wayland: under XWayland an X11 poller sees no key while a Wayland
 /// window has the focus).
 pub fn has_surface() -> bool {
-    !state().surfaces.is_empty()
+    state().is_some_and(|st| !st.surfaces.is_empty())
+}
+
+/// The present path's part, for a present to `surface` at `now_ns`: at
+/// most every [`PUMP_EVERY_NS`], binds our keyboard (first time) and runs
+/// the events already on our queue. Here, and only here, the display is
+/// known to be live: the app is presenting to a surface on it. Never
+/// waits: the lock is only tried, and nothing reads the socket.
+pub fn on_present(surface: u64, now_ns: u64) {
+    if !ANY_SURFACE.load(Ordering::Relaxed) || now_ns < NEXT_PUMP_NS.load(Ordering::Relaxed) {
+        return;
+    }
+    NEXT_PUMP_NS.store(now_ns + PUMP_EVERY_NS, Ordering::Relaxed);
+    // Loaded by the analysis thread's Watch::new; not yet: next time.
+    let Some(Ok(libs)) = LIBS.get() else { return };
+    if !owned_here() {
+        return;
+    }
+    let mut st = match STATE.try_lock() {
+        Ok(st) => st,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return,
+    };
+    st.ensure_bound(libs, surface);
+    if let Some(b) = st.binding.as_mut() {
+        // SAFETY: our live binding, no reference into it held; its display
+        // is live (above).
+        unsafe { Binding::pump(b.ptr()) };
+    }
 }
 
 /// Splits `Shift_R+F12` into its key names.
@@ -214,7 +272,11 @@ impl Watch {
                 key: bad.clone(),
             });
         }
-        let mut st = state();
+        let Some(mut st) = state() else {
+            return Err(WaylandKeyError::Load(
+                "a forked child does not watch its parent's keyboard".into(),
+            ));
+        };
         st.combos.push(names.clone());
         let id = st.combos.len() - 1;
         if let Some(b) = st.binding.as_mut() {
@@ -223,47 +285,48 @@ impl Watch {
         Ok(Watch { id })
     }
 
-    /// Dispatches what reached our queue (never reads the socket); true
-    /// once per press of the whole combination since the last poll.
+    /// True once per press of the whole combination since the last poll
+    /// (the present path dispatches the events; this only reads the
+    /// result and prints what the binding had to say).
     pub fn poll(&mut self) -> bool {
-        let Ok(libs) = libs() else { return false };
-        let mut st = state();
-        st.ensure_bound(libs);
-        let Some(b) = st.binding.as_mut() else {
-            return false;
+        let (pressed, notes) = {
+            let Some(mut st) = state() else { return false };
+            let mut notes = std::mem::take(&mut st.notes);
+            let pressed = match st.binding.as_mut() {
+                Some(b) => {
+                    let b = b.get();
+                    notes.append(&mut b.notes);
+                    b.tracker.take(self.id)
+                }
+                None => false,
+            };
+            (pressed, notes)
         };
-        // SAFETY: our live binding, no reference into it held.
-        unsafe { Binding::pump(b.ptr()) };
-        let b = b.get();
-        for note in b.notes.drain(..) {
+        for note in notes {
             guard::say(format_args!("steadyhud: {note}"));
         }
-        b.tracker.take(self.id)
+        pressed
     }
 }
 
 impl State {
-    fn ensure_bound(&mut self, libs: &'static Libs) {
-        if self.binding.is_some() {
+    /// Binds our keyboard through `surface` unless bound already (or that
+    /// surface is not a Wayland one of ours, or failed before).
+    fn ensure_bound(&mut self, libs: &'static Libs, surface: u64) {
+        if self.binding.is_some() || self.given_up == Some(surface) {
             return;
         }
-        let Some(s) = self
-            .surfaces
-            .iter()
-            .rev()
-            .find(|s| Some(s.display as usize) != self.given_up)
-        else {
+        let Some(s) = self.surfaces.iter().find(|s| s.surface == surface) else {
             return;
         };
-        // SAFETY: `s.display` is the live display of a live surface (the
-        // app keeps it until vkDestroySurfaceKHR, which unbinds first).
+        // SAFETY: `s.display` is the live display of the surface being
+        // presented to (caller).
         match unsafe { Binding::bind(libs, s.surface, s.display, &self.combos) } {
             Ok(b) => self.binding = Some(b),
             Err(e) => {
-                self.given_up = Some(s.display as usize);
-                guard::say(format_args!(
-                    "steadyhud: hotkey (Wayland): {e}; HUD toggle disabled"
-                ));
+                self.given_up = Some(surface);
+                self.notes
+                    .push(format!("hotkey (Wayland): {e}; HUD toggle disabled"));
             }
         }
     }
@@ -689,11 +752,25 @@ unsafe fn destroy_proxy(wl: &Wayland, proxy: *mut WlProxy, since: u32, opcode: u
     }
 }
 
+/// Largest keymap we read (real ones are 50–100 KB).
+const MAX_KEYMAP: usize = 4 << 20;
+
 /// The keymap text of a `wl_keyboard.keymap` fd (copied; `None` if the fd
-/// cannot be mapped).
+/// cannot be mapped). The size is clamped to the file's: reading a mapping
+/// past the end of its file would raise SIGBUS in the game.
 fn map_fd(fd: i32, size: usize) -> Option<Vec<u8>> {
+    // SAFETY: `st` is a plain struct fstat fills in.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid fd and a valid out pointer.
+    if unsafe { libc::fstat(fd, &mut st) } != 0 {
+        return None;
+    }
+    let size = size.min(usize::try_from(st.st_size).ok()?).min(MAX_KEYMAP);
+    if size == 0 {
+        return None;
+    }
     // SAFETY: a read-only private mapping of the fd the compositor sent,
-    // unmapped before returning.
+    // no longer than its file, unmapped before returning.
     unsafe {
         let p = libc::mmap(null_mut(), size, libc::PROT_READ, libc::MAP_PRIVATE, fd, 0);
         if p == libc::MAP_FAILED {
@@ -917,7 +994,7 @@ mod tests {
         let mut w = Watch::new("shift_r+f12").expect("valid combination");
         assert!(!has_surface());
         assert!(!w.poll());
-        assert!(state().binding.is_none());
+        assert!(state().unwrap().binding.is_none());
 
         // The surface map (never polled here: the display is not real).
         let fake = std::ptr::NonNull::<c_void>::dangling().as_ptr();
