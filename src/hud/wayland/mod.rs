@@ -219,27 +219,36 @@ pub fn has_surface() -> bool {
 /// the events already on our queue. Here, and only here, the display is
 /// known to be live: the app is presenting to a surface on it. Never
 /// waits: the lock is only tried, and nothing reads the socket.
-pub fn on_present(surface: u64, now_ns: u64) {
+///
+/// Returns true when this did setup work (bound the keyboard, compiled a
+/// keymap): the present's time is then the layer's setup, as for the
+/// HUD's first draw.
+pub fn on_present(surface: u64, now_ns: u64) -> bool {
     if !ANY_SURFACE.load(Ordering::Relaxed) || now_ns < NEXT_PUMP_NS.load(Ordering::Relaxed) {
-        return;
+        return false;
     }
     NEXT_PUMP_NS.store(now_ns + PUMP_EVERY_NS, Ordering::Relaxed);
     // Loaded by the analysis thread's Watch::new; not yet: next time.
-    let Some(Ok(libs)) = LIBS.get() else { return };
+    let Some(Ok(libs)) = LIBS.get() else {
+        return false;
+    };
     if !owned_here() {
-        return;
+        return false;
     }
     let mut st = match STATE.try_lock() {
         Ok(st) => st,
         Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return,
+        Err(std::sync::TryLockError::WouldBlock) => return false,
     };
+    let bound = st.binding.is_some();
     st.ensure_bound(libs, surface);
-    if let Some(b) = st.binding.as_mut() {
-        // SAFETY: our live binding, no reference into it held; its display
-        // is live (above).
-        unsafe { Binding::pump(b.ptr()) };
-    }
+    let Some(b) = st.binding.as_mut() else {
+        return false;
+    };
+    // SAFETY: our live binding, no reference into it held; its display is
+    // live (above).
+    unsafe { Binding::pump(b.ptr()) };
+    !bound || std::mem::take(&mut b.get().compiled)
 }
 
 /// Splits `Shift_R+F12` into its key names.
@@ -379,6 +388,8 @@ struct Binding {
     seat_name: u32,
     keyboard: *mut WlProxy,
     keymap: Option<Keymap<'static>>,
+    /// A keymap was compiled since the present path last asked (setup work).
+    compiled: bool,
     tracker: Tracker,
     /// Lines to say (outside the callbacks).
     notes: Vec<String>,
@@ -460,6 +471,7 @@ impl Binding {
             seat_name: 0,
             keyboard: null_mut(),
             keymap: None,
+            compiled: false,
             tracker: Tracker::default(),
             notes: Vec::new(),
         });
@@ -680,6 +692,7 @@ impl Binding {
         unsafe { libc::close(fd) };
         let Some(text) = text else { return };
         let libs: &'static Libs = self.libs;
+        self.compiled = true;
         match libs.xkb.compile(&text) {
             Some(km) => self.keymap = Some(km),
             None => {
