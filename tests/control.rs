@@ -293,36 +293,10 @@ fn a_flood_of_hostile_connections_leaves_every_frame_logged() {
     );
 }
 
-/// `true` when running as root (the other-user cases need setpriv).
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// `cmd` run as `user` (and group `group`) through setpriv, keeping its
-/// environment.
-fn as_user(cmd: &Command, user: &str, group: &str) -> Command {
-    let mut c = Command::new("setpriv");
-    c.args([
-        &format!("--reuid={user}"),
-        &format!("--regid={group}"),
-        "--clear-groups",
-    ])
-    .arg(cmd.get_program())
-    .args(cmd.get_args());
-    for (k, v) in cmd.get_envs() {
-        match v {
-            Some(v) => c.env(k, v),
-            None => c.env_remove(k),
-        };
-    }
-    c
-}
-
 #[test]
 fn other_users_are_refused_and_stale_sockets_cleaned() {
-    if !is_root() || !have("setpriv") {
-        eprintln!("skipped: needs root and setpriv to run the game as another user");
+    if !is_root() {
+        eprintln!("skipped: needs root to run the game as another user");
         return;
     }
     let h = Harness::new();
@@ -337,10 +311,10 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
         home.path().join("logs"),
         home.path().join("data"),
     );
+    let (uid, gid) = user_ids(c"nobody").expect("user nobody");
     for d in [&runtime, &logs] {
         std::fs::create_dir(d).unwrap();
-        let ok = Command::new("chown").arg("nobody").arg(d).status().unwrap();
-        assert!(ok.success());
+        std::os::unix::fs::chown(d, Some(uid), Some(gid)).unwrap();
     }
     std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
     write_manifest(&data, &layer_library());
@@ -353,18 +327,20 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
         c
     };
     let mut game = nobody_env(h.testapp(&["--frames", "1200", "--interval", "5ms", "--progress"]));
-    game.layer();
-    let mut app = spawn(&mut as_user(&game, "nobody", "nogroup"));
+    let mut app = spawn(game.layer().as_user(c"nobody"));
     app.wait_presents(30, Duration::from_secs(30));
     let pid = app.child.id().to_string();
-    // setpriv execs the app: same pid.
     let sock = socket_dir(&runtime).join(format!("{pid}.sock"));
     let meta = std::fs::metadata(&sock).unwrap_or_else(|e| panic!("{}: {e}", sock.display()));
     assert_eq!(meta.permissions().mode() & 0o777, 0o600);
 
     // Its own user is answered.
-    let mine = nobody_env(h.steadyhud(&["ctl", "--pid", &pid, "status"]));
-    let (code, out, err) = ctl(&mut as_user(&mine, "nobody", "nogroup"));
+    let nobody_ctl = |args: &[&str]| {
+        let mut c = nobody_env(h.steadyhud(&["ctl", "--pid", &pid]));
+        c.args(args).as_user(c"nobody");
+        c
+    };
+    let (code, out, err) = ctl(&mut nobody_ctl(&["status"]));
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("steadyhud-testapp"), "{out}");
 
@@ -378,29 +354,22 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
         "{err}"
     );
     // Another ordinary user cannot even open the folder.
-    let other = nobody_env(h.steadyhud(&["ctl", "--pid", &pid, "hud", "off"]));
-    let (code, _, err) = ctl(&mut as_user(&other, "daemon", "daemon"));
+    let mut other = nobody_env(h.steadyhud(&["ctl", "--pid", &pid, "hud", "off"]));
+    let (code, _, err) = ctl(other.as_user(c"daemon"));
     assert_eq!(code, 2, "{err}");
     assert!(err.to_lowercase().contains("permission denied"), "{err}");
-    assert_eq!(status_of(&mine), "on", "a refused client changed the HUD");
+    let (code, out, err) = ctl(&mut nobody_ctl(&["--json", "status"]));
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hud"], "on", "a refused client changed the HUD");
 
     // SIGKILL leaves the socket; `ctl list` removes it and says so.
     let _ = app.kill();
     assert!(sock.exists(), "a killed game cannot remove its socket");
-    let list = nobody_env(h.steadyhud(&["ctl", "list"]));
-    let (code, out, err) = ctl(&mut as_user(&list, "nobody", "nogroup"));
+    let mut list = nobody_env(h.steadyhud(&["ctl", "list"]));
+    let (code, out, err) = ctl(list.as_user(c"nobody"));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("removed stale socket"), "{err}");
     assert_eq!(out.trim(), "no running session with steadyhud");
     assert!(!sock.exists());
-}
-
-/// The `hud` field of `status`, asked as the game's own user.
-fn status_of(cmd: &Command) -> String {
-    let mut c = as_user(cmd, "nobody", "nogroup");
-    c.args(["--json"]);
-    let (code, out, err) = ctl(&mut c);
-    assert_eq!(code, 0, "{err}");
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    v["hud"].as_str().unwrap_or("").to_string()
 }

@@ -414,12 +414,30 @@ pub fn write_manifest(data_home: &Path, lib: &Path) -> PathBuf {
     dst
 }
 
+/// The (uid, gid) of user `name`, if it exists.
+pub fn user_ids(name: &std::ffi::CStr) -> Option<(u32, u32)> {
+    // SAFETY: getpwnam's result is read before any other passwd call on
+    // this thread.
+    unsafe {
+        let pw = libc::getpwnam(name.as_ptr());
+        (!pw.is_null()).then(|| ((*pw).pw_uid, (*pw).pw_gid))
+    }
+}
+
+/// Whether the tests run as root (other users' cases need it).
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
 /// Builder-style switches on a [`Command`].
 pub trait CommandExt {
     /// Enable the steadyhud layer (`STEADYHUD=1`).
     fn layer(&mut self) -> &mut Self;
     /// Enable the Khronos validation layer.
     fn validation(&mut self) -> &mut Self;
+    /// Run as user `name` with its primary group only (needs root).
+    fn as_user(&mut self, name: &std::ffi::CStr) -> &mut Self;
 }
 
 impl CommandExt for Command {
@@ -428,6 +446,12 @@ impl CommandExt for Command {
     }
     fn validation(&mut self) -> &mut Self {
         self.env("VK_INSTANCE_LAYERS", VALIDATION)
+    }
+    fn as_user(&mut self, name: &std::ffi::CStr) -> &mut Self {
+        use std::os::unix::process::CommandExt as _;
+        let (uid, gid) = user_ids(name).unwrap_or_else(|| panic!("no user {name:?}"));
+        // std also drops root's supplementary groups when uid is set.
+        self.uid(uid).gid(gid)
     }
 }
 

@@ -67,19 +67,15 @@ pub fn missing_programs(extra: &[&str]) -> Vec<String> {
 
 /// `nobody`'s (uid, gid) when we are root, else `None`.
 fn bed_user() -> Option<(u32, u32)> {
-    // SAFETY: plain libc queries; getpwnam's result is read before any
-    // other passwd call on this thread.
-    unsafe {
-        if libc::geteuid() != 0 {
-            return None;
-        }
-        let pw = libc::getpwnam(c"nobody".as_ptr());
-        assert!(
-            !pw.is_null(),
-            "running as root but there is no user `nobody`"
-        );
-        Some(((*pw).pw_uid, (*pw).pw_gid))
+    if !super::is_root() {
+        return None;
     }
+    let ids = super::user_ids(c"nobody");
+    assert!(
+        ids.is_some(),
+        "running as root but there is no user `nobody`"
+    );
+    ids
 }
 
 fn chown(path: &Path, user: Option<(u32, u32)>) {
