@@ -7,9 +7,9 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use ringbuf::traits::Consumer;
-use steadyhud::counters::health::{HealthRule, Tracker};
-use steadyhud::counters::{Counters, BUILTIN, MAX_COUNTERS};
 use steadyhud::layer::capture::{now_ns, Stream};
+use steadyhud_counters::health::{HealthRule, Tracker};
+use steadyhud_counters::{Counters, BUILTIN, MAX_COUNTERS};
 
 fn table() -> Counters {
     let c = Counters::new();

@@ -8,7 +8,7 @@ mod common;
 
 use common::frames;
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use steadyhud::metrics::{summarize, Options, Rolling};
+use steadyhud_metrics::{summarize, Options, Rolling};
 
 const S: u64 = 1_000_000_000;
 

@@ -12,8 +12,8 @@ mod common;
 use common::frames;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use std::time::SystemTime;
-use steadyhud::metrics::{self, Options};
-use steadyhud::session_log::{write_summary, Progress, SessionLog};
+use steadyhud_log::{write_summary, Progress, SessionLog};
+use steadyhud_metrics::{self as metrics, Options};
 
 fn bench_rewrite(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");

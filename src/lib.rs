@@ -1,20 +1,13 @@
-//! steadyhud: an implicit Vulkan layer that timestamps every present, keeps
-//! time-weighted frame-pacing metrics and draws them as a HUD; plus the
-//! library behind the `steadyhud` CLI.
+//! steadyhud's Vulkan layer, `VK_LAYER_STEADYHUD_overlay`: the library a
+//! game loads when the user sets `STEADYHUD=1`. It timestamps every present,
+//! keeps time-weighted frame-pacing metrics and draws them as a HUD.
 //!
-//! Data flow: present hook (`layer`) → lock-free ring → analysis thread →
-//! [`metrics::Rolling`] (HUD) and session log; the CLI reads logs through
-//! `formats` and the same [`metrics`] functions.
+//! Data flow: present hook ([`layer`]) → lock-free ring → analysis thread →
+//! rolling metrics (`steadyhud_metrics`) for the HUD ([`hud`], through
+//! [`live`]) and the session log (`steadyhud_log`). The pure crates it
+//! builds on, and the CLI and test app beside it, are mapped in
+//! `docs/design.md`.
 
-pub mod cli;
-pub mod config;
-pub mod control;
-pub mod counters;
-pub mod formats;
 pub mod hud;
 pub mod layer;
 pub mod live;
-pub mod lock;
-pub mod metrics;
-pub mod report;
-pub mod session_log;

@@ -5,10 +5,10 @@
 //! [`LiveCell::latest`], which only clones an `Arc` under a lock that is never
 //! held for longer than that clone.
 
-use crate::lock::Recover;
-use crate::metrics::Summary;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use steadyhud_metrics::Summary;
+use steadyhud_sys::lock::Recover;
 
 /// Source of [`LiveStats::generation`]: unique across every cell of the
 /// process, so two publications never share one.

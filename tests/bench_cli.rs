@@ -5,8 +5,8 @@
 mod common;
 
 use common::{layer_library, run, testapp_exe, Harness};
-use steadyhud::formats::{self, ReadOptions};
-use steadyhud::metrics::{summarize, Options};
+use steadyhud_formats::{self as formats, ReadOptions};
+use steadyhud_metrics::{summarize, Options};
 
 #[test]
 fn bench_runs_the_test_app_and_recommends_the_steady_fps_of_the_measured_span() {

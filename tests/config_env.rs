@@ -3,7 +3,7 @@
 //! (One test in this binary: it owns the environment.)
 
 use std::path::PathBuf;
-use steadyhud::config::{Config, Position};
+use steadyhud_config::{Config, Position};
 
 #[test]
 fn load_layers_file_env_and_log_dir_env() {
@@ -50,20 +50,20 @@ fn load_layers_file_env_and_log_dir_env() {
         Some(PathBuf::from("/var/tmp/steadyhud-logs"))
     );
     assert_eq!(
-        steadyhud::session_log::default_log_dir(),
+        steadyhud_log::default_log_dir(),
         Some(PathBuf::from("/var/tmp/steadyhud-logs"))
     );
 
     std::env::remove_var("STEADYHUD_LOG_DIR");
     std::env::set_var("XDG_STATE_HOME", "/state");
     assert_eq!(
-        steadyhud::session_log::default_log_dir(),
+        steadyhud_log::default_log_dir(),
         Some(PathBuf::from("/state/steadyhud"))
     );
     std::env::remove_var("XDG_STATE_HOME");
     std::env::set_var("HOME", "/home/someone");
     assert_eq!(
-        steadyhud::session_log::default_log_dir(),
+        steadyhud_log::default_log_dir(),
         Some(PathBuf::from("/home/someone/.local/state/steadyhud"))
     );
 }

@@ -7,8 +7,8 @@ use data::data_dir;
 
 use proptest::prelude::*;
 use std::path::PathBuf;
-use steadyhud::config::{Config, Source};
-use steadyhud::formats::{read_bytes, Format, ReadOptions};
+use steadyhud_config::{Config, Source};
+use steadyhud_formats::{read_bytes, Format, ReadOptions};
 
 /// The first 3 KiB of every shared capture, plus a session log and plain text.
 fn seeds() -> Vec<Vec<u8>> {

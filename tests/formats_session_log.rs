@@ -5,9 +5,9 @@
 mod keys;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use steadyhud::formats::{self, ErrorKind, Format, ReadOptions};
-use steadyhud::metrics::{self, Options};
-use steadyhud::session_log::{summary_path_for, LogError, SessionLog};
+use steadyhud_formats::{self as formats, ErrorKind, Format, ReadOptions};
+use steadyhud_log::{summary_path_for, LogError, SessionLog};
+use steadyhud_metrics::{self as metrics, Options};
 
 fn start() -> SystemTime {
     UNIX_EPOCH + Duration::from_secs(1_795_327_802)
@@ -45,7 +45,7 @@ fn written_log_reads_back_exactly_and_summary_has_the_keys() {
         .unwrap()
         .to_string_lossy()
         .into_owned();
-    let lt = steadyhud::session_log::local_time(start());
+    let lt = steadyhud_sys::time::local_time(start());
     let stamp = format!(
         "{:04}-{:02}-{:02}_{:02}-{:02}-{:02}",
         lt.year, lt.month, lt.day, lt.hour, lt.minute, lt.second

@@ -5,8 +5,8 @@
 //! the histogram of all frames; exact when each bucket holds one value.
 
 use proptest::prelude::*;
-use steadyhud::metrics::histogram::{bucket_of, bucket_range};
-use steadyhud::metrics::{summarize, Options, Summary, TimeHistogram, TimeMetrics};
+use steadyhud_metrics::histogram::{bucket_of, bucket_range};
+use steadyhud_metrics::{summarize, Options, Summary, TimeHistogram, TimeMetrics};
 
 const MS: u64 = 1_000_000;
 

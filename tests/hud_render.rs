@@ -12,12 +12,13 @@ use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use steadyhud::config::{Config, Position};
 use steadyhud::hud::encoding::{self, Encoding};
-use steadyhud::hud::gfx::{bind_pipeline_and_set, whole_image_copy};
-use steadyhud::hud::{color_range, plan, view, Drawn, HudCache, HudDevice, Plan, SwapchainHud};
+use steadyhud::hud::{plan, view, Drawn, HudCache, HudDevice, Plan, SwapchainHud};
 use steadyhud::live::LiveStats;
-use steadyhud::metrics::{Summary, TimeMetrics};
+use steadyhud_config::{Config, Position};
+use steadyhud_gfx::color_range;
+use steadyhud_gfx::{bind_pipeline_and_set, whole_image_copy};
+use steadyhud_metrics::{Summary, TimeMetrics};
 
 /// Validation messages of error severity (or naming a VUID) seen so far.
 static VALIDATION: Mutex<Vec<String>> = Mutex::new(Vec::new());

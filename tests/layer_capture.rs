@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-use steadyhud::metrics::{stk_curve, summarize, Options, StkPoint, Summary};
+use steadyhud_metrics::{stk_curve, summarize, Options, StkPoint, Summary};
 
 /// Two scripted stutters (frames 200 and 401) in an otherwise steady 60 fps run.
 const PATTERN: &str = "16.6ms*200,120ms*1,16.6ms*200,90ms*1,16.6ms*100";

@@ -2,7 +2,7 @@
 //! metrics API (`summarize`, `stk_curve`, `Rolling`).
 
 mod keys;
-use steadyhud::metrics::{
+use steadyhud_metrics::{
     oscillation, stk_curve, stutters, summarize, time_weighted_percentile, Options, Rolling,
     Summary,
 };
@@ -226,7 +226,7 @@ fn json_keys_are_the_contract() {
         assert!(v.get(k).is_some(), "missing {k}");
     }
     // The library's list (summarize's CSV columns come from it) is the spec's.
-    assert_eq!(keys, steadyhud::metrics::SUMMARY_KEYS);
+    assert_eq!(keys, steadyhud_metrics::SUMMARY_KEYS);
     assert_eq!(summarize(&[], &Options::default()), None);
 }
 

@@ -4,7 +4,7 @@
 //! from METRICS.md (linear scans, full sorts, scanning every f).
 
 use proptest::prelude::*;
-use steadyhud::metrics::{
+use steadyhud_metrics::{
     stk_curve, summarize, Options, Rolling, SortedDurations, Summary, MOSTLY_STEADY, STEADY,
     TYPICAL,
 };

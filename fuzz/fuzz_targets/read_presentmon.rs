@@ -1,7 +1,7 @@
 //! Forced PresentMon reader, with a process/swapchain filter taken from the first line.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use steadyhud::formats::Format;
+use steadyhud_formats::Format;
 
 fuzz_target!(|data: &[u8]| {
     let (filter, log) = steadyhud_fuzz::filter_and_log(data);

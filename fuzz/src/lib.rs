@@ -1,9 +1,9 @@
 //! Shared checks of the fuzz targets: besides "never panics", every reader
 //! result must honour the contract the rest of steadyhud relies on.
 
-use steadyhud::config::{Config, Source, KEYS};
-use steadyhud::formats::{self, Filter, Format, ReadOptions};
-use steadyhud::metrics::{self, Options};
+use steadyhud_config::{Config, Source, KEYS};
+use steadyhud_formats::{self as formats, Filter, Format, ReadOptions};
+use steadyhud_metrics::{self as metrics, Options};
 
 /// Largest duration a reader may return (METRICS.md input rules, `value.rs`).
 const MAX_NS: u64 = 1_000_000_000_000_000_000;
@@ -75,7 +75,7 @@ pub fn check_config(data: &[u8]) {
 /// read back from its own line is the same request, on one line; an error
 /// message is one line.
 pub fn check_control(data: &[u8]) {
-    use steadyhud::control::protocol::{Reply, Request};
+    use steadyhud_control::protocol::{Reply, Request};
     let text = String::from_utf8_lossy(data);
     match Request::parse(&text) {
         Ok(r) => {

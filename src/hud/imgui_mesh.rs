@@ -3,12 +3,12 @@
 //! geometrically, never shrunk) and records one imgui frame's draw calls.
 //! Nothing is allocated per draw once the buffers are large enough.
 
-use super::gfx::{bind_pipeline_and_set, rect_between};
 use super::imgui_vk::{FontTexture, Pipeline, Transform};
 use super::memory::HostBuffer;
 use super::{HudDevice, HudError};
 use ash::vk;
 use imgui::{DrawCmd, DrawCmdParams, DrawIdx, DrawVert};
+use steadyhud_gfx::{bind_pipeline_and_set, rect_between};
 
 /// Smallest buffer size, bytes (a 720p HUD fits in it).
 const MIN_BYTES: u64 = 64 * 1024;

@@ -5,11 +5,11 @@
 //! first draw), and per-frame geometry lives in [`super::imgui_mesh`].
 
 use super::encoding::Encoding;
-use super::gfx::{create_pipeline_2d, whole_image_copy, Pipeline2d};
 use super::memory::{HostBuffer, OwnImage};
-use super::render::transition;
 use super::{vk_err, HudDevice, HudError};
 use ash::vk;
+use steadyhud_gfx::transition;
+use steadyhud_gfx::{create_pipeline_2d, whole_image_copy, Pipeline2d};
 
 const VERT_SPV: &[u8] = include_bytes!("../../shaders/hud.vert.spv");
 const FRAG_SPV: &[u8] = include_bytes!("../../shaders/hud.frag.spv");
@@ -349,7 +349,7 @@ impl FontTexture {
         let d = dev.device;
         let image = self.image.image;
         transition(
-            dev,
+            &dev.device,
             cmd,
             image,
             (
@@ -371,7 +371,7 @@ impl FontTexture {
             &region,
         );
         transition(
-            dev,
+            &dev.device,
             cmd,
             image,
             (

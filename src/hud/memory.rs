@@ -278,7 +278,7 @@ pub(crate) unsafe fn color_view(
         .image(image)
         .view_type(vk::ImageViewType::TYPE_2D)
         .format(format)
-        .subresource_range(super::color_range());
+        .subresource_range(steadyhud_gfx::color_range());
     dev.device
         .create_image_view(&info, None)
         .map_err(vk_err("vkCreateImageView"))

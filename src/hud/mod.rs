@@ -27,15 +27,14 @@
 //! present semaphores, kept per device), `panel` (cached panel), `memory` (buffers and images), [`view`] (layout and colours),
 //! [`keys`] (the toggle keys: [`hotkey`] on X11, [`wayland`] on Wayland).
 
-use crate::config::Config;
 use crate::live::LiveStats;
 use ash::vk;
 use std::sync::Arc;
 use std::time::Instant;
+use steadyhud_config::Config;
 
 mod cache;
 pub mod encoding;
-pub mod gfx;
 pub mod hotkey;
 mod imgui_mesh;
 mod imgui_vk;
@@ -53,7 +52,6 @@ pub mod wayland;
 pub use cache::HudCache;
 pub use encoding::{Encoding, HDR_WHITE_NITS};
 pub use plan::Plan;
-pub use render::color_range;
 
 use upload::Step;
 

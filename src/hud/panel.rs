@@ -13,9 +13,9 @@
 
 use super::memory::OwnImage;
 use super::passes::AFTER_APP;
-use super::render::transition;
 use super::{vk_err, HudDevice, HudError};
 use ash::vk;
+use steadyhud_gfx::transition;
 
 /// Panel sizes are rounded up to this, so small layout changes (a wider
 /// number) do not recreate the image.
@@ -228,7 +228,7 @@ impl Panel {
         // The app's last writes, whatever wrote them, even without a
         // semaphore (same queue); chains with the semaphore wait otherwise.
         transition(
-            dev,
+            &dev.device,
             cmd,
             dst,
             (layout, copy_layout),
@@ -265,7 +265,7 @@ impl Panel {
             &region,
         );
         transition(
-            dev,
+            &dev.device,
             cmd,
             dst,
             (copy_layout, layout),

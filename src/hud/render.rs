@@ -9,65 +9,19 @@
 //! bounded; a wait that runs out makes the draw `Skipped` rather than
 //! stalling the game.
 
-use super::gfx::rect_between;
 use super::imgui_mesh::Mesh;
 use super::memory::color_view;
 use super::plan::Plan;
 use super::semaphores::PresentSemaphores;
 use super::{vk_err, HudDevice, HudError};
 use ash::vk;
+use steadyhud_gfx::rect_between;
 
 /// Longest wait for a slot's previous submission (or for everything in
 /// flight when the queue changes) inside a present.
 const PRESENT_WAIT_NS: u64 = 50_000_000;
 /// Longest wait for the HUD's submissions at teardown.
 const TEARDOWN_WAIT_NS: u64 = 1_000_000_000;
-
-/// The single mip level and layer of a colour image.
-pub fn color_range() -> vk::ImageSubresourceRange {
-    vk::ImageSubresourceRange {
-        aspect_mask: vk::ImageAspectFlags::COLOR,
-        base_mip_level: 0,
-        level_count: 1,
-        base_array_layer: 0,
-        layer_count: 1,
-    }
-}
-
-/// Records one layout transition of the colour image `image` (same queue
-/// family): (old, new) layouts, (src, dst) access and (src, dst) stages.
-///
-/// # Safety
-/// `cmd` is a command buffer of `dev` in the recording state, outside a
-/// render pass; `image` is a live colour image of `dev` in layout `old`
-/// (any layout when `old` is `UNDEFINED`).
-pub(crate) unsafe fn transition(
-    dev: &HudDevice,
-    cmd: vk::CommandBuffer,
-    image: vk::Image,
-    (old, new): (vk::ImageLayout, vk::ImageLayout),
-    (src_access, dst_access): (vk::AccessFlags, vk::AccessFlags),
-    (src_stage, dst_stage): (vk::PipelineStageFlags, vk::PipelineStageFlags),
-) {
-    let barrier = [vk::ImageMemoryBarrier::default()
-        .src_access_mask(src_access)
-        .dst_access_mask(dst_access)
-        .old_layout(old)
-        .new_layout(new)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(color_range())];
-    dev.device.cmd_pipeline_barrier(
-        cmd,
-        src_stage,
-        dst_stage,
-        vk::DependencyFlags::empty(),
-        &[],
-        &[],
-        &barrier,
-    );
-}
 
 /// Resources of one submission in flight.
 struct Slot {

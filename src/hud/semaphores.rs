@@ -16,9 +16,9 @@
 //! to itself.
 
 use super::{vk_err, HudDevice, HudError};
-use crate::lock::Recover;
 use ash::vk;
 use std::sync::Mutex;
+use steadyhud_sys::lock::Recover;
 
 /// Spare present semaphores of one device, unsignalled with no pending
 /// signal (each was last waited on by a present).

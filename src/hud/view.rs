@@ -5,11 +5,11 @@
 //! on a UNORM swapchain) whatever the swapchain; the fragment shader encodes
 //! them for the target (see [`super::encoding`]).
 
-use crate::config::{Config, Position};
 use crate::live::LiveStats;
 use ash::vk;
 use imgui::{Condition, ImColor32, StyleColor, Ui, WindowFlags};
 use std::fmt::Write;
+use steadyhud_config::{Config, Position};
 
 /// Base font height in pixels at 720p.
 const BASE_FONT_PX: f32 = 13.0;

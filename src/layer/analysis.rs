@@ -31,17 +31,17 @@ use super::guard;
 use super::limiter::FpsLimit;
 use super::session::Log;
 use super::upkeep::{self, Schedule, Snapshot};
-use crate::config::Config;
 use crate::live::LiveStats;
-use crate::lock::Recover;
-use crate::metrics::histogram::TimeHistogram;
-use crate::metrics::{self, Options, Rolling, StkPoint, Summary};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
+use steadyhud_config::Config;
+use steadyhud_metrics::histogram::TimeHistogram;
+use steadyhud_metrics::{self as metrics, Options, Rolling, StkPoint, Summary};
+use steadyhud_sys::lock::Recover;
 
 const TICK: Duration = Duration::from_millis(5);
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -149,8 +149,8 @@ impl StreamAnalysis {
             let col = |n| table.get(n).map(|id| id.index());
             Some(GpuFrames::new(
                 timer,
-                col(crate::metrics::gpu::BUSY_COLUMN)?,
-                col(crate::metrics::gpu::WAIT_COLUMN)?,
+                col(steadyhud_metrics::gpu::BUSY_COLUMN)?,
+                col(steadyhud_metrics::gpu::WAIT_COLUMN)?,
                 (window_s.max(0.1) * 1e9) as u64,
                 ROLLING_MAX_FRAMES,
             ))
@@ -605,7 +605,7 @@ impl Analysis {
         &self,
         settings: Settings,
         device_key: usize,
-        counters: Option<Arc<crate::counters::Counters>>,
+        counters: Option<Arc<steadyhud_counters::Counters>>,
         gpu: Option<Arc<GpuTimer>>,
     ) -> Arc<Stream> {
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
@@ -743,8 +743,7 @@ mod tests {
             .map(|e| e.unwrap().path())
             .find(|p| p.extension().is_some_and(|e| e == "csv"))
             .expect("csv written");
-        let summary =
-            serde_json::from_str(&read(&crate::session_log::summary_path_for(&csv))).unwrap();
+        let summary = serde_json::from_str(&read(&steadyhud_log::summary_path_for(&csv))).unwrap();
         let text = read(&csv);
         (csv, text, summary)
     }
@@ -755,7 +754,7 @@ mod tests {
     /// `dir`, with the default options.
     fn with_counters(
         dir: &std::path::Path,
-        table: Arc<crate::counters::Counters>,
+        table: Arc<steadyhud_counters::Counters>,
     ) -> (Arc<Stream>, StreamAnalysis) {
         let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let a = StreamAnalysis::with_counters(
@@ -825,7 +824,7 @@ mod tests {
     /// caused and nothing for a plain slow frame.
     #[test]
     fn counters_become_columns_and_stutter_causes() {
-        use crate::counters::{Counters, Unit, MAX_COUNTERS};
+        use steadyhud_counters::{Counters, Unit, MAX_COUNTERS};
         let dir = tempfile::tempdir().unwrap();
         let table = Arc::new(Counters::new());
         let pipe = table
@@ -866,7 +865,7 @@ mod tests {
             text.contains("\n20,250000000,50.000000,40.000000,0.500000,49.500000\n"),
             "{text}"
         );
-        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        let log = steadyhud_formats::read_path(&csv, &Default::default()).unwrap();
         assert_eq!(log.durations_ns.len(), 59);
         let causes = summary["stutter_causes_text"].as_array().unwrap();
         assert_eq!(causes.len(), 2, "{summary}");
@@ -885,8 +884,8 @@ mod tests {
     /// every frame still has its row.
     #[test]
     fn counter_ring_overflow_is_logged() {
-        use crate::counters::{Counters, Unit, MAX_COUNTERS};
         use crate::layer::capture::COUNTER_RING_CAPACITY;
+        use steadyhud_counters::{Counters, Unit, MAX_COUNTERS};
         let dir = tempfile::tempdir().unwrap();
         let table = Arc::new(Counters::new());
         table.register("submits", "submits", Unit::Count).unwrap();
@@ -904,7 +903,7 @@ mod tests {
             text.contains("\n# counter ring overflow: 10 frames' counters lost (written as 0)\n"),
             "{text}"
         );
-        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        let log = steadyhud_formats::read_path(&csv, &Default::default()).unwrap();
         assert_eq!(log.durations_ns.len() as u64, frames - 1);
         assert_eq!(summary["counter_ring_overflows"], 10);
         assert_eq!(summary["ring_overflows"], 0);
@@ -962,7 +961,7 @@ mod tests {
         assert_eq!(summary["frames"], 40);
         assert_eq!(summary["summary_upkeep"]["writes"], 2);
         assert!(text.ends_with("\n# end: complete\n"), "{text}");
-        let log = crate::formats::read_path(&csv, &Default::default()).unwrap();
+        let log = steadyhud_formats::read_path(&csv, &Default::default()).unwrap();
         assert!(
             !log.meta
                 .notes

@@ -21,13 +21,13 @@
 //! a frame whose counter entry was lost to a full ring gets zeros. Such
 //! losses are counted like timestamp overflows and the log records them.
 
-use crate::counters::{Counters, FrameValues};
 use crate::live::LiveCell;
-use crate::lock::Recover;
 use ringbuf::traits::{Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use steadyhud_counters::{Counters, FrameValues};
+use steadyhud_sys::lock::Recover;
 
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
 /// analysis thread's 10 ms drain period.
@@ -48,22 +48,12 @@ impl Default for CounterFrame {
     fn default() -> Self {
         CounterFrame {
             t: 0,
-            values: [0; crate::counters::MAX_COUNTERS],
+            values: [0; steadyhud_counters::MAX_COUNTERS],
         }
     }
 }
 
-/// CLOCK_MONOTONIC now, in nanoseconds.
-#[inline]
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use steadyhud_sys::clock::now_ns;
 
 struct ProducerSide {
     prod: HeapProd<u64>,
@@ -183,7 +173,7 @@ mod tests {
     fn counters_are_visible_with_their_timestamp() {
         let table = Arc::new(Counters::new());
         table
-            .register("n", "n", crate::counters::Unit::Count)
+            .register("n", "n", steadyhud_counters::Unit::Count)
             .unwrap();
         let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let mut vcons = vcons.unwrap();
@@ -193,7 +183,7 @@ mod tests {
             let (s2, consumed) = (s.clone(), &consumed);
             scope.spawn(move || {
                 for t in 1..=N {
-                    let mut v = [0u64; crate::counters::MAX_COUNTERS];
+                    let mut v = [0u64; steadyhud_counters::MAX_COUNTERS];
                     v[0] = t * 3;
                     // Keep the 4096-entry counter ring from filling.
                     let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -242,10 +232,10 @@ mod tests {
     fn counter_ring_overflow_is_counted() {
         let table = Arc::new(Counters::new());
         table
-            .register("n", "n", crate::counters::Unit::Count)
+            .register("n", "n", steadyhud_counters::Unit::Count)
             .unwrap();
         let (s, mut cons, vcons) = Stream::with_counters(1, 0, Some(table));
-        let v = [7u64; crate::counters::MAX_COUNTERS];
+        let v = [7u64; steadyhud_counters::MAX_COUNTERS];
         for t in 1..=COUNTER_RING_CAPACITY as u64 + 3 {
             s.record_with(t, Some(&v));
         }

@@ -1,4 +1,4 @@
-//! The layer's end of the control socket ([`crate::control`]): started with
+//! The layer's end of the control socket ([`steadyhud_control`]): started with
 //! the analysis thread, polled by it every tick, and what each request does
 //! here (HUD visibility, the frame cap, marks in the logs, status).
 //!
@@ -9,15 +9,15 @@
 
 use super::analysis::Settings;
 use super::guard;
-use crate::control::protocol::{HudChange, Reply, Request, HELP};
-use crate::control::server::Server;
 use crate::live::LiveGpu;
-use crate::lock::Recover;
-use crate::metrics::Summary;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use steadyhud_control::protocol::{HudChange, Reply, Request, HELP};
+use steadyhud_control::server::Server;
+use steadyhud_metrics::Summary;
+use steadyhud_sys::lock::Recover;
 
 /// How long a status reply's stream part is reused: a flood of `status`
 /// requests costs one computation per this period.
@@ -71,7 +71,7 @@ impl Control {
         if !settings.config.control {
             return None;
         }
-        let dir = match crate::control::socket_dir() {
+        let dir = match steadyhud_control::socket_dir() {
             Ok(d) => d,
             Err(e) => {
                 guard::say(format_args!("steadyhud: no control socket: {e}"));

@@ -1,6 +1,6 @@
 //! The analysis thread's side of the statistics counters for one stream:
 //! pairs each present with the counters latched at it, turns them into log
-//! columns, runs frame health ([`crate::counters::health::Tracker`]) to
+//! columns, runs frame health ([`steadyhud_counters::health::Tracker`]) to
 //! name what spiked with each stutter, sums the latency split, and keeps a
 //! short history for the HUD's counter page.
 //!
@@ -16,10 +16,10 @@
 
 use super::capture::{CounterFrame, Stream};
 use super::guard;
-use crate::counters::health::{HealthRule, Tracker};
-use crate::counters::{Cause, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
+use steadyhud_counters::health::{HealthRule, Tracker};
+use steadyhud_counters::{Cause, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS};
 
 /// Frames of counter history the HUD page shows.
 pub const HISTORY_FRAMES: usize = 240;
@@ -199,7 +199,7 @@ impl CounterTrack {
         serde_json::json!({
             "stutter_causes": causes,
             "stutter_causes_text": causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-            "stutters_by_cause": crate::counters::by_main_cause(causes),
+            "stutters_by_cause": steadyhud_counters::by_main_cause(causes),
             "counters": counters,
             "latency": {
                 "cpu_busy_ms_avg": avg(self.sum_cpu_busy),
@@ -218,8 +218,8 @@ impl CounterTrack {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counters::{Counters, Unit};
     use std::sync::Arc;
+    use steadyhud_counters::{Counters, Unit};
 
     /// The HUD shows the configured counters in the configured order; a name
     /// the device lacks and a repeated name are left out.

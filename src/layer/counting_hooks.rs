@@ -1,4 +1,4 @@
-//! The layer's built-in statistics counters ([`crate::counters`]): tiny
+//! The layer's built-in statistics counters ([`steadyhud_counters`]): tiny
 //! timed calls on the functions that usually explain a stutter. The entry
 //! points (`entry.rs`) find the device without a lock and delegate here:
 //! take a timestamp, call the next layer, add the elapsed CPU time and the
@@ -13,7 +13,7 @@
 //! `vkSetLatencyMarkerNV` (VK_NV_low_latency2, NVIDIA Reflex) is hooked when
 //! the next layer has it: the app's markers become three more counters
 //! (`nv_sim_ms`, `nv_render_submit_ms`, `nv_frame_start_to_present_ms`, see
-//! [`crate::counters::markers`]), registered only on such devices.
+//! [`steadyhud_counters::markers`]), registered only on such devices.
 //!
 //! Counters of a device are latched at every present of that device (see
 //! `swapchain.rs`) and travel with the present's timestamp to the analysis
@@ -24,10 +24,10 @@ use super::capture::now_ns;
 use super::entry::on_device;
 use super::guard;
 use super::loader::next_fn;
-use crate::counters::markers::{Marker, MarkerClock, Span};
-use crate::counters::{CounterId, Counters, Unit};
-use crate::lock::Recover;
 use ash::vk;
+use steadyhud_counters::markers::{Marker, MarkerClock, Span};
+use steadyhud_counters::{CounterId, Counters, Unit};
+use steadyhud_sys::lock::Recover;
 
 /// Ids of the built-in counters of one device.
 #[derive(Clone, Copy, Debug)]
@@ -46,7 +46,7 @@ pub struct Builtin {
     pub limiter_wait_ns: CounterId,
 }
 
-use crate::counters::BUILTIN;
+use steadyhud_counters::BUILTIN;
 
 impl Builtin {
     /// Registers the built-in counters in a fresh table.

@@ -20,12 +20,12 @@ use super::loader::{self, next_fn};
 use super::queue::QueueInfo;
 use super::swapchain::Swapchain;
 use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
-use crate::lock::{Recover, RecoverRw};
 use ash::vk;
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use steadyhud_sys::lock::{Recover, RecoverRw};
 
 /// Next-layer entry points the device's hooks forward to.
 pub struct DeviceFns {
@@ -628,7 +628,7 @@ unsafe fn gpu_timer(
     queues: &[(vk::Queue, u32)],
     dc: &DeviceCounters,
 ) -> Option<Arc<GpuTimer>> {
-    use crate::counters::Unit;
+    use steadyhud_counters::Unit;
     // SAFETY: live handles (caller).
     let Some(timer) = (unsafe {
         GpuTimer::new(
@@ -644,7 +644,7 @@ unsafe fn gpu_timer(
         ));
         return None;
     };
-    use crate::metrics::gpu::{BUSY_COLUMN, GPU_WORK_LABEL, WAIT_COLUMN};
+    use steadyhud_metrics::gpu::{BUSY_COLUMN, GPU_WORK_LABEL, WAIT_COLUMN};
     let busy = dc.table.register(BUSY_COLUMN, GPU_WORK_LABEL, Unit::Nanos);
     let wait = dc.table.register(WAIT_COLUMN, "GPU wait", Unit::Nanos);
     if busy.is_err() || wait.is_err() {

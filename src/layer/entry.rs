@@ -31,10 +31,10 @@ use super::handles::dispatch_key;
 use super::instance::Instance;
 use super::loader::{self, next_fn};
 use super::state::{layer, Layer};
-use crate::lock::Recover;
 use ash::vk;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
+use steadyhud_sys::lock::Recover;
 
 /// When an intercepted function may be handed out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

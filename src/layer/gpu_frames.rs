@@ -23,10 +23,10 @@
 //! results is counted in `late_frames`.
 
 use super::gpu_timing::GpuTimer;
-use crate::counters::FrameValues;
-use crate::metrics::gpu::{GpuKeys, GpuTotals, GpuWindow};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use steadyhud_counters::FrameValues;
+use steadyhud_metrics::gpu::{GpuKeys, GpuTotals, GpuWindow};
 
 /// How long a frame's row may wait for its GPU results (CPU time after the
 /// frame's end, judged by the newest present).

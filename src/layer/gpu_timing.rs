@@ -36,11 +36,11 @@
 
 use super::capture::now_ns;
 use super::guard;
-use crate::lock::Recover;
 use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use steadyhud_sys::lock::Recover;
 
 /// Timed batches in flight per queue. A slot is freed as soon as the
 /// analysis thread (every 5 ms) sees its results, so 256 covers bursts of

@@ -11,11 +11,11 @@
 //!
 //! Writers (create/destroy) are serialized by a mutex; readers never take it.
 
-use crate::lock::Recover;
 use ash::vk;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use steadyhud_sys::lock::Recover;
 
 /// Dispatch key of a dispatchable handle: the loader's dispatch table
 /// pointer stored in its first word (a queue's is its device's).

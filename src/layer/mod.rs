@@ -47,5 +47,4 @@ mod submit;
 mod swapchain;
 mod upkeep;
 
-/// The layer's name as in the manifest.
-pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";
+pub use steadyhud_config::LAYER_NAME;

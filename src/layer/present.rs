@@ -26,11 +26,11 @@ use super::guard;
 use super::limiter;
 use super::queue::{hud_role, HudRole, QueueInfo};
 use super::regions::{self, Scratch};
-use crate::config::LimitMethod;
 use crate::hud::{Drawn, HudError};
-use crate::lock::Recover;
 use ash::vk;
 use std::sync::atomic::Ordering;
+use steadyhud_config::LimitMethod;
+use steadyhud_sys::lock::Recover;
 
 /// A Vulkan array argument as a slice.
 ///
@@ -170,7 +170,7 @@ impl Device {
         }
         // The device's counters end their frame here; they ride with the
         // first swapchain of the present (on the stack: no allocation).
-        let mut latched = [0u64; crate::counters::MAX_COUNTERS];
+        let mut latched = [0u64; steadyhud_counters::MAX_COUNTERS];
         let mut values = self.counters.as_ref().map(|dc| {
             dc.table.latch(&mut latched);
             &latched

@@ -1,14 +1,14 @@
 //! The analysis thread's handle on one stream's session log
-//! ([`crate::session_log::SessionLog`]): opened lazily at the stream's first
+//! ([`steadyhud_log::SessionLog`]): opened lazily at the stream's first
 //! present, never fatal. An unwritable folder or a write error prints one
 //! `steadyhud:` line and the game keeps running without (the rest of) a log.
 
 use super::guard;
-use crate::counters::Unit;
-use crate::metrics::{StkPoint, Summary};
-use crate::session_log::{default_log_dir, SessionLog, SummaryTarget};
 use std::path::PathBuf;
 use std::time::SystemTime;
+use steadyhud_counters::Unit;
+use steadyhud_log::{default_log_dir, SessionLog, SummaryTarget};
+use steadyhud_metrics::{StkPoint, Summary};
 
 /// Session log of one stream.
 pub enum Log {
@@ -87,7 +87,7 @@ impl Log {
         };
     }
 
-    fn check(&mut self, r: Result<(), crate::session_log::LogError>) {
+    fn check(&mut self, r: Result<(), steadyhud_log::LogError>) {
         if let Err(e) = r {
             // SessionLog ignores further writes after the first failure.
             guard::say(format_args!(

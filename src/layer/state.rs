@@ -11,11 +11,11 @@ use super::guard;
 use super::handles::HandleMap;
 use super::instance::Instance;
 use super::limiter::FpsLimit;
-use crate::config::Config;
-use crate::lock::Recover;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
+use steadyhud_config::Config;
+use steadyhud_sys::lock::Recover;
 
 /// The layer's state in this process.
 pub struct Layer {

@@ -4,8 +4,8 @@
 
 use super::capture::Stream;
 use crate::hud::{HudCache, HudDevice, SwapchainHud};
-use crate::lock::Recover;
 use std::sync::{Arc, Mutex};
+use steadyhud_sys::lock::Recover;
 
 /// One live swapchain.
 pub struct Swapchain {

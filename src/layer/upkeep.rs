@@ -29,13 +29,13 @@
 
 use super::analysis::whole_session;
 use super::guard;
-use crate::lock::Recover;
-use crate::metrics::Options;
-use crate::session_log::{write_summary, Progress, SummaryTarget};
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use steadyhud_log::{write_summary, Progress, SummaryTarget};
+use steadyhud_metrics::Options;
+use steadyhud_sys::lock::Recover;
 
 /// Shortest time between two periodic writes of one stream.
 pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
@@ -358,9 +358,8 @@ mod tests {
     #[test]
     fn a_periodic_write_never_lands_after_the_final_one() {
         let dir = tempfile::tempdir().unwrap();
-        let log =
-            crate::session_log::SessionLog::create(dir.path(), "t", std::time::SystemTime::now())
-                .unwrap();
+        let log = steadyhud_log::SessionLog::create(dir.path(), "t", std::time::SystemTime::now())
+            .unwrap();
         let snap = |frames: usize| Snapshot {
             target: log.summary_target(),
             durations: vec![10_000_000; frames],

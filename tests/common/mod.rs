@@ -28,14 +28,38 @@ pub const VALIDATION: &str = "VK_LAYER_KHRONOS_validation";
 /// Default time limit of a [`run`].
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// The profile folder this test was built into (`target/<profile>/`); a
+/// test binary runs from its `deps/`.
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary knows its path");
+    let deps = exe.parent().expect("the test binary is in a folder");
+    deps.parent().unwrap_or(deps).to_path_buf()
+}
+
+/// A binary of another crate of the workspace, built in this test's
+/// profile. `cargo test` at the workspace root builds them all (the CLI's
+/// and the test app's packages have integration tests of their own, so
+/// Cargo builds their binaries before any test runs). Panics with the way
+/// out when it is missing.
+fn workspace_exe(name: &str) -> PathBuf {
+    let exe = profile_dir().join(name);
+    assert!(
+        exe.is_file(),
+        "{} was not built: run the tests from the workspace root (`cargo test --release`), \
+         or build it first with `cargo build --release`",
+        exe.display()
+    );
+    exe
+}
+
 /// Path of the `steadyhud` CLI built for this test run.
 pub fn steadyhud_exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_steadyhud"))
+    workspace_exe("steadyhud")
 }
 
 /// Path of the scripted test app built for this test run.
 pub fn testapp_exe() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_steadyhud-testapp"))
+    workspace_exe("steadyhud-testapp")
 }
 
 /// The layer library this test run was built with. `cargo test` compiles
@@ -43,10 +67,7 @@ pub fn testapp_exe() -> PathBuf {
 /// up next to the binaries, so `deps/` (always the newest build) comes first.
 /// Panics with an explanation when neither exists.
 pub fn layer_library() -> PathBuf {
-    let exe = steadyhud_exe();
-    let dir = exe
-        .parent()
-        .expect("CARGO_BIN_EXE_steadyhud has a parent directory");
+    let dir = profile_dir();
     let candidates = [
         dir.join("deps/libsteadyhud.so"),
         dir.join("libsteadyhud.so"),
@@ -902,7 +923,7 @@ pub fn close(px: [u8; 3], want: [u8; 3], tol: u8) -> bool {
 
 /// The test app's own pattern parser (same source file), so tests compute
 /// the script's ideal frame durations exactly as the app schedules them.
-#[path = "../../src/bin/steadyhud-testapp/pattern.rs"]
+#[path = "../../crates/testapp/src/pattern.rs"]
 #[allow(clippy::all)]
 mod pattern;
 
@@ -936,15 +957,15 @@ impl Harness {
 }
 
 /// Frame durations (ns) logged in a steadyhud session CSV, in row order,
-/// read with the crate's own session-log reader (`steadyhud::formats`, which
+/// read with the crate's own session-log reader (`steadyhud_formats`, which
 /// ignores a cut-off last line). Panics, naming file, line and column, if
 /// the file is not a steadyhud session log.
 pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
-    let opts = steadyhud::formats::ReadOptions {
-        format: Some(steadyhud::formats::Format::SteadyHud),
+    let opts = steadyhud_formats::ReadOptions {
+        format: Some(steadyhud_formats::Format::SteadyHud),
         ..Default::default()
     };
-    match steadyhud::formats::read_path(csv, &opts) {
+    match steadyhud_formats::read_path(csv, &opts) {
         Ok(log) => log.durations_ns,
         Err(e) => panic!(
             "{} is not a readable steadyhud session log: {e}",
@@ -996,7 +1017,7 @@ pub fn have(program: &str) -> bool {
 /// for the whole test (a panicking holder does not poison it for the others).
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: Mutex<()> = Mutex::new(());
-    steadyhud::lock::Recover::lock_or_recover(&LOCK)
+    steadyhud_sys::lock::Recover::lock_or_recover(&LOCK)
 }
 
 /// Switches for the validation layer's optional checks (see

@@ -5,7 +5,13 @@ use std::path::{Path, PathBuf};
 
 /// The folder of the shared captures.
 pub fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+    // The checkout's top folder, whichever crate of the workspace the test
+    // belongs to.
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .find(|d| d.join("layer-manifest").is_dir())
+        .expect("the test runs inside the checkout")
+        .join("../shared/data")
 }
 
 /// One shared capture by file name.

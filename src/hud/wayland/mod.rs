@@ -56,12 +56,12 @@ pub mod ffi;
 pub mod tracker;
 
 use crate::layer::guard;
-use crate::lock::Recover;
 use ffi::{Keymap, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, Xkb, MARSHAL_DESTROY};
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use steadyhud_sys::lock::Recover;
 use tracker::Tracker;
 
 /// Why a combination cannot be watched on Wayland.

@@ -1,0 +1,114 @@
+//! `steadyhud compare A B`: every metric of two logs side by side, with the
+//! change in percent and whether it is better or worse; the GPU-bound
+//! verdict (`n/a` for a log without GPU data); for logs with statistics
+//! counters also their stutters by main cause.
+
+use super::load::load_run;
+use std::path::PathBuf;
+use steadyhud_report::table::{self, CAUSE_ROW, ROWS};
+use steadyhud_report::Run;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Baseline log (any format `analyze` reads).
+    pub a: PathBuf,
+    /// Log compared against the baseline.
+    pub b: PathBuf,
+    #[command(flatten)]
+    pub threshold: super::analyze::ThresholdArg,
+}
+
+pub fn run(args: &Args) -> std::process::ExitCode {
+    super::load::run_with_options(&args.threshold, |opts| {
+        let a = load_run(&args.a, opts)?;
+        let b = load_run(&args.b, opts)?;
+        print!("{}", render(&a, &b));
+        Ok(())
+    })
+}
+
+/// The comparison table as text.
+pub fn render(a: &Run, b: &Run) -> String {
+    let mut rows: Vec<[String; 5]> = vec![[
+        "metric".into(),
+        a.name.clone(),
+        b.name.clone(),
+        "change".into(),
+        String::new(),
+    ]];
+    for row in ROWS {
+        let (va, vb) = ((row.get)(&a.summary), (row.get)(&b.summary));
+        let label = if row.unit.is_empty() {
+            row.label.to_string()
+        } else {
+            format!("{} ({})", row.label, row.unit)
+        };
+        let (fa, fb) = (table::fmt_value(row, va), table::fmt_value(row, vb));
+        rows.push([
+            label,
+            fa,
+            fb,
+            table::fmt_change(va, vb),
+            table::verdict_word(row, va, vb).into(),
+        ]);
+    }
+    let yn = |x: bool| if x { "yes" } else { "no" }.to_string();
+    rows.push([
+        "Oscillation (OSC)".into(),
+        yn(a.summary.osc),
+        yn(b.summary.osc),
+        String::new(),
+        String::new(),
+    ]);
+    for row in &table::GPU_ROWS {
+        let (ga, gb) = (a.gpu.as_ref(), b.gpu.as_ref());
+        rows.push([
+            format!("{} ({})", row.label, row.unit),
+            table::fmt_gpu(row, ga),
+            table::fmt_gpu(row, gb),
+            table::fmt_gpu_change(row, ga, gb),
+            String::new(),
+        ]);
+    }
+    let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);
+    if !causes.is_empty() {
+        rows.push([
+            format!("{} (counters)", CAUSE_ROW.label),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    let cell = |n: Option<usize>| n.map_or_else(|| "n/a".to_string(), |n| n.to_string());
+    for c in causes {
+        let (change, v) = match (c.counts[0], c.counts[1]) {
+            (Some(x), Some(y)) => (
+                table::fmt_change(x as f64, y as f64),
+                table::verdict_word(&CAUSE_ROW, x as f64, y as f64),
+            ),
+            _ => (String::new(), ""),
+        };
+        rows.push([
+            format!("  {}", c.label),
+            cell(c.counts[0]),
+            cell(c.counts[1]),
+            change,
+            v.into(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..5)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = format!("{:<w$}", r[0], w = widths[0]);
+        for c in 1..4 {
+            line.push_str(&format!("  {:>w$}", r[c], w = widths[c]));
+        }
+        line.push_str(&format!("  {}", r[4]));
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}

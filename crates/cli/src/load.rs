@@ -1,0 +1,58 @@
+//! What the commands that analyse several logs (`report`, `compare`,
+//! `bench`) share: reading a log into a [`Run`], and their errors.
+
+use super::analyze::{analyze_path, ThresholdArg};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use steadyhud_formats::{ParseError, ReadOptions};
+use steadyhud_metrics::Options;
+use steadyhud_report::Run;
+
+/// What stops a multi-log command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(transparent)]
+    Read(#[from] ParseError),
+    #[error("{}: cannot write: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Reads `path` in any supported format and analyses it; the run is named
+/// after the file.
+pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
+    let a = analyze_path(path, &ReadOptions::default(), opts)?;
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    Ok(Run {
+        name,
+        durations_ns: a.log.durations_ns,
+        summary: a.summary,
+        stutter_causes: a.stutter_causes,
+        gpu: a.gpu,
+    })
+}
+
+/// Runs a multi-log command's `body` with the metrics options of its
+/// `--stutter-threshold`; exit status as [`exit`].
+pub fn run_with_options(
+    threshold: &ThresholdArg,
+    body: impl FnOnce(&Options) -> Result<(), CliError>,
+) -> ExitCode {
+    exit(body(&threshold.options()))
+}
+
+/// Exit status of a command: 0, or 2 with `steadyhud: <error>` on stderr.
+pub fn exit(result: Result<(), CliError>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("steadyhud: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! `steadyhud` command line: each subcommand lives in `steadyhud_cli::<name>`.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "steadyhud",
+    version,
+    about = "Time-weighted frame pacing: Vulkan HUD layer and log analysis"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Install the layer for this user (implicit, enabled by STEADYHUD=1).
+    Install(steadyhud_cli::install::InstallArgs),
+    /// Remove the user-level layer installed by `steadyhud install`.
+    Uninstall(steadyhud_cli::install::UninstallArgs),
+    /// Run a program with the layer on, installed or not.
+    Run(steadyhud_cli::run::RunArgs),
+    /// Analyse a frame-time log (steadyhud, PresentMon, CapFrameX/OCAT, MangoHud, plain ms).
+    Analyze(steadyhud_cli::analyze::AnalyzeArgs),
+    /// Run a program with the layer for a fixed time and recommend a frame cap.
+    Bench(steadyhud_cli::bench::Args),
+    /// Every metric of two logs side by side, with the change in percent.
+    Compare(steadyhud_cli::compare::Args),
+    /// A self-contained HTML report (charts, A/B table) of one or more logs.
+    Report(steadyhud_cli::report::Args),
+    /// One row per log with every metric and its time histogram (--csv, --json), logs read in parallel.
+    Summarize(steadyhud_cli::summarize::Args),
+    /// Sum time histograms (summarize output) into fleet-wide percentiles and Steady/Typical FPS.
+    Merge(steadyhud_cli::merge::Args),
+    /// Talk to a running game: list, status, hud on|off|toggle, limit N|off, mark TEXT.
+    Ctl(steadyhud_cli::ctl::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Install(a) => steadyhud_cli::install::run_install(a),
+        Command::Uninstall(a) => steadyhud_cli::install::run_uninstall(a),
+        Command::Run(a) => steadyhud_cli::run::run(a),
+        Command::Analyze(a) => steadyhud_cli::analyze::run(a),
+        Command::Bench(a) => steadyhud_cli::bench::run(&a),
+        Command::Compare(a) => steadyhud_cli::compare::run(&a),
+        Command::Report(a) => steadyhud_cli::report::run(&a),
+        Command::Summarize(a) => steadyhud_cli::summarize::run(&a),
+        Command::Merge(a) => steadyhud_cli::merge::run(&a),
+        Command::Ctl(a) => steadyhud_cli::ctl::run(&a),
+    }
+}

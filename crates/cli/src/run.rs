@@ -1,0 +1,210 @@
+//! `steadyhud run [--log-dir D] [--lib PATH] -- CMD ARGS`: runs any program
+//! with the layer on, whether or not it is installed.
+//!
+//! The layer is added as an explicit layer for the child only: a private
+//! folder with a manifest naming the library by absolute path goes into
+//! `VK_ADD_LAYER_PATH` (which adds to, rather than replaces, the search
+//! path, so the user's other layers stay visible) and the layer name is
+//! appended to `VK_INSTANCE_LAYERS`; both are honoured by loader 1.3.239,
+//! and when an installed implicit copy is also enabled the loader loads the
+//! layer once, from this manifest. `STEADYHUD=1` is set as well so child
+//! processes that rebuild their environment still get an installed layer.
+//! Signals sent to `steadyhud` (SIGTERM, SIGHUP, SIGQUIT, a `kill -INT`) are
+//! forwarded to the child; terminal-generated ones already reach it. The
+//! exit code is the child's, or 128 + signal when it was killed.
+
+use super::install::{find_lib, manifest_json, InstallError, MANIFEST_NAME};
+use clap::Args;
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// `steadyhud run` options.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Folder for the session log (sets STEADYHUD_LOG_DIR for the program).
+    #[arg(long, value_name = "DIR")]
+    pub log_dir: Option<PathBuf>,
+    /// Layer library to use (default: libsteadyhud.so next to this program).
+    #[arg(long, value_name = "PATH")]
+    pub lib: Option<PathBuf>,
+    /// The program and its arguments.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+/// Why `run` could not start the program.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Install(#[from] InstallError),
+    #[error("cannot create the layer folder {path}: {source}")]
+    TempDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start {cmd}: {source}")]
+    Spawn {
+        cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The name the layer is enabled by.
+pub use steadyhud_config::LAYER_NAME;
+
+static CHILD: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // Only signals sent by a process (si_code <= 0); the terminal's reach the
+    // child directly through the process group.
+    // SAFETY: the kernel passes a valid siginfo; kill is async-signal-safe.
+    unsafe {
+        let user_sent = info.is_null() || (*info).si_code <= 0;
+        let child = CHILD.load(Ordering::Relaxed);
+        if user_sent && child > 0 {
+            libc::kill(child, sig);
+        }
+    }
+}
+
+fn install_forwarding() {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+        // SAFETY: a plain sigaction with an async-signal-safe handler.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// A private folder holding the explicit-layer manifest; removed on drop.
+pub struct LayerDir(PathBuf);
+
+impl LayerDir {
+    /// The folder, to pass to [`command_with_layer`].
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// Writes the explicit-layer manifest for `lib` into a new private folder.
+    pub fn create(lib: &Path) -> Result<LayerDir, RunError> {
+        let base = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_dir())
+            .unwrap_or_else(std::env::temp_dir);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = base.join(format!("steadyhud-run-{}-{nanos}", std::process::id()));
+        let err = |source| RunError::TempDir {
+            path: dir.clone(),
+            source,
+        };
+        std::fs::create_dir_all(&dir).map_err(err)?;
+        let d = LayerDir(dir.clone());
+        std::fs::write(dir.join(MANIFEST_NAME), manifest_json(lib, false)?).map_err(err)?;
+        Ok(d)
+    }
+}
+
+impl Drop for LayerDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn prepend_path_list(var: &str, first: &Path) -> OsString {
+    let mut v = OsString::from(first);
+    if let Some(old) = std::env::var_os(var).filter(|o| !o.is_empty()) {
+        v.push(":");
+        v.push(old);
+    }
+    v
+}
+
+fn append_layer(var: &str) -> OsString {
+    match std::env::var_os(var).filter(|o| !o.is_empty()) {
+        Some(mut old) => {
+            if !old.to_string_lossy().split(':').any(|l| l == LAYER_NAME) {
+                old.push(":");
+                old.push(LAYER_NAME);
+            }
+            old
+        }
+        None => OsString::from(LAYER_NAME),
+    }
+}
+
+/// Builds the child command with the layer enabled (used by `run` and tests).
+pub fn command_with_layer(layer_dir: &Path, log_dir: Option<&Path>, cmd: &[OsString]) -> Command {
+    let mut c = Command::new(&cmd[0]);
+    c.args(&cmd[1..])
+        .env(
+            "VK_ADD_LAYER_PATH",
+            prepend_path_list("VK_ADD_LAYER_PATH", layer_dir),
+        )
+        .env("VK_INSTANCE_LAYERS", append_layer("VK_INSTANCE_LAYERS"))
+        .env("STEADYHUD", "1")
+        .env_remove("DISABLE_STEADYHUD");
+    if let Some(d) = log_dir {
+        c.env("STEADYHUD_LOG_DIR", d);
+    }
+    c
+}
+
+fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
+    let lib = find_lib(args.lib.as_deref())?;
+    let dir = LayerDir::create(&lib)?;
+    let log_dir = args
+        .log_dir
+        .as_ref()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+    let mut cmd = command_with_layer(&dir.0, log_dir.as_deref(), &args.command);
+    install_forwarding();
+    let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
+        cmd: args.command[0].to_string_lossy().into_owned(),
+        source,
+    })?;
+    CHILD.store(child.id() as i32, Ordering::Relaxed);
+    let status = loop {
+        match child.wait() {
+            Ok(s) => break s,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                eprintln!("steadyhud run: waiting for the program: {e}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    };
+    CHILD.store(0, Ordering::Relaxed);
+    drop(dir);
+    let code = match (status.code(), status.signal()) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        (None, None) => 1,
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// `steadyhud run`.
+pub fn run(args: RunArgs) -> ExitCode {
+    match run_inner(&args) {
+        Ok(c) => c,
+        Err(e @ RunError::Spawn { .. }) => {
+            eprintln!("steadyhud run: {e}");
+            ExitCode::from(127)
+        }
+        Err(e) => {
+            eprintln!("steadyhud run: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

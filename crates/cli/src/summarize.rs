@@ -1,0 +1,433 @@
+//! `steadyhud summarize LOG... [--csv [--histogram] | --json] [--jobs N]`:
+//! one row per log with every metric, the machine-readable per-run table,
+//! for any number of logs in any supported format, read in parallel.
+//!
+//! Each row also carries the log's time histogram
+//! ([`steadyhud_metrics::histogram`]): in `--json` as an array per log, and with
+//! `--csv --histogram` as one row per (log, bucket), so that
+//! `SUM(time_ns) … GROUP BY bucket` in any SQL engine, or `steadyhud merge`,
+//! gives fleet-wide time-weighted metrics.
+//!
+//! A log that cannot be read is reported on stderr (`steadyhud: FILE:LINE:COL:
+//! …`) and left out; the others are still written, and the exit code is 2.
+
+use super::analyze::ThresholdArg;
+use super::{parallel, progress::Progress};
+use serde::Serialize;
+use std::io::Write;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use steadyhud_formats::{self as formats, ErrorKind, ParseError, ReadOptions};
+use steadyhud_metrics::{self as metrics, histogram, Options, Summary, TimeHistogram, TimeMetrics};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Frame-time logs in any format `analyze` reads (detected per file).
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// CSV: a header, then one row per log with every metric.
+    #[arg(long, conflicts_with = "json")]
+    pub csv: bool,
+    /// With --csv: the time histograms instead, one row per (log, bucket):
+    /// file,bucket,lo_ns,hi_ns,frames,time_ns.
+    #[arg(long, requires = "csv")]
+    pub histogram: bool,
+    /// JSON: an array with one object per log (every metric, its notes and
+    /// its time histogram).
+    #[arg(long)]
+    pub json: bool,
+    /// Logs analysed at once (default: one per CPU).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<NonZeroUsize>,
+    #[command(flatten)]
+    pub threshold: ThresholdArg,
+}
+
+/// One log, summarised.
+#[derive(Clone, Debug)]
+pub struct LogRow {
+    /// The path as given on the command line.
+    pub file: String,
+    pub format: &'static str,
+    pub source: Option<String>,
+    pub summary: Summary,
+    pub histogram: TimeHistogram,
+    pub notes: Vec<String>,
+}
+
+/// Reads and summarises one log; its durations are dropped on return, so
+/// parallel jobs hold one log's frames each at most.
+pub fn summarize_path(path: &Path, opts: &Options) -> Result<LogRow, ParseError> {
+    let log = formats::read_path(path, &ReadOptions::default())?;
+    let summary = metrics::summarize(&log.durations_ns, opts).ok_or_else(|| ParseError {
+        path: path.to_path_buf(),
+        pos: None,
+        kind: ErrorKind::NoFrames { what: "frame" },
+    })?;
+    Ok(LogRow {
+        file: path.display().to_string(),
+        format: log.meta.format.name(),
+        source: log.meta.source,
+        summary,
+        histogram: TimeHistogram::from_durations(&log.durations_ns),
+        notes: log.meta.notes,
+    })
+}
+
+/// The per-log columns of `--csv`, in order: file, format, source, then
+/// the summary keys ([`metrics::SUMMARY_KEYS`]) but the list of stutter
+/// frames (its length is `stutter_count`). `--json` has the same keys, then
+/// `notes` and `histogram`.
+pub const COLUMNS: [&str; 18] = columns();
+
+const fn columns() -> [&'static str; 18] {
+    let mut out = [""; 18];
+    out[0] = "file";
+    out[1] = "format";
+    out[2] = "source";
+    let (mut i, mut o) = (0, 3);
+    while i < metrics::SUMMARY_KEYS.len() {
+        let key = metrics::SUMMARY_KEYS[i];
+        if !same(key, "stutter_frames") {
+            out[o] = key;
+            o += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+/// `a == b`, for [`columns`] (str equality is not const).
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The values of [`COLUMNS`] for one log. Floats print in Rust's shortest
+/// round-trip form, so a reader gets back the exact `f64`.
+fn values(r: &LogRow) -> [String; 18] {
+    let s = &r.summary;
+    [
+        r.file.clone(),
+        r.format.to_string(),
+        r.source.clone().unwrap_or_default(),
+        s.frames.to_string(),
+        s.duration_s.to_string(),
+        s.average_fps.to_string(),
+        s.low_1pct_fps.to_string(),
+        s.low_0_1pct_fps.to_string(),
+        s.p50_ms.to_string(),
+        s.p90_ms.to_string(),
+        s.p95_ms.to_string(),
+        s.p99_ms.to_string(),
+        s.p99_9_ms.to_string(),
+        s.steady_fps.to_string(),
+        s.mostly_steady_fps.to_string(),
+        s.typical_fps.to_string(),
+        s.stutter_count.to_string(),
+        s.osc.to_string(),
+    ]
+}
+
+/// One `--json` element. `stutter_frames` is left out (per-frame detail,
+/// in `analyze --json`); `stutter_count` stays.
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    file: &'a str,
+    format: &'a str,
+    source: Option<&'a str>,
+    frames: usize,
+    duration_s: f64,
+    average_fps: f64,
+    low_1pct_fps: f64,
+    low_0_1pct_fps: f64,
+    p50_ms: f64,
+    p90_ms: f64,
+    p95_ms: f64,
+    p99_ms: f64,
+    p99_9_ms: f64,
+    steady_fps: u32,
+    mostly_steady_fps: u32,
+    typical_fps: u32,
+    stutter_count: usize,
+    osc: bool,
+    notes: &'a [String],
+    histogram: histogram::HistogramJson,
+}
+
+impl<'a> JsonRow<'a> {
+    fn new(r: &'a LogRow) -> Self {
+        let s = &r.summary;
+        JsonRow {
+            file: &r.file,
+            format: r.format,
+            source: r.source.as_deref(),
+            frames: s.frames,
+            duration_s: s.duration_s,
+            average_fps: s.average_fps,
+            low_1pct_fps: s.low_1pct_fps,
+            low_0_1pct_fps: s.low_0_1pct_fps,
+            p50_ms: s.p50_ms,
+            p90_ms: s.p90_ms,
+            p95_ms: s.p95_ms,
+            p99_ms: s.p99_ms,
+            p99_9_ms: s.p99_9_ms,
+            steady_fps: s.steady_fps,
+            mostly_steady_fps: s.mostly_steady_fps,
+            typical_fps: s.typical_fps,
+            stutter_count: s.stutter_count,
+            osc: s.osc,
+            notes: &r.notes,
+            histogram: r.histogram.to_json(),
+        }
+    }
+}
+
+/// `--json`: the array of per-log objects.
+pub fn json(rows: &[LogRow]) -> String {
+    let out: Vec<JsonRow> = rows.iter().map(JsonRow::new).collect();
+    serde_json::to_string_pretty(&out).unwrap_or_else(|_| "[]".into()) + "\n"
+}
+
+/// `--csv`: header and one row per log.
+pub fn csv(rows: &[LogRow]) -> csv::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(COLUMNS)?;
+    for r in rows {
+        w.write_record(values(r))?;
+    }
+    w.into_inner().map_err(|e| e.into_error().into())
+}
+
+/// `--csv --histogram`: header and one row per (log, non-empty bucket).
+pub fn histogram_csv(rows: &[LogRow]) -> csv::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(histogram::CSV_HEADER)?;
+    for r in rows {
+        r.histogram.write_csv(&mut w, &[&r.file])?;
+    }
+    w.into_inner().map_err(|e| e.into_error().into())
+}
+
+/// The default output: an aligned table, one line per log.
+pub fn table(rows: &[LogRow]) -> String {
+    let head = [
+        "file",
+        "frames",
+        "duration s",
+        "avg FPS",
+        "P99 ms",
+        "P99.9 ms",
+        "Steady",
+        "Mostly Steady",
+        "Typical",
+        "stutters",
+        "OSC",
+    ];
+    let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    for r in rows {
+        let s = &r.summary;
+        lines.push(vec![
+            r.file.clone(),
+            s.frames.to_string(),
+            format!("{:.3}", s.duration_s),
+            format!("{:.2}", s.average_fps),
+            format!("{:.3}", s.p99_ms),
+            format!("{:.3}", s.p99_9_ms),
+            s.steady_fps.to_string(),
+            s.mostly_steady_fps.to_string(),
+            s.typical_fps.to_string(),
+            s.stutter_count.to_string(),
+            if s.osc { "yes" } else { "no" }.to_string(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l[c].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    for l in &lines {
+        let mut line = String::new();
+        for (c, v) in l.iter().enumerate() {
+            // File names left, numbers right.
+            let cell = if c == 0 {
+                format!("{v:<w$}", w = widths[c])
+            } else {
+                format!("  {v:>w$}", w = widths[c])
+            };
+            line.push_str(&cell);
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Every log's row or error, in the order given, analysed on `jobs`
+/// threads with a progress bar on a terminal.
+pub fn summarize_all(
+    paths: &[PathBuf],
+    opts: &Options,
+    jobs: usize,
+) -> Vec<Result<LogRow, ParseError>> {
+    let mut progress = Progress::new(paths.len(), "logs");
+    let out = parallel::map(
+        paths,
+        jobs,
+        |p| summarize_path(p, opts),
+        |done| progress.update(done),
+    );
+    progress.finish();
+    out
+}
+
+pub fn run(args: &Args) -> ExitCode {
+    let opts = args.threshold.options();
+    let jobs = args
+        .jobs
+        .map_or_else(parallel::default_jobs, NonZeroUsize::get);
+    let results = summarize_all(&args.logs, &opts, jobs);
+    let mut rows = Vec::with_capacity(results.len());
+    let mut failed: Vec<String> = Vec::new();
+    for r in results {
+        match r {
+            Ok(row) => rows.push(row),
+            Err(e) => {
+                eprintln!("steadyhud: {e}");
+                failed.push(e.path.display().to_string());
+            }
+        }
+    }
+    let text: Result<Vec<u8>, String> = if args.json {
+        Ok(json(&rows).into_bytes())
+    } else if args.csv && args.histogram {
+        histogram_csv(&rows).map_err(|e| e.to_string())
+    } else if args.csv {
+        csv(&rows).map_err(|e| e.to_string())
+    } else {
+        Ok(table(&rows).into_bytes())
+    };
+    let written = text.and_then(|t| {
+        let mut out = std::io::stdout().lock();
+        match out.write_all(&t).and_then(|()| out.flush()) {
+            // A closed pipe (`| head`) is not worth a message.
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(format!("cannot write output: {e}"))
+            }
+            _ => Ok(()),
+        }
+    });
+    if let Err(e) = written {
+        eprintln!("steadyhud: {e}");
+        return ExitCode::FAILURE;
+    }
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        eprintln!(
+            "steadyhud: {} of {} logs could not be read and are left out: {}",
+            failed.len(),
+            args.logs.len(),
+            failed.join(", ")
+        );
+        ExitCode::from(2)
+    }
+}
+
+/// The fleet-wide metrics of the logs' histograms summed: what `merge`
+/// computes from `summarize` output, straight from logs (tests use it).
+pub fn fleet(rows: &[LogRow]) -> Option<TimeMetrics> {
+    let mut h = TimeHistogram::default();
+    for r in rows {
+        // Histograms built by from_durations never overflow when merged
+        // below 2^64 frames.
+        h.merge(&r.histogram).ok()?;
+    }
+    h.summary()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(file: &str, d: &[u64]) -> LogRow {
+        LogRow {
+            file: file.into(),
+            format: "plain",
+            source: None,
+            summary: metrics::summarize(d, &Options::default()).unwrap(),
+            histogram: TimeHistogram::from_durations(d),
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn csv_has_one_row_per_log_and_quotes_names() {
+        let rows = [
+            row("a,b.txt", &[10_000_000; 10]),
+            row("c.txt", &[20_000_000; 5]),
+        ];
+        let text = String::from_utf8(csv(&rows).unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], COLUMNS.join(","));
+        assert!(
+            lines[1].starts_with("\"a,b.txt\",plain,,10,0.1,100,"),
+            "{}",
+            lines[1]
+        );
+        let h = String::from_utf8(histogram_csv(&rows).unwrap()).unwrap();
+        assert_eq!(
+            h.lines().collect::<Vec<_>>(),
+            [
+                "file,bucket,lo_ns,hi_ns,frames,time_ns",
+                &format!(
+                    "\"a,b.txt\",{b},{lo},{hi},10,100000000",
+                    b = histogram::bucket_of(10_000_000),
+                    lo = histogram::bucket_range(histogram::bucket_of(10_000_000))
+                        .unwrap()
+                        .0,
+                    hi = histogram::bucket_range(histogram::bucket_of(10_000_000))
+                        .unwrap()
+                        .1
+                ),
+                &format!(
+                    "c.txt,{b},{lo},{hi},5,100000000",
+                    b = histogram::bucket_of(20_000_000),
+                    lo = histogram::bucket_range(histogram::bucket_of(20_000_000))
+                        .unwrap()
+                        .0,
+                    hi = histogram::bucket_range(histogram::bucket_of(20_000_000))
+                        .unwrap()
+                        .1
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn fleet_of_equal_frame_logs_is_exact() {
+        let rows = [row("a", &[10_000_000; 990]), row("b", &[50_000_000; 10])];
+        let f = fleet(&rows).unwrap();
+        assert_eq!(
+            (f.steady_fps, f.mostly_steady_fps, f.typical_fps),
+            (20, 34, 100)
+        );
+    }
+}

@@ -1,0 +1,454 @@
+//! steadyhud's own session log (layout in [`steadyhud_log`]): `#`
+//! comment lines anywhere, a CSV header naming `frametime_ms`, one row per
+//! frame. A last line without `\n` was cut off by a killed writer and is
+//! ignored with a note; a malformed line anywhere else is an error.
+//!
+//! Columns other than `frame`, `present_ns`, `frametime_ms` and the derived
+//! `cpu_busy_ms` are statistics counters (logs written with counters on):
+//! they are read into [`Meta::counters`] (`*_ms` as ns, others as integers)
+//! so `analyze` can say what spiked with each stutter. Logs without them
+//! (older logs, `counters=0`) read exactly as before.
+//!
+//! `gpu_busy_ms` / `gpu_wait_ms` (logs written with GPU timing) are not
+//! counters: they go to [`Meta::gpu`] for the GPU-bound verdict, and frame
+//! health gets the busy time from there under its own label. They are never
+//! folded into `cpu_busy_ms`, which the layer derives from CPU timestamps
+//! alone (`frametime_ms − in_present_ms − limiter_wait_ms`). An empty or `NA` field is a frame
+//! without GPU data.
+//!
+//! A log that does not end with the `# end: complete` line the layer writes
+//! at a clean exit gets the note "session did not end cleanly (last flush
+//! at …)": the game was killed, crashed, left through `_exit`, or is still
+//! running, and the rows stop at the layer's last flush.
+
+use super::error::{At, ErrorKind, Pos};
+use super::text::{char_col, clip, field_col, Lines};
+use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
+use super::{Format, FrameLog, Meta};
+use std::io::BufRead;
+use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
+use steadyhud_log::{
+    COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, MARK_PREFIX, OVERFLOW_PREFIX,
+};
+use steadyhud_metrics::gpu::{self, GpuColumns};
+
+const COLUMN: &str = "frametime_ms";
+/// Columns that are not counters.
+const NOT_COUNTERS: [&str; 6] = [
+    "frame",
+    "present_ns",
+    COLUMN,
+    "cpu_busy_ms",
+    gpu::BUSY_COLUMN,
+    gpu::WAIT_COLUMN,
+];
+
+/// A counter value: `*_ms` columns as decimal ms (→ ns), others as integers.
+fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
+    let f = field.trim();
+    match unit {
+        Unit::Nanos => {
+            let (int, frac) = f.split_once('.').unwrap_or((f, ""));
+            if int.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            let ms: u64 = int.parse().ok()?;
+            let frac_ns: u64 = if frac.is_empty() {
+                0
+            } else {
+                frac.parse::<u64>().ok()? * 10u64.pow(6 + 3 - frac.len() as u32) / 1000
+            };
+            ms.checked_mul(1_000_000)?.checked_add(frac_ns)
+        }
+        _ => f.parse().ok(),
+    }
+}
+
+pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
+    let mut lines = Lines::new(r);
+    let mut durations = Vec::new();
+    let mut meta = Meta::new(Format::SteadyHud, "steadyhud session log", COLUMN);
+    // (number of fields, index of frametime_ms) once the header is seen.
+    let mut header: Option<(usize, usize)> = None;
+    // (field index, column) of each counter column.
+    let mut counter_cols: Vec<usize> = Vec::new();
+    let mut counters = CounterColumns::default();
+    // Field index of gpu_busy_ms / gpu_wait_ms, and their values.
+    let (mut busy_i, mut wait_i) = (None, None);
+    let (mut busy, mut wait) = (Vec::new(), Vec::new());
+    let mut lost = 0u64;
+    let mut counters_lost = 0u64;
+    let mut last_line = 0;
+    // Whether the last line read is the clean-exit line.
+    let mut ended = false;
+    while let Some(line) = lines.next_line()? {
+        last_line = line.no;
+        let text = line.text;
+        if text.trim().is_empty() {
+            continue;
+        }
+        ended = false;
+        if text.starts_with('#') {
+            if text.trim_end() == END_LINE {
+                ended = line.terminated;
+            } else if let Some(rest) = text.strip_prefix(MARK_PREFIX) {
+                // A cut-off mark line may have lost digits of its frame.
+                match super::Mark::parse(rest).filter(|_| line.terminated) {
+                    Some(m) => meta.marks.push(m),
+                    None => meta.notes.push(format!(
+                        "line {}: mark line not understood, ignored",
+                        line.no
+                    )),
+                }
+            } else if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
+                meta.source = Some(exe.trim().to_string());
+            } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
+                // Saturating: the counts come from the file (fuzzing found
+                // two near-u64::MAX notes overflowing a plain `+=`).
+                let n = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                lost = lost.saturating_add(n);
+            } else if let Some(rest) = text.strip_prefix(COUNTER_OVERFLOW_PREFIX) {
+                let n = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or(0);
+                counters_lost = counters_lost.saturating_add(n);
+            }
+            continue;
+        }
+        let Some((nfields, col)) = header else {
+            let names: Vec<&str> = text.split(',').map(str::trim).collect();
+            match names.iter().position(|n| *n == COLUMN) {
+                Some(i) => {
+                    header = Some((names.len(), i));
+                    busy_i = names.iter().position(|n| *n == gpu::BUSY_COLUMN);
+                    wait_i = names.iter().position(|n| *n == gpu::WAIT_COLUMN);
+                    for (k, name) in names.iter().enumerate() {
+                        if !NOT_COUNTERS.contains(name) && !name.is_empty() {
+                            counter_cols.push(k);
+                            let unit = unit_of_column(name);
+                            counters.infos.push(CounterInfo {
+                                name: name.to_string(),
+                                label: label_of_column(name),
+                                unit,
+                            });
+                            counters.values.push(Vec::new());
+                        }
+                    }
+                }
+                None => {
+                    return Err(At::new(
+                        Pos::new(line.no, 1),
+                        ErrorKind::NoColumn {
+                            expected: format!("{COLUMN} (header {HEADER})"),
+                            found: clip(text, 80),
+                        },
+                    ))
+                }
+            }
+            continue;
+        };
+        let fields = text.split(',').count();
+        let cut = !line.terminated;
+        if fields != nfields {
+            if cut {
+                meta.notes.push(format!(
+                    "line {}: last line cut off (no newline), ignored",
+                    line.no
+                ));
+                break;
+            }
+            return Err(At::new(
+                Pos::new(line.no, char_col(text.as_bytes(), text.len())),
+                ErrorKind::Truncated {
+                    expected: nfields.to_string(),
+                    found: fields,
+                },
+            ));
+        }
+        if cut {
+            // Complete-looking but unterminated: the writer always ends a
+            // row with '\n', so its last field may be cut short.
+            meta.notes.push(format!(
+                "line {}: last line cut off (no newline), ignored",
+                line.no
+            ));
+            break;
+        }
+        let field = text.split(',').nth(col).unwrap_or("");
+        let pos = Pos::new(line.no, field_col(text.as_bytes(), col));
+        durations.push(parse_ns(field.as_bytes(), TimeUnit::Ms, COLUMN, pos)?);
+        for (col, name, out) in [
+            (busy_i, gpu::BUSY_COLUMN, &mut busy),
+            (wait_i, gpu::WAIT_COLUMN, &mut wait),
+        ] {
+            if let Some(k) = col {
+                let f = text.split(',').nth(k).unwrap_or("");
+                let pos = Pos::new(line.no, field_col(text.as_bytes(), k));
+                out.push(parse_gpu_ms(f.as_bytes(), name, pos)?);
+            }
+        }
+        if !counter_cols.is_empty() {
+            let mut next = 0;
+            for (k, f) in text.split(',').enumerate() {
+                if counter_cols.get(next) != Some(&k) {
+                    continue;
+                }
+                let info = &counters.infos[next];
+                let v = parse_counter(f, info.unit).ok_or_else(|| {
+                    At::new(
+                        Pos::new(line.no, field_col(text.as_bytes(), k)),
+                        ErrorKind::BadCounter {
+                            column: info.name.clone(),
+                            unit: info.unit.suffix(),
+                            found: clip(f, 40),
+                        },
+                    )
+                })?;
+                counters.values[next].push(v);
+                next += 1;
+            }
+        }
+    }
+    if last_line == 0 {
+        return Err(At::new(Pos::new(1, 1), ErrorKind::Empty));
+    }
+    if header.is_none() {
+        return Err(At::new(
+            Pos::new(last_line, 1),
+            ErrorKind::NoHeader {
+                what: "CSV",
+                expected: HEADER.to_string(),
+            },
+        ));
+    }
+    if durations.is_empty() {
+        return Err(At::new(
+            Pos::new(last_line, 1),
+            ErrorKind::NoFrames { what: "frame" },
+        ));
+    }
+    if !ended {
+        // Rows are contiguous (a lost timestamp makes one longer frame), so
+        // the durations add up to the last row's present_ns.
+        let ns: u128 = durations.iter().map(|&d| u128::from(d)).sum();
+        meta.notes.push(format!(
+            "session did not end cleanly (last flush at {:.3} s, after {} frames; no \"{END_LINE}\" line)",
+            ns as f64 / 1e9,
+            durations.len()
+        ));
+    }
+    if lost > 0 {
+        meta.notes.push(format!(
+            "ring overflow: {lost} timestamps lost during capture"
+        ));
+    }
+    if counters_lost > 0 {
+        meta.notes.push(format!("counter ring overflow: {counters_lost} frames' counters lost during capture (read as 0)"));
+    }
+    if !counters.infos.is_empty() {
+        meta.counters = Some(counters);
+    }
+    if busy_i.is_some() {
+        let missing = busy.iter().filter(|&&b| b == gpu::NO_DATA).count();
+        if missing > 0 {
+            meta.notes.push(format!(
+                "{missing} of {} frame(s) without a value in {}: the GPU-bound verdict covers the others",
+                durations.len(),
+                gpu::BUSY_COLUMN
+            ));
+        }
+        meta.gpu = Some(GpuColumns {
+            busy_column: gpu::BUSY_COLUMN.to_string(),
+            busy_ns: busy,
+            wait_column: wait_i.map(|_| gpu::WAIT_COLUMN.to_string()),
+            wait_ns: wait_i.map(|_| wait),
+        });
+    }
+    Ok(FrameLog {
+        durations_ns: durations,
+        meta,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "# steadyhud 0.1.0 session log\n# exe: vkcube\n# start: x\nframe,present_ns,frametime_ms\n\
+                       0,16666667,16.666667\n# ring overflow: 3 timestamps lost\n1,50000000,33.333333\n";
+
+    #[test]
+    fn reads_rows_comments_and_overflow() {
+        let log = read(LOG.as_bytes()).unwrap();
+        assert_eq!(log.durations_ns, vec![16_666_667, 33_333_333]);
+        assert_eq!(log.meta.source.as_deref(), Some("vkcube"));
+        assert!(log
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("3 timestamps lost")));
+    }
+
+    #[test]
+    fn marks_are_read_with_their_frame_and_any_text() {
+        let text = format!(
+            "{LOG}# mark: boss at frame 2 at frame 1\n# mark: nonsense\n2,66666667,16.666667\n# mark: end at frame 3"
+        );
+        let log = read(text.as_bytes()).unwrap();
+        assert_eq!(
+            log.meta.marks,
+            vec![super::super::Mark {
+                frame: 1,
+                text: "boss at frame 2".into()
+            }]
+        );
+        let ignored = log.meta.notes.iter().filter(|n| n.contains("mark line"));
+        assert_eq!(ignored.count(), 2, "{:?}", log.meta.notes);
+    }
+
+    #[test]
+    fn cut_last_line_is_ignored_cut_middle_line_is_an_error() {
+        let cut = format!("{LOG}2,66666");
+        let log = read(cut.as_bytes()).unwrap();
+        assert_eq!(log.durations_ns.len(), 2);
+        assert!(log
+            .meta
+            .notes
+            .iter()
+            .any(|n| n.contains("line 8") && n.contains("cut off")));
+        // Complete fields but no newline: still a cut row.
+        let cut = format!("{LOG}2,66666667,16.6");
+        assert_eq!(read(cut.as_bytes()).unwrap().durations_ns.len(), 2);
+        let mid = LOG.replace("0,16666667,16.666667", "0,1666");
+        let e = read(mid.as_bytes()).err().unwrap();
+        assert_eq!(e.pos, Some(Pos::new(5, 7)));
+        assert!(matches!(e.kind, ErrorKind::Truncated { found: 2, .. }));
+    }
+
+    #[test]
+    fn a_log_without_the_end_line_did_not_end_cleanly() {
+        let unclean = |log: &FrameLog| {
+            log.meta
+                .notes
+                .iter()
+                .filter(|n| n.contains("did not end cleanly"))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let killed = read(LOG.as_bytes()).unwrap();
+        assert_eq!(
+            unclean(&killed),
+            ["session did not end cleanly (last flush at 0.050 s, after 2 frames; no \"# end: complete\" line)"]
+        );
+        let clean = format!("{LOG}{END_LINE}\n\n");
+        assert!(unclean(&read(clean.as_bytes()).unwrap()).is_empty());
+        // Rows after it, or an end line cut before its newline: not clean.
+        let more = format!("{LOG}{END_LINE}\n2,66666667,16.666667\n");
+        assert_eq!(unclean(&read(more.as_bytes()).unwrap()).len(), 1);
+        let cut = format!("{LOG}{END_LINE}");
+        assert_eq!(unclean(&read(cut.as_bytes()).unwrap()).len(), 1);
+    }
+
+    #[test]
+    fn huge_overflow_counts_saturate_instead_of_panicking() {
+        let text = format!(
+            "# steadyhud\n{OVERFLOW_PREFIX}{} timestamps lost\n{OVERFLOW_PREFIX}7 timestamps lost\n{HEADER}\n0,1,16.6\n",
+            u64::MAX
+        );
+        let log = read(text.as_bytes()).unwrap();
+        assert_eq!(log.durations_ns, vec![16_600_000]);
+        assert!(
+            log.meta
+                .notes
+                .iter()
+                .any(|n| n.contains(&format!("{} timestamps lost", u64::MAX))),
+            "{:?}",
+            log.meta.notes
+        );
+    }
+
+    #[test]
+    fn counter_columns_are_read_and_located_when_bad() {
+        let log = "frame,present_ns,frametime_ms,pipeline_create_ms,pipelines,alloc_bytes,cpu_busy_ms\n\
+                   0,10000000,10.000000,0.000000,0,0,9.5\n1,50000000,40.000000,30.250001,3,1048576,39.5\n";
+        let r = read(log.as_bytes()).unwrap();
+        assert_eq!(r.durations_ns, vec![10_000_000, 40_000_000]);
+        let c = r.meta.counters.unwrap();
+        assert_eq!(
+            c.infos.iter().map(|i| i.name.as_str()).collect::<Vec<_>>(),
+            ["pipeline_create_ms", "pipelines", "alloc_bytes"]
+        );
+        assert_eq!(c.infos[0].label, "pipeline creation");
+        assert_eq!(c.infos[0].unit, Unit::Nanos);
+        assert_eq!(
+            c.values,
+            vec![vec![0, 30_250_001], vec![0, 3], vec![0, 1_048_576]]
+        );
+        let bad = log.replace(",3,", ",x3,");
+        let e = read(bad.as_bytes()).err().unwrap();
+        assert_eq!(e.pos, Some(Pos::new(3, 32)));
+        assert!(matches!(e.kind, ErrorKind::BadCounter { .. }), "{e:?}");
+        // The old layout has no counters.
+        assert!(read(LOG.as_bytes()).unwrap().meta.counters.is_none());
+        // Lost counters are a note, like lost timestamps.
+        let noted = log.replacen(
+            "\n1,",
+            &format!("\n{COUNTER_OVERFLOW_PREFIX}2 frames' counters lost (written as 0)\n1,"),
+            1,
+        );
+        let r = read(noted.as_bytes()).unwrap();
+        assert_eq!(r.durations_ns.len(), 2);
+        assert!(
+            r.meta
+                .notes
+                .iter()
+                .any(|n| n.contains("2 frames' counters lost")),
+            "{:?}",
+            r.meta.notes
+        );
+    }
+
+    #[test]
+    fn extra_columns_are_fine_and_bad_values_located() {
+        let log = read(&b"frame,frametime_ms,cpu_ms\n0,10.5,1\n"[..]).unwrap();
+        assert_eq!(log.durations_ns, vec![10_500_000]);
+        let e = read(&b"frame,present_ns,frametime_ms\n0,1,0.000000\n"[..])
+            .err()
+            .unwrap();
+        assert_eq!(e.pos, Some(Pos::new(2, 5)));
+        assert!(matches!(e.kind, ErrorKind::NotPositive { .. }));
+        let e = read(&b"# steadyhud\nframe,present_ns\n"[..]).err().unwrap();
+        assert!(matches!(e.kind, ErrorKind::NoColumn { .. }));
+    }
+
+    #[test]
+    fn gpu_columns_are_read_apart_from_counters_and_cpu_busy() {
+        let log = "frame,present_ns,frametime_ms,submit_ms,cpu_busy_ms,gpu_busy_ms,gpu_wait_ms\n\
+                   0,10000000,10.000000,0.500000,9.000000,8.250000,0.500000\n\
+                   1,30000000,20.000000,0.500000,19.000000,,\n\
+                   2,40000000,10.000000,0.500000,9.000000,NA,NA\n";
+        let r = read(log.as_bytes()).unwrap();
+        let c = r.meta.counters.as_ref().unwrap();
+        // Only the real counter: neither GPU column nor cpu_busy_ms.
+        assert_eq!(c.infos.len(), 1);
+        assert_eq!(c.infos[0].name, "submit_ms");
+        assert_eq!(c.values, vec![vec![500_000; 3]]);
+        let g = r.meta.gpu.as_ref().unwrap();
+        assert_eq!(g.busy_ns, vec![8_250_000, gpu::NO_DATA, gpu::NO_DATA]);
+        assert_eq!(g.wait_ns, Some(vec![500_000, gpu::NO_DATA, gpu::NO_DATA]));
+        assert!(r.meta.notes.iter().any(|n| n.contains("2 of 3 frame(s)")));
+        let bad = log.replace(",8.250000,", ",-8.25,");
+        let e = read(bad.as_bytes()).err().unwrap();
+        // Line 2 is the first row; `-8.25` starts at character 40.
+        assert_eq!(e.pos, Some(Pos::new(2, 40)));
+        assert!(matches!(e.kind, ErrorKind::BadGpuTime { .. }), "{e:?}");
+        // Logs without the columns have no GPU data.
+        assert!(read(LOG.as_bytes()).unwrap().meta.gpu.is_none());
+    }
+}

@@ -1,0 +1,552 @@
+//! The session log the layer's analysis thread writes: one CSV row per frame,
+//! streamed as frames arrive, and a `.summary.json` kept current while the
+//! session runs and written a last time when it ends.
+//!
+//! # Files
+//!
+//! `<dir>/<exe>_<YYYY-mm-dd_HH-MM-SS>.csv` (local time of the session start;
+//! `_2`, `_3`, … appended if the name is taken) and
+//! `<same stem>.summary.json`, which is always whole: every write goes to
+//! `<same stem>.summary.json.tmp` and is renamed over it.
+//!
+//! # CSV layout
+//!
+//! ```text
+//! # steadyhud 0.1.0 session log
+//! # exe: vkcube
+//! # start: 2026-11-22T07:10:02+01:00 (unix 1795327802.123)
+//! # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame
+//! frame,present_ns,frametime_ms
+//! 0,16666667,16.666667
+//! 1,33333334,16.666667
+//! # ring overflow: 12 timestamps lost
+//! 2,50000001,16.666667
+//! ```
+//!
+//! With statistics counters on (config `counters`, the default in the
+//! layer) the header goes on with one column per counter and
+//! `cpu_busy_ms`, e.g. `…,frametime_ms,pipeline_create_ms,pipelines,…,cpu_busy_ms`
+//! (list and meaning in [`steadyhud_counters`] and the README); `_ms` columns
+//! have six decimals, the others are integers. Logs without them are still
+//! valid: readers find columns by name. Frames whose counters a full
+//! counter ring dropped hold 0s, announced by a
+//! `# counter ring overflow: N frames' counters lost (written as 0)` line.
+//!
+//! Lines starting with `#` are comments and may appear anywhere (a ring
+//! overflow is recorded where it happened, never silently). Two of them
+//! carry the frame they apply from, because GPU timing may hold rows back
+//! a frame or two, so the line can come before rows of earlier frames:
+//! `# fps_limit: 60 at frame 1234` (a frame cap change) and
+//! `# mark: TEXT at frame 1234` (`steadyhud ctl mark`: the segment `TEXT`
+//! starts at that frame; `analyze --segments` splits there). `frametime_ms`
+//! has six decimals, so it is the exact duration in ns. Every row ends with
+//! `\n`: a last line without one was cut off (the game was killed mid-write)
+//! and readers ignore it. Readers find columns by header name, so columns
+//! can be appended later.
+//!
+//! A session that ended cleanly ([`SessionLog::finish`]) ends with the line
+//! [`END_LINE`] (`# end: complete`); a log without it stops where the
+//! writer's last flush did (the game was killed, called `_exit`, crashed,
+//! or is still running).
+//!
+//! # Summary JSON
+//!
+//! The METRICS.md keys (`frames` … `osc`) plus `stk_curve`
+//! (`[{fps, slow, excess}]`), `ring_overflows` (timestamps lost),
+//! `ring_overflow_events`, `exe`, `start` (local ISO 8601), `start_unix_s`,
+//! `wall_s` (session start to this write), `log` (the CSV's file name),
+//! `tool`, `complete` (`true` only in the write at a clean end),
+//! `frames_so_far` (the frames this write covers: the CSV's first
+//! `frames_so_far` rows), and any extra keys the caller passes.
+
+#![forbid(unsafe_code)]
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+use steadyhud_metrics::{StkPoint, Summary};
+use steadyhud_sys::home::home_dir;
+use steadyhud_sys::time::local_time;
+
+/// First characters of every session log.
+pub const MAGIC: &str = "# steadyhud";
+/// The CSV header line.
+pub const HEADER: &str = "frame,present_ns,frametime_ms";
+/// Prefix of the comment line that records lost timestamps.
+pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
+/// Prefix of the comment line that records a frame cap change.
+pub const FPS_LIMIT_PREFIX: &str = "# fps_limit: ";
+/// Prefix of the comment line of a mark (`steadyhud ctl mark`).
+pub const MARK_PREFIX: &str = "# mark: ";
+/// Start of the comment line that records frames whose counters were lost.
+pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
+/// Prefix of the comment line naming the program.
+pub const EXE_PREFIX: &str = "# exe: ";
+/// Last line of the CSV of a session that ended cleanly.
+pub const END_LINE: &str = "# end: complete";
+
+/// A session log that could not be created or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("cannot create log folder {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error("cannot create session log {}: {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("cannot write session log {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// Extra keys for the summary JSON (a JSON object; anything else is ignored).
+pub type SessionExtra = serde_json::Value;
+
+/// An open session log. Rows are buffered and reach the file on
+/// [`SessionLog::flush`] (call it at least once a second).
+///
+/// Write errors are reported once: the first failing call returns the error,
+/// later calls do nothing and return `Ok`, so a full disk costs one message.
+pub struct SessionLog {
+    csv_path: PathBuf,
+    out: BufWriter<File>,
+    exe: String,
+    start: SystemTime,
+    start_local: String,
+    frames: u64,
+    lost: u64,
+    overflow_events: u64,
+    failed: bool,
+    /// Units of the columns after `frametime_ms` (see [`SessionLog::create_with_columns`]).
+    extra_units: Vec<steadyhud_counters::Unit>,
+}
+
+impl SessionLog {
+    /// Creates `dir` if missing and a new `<exe>_<local start time>.csv` in
+    /// it, and writes the comment header and the CSV header.
+    pub fn create(dir: &Path, exe_name: &str, start: SystemTime) -> Result<SessionLog, LogError> {
+        Self::create_with_columns(dir, exe_name, start, &[], "")
+    }
+
+    /// [`SessionLog::create`] with extra per-frame columns after
+    /// `frametime_ms`: `(name, unit)`; `Unit::Nanos` values are written as ms
+    /// with six decimals, others as integers. `about` is a comment line
+    /// (without `# `) explaining them, written when non-empty.
+    pub fn create_with_columns(
+        dir: &Path,
+        exe_name: &str,
+        start: SystemTime,
+        columns: &[(String, steadyhud_counters::Unit)],
+        about: &str,
+    ) -> Result<SessionLog, LogError> {
+        fs::create_dir_all(dir).map_err(|source| LogError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let exe = sanitize(exe_name);
+        let tm = local_time(start);
+        let stem = format!(
+            "{}_{:04}-{:02}-{:02}_{:02}-{:02}-{:02}",
+            exe, tm.year, tm.month, tm.day, tm.hour, tm.minute, tm.second
+        );
+        let (csv_path, file) = create_unique(dir, &stem)?;
+        let unix = start
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let mut log = SessionLog {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            exe,
+            start,
+            start_local: tm.iso(),
+            frames: 0,
+            lost: 0,
+            overflow_events: 0,
+            failed: false,
+            csv_path,
+            extra_units: columns.iter().map(|c| c.1).collect(),
+        };
+        let mut header = HEADER.to_string();
+        for (name, _) in columns {
+            header.push(',');
+            header.push_str(name);
+        }
+        let about = if about.is_empty() {
+            String::new()
+        } else {
+            format!("# {about}\n")
+        };
+        let head = format!(
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n# start: {} (unix {unix:.3})\n\
+             # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
+             {about}{header}\n",
+            env!("CARGO_PKG_VERSION"),
+            log.exe,
+            log.start_local,
+        );
+        log.write(|out| out.write_all(head.as_bytes()))?;
+        log.flush()?;
+        Ok(log)
+    }
+
+    /// Path of the CSV.
+    pub fn path(&self) -> &Path {
+        &self.csv_path
+    }
+
+    /// Path the summary JSON gets: the CSV's stem + `.summary.json`.
+    pub fn summary_path(&self) -> PathBuf {
+        summary_path_for(&self.csv_path)
+    }
+
+    /// Rows written so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Appends the row of frame `index`: `present_ns` = ns from the first
+    /// present to the present ending this frame, `frame_ns` its duration.
+    pub fn write_frame(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+    ) -> Result<(), LogError> {
+        self.frames += 1;
+        let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
+        self.write(|out| writeln!(out, "{index},{present_ns},{ms}.{frac:06}"))
+    }
+
+    /// [`SessionLog::write_frame`] plus the extra columns' values, in the
+    /// order and units given at creation (missing values are written as 0).
+    pub fn write_frame_with(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+        extra: &[u64],
+    ) -> Result<(), LogError> {
+        self.frames += 1;
+        let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
+        let units = std::mem::take(&mut self.extra_units);
+        let r = self.write(|out| {
+            write!(out, "{index},{present_ns},{ms}.{frac:06}")?;
+            for (k, unit) in units.iter().enumerate() {
+                let v = extra.get(k).copied().unwrap_or(0);
+                match unit {
+                    steadyhud_counters::Unit::Nanos => {
+                        write!(out, ",{}.{:06}", v / 1_000_000, v % 1_000_000)?
+                    }
+                    _ => write!(out, ",{v}")?,
+                }
+            }
+            out.write_all(b"\n")
+        });
+        self.extra_units = units;
+        r
+    }
+
+    /// Records that `lost` timestamps were dropped by a full ring, as a
+    /// `# ring overflow: N timestamps lost` line at this point of the log.
+    pub fn note_overflow(&mut self, lost: u64) -> Result<(), LogError> {
+        if lost == 0 {
+            return Ok(());
+        }
+        self.lost += lost;
+        self.overflow_events += 1;
+        self.write(|out| writeln!(out, "{OVERFLOW_PREFIX}{lost} timestamps lost"))
+    }
+
+    /// Records that the counters of `lost` frames were dropped by a full
+    /// counter ring (those rows hold 0s), as a
+    /// `# counter ring overflow: N frames' counters lost (written as 0)` line.
+    pub fn note_counter_overflow(&mut self, lost: u64) -> Result<(), LogError> {
+        if lost == 0 {
+            return Ok(());
+        }
+        self.write(|out| {
+            writeln!(
+                out,
+                "{COUNTER_OVERFLOW_PREFIX}{lost} frames' counters lost (written as 0)"
+            )
+        })
+    }
+
+    /// Records a change of the frame cap (`fps` 0 = off) from frame
+    /// `frame` on, as a `# fps_limit: 60 at frame 1234` line.
+    pub fn note_fps_limit(&mut self, fps: u32, frame: u64) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{FPS_LIMIT_PREFIX}{fps} at frame {frame}"))
+    }
+
+    /// Records a mark (`steadyhud ctl mark TEXT`): the segment named `text`
+    /// starts at frame `frame`, as a `# mark: TEXT at frame 1234` line.
+    /// `text` is one line (the control protocol checks it).
+    pub fn note_mark(&mut self, text: &str, frame: u64) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{MARK_PREFIX}{text} at frame {frame}"))
+    }
+
+    /// Pushes buffered rows to the file.
+    pub fn flush(&mut self) -> Result<(), LogError> {
+        self.write(|out| out.flush())
+    }
+
+    /// What a summary write needs of this session as it stands now, for
+    /// [`write_summary`] on another thread while rows keep coming.
+    pub fn summary_target(&self) -> SummaryTarget {
+        SummaryTarget {
+            csv_path: self.csv_path.clone(),
+            exe: self.exe.clone(),
+            start: self.start,
+            start_local: self.start_local.clone(),
+            lost: self.lost,
+            overflow_events: self.overflow_events,
+        }
+    }
+
+    /// Ends the session cleanly: appends [`END_LINE`] (unless a write failed
+    /// earlier, which left a hole, so the CSV is not complete), flushes, and
+    /// writes the summary with `"complete": true`. `summary` is `None` when
+    /// the session had no frame; then only `frames: 0` and the session keys
+    /// are written. Returns the summary's path.
+    pub fn finish(
+        mut self,
+        summary: Option<&Summary>,
+        stk: &[StkPoint],
+        extra: SessionExtra,
+    ) -> Result<PathBuf, LogError> {
+        if !self.failed {
+            self.write(|out| writeln!(out, "{END_LINE}"))?;
+        }
+        // Retry a failed flush once: what is buffered is the end of the log.
+        self.failed = false;
+        self.flush()?;
+        write_summary(
+            &self.summary_target(),
+            summary,
+            stk,
+            extra,
+            Progress::Complete,
+        )
+    }
+
+    fn write(
+        &mut self,
+        f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    ) -> Result<(), LogError> {
+        if self.failed {
+            return Ok(());
+        }
+        f(&mut self.out).map_err(|source| {
+            self.failed = true;
+            LogError::Write {
+                path: self.csv_path.clone(),
+                source,
+            }
+        })
+    }
+}
+
+/// Layout of `<stem>.summary.json`: METRICS.md keys first, in order.
+#[derive(serde::Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frames: Option<u64>,
+    stk_curve: serde_json::Value,
+    ring_overflows: serde_json::Value,
+    ring_overflow_events: serde_json::Value,
+    exe: serde_json::Value,
+    start: serde_json::Value,
+    start_unix_s: serde_json::Value,
+    wall_s: serde_json::Value,
+    log: serde_json::Value,
+    tool: serde_json::Value,
+    complete: bool,
+    frames_so_far: usize,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The session side of a summary write: where the files are and the
+/// session keys (see [`SessionLog::summary_target`]).
+#[derive(Clone, Debug)]
+pub struct SummaryTarget {
+    csv_path: PathBuf,
+    exe: String,
+    start: SystemTime,
+    start_local: String,
+    lost: u64,
+    overflow_events: u64,
+}
+
+impl SummaryTarget {
+    /// `<stem>.summary.json`.
+    pub fn path(&self) -> PathBuf {
+        summary_path_for(&self.csv_path)
+    }
+}
+
+/// Whether a summary write is the session's last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Written while the session runs: `"complete": false`.
+    Running,
+    /// Written at the clean end: `"complete": true`.
+    Complete,
+}
+
+/// Writes `<stem>.summary.json`: the summary keys (module doc) with
+/// `complete` and `frames_so_far` (= `frames`) from `summary` and
+/// `progress`. Whole or absent: written to `<stem>.summary.json.tmp`
+/// (removed again if that fails) and renamed over the old summary, so a
+/// reader sees the previous write or this one, never a mix. Returns the
+/// summary's path.
+pub fn write_summary(
+    target: &SummaryTarget,
+    summary: Option<&Summary>,
+    stk: &[StkPoint],
+    extra: SessionExtra,
+    progress: Progress,
+) -> Result<PathBuf, LogError> {
+    let mut extra = match extra {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let unix = target
+        .start
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let wall = SystemTime::now()
+        .duration_since(target.start)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let file_name = target
+        .csv_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Summary keys win over extra keys of the same name, and so do the
+    // progress keys (they describe this write); session keys take the
+    // caller's value when it gives one.
+    if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
+        for k in keys.keys() {
+            extra.remove(k);
+        }
+    }
+    extra.remove("complete");
+    extra.remove("frames_so_far");
+    let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
+    let out = SummaryFile {
+        summary,
+        frames: summary.is_none().then_some(0),
+        stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
+        ring_overflows: take("ring_overflows", target.lost.into()),
+        ring_overflow_events: take("ring_overflow_events", target.overflow_events.into()),
+        exe: take("exe", target.exe.clone().into()),
+        start: take("start", target.start_local.clone().into()),
+        start_unix_s: take("start_unix_s", unix.into()),
+        wall_s: take("wall_s", wall.into()),
+        log: take("log", file_name.into()),
+        tool: take(
+            "tool",
+            format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into(),
+        ),
+        complete: progress == Progress::Complete,
+        frames_so_far: summary.map_or(0, |s| s.frames),
+        extra,
+    };
+    let path = target.path();
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    let werr = |source| LogError::Write {
+        path: path.clone(),
+        source,
+    };
+    if let Err(e) = fs::write(&tmp, text + "\n") {
+        // A full disk leaves an empty or partial temporary file: not a
+        // file anyone should find next to the log.
+        let _ = fs::remove_file(&tmp);
+        return Err(werr(e));
+    }
+    fs::rename(&tmp, &path).map_err(werr)?;
+    Ok(path)
+}
+
+/// `<stem>.summary.json` beside a session CSV.
+pub fn summary_path_for(csv: &Path) -> PathBuf {
+    let stem = csv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    csv.with_file_name(format!("{stem}.summary.json"))
+}
+
+/// The log folder when the config names none: `STEADYHUD_LOG_DIR`, else
+/// `$XDG_STATE_HOME/steadyhud`, else `~/.local/state/steadyhud`; `None`
+/// only if no home folder can be found.
+pub fn default_log_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = var("STEADYHUD_LOG_DIR") {
+        return Some(d);
+    }
+    // The XDG spec says relative paths in these variables are invalid.
+    if let Some(d) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+        return Some(d.join("steadyhud"));
+    }
+    home_dir().map(|h| h.join(".local/state/steadyhud"))
+}
+
+/// File-name-safe program name: letters, digits and `-_.+`, others as `_`.
+fn sanitize(exe: &str) -> String {
+    let s: String = exe
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() {
+        "app".to_string()
+    } else {
+        s
+    }
+}
+
+fn create_unique(dir: &Path, stem: &str) -> Result<(PathBuf, File), LogError> {
+    let mut n = 1;
+    loop {
+        let name = if n == 1 {
+            format!("{stem}.csv")
+        } else {
+            format!("{stem}_{n}.csv")
+        };
+        let path = dir.join(name);
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
+            Err(source) => return Err(LogError::Create { path, source }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe() {
+        assert_eq!(sanitize("vkcube"), "vkcube");
+        assert_eq!(sanitize("my game/x 2"), "my_game_x_2");
+        assert_eq!(sanitize("..."), "app");
+        assert_eq!(sanitize(""), "app");
+    }
+}
