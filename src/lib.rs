@@ -8,6 +8,8 @@
 //! builds on, and the CLI and test app beside it, are mapped in
 //! `docs/design.md`.
 
+pub mod guard;
 pub mod hud;
+pub mod input;
 pub mod layer;
 pub mod live;

@@ -35,10 +35,8 @@ use steadyhud_config::Config;
 
 mod cache;
 pub mod encoding;
-pub mod hotkey;
 mod imgui_mesh;
 mod imgui_vk;
-pub mod keys;
 mod memory;
 mod panel;
 mod passes;
@@ -47,7 +45,6 @@ mod render;
 mod semaphores;
 mod upload;
 pub mod view;
-pub mod wayland;
 
 pub use cache::HudCache;
 pub use encoding::{Encoding, HDR_WHITE_NITS};

@@ -10,15 +10,15 @@
 
 use super::analysis::{Analysis, Settings};
 use super::capture::{now_ns, Stream};
-use super::counting_hooks::DeviceCounters;
+use super::counters::DeviceCounters;
 use super::gpu_timing::GpuTimer;
-use super::guard;
 use super::instance::Instance;
 use super::limiter::Pacer;
 use super::lineage::Lineage;
 use super::loader::{self, next_fn};
 use super::queue::QueueInfo;
 use super::swapchain::Swapchain;
+use crate::guard;
 use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
 use ash::vk;
 use std::collections::HashMap;

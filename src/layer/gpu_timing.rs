@@ -35,7 +35,7 @@
 //! booked as the layer's setup time.
 
 use super::capture::now_ns;
-use super::guard;
+use crate::guard;
 use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

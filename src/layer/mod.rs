@@ -24,16 +24,12 @@
 
 pub mod analysis;
 pub mod capture;
-mod control;
-mod counter_columns;
-mod counting_hooks;
+mod counters;
 mod device;
-mod entry;
 mod faults;
-mod gpu_frames;
 pub mod gpu_timing;
-pub mod guard;
 mod handles;
+mod hooks;
 mod instance;
 mod limiter;
 mod lineage;
@@ -41,10 +37,8 @@ pub mod loader;
 mod present;
 mod queue;
 mod regions;
-mod session;
 mod state;
 mod submit;
 mod swapchain;
-mod upkeep;
 
 pub use steadyhud_config::LAYER_NAME;

@@ -22,10 +22,10 @@
 use super::capture::now_ns;
 use super::device::Device;
 use super::faults::Site;
-use super::guard;
 use super::limiter;
 use super::queue::{hud_role, HudRole, QueueInfo};
 use super::regions::{self, Scratch};
+use crate::guard;
 use crate::hud::{Drawn, HudError};
 use ash::vk;
 use std::sync::atomic::Ordering;
@@ -198,7 +198,7 @@ impl Device {
             s.stream.record_with(t, values.take());
             // The Wayland hotkey's events, while the display is surely live
             // (one relaxed load for a game without Wayland surfaces).
-            out.setup |= crate::hud::wayland::on_present(s.surface, t);
+            out.setup |= crate::input::wayland::on_present(s.surface, t);
             if FAULTS {
                 self.settings.faults.inject(Site::Present);
             }

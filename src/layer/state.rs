@@ -7,10 +7,10 @@
 use super::analysis::{Analysis, Settings};
 use super::device::Device;
 use super::faults::Faults;
-use super::guard;
 use super::handles::HandleMap;
 use super::instance::Instance;
 use super::limiter::FpsLimit;
+use crate::guard;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};

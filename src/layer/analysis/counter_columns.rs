@@ -14,8 +14,8 @@
 //! * present → display: needs `VK_KHR_present_wait` or
 //!   `VK_GOOGLE_display_timing`; not measured yet, reported as `"n/a"`.
 
-use super::capture::{CounterFrame, Stream};
-use super::guard;
+use crate::guard;
+use crate::layer::capture::{CounterFrame, Stream};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use steadyhud_counters::health::{HealthRule, Tracker};

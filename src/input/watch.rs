@@ -8,8 +8,8 @@
 //! sees no key while a Wayland window has the focus: an X display opening
 //! is no sign that X11 is the right choice, the surface is.
 
-use super::hotkey::{Hotkey, HotkeyError};
 use super::wayland;
+use super::x11::{Hotkey, HotkeyError};
 
 /// Why a combination cannot be watched (the HUD then stays as it is).
 #[derive(Debug, thiserror::Error)]

@@ -55,7 +55,7 @@
 pub mod ffi;
 pub mod tracker;
 
-use crate::layer::guard;
+use crate::guard;
 use ffi::{Keymap, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, Xkb, MARSHAL_DESTROY};
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;

@@ -1,117 +1,60 @@
-//! The analysis thread: one per process, started with the first capture
-//! stream (first swapchain) and stopped (joined) when the last instance is
-//! destroyed or the process exits (see `on_unload` in `layer/mod.rs`).
-//!
-//! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
-//! the stream into frame durations, streams one log row per frame (flushed
-//! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
-//! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
-//! HUD hotkey every 50 ms. While a stream runs, its summary JSON is kept
-//! current on disk by [`super::upkeep`] (`"complete": false`). A stream
-//! ends when its device is destroyed or at shutdown: the rest of the ring
-//! is drained, the CSV gets its `# end: complete` line and the final
-//! summary (METRICS.md keys + STK curves, `"complete": true`) is written.
-//!
-//! Logging policy: one session log per stream, i.e. per presented surface
-//! (window) of a device. A window keeps its log across swapchain recreation
-//! (resize), so for the usual single-window game log rows == frames
-//! presented exactly; each further window gets its own log named
-//! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
-//! Memory: all durations are kept for the exact final summary, 8 bytes per
-//! frame (8 MB per million frames), plus one copy while a periodic summary
-//! rewrite computes.
+//! One capture stream (a window's presents) on the analysis thread: its
+//! ring drained into frame durations, log rows (with counter and GPU
+//! columns), the rolling window, live statistics for the HUD and the
+//! summary kept current; and its end.
 
-use super::capture::{CounterFrame, Stream};
-use super::control::{Control, MarkPlaced, StreamStatus};
 use super::counter_columns::{self, CounterTrack};
-use super::faults::{Faults, Site};
 use super::gpu_frames::{GpuFrames, Pending};
-use super::gpu_timing::GpuTimer;
-use super::guard;
-use super::limiter::FpsLimit;
 use super::session::Log;
+use super::settings::Settings;
+use super::summary::whole_session;
 use super::upkeep::{self, Schedule, Snapshot};
+use crate::guard;
+use crate::layer::capture::{CounterFrame, Stream};
+use crate::layer::faults::Site;
+use crate::layer::gpu_timing::GpuTimer;
 use crate::live::LiveStats;
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant, SystemTime};
-use steadyhud_config::Config;
-use steadyhud_metrics::histogram::TimeHistogram;
-use steadyhud_metrics::{self as metrics, Options, Rolling, StkPoint, Summary};
-use steadyhud_sys::lock::Recover;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+use steadyhud_metrics::{Options, Rolling};
 
-const TICK: Duration = Duration::from_millis(5);
-const FLUSH_EVERY: Duration = Duration::from_millis(250);
-const LIVE_EVERY: Duration = Duration::from_millis(100);
-const HOTKEY_EVERY: Duration = Duration::from_millis(50);
 /// Bound on the frames the rolling window holds, whatever the frame rate.
 const ROLLING_MAX_FRAMES: usize = 200_000;
 
-/// What the analysis thread reads of the layer's state (which lives for the
-/// whole process, hence `'static`).
-#[derive(Clone, Copy)]
-pub struct Settings {
-    pub config: &'static Config,
-    /// HUD visibility: live statistics are built only while it is shown;
-    /// the hotkey flips it.
-    pub hud_visible: &'static AtomicBool,
-    /// The frame cap in force; its hotkey cycles it.
-    pub limit: &'static FpsLimit,
-    pub faults: &'static Faults,
-}
-
-#[cfg(test)]
-impl Settings {
-    /// Default config, HUD shown, no faults.
-    fn for_tests() -> Settings {
-        static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
-        static VISIBLE: AtomicBool = AtomicBool::new(true);
-        static FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
-        static LIMIT: std::sync::LazyLock<FpsLimit> =
-            std::sync::LazyLock::new(|| FpsLimit::new(&[]));
-        Settings {
-            config: &CONFIG,
-            hud_visible: &VISIBLE,
-            limit: &LIMIT,
-            faults: &FAULTS,
-        }
-    }
-}
-
 /// Analysis state of one stream.
-struct StreamAnalysis {
-    stream: Arc<Stream>,
-    cons: HeapCons<u64>,
-    last_t: Option<u64>,
-    first_t: Option<u64>,
+pub(super) struct StreamAnalysis {
+    pub(super) stream: Arc<Stream>,
+    pub(super) cons: HeapCons<u64>,
+    pub(super) last_t: Option<u64>,
+    pub(super) first_t: Option<u64>,
     /// Every frame duration of the session (for the exact final summary).
-    durations: Vec<u64>,
+    pub(super) durations: Vec<u64>,
     /// `None` once a panic disabled live statistics for this stream.
-    rolling: Option<Rolling>,
-    log: Log,
-    overflows_logged: u64,
-    counter_overflows_logged: u64,
+    pub(super) rolling: Option<Rolling>,
+    pub(super) log: Log,
+    pub(super) overflows_logged: u64,
+    pub(super) counter_overflows_logged: u64,
     /// Statistics counters of the stream's device, when it counts.
-    counters: Option<CounterTrack>,
+    pub(super) counters: Option<CounterTrack>,
     /// GPU timing of the stream's device (needs counters): rows wait here
     /// until their GPU columns are known.
-    gpu: Option<GpuFrames>,
-    settings: Settings,
+    pub(super) gpu: Option<GpuFrames>,
+    pub(super) settings: Settings,
     /// Windows whose log was opened so far (names the logs).
-    windows: Arc<AtomicU64>,
+    pub(super) windows: Arc<AtomicU64>,
     /// The frame cap last written to the log (`None`: nothing written yet).
-    cap_logged: Option<u32>,
-    opts: Options,
+    pub(super) cap_logged: Option<u32>,
+    pub(super) opts: Options,
     /// When the summary JSON is next rewritten while the session runs.
-    upkeep: Schedule,
+    pub(super) upkeep: Schedule,
 }
 
 impl StreamAnalysis {
     #[cfg(test)]
-    fn new(
+    pub(super) fn new(
         stream: Arc<Stream>,
         cons: HeapCons<u64>,
         log: Log,
@@ -131,7 +74,7 @@ impl StreamAnalysis {
 
     /// `feeds`: the stream's timestamp ring and, when its device counts,
     /// its counter ring and GPU timer.
-    fn with_counters(
+    pub(super) fn with_counters(
         stream: Arc<Stream>,
         (cons, vcons, gpu): (
             HeapCons<u64>,
@@ -184,7 +127,7 @@ impl StreamAnalysis {
         }
     }
 
-    fn drain(&mut self, buf: &mut [u64]) {
+    pub(super) fn drain(&mut self, buf: &mut [u64]) {
         loop {
             let n = self.cons.pop_slice(buf);
             for &t in &buf[..n] {
@@ -209,7 +152,7 @@ impl StreamAnalysis {
         }
     }
 
-    fn on_present(&mut self, t: u64) {
+    pub(super) fn on_present(&mut self, t: u64) {
         match self.last_t {
             None => {
                 self.first_t = Some(t);
@@ -259,7 +202,7 @@ impl StreamAnalysis {
 
     /// Writes `# fps_limit: N at frame M` when the cap in force changed
     /// (and at the start of a capped session).
-    fn note_cap(&mut self) {
+    pub(super) fn note_cap(&mut self) {
         if self.last_t.is_none() {
             return; // the log opens at the first present
         }
@@ -277,7 +220,7 @@ impl StreamAnalysis {
 
     /// Writes the rows whose GPU columns are known (`all`: every row, the
     /// stream ends).
-    fn flush_gpu(&mut self, all: bool) {
+    pub(super) fn flush_gpu(&mut self, all: bool) {
         let (Some(g), Some(c)) = (self.gpu.as_mut(), self.counters.as_mut()) else {
             return;
         };
@@ -290,7 +233,7 @@ impl StreamAnalysis {
         });
     }
 
-    fn publish_live(&mut self, window_s: f64) {
+    pub(super) fn publish_live(&mut self, window_s: f64) {
         let Some(rolling) = self.rolling.as_ref() else {
             return;
         };
@@ -338,7 +281,7 @@ impl StreamAnalysis {
     /// Keys of the summary JSON beyond the metrics: `final_write` ends the
     /// counters' stutter judging; otherwise they are judged as if the
     /// session ended now, as `analyze` judges the CSV's rows so far.
-    fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
+    pub(super) fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
         let overflows = if final_write {
             self.stream.overflows()
         } else {
@@ -375,14 +318,19 @@ impl StreamAnalysis {
     }
 
     /// Frames whose CSV rows are written.
-    fn rows_written(&self) -> usize {
+    pub(super) fn rows_written(&self) -> usize {
         let held = self.gpu.as_ref().map_or(0, GpuFrames::held);
         self.durations.len().saturating_sub(held)
     }
 
     /// Hands a snapshot to the summary writer when one is due (see
     /// [`super::upkeep`]); `streams` share the upkeep budget.
-    fn keep_summary(&mut self, now: Instant, writer: &mut upkeep::Writer, streams: usize) {
+    pub(super) fn keep_summary(
+        &mut self,
+        now: Instant,
+        writer: &mut upkeep::Writer,
+        streams: usize,
+    ) {
         if !matches!(self.log, Log::Open(_))
             || !self.upkeep.due(now, streams, self.durations.len())
             || !writer.ready()
@@ -405,7 +353,7 @@ impl StreamAnalysis {
         self.upkeep.send(snapshot, now, snapshot_cpu, writer);
     }
 
-    fn finish(mut self, buf: &mut [u64], streams: usize) {
+    pub(super) fn finish(mut self, buf: &mut [u64], streams: usize) {
         self.drain(buf);
         // From here no periodic write may replace the final summary.
         self.upkeep.finish();
@@ -417,313 +365,6 @@ impl StreamAnalysis {
             let (summary, stk) = whole_session(&durations, &self.opts, &mut extra);
             log.finish(summary.as_ref(), &stk, extra);
         });
-    }
-}
-
-/// The whole-session numbers of `durations`, as every summary write (final
-/// or periodic) computes them: the summary (`None` for no frame) and the
-/// STK curve. O(n log n): the cost [`upkeep`] budgets.
-pub(super) fn whole_session(
-    durations: &[u64],
-    opts: &Options,
-    extra: &mut serde_json::Value,
-) -> (Option<Summary>, Vec<StkPoint>) {
-    let summary = metrics::summarize(durations, opts);
-    let stk = metrics::stk_curve(durations, stk_max_fps(durations));
-    // The mergeable time histogram: summed over sessions it gives fleet-wide
-    // metrics (`steadyhud merge` reads a summary's `histogram` key).
-    if let (Some(map), Ok(h)) = (
-        extra.as_object_mut(),
-        serde_json::to_value(TimeHistogram::from_durations(durations)),
-    ) {
-        map.insert("histogram".into(), h);
-    }
-    (summary, stk)
-}
-
-/// Upper end of the STK curves: just past the fastest frame's rate (beyond
-/// it slow(f) = 1), capped at 2000 fps.
-fn stk_max_fps(durations: &[u64]) -> u32 {
-    let min = durations.iter().copied().min().unwrap_or(metrics::NS_PER_S);
-    (metrics::NS_PER_S.div_ceil(min.max(1)) + 1).clamp(1, 2000) as u32
-}
-
-/// Everything the thread works on; shared with the hooks that end streams.
-struct Analyzer {
-    streams: Vec<StreamAnalysis>,
-    settings: Settings,
-    window_s: f64,
-    buf: Vec<u64>,
-    last_flush: Instant,
-    last_live: Instant,
-    /// Thread that rewrites the streams' summaries while they run.
-    writer: upkeep::Writer,
-}
-
-impl super::control::Streams for Analyzer {
-    fn mark(&mut self, text: &str) -> Vec<MarkPlaced> {
-        let mut placed = Vec::new();
-        for s in &mut self.streams {
-            // Up to date first: the mark goes after every frame presented
-            // before the request.
-            s.drain(&mut self.buf);
-            let frame = s.durations.len() as u64;
-            if s.log.note_mark(text, frame) {
-                s.log.flush();
-                if let Some(log) = s.log.csv_path() {
-                    placed.push(MarkPlaced {
-                        log: log.to_path_buf(),
-                        frame,
-                    });
-                }
-            }
-        }
-        placed
-    }
-
-    fn catch_up(&mut self) {
-        for s in &mut self.streams {
-            s.drain(&mut self.buf);
-        }
-    }
-
-    fn status(&mut self) -> Vec<StreamStatus> {
-        let window_s = self.window_s;
-        self.streams
-            .iter_mut()
-            .map(|s| {
-                s.drain(&mut self.buf);
-                StreamStatus {
-                    stream: s.stream.id,
-                    log: s.log.csv_path().map(Into::into),
-                    frames: s.durations.len() as u64,
-                    window_s,
-                    summary: s.rolling.as_ref().and_then(Rolling::summary),
-                    gpu: s.gpu.as_ref().and_then(GpuFrames::live),
-                }
-            })
-            .collect()
-    }
-}
-
-impl Analyzer {
-    fn tick(&mut self) {
-        let now = Instant::now();
-        // Live statistics only feed the HUD: skip them while it is hidden.
-        let live = now.duration_since(self.last_live) >= LIVE_EVERY
-            && self.settings.hud_visible.load(Ordering::Relaxed);
-        let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
-        let streams = self.streams.len();
-        for s in &mut self.streams {
-            s.drain(&mut self.buf);
-            if live {
-                s.publish_live(self.window_s);
-            }
-            if flush {
-                s.log.flush();
-            }
-            s.keep_summary(now, &mut self.writer, streams);
-        }
-        if live {
-            self.last_live = now;
-        }
-        if flush {
-            self.last_flush = now;
-        }
-    }
-
-    fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
-        let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
-            .into_iter()
-            .partition(|s| pred(&s.stream));
-        self.streams = keep;
-        let streams = self.streams.len() + done.len();
-        for s in done {
-            s.finish(&mut self.buf, streams);
-        }
-    }
-}
-
-struct Running {
-    analyzer: Arc<Mutex<Analyzer>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    /// Process that started the thread (a forked child must not join it).
-    pid: u32,
-}
-
-/// The analysis thread of the layer: started with the first capture stream,
-/// joined by [`Analysis::shutdown`].
-#[derive(Default)]
-pub struct Analysis {
-    running: Mutex<Option<Running>>,
-    next_stream: AtomicU64,
-    /// Windows whose log was opened since the thread (re)started: names logs.
-    windows: Arc<AtomicU64>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock_or_recover()
-}
-
-impl Analysis {
-    fn start(&self, settings: Settings) -> Running {
-        self.windows.store(0, Ordering::Relaxed);
-        let cfg = settings.config;
-        let analyzer = Arc::new(Mutex::new(Analyzer {
-            streams: Vec::new(),
-            settings,
-            window_s: cfg.window_seconds,
-            buf: vec![0; 4096],
-            last_flush: Instant::now(),
-            last_live: Instant::now(),
-            writer: upkeep::Writer::default(),
-        }));
-        let stop = Arc::new(AtomicBool::new(false));
-        let (a, s) = (analyzer.clone(), stop.clone());
-        let thread = std::thread::Builder::new()
-            .name("steadyhud-analysis".into())
-            .spawn(move || run(a, s, settings))
-            .map_err(|e| {
-                guard::say(format_args!(
-                    "steadyhud: cannot start the analysis thread: {e}; no log or live stats"
-                ))
-            })
-            .ok();
-        Running {
-            analyzer,
-            stop,
-            thread,
-            pid: std::process::id(),
-        }
-    }
-
-    /// Creates the capture stream of a newly created swapchain lineage
-    /// (window) of `device_key` and hands its ring to the analysis thread
-    /// (starting it if needed).
-    pub fn new_stream(
-        &self,
-        settings: Settings,
-        device_key: usize,
-        counters: Option<Arc<steadyhud_counters::Counters>>,
-        gpu: Option<Arc<GpuTimer>>,
-    ) -> Arc<Stream> {
-        let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
-        let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
-        let cfg = settings.config;
-        let log = if cfg.log {
-            Log::pending(cfg.log_dir.clone())
-        } else {
-            Log::disabled()
-        };
-        let opts = Options {
-            stutter_threshold: cfg.stutter_threshold,
-        };
-        let analysis = StreamAnalysis::with_counters(
-            stream.clone(),
-            (cons, vcons, gpu),
-            log,
-            cfg.window_seconds,
-            opts,
-            settings,
-            self.windows.clone(),
-        );
-        let mut running = lock(&self.running);
-        if running
-            .as_ref()
-            .is_some_and(|r| r.pid != std::process::id())
-        {
-            // A forked child inherited the parent's state but not its thread.
-            // Forget it (without joining or finishing the parent's logs).
-            std::mem::forget(running.take());
-        }
-        let r = running.get_or_insert_with(|| self.start(settings));
-        lock(&r.analyzer).streams.push(analysis);
-        stream
-    }
-
-    /// Ends the streams of a device being destroyed: final rows and summary.
-    pub fn finish_device(&self, device_key: usize) {
-        let running = lock(&self.running);
-        if let Some(r) = running.as_ref() {
-            if r.pid == std::process::id() {
-                lock(&r.analyzer).finish_where(|s| s.device_key == device_key);
-            }
-        }
-    }
-
-    /// Stops and joins the thread and finishes every stream. Idempotent;
-    /// does nothing in a forked child.
-    pub fn shutdown(&self) {
-        let Some(mut r) = lock(&self.running).take() else {
-            return;
-        };
-        if r.pid != std::process::id() {
-            std::mem::forget(r);
-            return;
-        }
-        r.stop.store(true, Ordering::Release);
-        if let Some(t) = r.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
-        let mut analyzer = lock(&r.analyzer);
-        analyzer.finish_where(|_| true);
-        analyzer.writer.stop();
-    }
-}
-
-fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings) {
-    let toggle_key = &settings.config.toggle_key;
-    let mut hotkey = match guard::try_run(|| crate::hud::keys::KeyWatch::new(toggle_key)) {
-        Some(Ok(h)) => Some(h),
-        Some(Err(e)) => {
-            guard::say(format_args!("steadyhud: HUD hotkey unavailable: {e}"));
-            None
-        }
-        None => None,
-    };
-    let mut limit_key = if settings.limit.cycles() {
-        let combo = &settings.config.toggle_fps_limit;
-        match guard::try_run(|| crate::hud::keys::KeyWatch::new(combo)) {
-            Some(Ok(h)) => Some(h),
-            Some(Err(e)) => {
-                guard::say(format_args!("steadyhud: frame cap hotkey unavailable: {e}"));
-                None
-            }
-            None => None,
-        }
-    } else {
-        None
-    };
-    let mut control = guard::try_run(|| Control::start(&settings)).flatten();
-    let mut last_key = Instant::now();
-    while !stop.load(Ordering::Acquire) {
-        if guard::try_run(|| lock(&analyzer).tick()).is_none() {
-            guard::say(format_args!("steadyhud: analysis step failed; retrying"));
-        }
-        if let Some(c) = control.as_mut() {
-            if guard::try_run(|| c.poll(&settings, &analyzer)).is_none() {
-                guard::say(format_args!(
-                    "steadyhud: control socket failed; closed (the game keeps running)"
-                ));
-                control = None;
-            }
-        }
-        if let Some(h) = hotkey.as_mut() {
-            if last_key.elapsed() >= HOTKEY_EVERY {
-                last_key = Instant::now();
-                if guard::try_run(|| h.poll()).unwrap_or(false) {
-                    settings.hud_visible.fetch_xor(true, Ordering::Relaxed);
-                }
-            }
-        }
-        if let Some(h) = limit_key.as_mut() {
-            if guard::try_run(|| h.poll()).unwrap_or(false) {
-                settings.limit.cycle();
-            }
-        }
-        std::thread::park_timeout(TICK);
     }
 }
 
@@ -973,7 +614,7 @@ mod tests {
     }
 
     fn capture_capacity() -> usize {
-        super::super::capture::RING_CAPACITY
+        crate::layer::capture::RING_CAPACITY
     }
 
     #[test]
@@ -1000,12 +641,5 @@ mod tests {
             4,
             "capture and statistics go on without a log"
         );
-    }
-
-    #[test]
-    fn stk_range_covers_fastest_frame() {
-        assert_eq!(stk_max_fps(&[16_666_667, 33_333_333]), 61);
-        assert_eq!(stk_max_fps(&[]), 2);
-        assert_eq!(stk_max_fps(&[1]), 2000);
     }
 }

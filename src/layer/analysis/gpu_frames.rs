@@ -6,7 +6,7 @@
 //! clock), and its **busy** time is how long, within that span, at least
 //! one of the app's batches (any queue of the device, whenever submitted)
 //! was running on the GPU: the union of the batches' GPU intervals
-//! ([`super::gpu_timing`], mapped to the CPU clock) clipped to the span.
+//! ([`crate::layer::gpu_timing`], mapped to the CPU clock) clipped to the span.
 //! Its **wait** time is the rest of the span from the first such GPU start
 //! to the last such end. So a frame's busy time never exceeds its duration
 //! and the session's busy time is exactly the GPU's busy time while frames
@@ -22,7 +22,7 @@
 //! submitted), or at most [`LATE_NS`]; a frame decided without all of its
 //! results is counted in `late_frames`.
 
-use super::gpu_timing::GpuTimer;
+use crate::layer::gpu_timing::GpuTimer;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use steadyhud_counters::FrameValues;

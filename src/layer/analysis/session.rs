@@ -3,7 +3,7 @@
 //! present, never fatal. An unwritable folder or a write error prints one
 //! `steadyhud:` line and the game keeps running without (the rest of) a log.
 
-use super::guard;
+use crate::guard;
 use std::path::PathBuf;
 use std::time::SystemTime;
 use steadyhud_counters::Unit;

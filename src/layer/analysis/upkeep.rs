@@ -27,8 +27,8 @@
 //! finished under the lock a periodic write holds while it writes, and a
 //! periodic write that finds it finished is dropped.
 
-use super::analysis::whole_session;
-use super::guard;
+use super::summary::whole_session;
+use crate::guard;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;

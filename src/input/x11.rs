@@ -7,7 +7,7 @@
 //! lack of thread safety does not matter.
 //!
 //! Wayland has no global key state query: a game with a Wayland surface
-//! gets [`super::wayland`] instead (chosen by [`super::keys::KeyWatch`]).
+//! gets [`super::wayland`] instead (chosen by [`super::watch::KeyWatch`]).
 //!
 //! `STEADYHUD_X11_LIB` names another library to load instead of
 //! `libX11.so.6`; the fault tests set it to a name that does not exist to

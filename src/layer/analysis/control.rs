@@ -7,8 +7,8 @@
 //! analysis thread owns (logs, rolling windows), so answering never takes a
 //! lock the present path takes.
 
-use super::analysis::Settings;
-use super::guard;
+use super::settings::Settings;
+use crate::guard;
 use crate::live::LiveGpu;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;

@@ -1,0 +1,9 @@
+//! Input: the key combinations the analysis thread watches (the HUD
+//! toggle, the frame-cap cycle), on X11 ([`x11`]) or on the app's Wayland
+//! connection ([`wayland`]); [`KeyWatch`] picks one.
+
+pub mod watch;
+pub mod wayland;
+pub mod x11;
+
+pub use watch::KeyWatch;

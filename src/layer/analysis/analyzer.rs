@@ -1,0 +1,113 @@
+//! Everything the analysis thread works on: the streams, stepped every
+//! tick, answered to the control socket, ended with their device.
+
+use super::control::{MarkPlaced, StreamStatus};
+use super::gpu_frames::GpuFrames;
+use super::settings::Settings;
+use super::stream::StreamAnalysis;
+use super::upkeep::{self};
+use crate::layer::capture::Stream;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use steadyhud_metrics::Rolling;
+
+/// How often the logs are flushed (a killed game loses at most this).
+const FLUSH_EVERY: Duration = Duration::from_millis(250);
+/// How often live statistics are published while the HUD is shown.
+const LIVE_EVERY: Duration = Duration::from_millis(100);
+
+/// Everything the thread works on; shared with the hooks that end streams.
+pub(super) struct Analyzer {
+    pub(super) streams: Vec<StreamAnalysis>,
+    pub(super) settings: Settings,
+    pub(super) window_s: f64,
+    pub(super) buf: Vec<u64>,
+    pub(super) last_flush: Instant,
+    pub(super) last_live: Instant,
+    /// Thread that rewrites the streams' summaries while they run.
+    pub(super) writer: upkeep::Writer,
+}
+
+impl super::control::Streams for Analyzer {
+    fn mark(&mut self, text: &str) -> Vec<MarkPlaced> {
+        let mut placed = Vec::new();
+        for s in &mut self.streams {
+            // Up to date first: the mark goes after every frame presented
+            // before the request.
+            s.drain(&mut self.buf);
+            let frame = s.durations.len() as u64;
+            if s.log.note_mark(text, frame) {
+                s.log.flush();
+                if let Some(log) = s.log.csv_path() {
+                    placed.push(MarkPlaced {
+                        log: log.to_path_buf(),
+                        frame,
+                    });
+                }
+            }
+        }
+        placed
+    }
+
+    fn catch_up(&mut self) {
+        for s in &mut self.streams {
+            s.drain(&mut self.buf);
+        }
+    }
+
+    fn status(&mut self) -> Vec<StreamStatus> {
+        let window_s = self.window_s;
+        self.streams
+            .iter_mut()
+            .map(|s| {
+                s.drain(&mut self.buf);
+                StreamStatus {
+                    stream: s.stream.id,
+                    log: s.log.csv_path().map(Into::into),
+                    frames: s.durations.len() as u64,
+                    window_s,
+                    summary: s.rolling.as_ref().and_then(Rolling::summary),
+                    gpu: s.gpu.as_ref().and_then(GpuFrames::live),
+                }
+            })
+            .collect()
+    }
+}
+
+impl Analyzer {
+    /// One step of every stream at `now`.
+    pub(super) fn tick(&mut self, now: Instant) {
+        // Live statistics only feed the HUD: skip them while it is hidden.
+        let live = now.duration_since(self.last_live) >= LIVE_EVERY
+            && self.settings.hud_visible.load(Ordering::Relaxed);
+        let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
+        let streams = self.streams.len();
+        for s in &mut self.streams {
+            s.drain(&mut self.buf);
+            if live {
+                s.publish_live(self.window_s);
+            }
+            if flush {
+                s.log.flush();
+            }
+            s.keep_summary(now, &mut self.writer, streams);
+        }
+        if live {
+            self.last_live = now;
+        }
+        if flush {
+            self.last_flush = now;
+        }
+    }
+
+    pub(super) fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
+        let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
+            .into_iter()
+            .partition(|s| pred(&s.stream));
+        self.streams = keep;
+        let streams = self.streams.len() + done.len();
+        for s in done {
+            s.finish(&mut self.buf, streams);
+        }
+    }
+}

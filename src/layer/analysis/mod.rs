@@ -1,0 +1,26 @@
+//! The analysis thread and what it works on: the front door for the
+//! layer's hooks ([`Analysis`], [`Settings`]).
+//!
+//! - `thread`: the thread, a shell over a list of pollers (`pollers`): the
+//!   streams (`analyzer` → `stream`), the control socket (`control`), the
+//!   HUD and frame-cap keys;
+//! - `stream`: one window's presents → rows, rolling metrics, live stats;
+//!   its counter columns (`counter_columns`), GPU columns (`gpu_frames`),
+//!   its log (`session`);
+//! - `upkeep`: the summary writer thread; `summary`: what every summary
+//!   write computes; `settings`: the process-wide state the thread reads.
+
+mod analyzer;
+mod control;
+mod counter_columns;
+mod gpu_frames;
+mod pollers;
+mod session;
+mod settings;
+mod stream;
+mod summary;
+mod thread;
+mod upkeep;
+
+pub use settings::Settings;
+pub use thread::Analysis;

@@ -1,0 +1,37 @@
+//! What the analysis thread reads of the layer's process-wide state.
+
+use crate::layer::faults::Faults;
+use crate::layer::limiter::FpsLimit;
+use std::sync::atomic::AtomicBool;
+use steadyhud_config::Config;
+
+/// What the analysis thread reads of the layer's state (which lives for the
+/// whole process, hence `'static`).
+#[derive(Clone, Copy)]
+pub struct Settings {
+    pub config: &'static Config,
+    /// HUD visibility: live statistics are built only while it is shown;
+    /// the hotkey flips it.
+    pub hud_visible: &'static AtomicBool,
+    /// The frame cap in force; its hotkey cycles it.
+    pub limit: &'static FpsLimit,
+    pub faults: &'static Faults,
+}
+
+#[cfg(test)]
+impl Settings {
+    /// Default config, HUD shown, no faults.
+    pub(super) fn for_tests() -> Settings {
+        static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
+        static VISIBLE: AtomicBool = AtomicBool::new(true);
+        static FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
+        static LIMIT: std::sync::LazyLock<FpsLimit> =
+            std::sync::LazyLock::new(|| FpsLimit::new(&[]));
+        Settings {
+            config: &CONFIG,
+            hud_visible: &VISIBLE,
+            limit: &LIMIT,
+            faults: &FAULTS,
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! The analysis thread: one per process, started with the first capture
+//! stream (first swapchain) and stopped (joined) when the last instance is
+//! destroyed or the process exits (see `on_unload` in `layer/mod.rs`).
+//!
+//! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
+//! the stream into frame durations, streams one log row per frame (flushed
+//! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
+//! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
+//! HUD hotkey every 50 ms. While a stream runs, its summary JSON is kept
+//! current on disk by [`super::upkeep`] (`"complete": false`). A stream
+//! ends when its device is destroyed or at shutdown: the rest of the ring
+//! is drained, the CSV gets its `# end: complete` line and the final
+//! summary (METRICS.md keys + STK curves, `"complete": true`) is written.
+//!
+//! Logging policy: one session log per stream, i.e. per presented surface
+//! (window) of a device. A window keeps its log across swapchain recreation
+//! (resize), so for the usual single-window game log rows == frames
+//! presented exactly; each further window gets its own log named
+//! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
+//! Memory: all durations are kept for the exact final summary, 8 bytes per
+//! frame (8 MB per million frames), plus one copy while a periodic summary
+//! rewrite computes.
+
+use super::analyzer::Analyzer;
+use super::control::Control;
+use super::pollers::{self, AfterPanic, Key, KeyAction, Poller};
+use super::session::Log;
+use super::settings::Settings;
+use super::stream::StreamAnalysis;
+use super::upkeep::{self};
+use crate::guard;
+use crate::layer::capture::Stream;
+use crate::layer::gpu_timing::GpuTimer;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use steadyhud_metrics::Options;
+use steadyhud_sys::lock::Recover;
+
+const TICK: Duration = Duration::from_millis(5);
+
+struct Running {
+    analyzer: Arc<Mutex<Analyzer>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// Process that started the thread (a forked child must not join it).
+    pid: u32,
+}
+
+/// The analysis thread of the layer: started with the first capture stream,
+/// joined by [`Analysis::shutdown`].
+#[derive(Default)]
+pub struct Analysis {
+    running: Mutex<Option<Running>>,
+    next_stream: AtomicU64,
+    /// Windows whose log was opened since the thread (re)started: names logs.
+    windows: Arc<AtomicU64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock_or_recover()
+}
+
+impl Analysis {
+    fn start(&self, settings: Settings) -> Running {
+        self.windows.store(0, Ordering::Relaxed);
+        let cfg = settings.config;
+        let analyzer = Arc::new(Mutex::new(Analyzer {
+            streams: Vec::new(),
+            settings,
+            window_s: cfg.window_seconds,
+            buf: vec![0; 4096],
+            last_flush: Instant::now(),
+            last_live: Instant::now(),
+            writer: upkeep::Writer::default(),
+        }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (a, s) = (analyzer.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("steadyhud-analysis".into())
+            .spawn(move || run(a, s, settings))
+            .map_err(|e| {
+                guard::say(format_args!(
+                    "steadyhud: cannot start the analysis thread: {e}; no log or live stats"
+                ))
+            })
+            .ok();
+        Running {
+            analyzer,
+            stop,
+            thread,
+            pid: std::process::id(),
+        }
+    }
+
+    /// Creates the capture stream of a newly created swapchain lineage
+    /// (window) of `device_key` and hands its ring to the analysis thread
+    /// (starting it if needed).
+    pub fn new_stream(
+        &self,
+        settings: Settings,
+        device_key: usize,
+        counters: Option<Arc<steadyhud_counters::Counters>>,
+        gpu: Option<Arc<GpuTimer>>,
+    ) -> Arc<Stream> {
+        let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
+        let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
+        let cfg = settings.config;
+        let log = if cfg.log {
+            Log::pending(cfg.log_dir.clone())
+        } else {
+            Log::disabled()
+        };
+        let opts = Options {
+            stutter_threshold: cfg.stutter_threshold,
+        };
+        let analysis = StreamAnalysis::with_counters(
+            stream.clone(),
+            (cons, vcons, gpu),
+            log,
+            cfg.window_seconds,
+            opts,
+            settings,
+            self.windows.clone(),
+        );
+        let mut running = lock(&self.running);
+        if running
+            .as_ref()
+            .is_some_and(|r| r.pid != std::process::id())
+        {
+            // A forked child inherited the parent's state but not its thread.
+            // Forget it (without joining or finishing the parent's logs).
+            std::mem::forget(running.take());
+        }
+        let r = running.get_or_insert_with(|| self.start(settings));
+        lock(&r.analyzer).streams.push(analysis);
+        stream
+    }
+
+    /// Ends the streams of a device being destroyed: final rows and summary.
+    pub fn finish_device(&self, device_key: usize) {
+        let running = lock(&self.running);
+        if let Some(r) = running.as_ref() {
+            if r.pid == std::process::id() {
+                lock(&r.analyzer).finish_where(|s| s.device_key == device_key);
+            }
+        }
+    }
+
+    /// Stops and joins the thread and finishes every stream. Idempotent;
+    /// does nothing in a forked child.
+    pub fn shutdown(&self) {
+        let Some(mut r) = lock(&self.running).take() else {
+            return;
+        };
+        if r.pid != std::process::id() {
+            std::mem::forget(r);
+            return;
+        }
+        r.stop.store(true, Ordering::Release);
+        if let Some(t) = r.thread.take() {
+            t.thread().unpark();
+            let _ = t.join();
+        }
+        let mut analyzer = lock(&r.analyzer);
+        analyzer.finish_where(|_| true);
+        analyzer.writer.stop();
+    }
+}
+
+/// The thread: every [`TICK`], each poller's turn, a panic in one
+/// contained and answered as that poller says.
+fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings) {
+    let mut pollers = pollers(&settings);
+    while !stop.load(Ordering::Acquire) {
+        let now = Instant::now();
+        pollers.retain_mut(|p| {
+            if guard::try_run(|| p.poll(now, &settings, &analyzer)).is_some() {
+                return true;
+            }
+            match p.after_panic() {
+                AfterPanic::Retry(line) => guard::say(format_args!("{line}")),
+                AfterPanic::Drop(line) => {
+                    guard::say(format_args!("{line}"));
+                    return false;
+                }
+                AfterPanic::Ignore => {}
+            }
+            true
+        });
+        std::thread::park_timeout(TICK);
+    }
+}
+
+/// The thread's jobs: the streams first (so the others see this tick's
+/// frames), then the control socket and the keys the config asks for.
+fn pollers(settings: &Settings) -> Vec<Box<dyn Poller>> {
+    let mut list: Vec<Box<dyn Poller>> = vec![Box::new(pollers::Streams)];
+    if let Some(c) = guard::try_run(|| Control::start(settings)).flatten() {
+        list.push(Box::new(c));
+    }
+    let cfg = settings.config;
+    let keys = [
+        (true, &cfg.toggle_key, KeyAction::ToggleHud),
+        (
+            settings.limit.cycles(),
+            &cfg.toggle_fps_limit,
+            KeyAction::CycleCap,
+        ),
+    ];
+    for (wanted, combo, action) in keys {
+        if let Some(k) = wanted.then(|| Key::watch(combo, action)).flatten() {
+            list.push(Box::new(k));
+        }
+    }
+    list
+}

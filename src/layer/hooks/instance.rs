@@ -1,0 +1,144 @@
+//! Entry points on instance-level objects: the instance itself and the
+//! surfaces the layer follows (a Wayland surface for the hotkeys, a
+//! destroyed surface ending its window's log).
+//!
+//! # Safety
+//! Every `unsafe extern "system"` function here is a Vulkan command (or the
+//! loader's `vkNegotiateLoaderLayerInterfaceVersion`) and relies on the
+//! Vulkan contract with its caller, the loader or the layer above: it is
+//! called only as the command it is handed out for, with arguments valid
+//! per that command's valid-usage rules (live handles of an instance or
+//! device created through this layer, valid pointers and `pNext` chains,
+//! externally synchronised objects not used concurrently), and it hands
+//! them on to the next layer unchanged.
+
+use crate::guard;
+use crate::layer::handles::dispatch_key;
+use crate::layer::instance::Instance;
+use crate::layer::loader::{self, next_fn};
+use crate::layer::state::layer;
+use ash::vk;
+use std::sync::Arc;
+use steadyhud_sys::lock::Recover;
+
+pub(super) unsafe extern "system" fn create_instance(
+    info: *const vk::InstanceCreateInfo,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::Instance,
+) -> vk::Result {
+    // Link to the next layer; without a link we cannot forward at all.
+    let Some((gipa, create)) = guard::contain(None, || {
+        // SAFETY: `info` is the app's valid create info with the `pNext`
+        // chain the loader built for this layer (caller's contract).
+        let gipa = unsafe { loader::take_instance_link(&*info) }?;
+        // SAFETY: the next layer's gipa, asked with a null instance as for
+        // any global command; `PFN_vkCreateInstance` is the name's type.
+        let create: vk::PFN_vkCreateInstance =
+            unsafe { next_fn(|n| gipa(vk::Instance::null(), n), c"vkCreateInstance") }?;
+        Some((gipa, create))
+    }) else {
+        guard::say(format_args!(
+            "steadyhud: vkCreateInstance without a loader link; failing"
+        ));
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
+    };
+    // SAFETY: the next layer's `vkCreateInstance`, called with the app's own
+    // arguments (caller's contract), the link chain advanced past us.
+    let r = unsafe { create(info, alloc, out) };
+    if r == vk::Result::SUCCESS {
+        guard::contain((), || {
+            // SAFETY: on success `*out` is the new live instance, whose next
+            // layer `gipa` belongs to; `info` is the app's create info.
+            let data = Arc::new(unsafe { Instance::new(&*info, gipa, *out) });
+            // SAFETY: `*out` is the live instance just created.
+            layer()
+                .instances
+                .lock_or_recover()
+                .insert(unsafe { dispatch_key(*out) }, data);
+        });
+    }
+    r
+}
+
+pub(super) unsafe extern "system" fn destroy_instance(
+    instance: vk::Instance,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    if instance == vk::Instance::null() {
+        return;
+    }
+    let l = layer();
+    // SAFETY: a non-null `instance` is the app's live instance (caller's
+    // contract); only the call below destroys it.
+    let key = unsafe { dispatch_key(instance) };
+    let Some((data, last)) = guard::contain(None, || {
+        let mut map = l.instances.lock_or_recover();
+        let data = map.remove(&key)?;
+        Some((data, map.is_empty()))
+    }) else {
+        return; // not ours: nothing we could forward to
+    };
+    guard::contain((), || crate::input::wayland::instance_destroyed(key));
+    if last {
+        // The loader dlcloses us right after this call: no thread may outlive it.
+        guard::contain((), || l.analysis.shutdown());
+    }
+    // SAFETY: the next layer's `vkDestroyInstance` of this instance, called
+    // with the app's own arguments.
+    unsafe { (data.ash.fp_v1_0().destroy_instance)(instance, alloc) };
+}
+
+pub(super) unsafe extern "system" fn destroy_surface(
+    instance: vk::Instance,
+    surface: vk::SurfaceKHR,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    let l = layer();
+    // SAFETY: `instance` is the app's live instance (caller's contract).
+    let Some(inst) = guard::contain(None, || l.instance(unsafe { dispatch_key(instance) })) else {
+        return;
+    };
+    guard::contain((), || {
+        for dev in l.devices.all() {
+            dev.surface_destroyed(surface);
+        }
+        // Our Wayland keyboard goes before the surface: the app may
+        // disconnect its wl_display right after.
+        crate::input::wayland::surface_destroyed(vk::Handle::as_raw(surface));
+    });
+    if let Some(destroy) = inst.destroy_surface {
+        // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
+        // called with the app's own arguments.
+        unsafe { destroy(instance, surface, alloc) };
+    }
+}
+
+pub(super) unsafe extern "system" fn create_wayland_surface(
+    instance: vk::Instance,
+    info: *const vk::WaylandSurfaceCreateInfoKHR,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::SurfaceKHR,
+) -> vk::Result {
+    let l = layer();
+    // SAFETY: `instance` is the app's live instance (caller's contract).
+    let key = unsafe { dispatch_key(instance) };
+    let Some(create) = guard::contain(None, || l.instance(key)?.create_wayland_surface) else {
+        return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+    };
+    // SAFETY: the next layer's `vkCreateWaylandSurfaceKHR` of this
+    // instance, called with the app's own arguments.
+    let r = unsafe { create(instance, info, alloc, out) };
+    if r == vk::Result::SUCCESS && !info.is_null() {
+        guard::contain((), || {
+            // SAFETY: on success `*out` is the new surface; `info` is the
+            // app's valid create info (caller's contract).
+            let (surface, display) = unsafe { (*out, (*info).display) };
+            crate::input::wayland::surface_created(
+                key,
+                vk::Handle::as_raw(surface),
+                display.cast(),
+            );
+        });
+    }
+    r
+}

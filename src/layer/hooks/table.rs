@@ -1,0 +1,265 @@
+//! The hook table ([`hook`]): every function the layer intercepts, its
+//! level and when it may be handed out, and the `vkGet*ProcAddr` pair and
+//! loader negotiation that hand them out.
+//!
+//! A function is handed out only where it may be called: swapchain and
+//! present hooks only on devices that enabled `VK_KHR_swapchain`
+//! (`vkCreateSharedSwapchainsKHR`: `VK_KHR_display_swapchain`), counted
+//! calls only when counters are on and the next layer has the function.
+//! Otherwise the next layer's pointer (or null) is returned, as if the layer
+//! were not there.
+
+use super::counted::*;
+use super::device::*;
+use super::instance::*;
+use crate::guard;
+use crate::layer::device::Extensions;
+use crate::layer::handles::dispatch_key;
+use crate::layer::instance::Instance;
+use crate::layer::loader::{self};
+use crate::layer::state::layer;
+use ash::vk;
+use std::ffi::{c_char, CStr};
+
+/// When an intercepted function may be handed out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Needs {
+    /// Always ours.
+    Always,
+    /// The device enabled `VK_KHR_swapchain`.
+    Swapchain,
+    /// The device enabled `VK_KHR_display_swapchain`.
+    DisplaySwapchain,
+    /// Counters are on and the next layer has the function.
+    Counters,
+}
+
+/// Level of an intercepted function.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Instance,
+    Device,
+}
+
+/// Casts one of our entry points for the proc-address tables.
+fn void(f: *const ()) -> vk::PFN_vkVoidFunction {
+    // SAFETY: `f` is one of this module's `extern "system"` functions; the
+    // caller of the proc address casts it back to its real type.
+    Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>(f) })
+}
+
+/// The table: every function the layer intercepts, its level, when it may
+/// be handed out, and our entry point.
+fn hook(name: &[u8], faults: bool) -> Option<(Level, Needs, vk::PFN_vkVoidFunction)> {
+    use Level::{Device as D, Instance as I};
+    let present = if faults {
+        queue_present::<true> as *const ()
+    } else {
+        queue_present::<false> as *const ()
+    };
+    let (level, needs, f) = match name {
+        b"vkGetInstanceProcAddr" => (I, Needs::Always, get_instance_proc_addr as *const ()),
+        b"vkCreateInstance" => (I, Needs::Always, create_instance as *const ()),
+        b"vkDestroyInstance" => (I, Needs::Always, destroy_instance as *const ()),
+        b"vkCreateDevice" => (I, Needs::Always, create_device as *const ()),
+        b"vkDestroySurfaceKHR" => (I, Needs::Always, destroy_surface as *const ()),
+        b"vkCreateWaylandSurfaceKHR" => (I, Needs::Always, create_wayland_surface as *const ()),
+        b"vkGetDeviceProcAddr" => (D, Needs::Always, get_device_proc_addr as *const ()),
+        b"vkDestroyDevice" => (D, Needs::Always, destroy_device as *const ()),
+        b"vkCreateSwapchainKHR" => (D, Needs::Swapchain, create_swapchain as *const ()),
+        b"vkCreateSharedSwapchainsKHR" => (
+            D,
+            Needs::DisplaySwapchain,
+            create_shared_swapchains as *const (),
+        ),
+        b"vkDestroySwapchainKHR" => (D, Needs::Swapchain, destroy_swapchain as *const ()),
+        b"vkQueuePresentKHR" => (D, Needs::Swapchain, present),
+        b"vkCreateGraphicsPipelines" => {
+            (D, Needs::Counters, create_graphics_pipelines as *const ())
+        }
+        b"vkCreateComputePipelines" => (D, Needs::Counters, create_compute_pipelines as *const ()),
+        b"vkQueueSubmit" => (D, Needs::Counters, queue_submit as *const ()),
+        b"vkQueueSubmit2" | b"vkQueueSubmit2KHR" => {
+            (D, Needs::Counters, queue_submit2 as *const ())
+        }
+        b"vkAllocateMemory" => (D, Needs::Counters, allocate_memory as *const ()),
+        b"vkAcquireNextImageKHR" => (D, Needs::Counters, acquire_next_image as *const ()),
+        b"vkAcquireNextImage2KHR" => (D, Needs::Counters, acquire_next_image2 as *const ()),
+        b"vkSetLatencyMarkerNV" => (D, Needs::Counters, set_latency_marker as *const ()),
+        _ => return None,
+    };
+    Some((level, needs, void(f)))
+}
+
+/// Whether a device-level hook with `needs` is ours on a device with
+/// extensions `ext` and counters on or off; `next_has` tells whether the
+/// next layer has the function at all.
+fn allowed(needs: Needs, ext: Extensions, counting: bool, next_has: bool) -> bool {
+    match needs {
+        Needs::Always => true,
+        Needs::Swapchain => ext.swapchain && next_has,
+        Needs::DisplaySwapchain => ext.display_swapchain && next_has,
+        Needs::Counters => counting && next_has,
+    }
+}
+
+fn name_bytes<'a>(name: *const c_char) -> &'a [u8] {
+    if name.is_null() {
+        return &[];
+    }
+    // SAFETY: the loader and apps pass NUL-terminated names.
+    unsafe { CStr::from_ptr(name) }.to_bytes()
+}
+
+/// Our `vkGetInstanceProcAddr`.
+///
+/// # Safety
+/// Called by the loader or the app with a valid (or null) instance and a
+/// NUL-terminated name.
+pub unsafe extern "system" fn get_instance_proc_addr(
+    instance: vk::Instance,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
+    guard::contain(None, || {
+        let l = layer();
+        let wanted = name_bytes(name);
+        // SAFETY: a non-null `instance` is one of the app's live instances
+        // (caller's contract): a dispatchable handle.
+        let inst = (instance != vk::Instance::null())
+            .then(|| l.instance(unsafe { dispatch_key(instance) }))
+            .flatten();
+        // SAFETY: the next layer's gipa of this instance, called with the
+        // app's own arguments (caller's contract).
+        let next = |inst: &Instance| unsafe { (inst.next_gipa)(instance, name) };
+        match hook(wanted, l.faults.on_present_path()) {
+            Some((Level::Instance, _, f)) => f,
+            // A device function through gipa (a layer above may ask this
+            // way): ours when it exists below and, for counted calls, when
+            // counters are on (the device's own table decides per device in
+            // gdpa).
+            Some((Level::Device, needs, f)) => match inst.as_ref() {
+                Some(i) if next(i).is_some() && (needs != Needs::Counters || l.config.counters) => {
+                    f
+                }
+                Some(i) => next(i),
+                None => None,
+            },
+            None => inst.as_ref().and_then(|i| next(i)),
+        }
+    })
+}
+
+/// Our `vkGetDeviceProcAddr`.
+///
+/// # Safety
+/// Called by the loader or the app with a valid (or null) device and a
+/// NUL-terminated name.
+pub unsafe extern "system" fn get_device_proc_addr(
+    device: vk::Device,
+    name: *const c_char,
+) -> vk::PFN_vkVoidFunction {
+    guard::contain(None, || {
+        let l = layer();
+        if device == vk::Device::null() {
+            return None;
+        }
+        // SAFETY: inside the app's call on `device`, a live device (caller's
+        // contract), so its record is not removed while we use it.
+        let dev = unsafe { l.device(dispatch_key(device)) }?;
+        // SAFETY: the next layer's gdpa of this device, called with the
+        // app's own arguments.
+        let next = unsafe { (dev.next_gdpa)(device, name) };
+        match hook(name_bytes(name), l.faults.on_present_path()) {
+            Some((Level::Device, needs, f))
+                if allowed(needs, dev.ext, dev.counters.is_some(), next.is_some()) =>
+            {
+                f
+            }
+            _ => next,
+        }
+    })
+}
+
+/// Loader ↔ layer interface negotiation (the library's only Vulkan-named export).
+///
+/// # Safety
+/// Called by the Vulkan loader with a valid struct.
+#[no_mangle]
+pub unsafe extern "system" fn vkNegotiateLoaderLayerInterfaceVersion(
+    p: *mut loader::NegotiateLayerInterface,
+) -> vk::Result {
+    guard::contain(vk::Result::ERROR_INITIALIZATION_FAILED, || {
+        // SAFETY: `p` is not null here, and the loader passes a valid struct
+        // (caller's contract).
+        if p.is_null() || unsafe { (*p).s_type } != loader::LAYER_NEGOTIATE_INTERFACE_STRUCT {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        }
+        // SAFETY: as above; the loader lends us the struct, unaliased, for
+        // the duration of this call.
+        let v = unsafe { &mut *p };
+        if v.loader_layer_interface_version < loader::LAYER_INTERFACE_VERSION {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        }
+        v.loader_layer_interface_version = loader::LAYER_INTERFACE_VERSION;
+        v.pfn_get_instance_proc_addr = Some(get_instance_proc_addr);
+        v.pfn_get_device_proc_addr = Some(get_device_proc_addr);
+        v.pfn_get_physical_device_proc_addr = None;
+        vk::Result::SUCCESS
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name the table knows maps to one level; unknown names and the
+    /// per-extension rules.
+    #[test]
+    fn table_levels_and_needs() {
+        assert!(matches!(
+            hook(b"vkCreateInstance", false),
+            Some((Level::Instance, Needs::Always, Some(_)))
+        ));
+        assert!(matches!(
+            hook(b"vkQueuePresentKHR", false),
+            Some((Level::Device, Needs::Swapchain, Some(_)))
+        ));
+        assert!(matches!(
+            hook(b"vkCreateSharedSwapchainsKHR", false),
+            Some((Level::Device, Needs::DisplaySwapchain, _))
+        ));
+        assert!(matches!(
+            hook(b"vkAcquireNextImage2KHR", false),
+            Some((Level::Device, Needs::Counters, _))
+        ));
+        assert!(hook(b"vkCmdDraw", false).is_none());
+        // The faulty present is another function than the normal one.
+        let p = |f| {
+            hook(b"vkQueuePresentKHR", f)
+                .and_then(|h| h.2)
+                .map(|f| f as usize)
+        };
+        assert_ne!(p(true), p(false));
+    }
+
+    /// Functions of extensions the app did not enable are not ours: the
+    /// next layer's answer (null) is returned instead.
+    #[test]
+    fn hooks_only_where_the_app_enabled_their_extension() {
+        let none = Extensions::default();
+        let sc = Extensions {
+            swapchain: true,
+            display_swapchain: false,
+        };
+        assert!(!allowed(Needs::Swapchain, none, true, true));
+        assert!(allowed(Needs::Swapchain, sc, true, true));
+        assert!(
+            !allowed(Needs::Swapchain, sc, true, false),
+            "nothing below to forward to"
+        );
+        assert!(!allowed(Needs::DisplaySwapchain, sc, true, true));
+        assert!(!allowed(Needs::Counters, sc, false, true), "counters=0");
+        assert!(allowed(Needs::Counters, none, true, true));
+        assert!(allowed(Needs::Always, none, false, false));
+    }
+}
