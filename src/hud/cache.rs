@@ -6,12 +6,13 @@
 //! that swapchain's views, framebuffers and command buffers (its present
 //! semaphores come from the cache's [`PresentSemaphores`]).
 
+use super::device::{HudDevice, HudError};
 use super::encoding::Encoding;
 use super::imgui_vk::{FontTexture, Pipeline};
+use super::passes;
 use super::semaphores::PresentSemaphores;
 use super::upload::Upload;
 use super::view::View;
-use super::{passes, HudDevice, HudError};
 use ash::vk;
 use imgui::SuspendedContext;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -197,7 +198,7 @@ impl HudCache {
     /// Frees every entry and the spare present semaphores.
     ///
     /// # Safety
-    /// Every [`super::SwapchainHud`] of this device has been destroyed; `dev`
+    /// Every [`super::swapchain::SwapchainHud`] of this device has been destroyed; `dev`
     /// is this cache's device, inside `vkDestroyDevice` and idle (see
     /// [`PresentSemaphores::destroy`]).
     pub unsafe fn destroy(&self, dev: &HudDevice) {

@@ -3,9 +3,9 @@
 //! geometrically, never shrunk) and records one imgui frame's draw calls.
 //! Nothing is allocated per draw once the buffers are large enough.
 
+use super::device::{HudDevice, HudError};
 use super::imgui_vk::{FontTexture, Pipeline, Transform};
 use super::memory::HostBuffer;
-use super::{HudDevice, HudError};
 use ash::vk;
 use imgui::{DrawCmd, DrawCmdParams, DrawIdx, DrawVert};
 use steadyhud_gfx::{bind_pipeline_and_set, rect_between};

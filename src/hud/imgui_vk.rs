@@ -4,9 +4,9 @@
 //! upload is recorded into a command buffer the caller submits (the HUD's
 //! first draw), and per-frame geometry lives in [`super::imgui_mesh`].
 
+use super::device::{vk_err, HudDevice, HudError};
 use super::encoding::Encoding;
 use super::memory::{HostBuffer, OwnImage};
-use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 use steadyhud_gfx::transition;
 use steadyhud_gfx::{create_pipeline_2d, whole_image_copy, Pipeline2d};

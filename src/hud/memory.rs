@@ -3,7 +3,7 @@
 //! sharing mode that lets them be used on any graphics queue family (the HUD
 //! draws on whichever queue the app presents on).
 
-use super::{vk_err, HudDevice, HudError};
+use super::device::{vk_err, HudDevice, HudError};
 use ash::vk;
 
 /// The queue families the HUD may draw on: those with the graphics bit.

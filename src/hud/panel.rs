@@ -11,9 +11,9 @@
 //! retired and freed once every submission that may still read it has
 //! been seen complete.
 
+use super::device::{vk_err, HudDevice, HudError};
 use super::memory::OwnImage;
 use super::passes::AFTER_APP;
-use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 use steadyhud_gfx::transition;
 

@@ -4,7 +4,7 @@
 //! the same dependencies, so they are compatible and one imgui pipeline per
 //! format serves both.
 
-use super::{vk_err, HudDevice, HudError};
+use super::device::{vk_err, HudDevice, HudError};
 use ash::vk;
 
 /// First scope of the HUD's first dependency on a swapchain image: every

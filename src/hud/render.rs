@@ -9,11 +9,11 @@
 //! bounded; a wait that runs out makes the draw `Skipped` rather than
 //! stalling the game.
 
+use super::device::{vk_err, HudDevice, HudError};
 use super::imgui_mesh::Mesh;
 use super::memory::color_view;
 use super::plan::Plan;
 use super::semaphores::PresentSemaphores;
-use super::{vk_err, HudDevice, HudError};
 use ash::vk;
 use steadyhud_gfx::rect_between;
 

@@ -15,7 +15,7 @@
 //! is legal there because the app must then have every queue of the device
 //! to itself.
 
-use super::{vk_err, HudDevice, HudError};
+use super::device::{vk_err, HudDevice, HudError};
 use ash::vk;
 use std::sync::Mutex;
 use steadyhud_sys::lock::Recover;
