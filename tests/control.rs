@@ -7,6 +7,7 @@
 //! tests/hud_screenshot.rs beside the hotkey test.)
 
 mod common;
+mod require;
 
 use common::*;
 use std::io::{Read, Write};
@@ -296,7 +297,7 @@ fn a_flood_of_hostile_connections_leaves_every_frame_logged() {
 #[test]
 fn other_users_are_refused_and_stale_sockets_cleaned() {
     if !is_root() {
-        eprintln!("skipped: needs root to run the game as another user");
+        require::skip_or_fail("needs root to run the game as another user (.ci/run runs as root)");
         return;
     }
     let h = Harness::new();

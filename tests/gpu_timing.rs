@@ -4,6 +4,7 @@
 //! stay clean under synchronization validation.
 
 mod common;
+mod require;
 
 use common::*;
 use std::path::Path;
@@ -134,10 +135,7 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     );
     h.clear_logs();
 
-    if !have("vkd3d-gears") {
-        eprintln!(
-            "SKIPPED vkd3d-gears part: vkd3d-gears is not installed (apt-get install vkd3d-demos)"
-        );
+    if !require::program("vkd3d-gears", "vkd3d-demos") {
         return;
     }
     let what = "vkd3d-gears (4 s) with steadyhud + synchronization validation";

@@ -5,12 +5,13 @@
 //! which tears our keyboard down on the app's connection.
 //!
 //! Skipped (with a line saying so) where sway, wtype, grim or vkcube-wayland
-//! are missing; CI installs them. Screenshots are kept in
-//! `target/hud-shots/`.
+//! are missing, a failure under `STEADYHUD_REQUIRE_TOOLS=1` (tests/require);
+//! CI installs them. Screenshots are kept in `target/hud-shots/`.
 
 mod common;
+mod require;
 
-use common::wayland::{missing_programs, SwayBed};
+use common::wayland::{SwayBed, BED_PROGRAMS};
 use common::*;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -57,11 +58,17 @@ fn wait_for(bed: &SwayBed, name: &str, secs: u64, pred: impl Fn(f64) -> bool) ->
     }
 }
 
+/// The bed's programs and vkcube-wayland are installed (else skipped or
+/// failed, see tests/require).
+fn have_tools() -> bool {
+    let mut tools = BED_PROGRAMS.to_vec();
+    tools.push(("vkcube-wayland", "vulkan-tools"));
+    require::programs(&tools)
+}
+
 #[test]
 fn wayland_hotkey_toggles_the_hud() {
-    let missing = missing_programs(&["vkcube-wayland"]);
-    if !missing.is_empty() {
-        eprintln!("skipped: {} not installed", missing.join(", "));
+    if !have_tools() {
         return;
     }
     let started = Instant::now();
@@ -158,9 +165,7 @@ fn wayland_hotkey_toggles_the_hud() {
 /// A seat without a keyboard: one line saying so, the HUD stays on.
 #[test]
 fn wayland_seat_without_keyboard_costs_one_line() {
-    let missing = missing_programs(&["vkcube-wayland"]);
-    if !missing.is_empty() {
-        eprintln!("skipped: {} not installed", missing.join(", "));
+    if !have_tools() {
         return;
     }
     let bed = SwayBed::start_with(W, H, false);

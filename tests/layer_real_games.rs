@@ -13,6 +13,7 @@
 //! and (c) measures wall time.
 
 mod common;
+mod require;
 use common::*;
 use std::time::{Duration, Instant};
 
@@ -338,8 +339,7 @@ fn teardown_after_own_fences_only_leaves_no_semaphore_in_use() {
 #[test]
 fn mpv_plays_with_the_layer_and_validation() {
     let _serial = serial();
-    if !have("mpv") {
-        eprintln!("SKIPPED mpv_plays_with_the_layer_and_validation: mpv is not installed (apt-get install mpv)");
+    if !require::program("mpv", "mpv") {
         return;
     }
     let h = Harness::new();

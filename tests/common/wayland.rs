@@ -28,8 +28,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Programs a bed needs.
-pub const BED_PROGRAMS: [&str; 4] = ["sway", "swaymsg", "wtype", "grim"];
+/// Programs a bed needs, with their apt packages.
+pub const BED_PROGRAMS: [(&str, &str); 4] = [
+    ("sway", "sway"),
+    ("swaymsg", "sway"),
+    ("wtype", "wtype"),
+    ("grim", "grim"),
+];
 
 /// The dummy first key of [`SwayBed::press`] (bound to `nop` in sway).
 const DUMMY_KEY: &str = "XF86Launch9";
@@ -53,16 +58,6 @@ pub struct SwayBed {
     user: Option<(u32, u32)>,
     sway: Option<Child>,
     keyboard: Option<Child>,
-}
-
-/// Programs of [`BED_PROGRAMS`] (and `extra`) not on PATH.
-pub fn missing_programs(extra: &[&str]) -> Vec<String> {
-    BED_PROGRAMS
-        .iter()
-        .chain(extra)
-        .filter(|p| !super::have(p))
-        .map(|p| p.to_string())
-        .collect()
 }
 
 /// `nobody`'s (uid, gid) when we are root, else `None`.

@@ -4,8 +4,10 @@
 //! `list` is answered here (every socket's `status`, stale sockets of dead
 //! processes removed); every other request is sent as it is written, so
 //! the words are the protocol's (`hud toggle`, `limit 60`, `mark boss
-//! fight`, `status`). Exit codes: 0 done, 1 the session refused the
-//! request, 2 no session reached or a bad request.
+//! fight`, `status`). A session that answers `busy` is asked again for up
+//! to a second ([`client::request`]). Exit codes: 0 done, 1 the session
+//! refused the request (also: it stayed busy), 2 no session reached or a
+//! bad request.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -57,6 +59,11 @@ pub fn run(args: &Args) -> ExitCode {
         }
         Ok(Reply::Err(m)) => {
             eprintln!("steadyhud: pid {}: {m}", socket.pid);
+            ExitCode::from(1)
+        }
+        // An `err busy` reply, as before the retries: exit code 1.
+        Err(e @ ClientError::Busy { .. }) => {
+            eprintln!("steadyhud: pid {}: {e}", socket.pid);
             ExitCode::from(1)
         }
         Err(ClientError::Connect { source, .. }) if client::is_stale(&source) => {
@@ -190,17 +197,14 @@ fn list(dir: &Path, json: bool) -> ExitCode {
     };
     let mut rows = Vec::new();
     for socket in sockets {
-        let status = match client::connect(&socket.path) {
+        let status = match client::request(&socket.path, &Request::Status) {
             Err(ClientError::Connect { source, .. }) if client::is_stale(&source) => {
                 remove_stale(&socket);
                 continue;
             }
             Err(e) => Err(e.to_string()),
-            Ok(stream) => match client::exchange(stream, &socket.path, &Request::Status) {
-                Ok(Reply::Ok(v)) => Ok(v),
-                Ok(Reply::Err(m)) => Err(m),
-                Err(e) => Err(e.to_string()),
-            },
+            Ok(Reply::Ok(v)) => Ok(v),
+            Ok(Reply::Err(m)) => Err(m),
         };
         if status.is_err() && client::process_gone(socket.pid) {
             remove_stale(&socket);

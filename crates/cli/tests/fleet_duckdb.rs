@@ -5,12 +5,14 @@
 //!
 //! Needs Python with the `duckdb` package: `.venv-duckdb/` in the checkout
 //! (what `.ci/run` creates) or `$STEADYHUD_DUCKDB_PYTHON`. Without it the
-//! test prints a SKIPPED line and passes, unless `STEADYHUD_REQUIRE_DUCKDB=1`
-//! (set by `.ci/run`), where a missing DuckDB is a failure.
+//! test prints a SKIPPED line and passes, unless `STEADYHUD_REQUIRE_TOOLS=1`
+//! (set by `.ci/run`; tests/require), where a missing DuckDB is a failure.
 
 #[path = "../../../tests/data/mod.rs"]
 mod data;
 use data::data_dir;
+#[path = "../../../tests/require/mod.rs"]
+mod require;
 
 use serde_json::Value;
 use std::io::Write;
@@ -98,16 +100,10 @@ fn fleet_sql_in_duckdb_equals_merge() {
     let python = match duckdb_python() {
         Ok(p) => p,
         Err(why) => {
-            assert!(
-                std::env::var_os("STEADYHUD_REQUIRE_DUCKDB").is_none(),
-                "STEADYHUD_REQUIRE_DUCKDB is set but DuckDB is missing: {why}"
-            );
-            // Straight to stderr: the test harness captures println!.
-            let _ = writeln!(
-                std::io::stderr(),
-                "SKIPPED: fleet_sql_in_duckdb_equals_merge: no Python duckdb ({why}); \
-                 run .ci/run or: python3 -m venv .venv-duckdb && .venv-duckdb/bin/pip install duckdb"
-            );
+            require::skip_or_fail(&format!(
+                "no Python duckdb ({why}); run .ci/run or: python3 -m venv .venv-duckdb && \
+                 .venv-duckdb/bin/pip install duckdb (apt-get install python3-venv)"
+            ));
             return;
         }
     };

@@ -7,6 +7,8 @@
 #[path = "../../../tests/data/mod.rs"]
 mod data;
 use data::data_dir;
+#[path = "../../../tests/require/mod.rs"]
+mod require;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -314,8 +316,7 @@ fn jobs_do_not_change_the_output_and_no_bar_off_a_terminal() {
 #[test]
 fn progress_bar_on_a_terminal() {
     // `script` (util-linux) gives the command a pseudo-terminal.
-    if Command::new("script").arg("--version").output().is_err() {
-        println!("SKIPPED: progress_bar_on_a_terminal needs `script` (util-linux)");
+    if !require::program("script", "util-linux") {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -1,16 +1,22 @@
 //! The client side of the control socket (`steadyhud ctl`): finding the
 //! sessions, cleaning sockets that dead processes left behind, and one
-//! request/reply exchange with a time limit.
+//! request/reply exchange with a time limit, retried on a fresh connection
+//! while the session answers `err busy` (all its connection slots taken).
 
 use super::protocol::{BadReply, Reply, Request};
+use super::server::MAX_CONNECTIONS;
 use super::{pid_of, socket_path, DirError};
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a session may take to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(3);
+/// How long [`request`] keeps trying a session that answers `busy`.
+pub const BUSY_PATIENCE: Duration = Duration::from_secs(1);
+/// The pause before each new try.
+pub const BUSY_PAUSE: Duration = Duration::from_millis(50);
 
 /// What went wrong talking to a session.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +39,16 @@ pub enum ClientError {
     NoReply { path: PathBuf },
     #[error("{}: {source}", path.display())]
     BadReply { path: PathBuf, source: BadReply },
+    /// Every try within [`BUSY_PATIENCE`] was answered `err busy`.
+    #[error(
+        "the game's control socket stayed busy for {} s ({MAX_CONNECTIONS} connections open); try again",
+        patience.as_secs_f64()
+    )]
+    Busy {
+        path: PathBuf,
+        tries: u32,
+        patience: Duration,
+    },
 }
 
 /// A socket found in the folder.
@@ -115,9 +131,25 @@ pub fn exchange(stream: UnixStream, path: &Path, request: &Request) -> Result<Re
         source,
     };
     let mut writer = &stream;
-    writer
-        .write_all(format!("{}\n", request.to_line()).as_bytes())
-        .map_err(io_err)?;
+    if let Err(source) = writer.write_all(format!("{}\n", request.to_line()).as_bytes()) {
+        // A session that turned the connection away (busy, another uid)
+        // may have answered and closed before the request went out: its
+        // line is still there to read.
+        if !matches!(
+            source.kind(),
+            io::ErrorKind::BrokenPipe | io::ErrorKind::ConnectionReset
+        ) {
+            return Err(io_err(source));
+        }
+        let mut line = String::new();
+        return match BufReader::new(&stream).read_line(&mut line) {
+            Ok(n) if n > 0 => Reply::parse(&line).map_err(|source| ClientError::BadReply {
+                path: path.to_path_buf(),
+                source,
+            }),
+            _ => Err(io_err(source)),
+        };
+    }
     let mut line = String::new();
     BufReader::new(&stream)
         .read_line(&mut line)
@@ -142,9 +174,37 @@ pub fn exchange(stream: UnixStream, path: &Path, request: &Request) -> Result<Re
     })
 }
 
-/// One request to the socket at `path`.
+/// One request to the socket at `path`; while the session answers `busy`,
+/// tried again on a fresh connection every [`BUSY_PAUSE`] for up to
+/// [`BUSY_PATIENCE`], then [`ClientError::Busy`].
 pub fn request(path: &Path, request: &Request) -> Result<Reply, ClientError> {
-    exchange(connect(path)?, path, request)
+    request_patiently(path, request, BUSY_PATIENCE, BUSY_PAUSE)
+}
+
+/// [`request`] with its patience and pause given.
+pub fn request_patiently(
+    path: &Path,
+    request: &Request,
+    patience: Duration,
+    pause: Duration,
+) -> Result<Reply, ClientError> {
+    let start = Instant::now();
+    let mut tries = 0;
+    loop {
+        let reply = exchange(connect(path)?, path, request)?;
+        tries += 1;
+        if !reply.is_busy() {
+            return Ok(reply);
+        }
+        if start.elapsed() + pause > patience {
+            return Err(ClientError::Busy {
+                path: path.to_path_buf(),
+                tries,
+                patience,
+            });
+        }
+        std::thread::sleep(pause);
+    }
 }
 
 /// The socket to talk to: `pid`'s, or the only one in `dir`.
@@ -183,6 +243,81 @@ pub fn choose(dir: &Path, pid: Option<u32>) -> Result<Socket, ClientError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::HudChange;
+    use std::os::unix::net::UnixListener;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::thread::JoinHandle;
+
+    /// A stand-in session on `listener`: the first `busy` connections are
+    /// told `err busy: …` and closed unread, as the real server does when
+    /// its slots are full; later ones get `ok {"hud":"on"}` for their
+    /// request line. Runs until `stop`; returns the connections it took.
+    fn session(listener: UnixListener, busy: usize, stop: Arc<AtomicBool>) -> JoinHandle<usize> {
+        listener.set_nonblocking(true).unwrap();
+        std::thread::spawn(move || {
+            let mut taken = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let stream = match listener.accept() {
+                    Ok((s, _)) => s,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(2));
+                        continue;
+                    }
+                    Err(e) => panic!("accept: {e}"),
+                };
+                stream.set_nonblocking(false).unwrap();
+                taken += 1;
+                if taken <= busy {
+                    let _ = (&stream)
+                        .write_all(b"err busy: 32 control connections are open; try again\n");
+                    continue;
+                }
+                let mut line = String::new();
+                BufReader::new(&stream).read_line(&mut line).unwrap();
+                assert_eq!(line, "hud on\n");
+                (&stream).write_all(b"ok {\"hud\":\"on\"}\n").unwrap();
+            }
+            taken
+        })
+    }
+
+    #[test]
+    fn busy_replies_are_tried_again_on_fresh_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = socket_path(dir.path(), 5);
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = session(UnixListener::bind(&path).unwrap(), 3, stop.clone());
+        let reply = request(&path, &Request::Hud(HudChange::On));
+        stop.store(true, Ordering::Relaxed);
+        let taken = server.join().unwrap();
+        match reply {
+            Ok(Reply::Ok(v)) => assert_eq!(v, serde_json::json!({"hud": "on"})),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(taken, 4, "three busy connections, then the one answered");
+    }
+
+    #[test]
+    fn a_session_that_stays_busy_is_given_up_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = socket_path(dir.path(), 6);
+        let stop = Arc::new(AtomicBool::new(false));
+        let server = session(UnixListener::bind(&path).unwrap(), usize::MAX, stop.clone());
+        let reply = request(&path, &Request::Hud(HudChange::On));
+        stop.store(true, Ordering::Relaxed);
+        let taken = server.join().unwrap();
+        let e = reply.expect_err("an answer from a session that is always busy");
+        assert_eq!(
+            e.to_string(),
+            "the game's control socket stayed busy for 1 s (32 connections open); try again"
+        );
+        let ClientError::Busy { tries, .. } = e else {
+            panic!("{e:?}")
+        };
+        assert!(tries > 1, "gave up after {tries} try");
+        assert_eq!(taken, tries as usize, "one fresh connection per try");
+    }
 
     #[test]
     fn sockets_lists_pids_and_choose_needs_one_live() {

@@ -170,6 +170,10 @@ impl fmt::Display for Reply {
     }
 }
 
+/// The first word of the `err` a server with every connection slot taken
+/// answers (`err busy: …`) before it closes the connection.
+pub const BUSY: &str = "busy";
+
 /// A reply line the client could not read.
 #[derive(Debug, thiserror::Error)]
 #[error("malformed reply {line:?}")]
@@ -178,6 +182,12 @@ pub struct BadReply {
 }
 
 impl Reply {
+    /// Whether this is the server's `err busy: …`: it took no request on
+    /// this connection, a later one may get through.
+    pub fn is_busy(&self) -> bool {
+        matches!(self, Reply::Err(m) if m.strip_prefix(BUSY).is_some_and(|r| r.is_empty() || r.starts_with(':')))
+    }
+
     /// Parses a reply line (without its `\n`).
     pub fn parse(line: &str) -> Result<Reply, BadReply> {
         let bad = || BadReply {
@@ -253,6 +263,15 @@ mod tests {
         );
         let long = Request::parse(&"z".repeat(500)).unwrap_err().to_string();
         assert!(long.len() < 120, "{long}");
+    }
+
+    #[test]
+    fn busy_is_the_servers_turning_away() {
+        assert!(Reply::Err("busy: 32 control connections are open; try again".into()).is_busy());
+        assert!(Reply::Err("busy".into()).is_busy());
+        assert!(!Reply::Err("busybody".into()).is_busy());
+        assert!(!Reply::Err("no log is open yet".into()).is_busy());
+        assert!(!Reply::Ok(serde_json::json!({"busy": true})).is_busy());
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! (`SO_PEERCRED`) is not ours is refused even when it could open the
 //! file (root can).
 
-use super::protocol::{Reply, Request, MAX_LINE};
+use super::protocol::{Reply, Request, BUSY, MAX_LINE};
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
@@ -217,7 +217,7 @@ impl Server {
             };
             let refusal = refusal.or_else(|| {
                 (self.conns.len() >= MAX_CONNECTIONS).then(|| {
-                    format!("busy: {MAX_CONNECTIONS} control connections are open; try again")
+                    format!("{BUSY}: {MAX_CONNECTIONS} control connections are open; try again")
                 })
             });
             if let Some(why) = refusal {
@@ -616,6 +616,8 @@ mod tests {
         let mut extra = UnixStream::connect(s.path()).unwrap();
         let reply = read_all(&mut s, &mut extra);
         assert!(reply.starts_with("err busy:"), "{reply}");
+        // What the client retries on.
+        assert!(Reply::parse(&reply).unwrap().is_busy(), "{reply}");
         // Clients that send a request and hang up before the reply: the
         // reply's send fails quietly (no SIGPIPE) and they are dropped.
         for mut c in held {
@@ -623,5 +625,30 @@ mod tests {
         }
         pump(&mut s, |s| s.connections() == 0);
         assert_eq!(s.connections(), 0);
+    }
+
+    #[test]
+    fn the_client_gets_through_once_a_slot_frees() {
+        let (_dir, mut s) = server();
+        let held: Vec<UnixStream> = (0..MAX_CONNECTIONS)
+            .map(|_| UnixStream::connect(s.path()).unwrap())
+            .collect();
+        s.poll(Instant::now(), &mut echo);
+        assert_eq!(s.connections(), MAX_CONNECTIONS);
+        let path = s.path().to_path_buf();
+        let client = std::thread::spawn(move || crate::client::request(&path, &Request::Status));
+        // A while of `err busy`: the client is still trying.
+        let end = Instant::now() + Duration::from_millis(200);
+        while Instant::now() < end {
+            s.poll(Instant::now(), &mut echo);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(!client.is_finished(), "the client stopped at a busy reply");
+        drop(held);
+        pump(&mut s, |_| client.is_finished());
+        match client.join().unwrap() {
+            Ok(Reply::Ok(v)) => assert_eq!(v["request"], "status"),
+            other => panic!("{other:?}"),
+        }
     }
 }

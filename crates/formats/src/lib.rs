@@ -57,12 +57,6 @@ impl Format {
             Format::Plain => "plain",
         }
     }
-
-    pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL
-            .into_iter()
-            .find(|f| f.name().eq_ignore_ascii_case(name))
-    }
 }
 
 /// What was read and from where.

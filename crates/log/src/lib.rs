@@ -192,11 +192,6 @@ impl SessionLog {
         &self.csv_path
     }
 
-    /// Path the summary JSON gets: the CSV's stem + `.summary.json`.
-    pub fn summary_path(&self) -> PathBuf {
-        summary_path_for(&self.csv_path)
-    }
-
     /// Rows written so far.
     pub fn frames(&self) -> u64 {
         self.frames

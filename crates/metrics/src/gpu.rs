@@ -93,14 +93,6 @@ impl GpuStats {
             self.gpu_bound_pct, self.gpu_busy_ms_avg
         )
     }
-
-    /// The HUD line: `GPU busy 12.1 ms · GPU-bound 83 %`.
-    pub fn hud_text(&self) -> String {
-        format!(
-            "GPU busy {:.1} ms · GPU-bound {:.0} %",
-            self.gpu_busy_ms_avg, self.gpu_bound_pct
-        )
-    }
 }
 
 /// The two verdict keys as JSON fields, `null` when the log has no GPU
@@ -351,7 +343,6 @@ mod tests {
             s.text(),
             "100.0 % of the time (GPU busy 9.0 ms/frame on average)"
         );
-        assert_eq!(s.hud_text(), "GPU busy 9.0 ms · GPU-bound 100 %");
     }
 
     #[test]

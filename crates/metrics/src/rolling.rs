@@ -195,11 +195,6 @@ impl Rolling {
         self.slots.back().map(|s| s.d)
     }
 
-    /// Σ of the durations in the window, ns.
-    pub fn window_total_ns(&self) -> u128 {
-        self.window_sum
-    }
-
     /// The window's durations sorted with prefix sums (for percentiles, the
     /// STK curves via [`SortedDurations::stk_curve`], …), by an in-order walk
     /// of the multiset.

@@ -66,6 +66,9 @@ pub fn local_time(t: SystemTime) -> LocalTime {
             utc_offset_s: 0,
         };
     }
+    // `c_long`: i64 here, i32 on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
+    let utc_offset_s = i64::from(tm.tm_gmtoff);
     LocalTime {
         year: tm.tm_year + 1900,
         month: (tm.tm_mon + 1) as u32,
@@ -73,7 +76,7 @@ pub fn local_time(t: SystemTime) -> LocalTime {
         hour: tm.tm_hour as u32,
         minute: tm.tm_min as u32,
         second: tm.tm_sec as u32,
-        utc_offset_s: i64::from(tm.tm_gmtoff),
+        utc_offset_s,
     }
 }
 
