@@ -8,7 +8,6 @@ use steadyhud_sys::lock::Recover;
 use ash::{khr, vk};
 
 use crate::error::{Error, VkContext};
-use crate::gpu_work::GpuWork;
 use crate::x11::{Display, Window};
 
 /// The instance and the surface extension functions.
@@ -85,8 +84,6 @@ pub struct Gpu {
     pub device_name: String,
     /// Property flags of each memory type, by index.
     pub memory_types: Vec<vk::MemoryPropertyFlags>,
-    /// The `--gpu-work` load of this device, once calibrated.
-    pub work: Option<GpuWork>,
 }
 
 impl Gpu {
@@ -162,7 +159,6 @@ impl Gpu {
             swapchain_fn,
             device_name,
             memory_types,
-            work: None,
         })
     }
 
@@ -185,12 +181,9 @@ impl Gpu {
         unsafe { self.device.device_wait_idle() }.ctx("vkDeviceWaitIdle")
     }
 
-    /// Destroys the `--gpu-work` load, then the device; every other child
-    /// object must be gone.
+    /// Destroys the device; every child object (swapchains, the
+    /// `--gpu-work` load, ...) must be gone.
     pub fn destroy(self) {
-        if let Some(w) = &self.work {
-            w.destroy(&self.device);
-        }
         // SAFETY: see above.
         unsafe { self.device.destroy_device(None) };
     }

@@ -651,10 +651,11 @@ impl FrameTimer {
         }
     }
 
-    /// Reads every pending pair (the device is idle or the app's fences
-    /// were waited on), then destroys the pool.
-    pub fn finish(mut self, gpu: &Gpu) {
-        if let Some(work) = &gpu.work {
+    /// Reads every pending pair into `work` (the load of the device the
+    /// timer's frames ran on; the device is idle or the app's fences were
+    /// waited on), then destroys the pool.
+    pub fn finish(mut self, gpu: &Gpu, work: Option<&GpuWork>) {
+        if let Some(work) = work {
             for slot in 0..self.pending.len() {
                 // At teardown a failed read only loses that frame's sample.
                 let _ = self.collect(gpu, work, slot);

@@ -18,6 +18,7 @@ mod x11;
 use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use steadyhud_sys::lock::Recover;
 
@@ -26,6 +27,7 @@ use clap::{Parser, ValueEnum};
 
 use error::Error;
 use gpu::{Gpu, Instance};
+use gpu_work::GpuWork;
 use pacing::Schedule;
 use pattern::Pattern;
 use target::{PresentOutcome, Ready, SwapchainWish, Target};
@@ -379,11 +381,15 @@ fn session(
             .collect();
         gpus.push(Gpu::new(&inst, &mine)?);
     }
-    if let Some(ms) = args.gpu_work {
-        // Before any other submission: calibration times the idle queue.
-        for g in &mut gpus {
-            g.work = Some(gpu_work::GpuWork::new(&inst, g, ms, args.trace)?);
-        }
+    // The `--gpu-work` load of each device (index = device index), shared
+    // by the device's targets; destroyed after them, before the device.
+    let mut works: Vec<Option<Arc<GpuWork>>> = Vec::with_capacity(gpus.len());
+    for g in &gpus {
+        works.push(match args.gpu_work {
+            // Before any other submission: calibration times the idle queue.
+            Some(ms) => Some(Arc::new(GpuWork::new(&inst, g, ms, args.trace)?)),
+            None => None,
+        });
     }
     let wish = SwapchainWish {
         format: match args.format {
@@ -402,7 +408,7 @@ fn session(
         let mut targets = Vec::new();
         for (i, &s) in surfaces.iter().enumerate() {
             let g = i % gpus.len();
-            targets.push(Target::new(&inst, &gpus[g], g, s, wish)?);
+            targets.push(Target::new(&inst, &gpus[g], g, works[g].clone(), s, wish)?);
         }
         say(format!(
             "testapp: device {:?} x{}, {} swapchain(s) {}x{} {:?} {:?}, {} frames scripted{}",
@@ -547,7 +553,12 @@ fn session(
         let s = t.destroy(&gpus[g]);
         inst.destroy_surface(s);
     }
-    for g in gpus {
+    // Each device's load, then the device (the targets, which used the
+    // load, are gone).
+    for (w, g) in works.into_iter().zip(gpus) {
+        if let Some(w) = w {
+            w.destroy(&g.device);
+        }
         g.destroy();
     }
     inst.destroy();

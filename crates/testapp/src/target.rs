@@ -3,7 +3,7 @@
 //! acquire/submit/present synchronisation. Recreated on resize or when the
 //! driver reports the swapchain out of date or suboptimal.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use steadyhud_gfx::color_range;
 use steadyhud_sys::clock::now_ns;
@@ -92,6 +92,9 @@ pub struct Target {
     acquired: [vk::Semaphore; SLOTS],
     fences: [vk::Fence; SLOTS],
     slot: usize,
+    /// With `--gpu-work`: the load of this target's device (shared by
+    /// every target of the device; main destroys it after the targets).
+    work: Option<Arc<GpuWork>>,
     /// With `--gpu-work`: the timestamps of each slot's frame.
     timer: Option<FrameTimer>,
 }
@@ -104,10 +107,13 @@ pub struct Ready {
 }
 
 impl Target {
+    /// `work` is the `--gpu-work` load of `gpu`, if any: each frame then
+    /// runs it and is timed.
     pub fn new(
         inst: &Instance,
         gpu: &Gpu,
         gpu_index: usize,
+        work: Option<Arc<GpuWork>>,
         surface: vk::SurfaceKHR,
         wish: SwapchainWish,
     ) -> Result<Target, Error> {
@@ -205,10 +211,11 @@ impl Target {
                 acquired,
                 fences,
                 slot: 0,
-                timer: match gpu.work {
+                timer: match work {
                     Some(_) => Some(FrameTimer::new(gpu, SLOTS)?),
                     None => None,
                 },
+                work,
             };
             t.build_swapchain(inst, gpu)?;
             Ok(t)
@@ -485,7 +492,7 @@ impl Target {
         unsafe {
             d.wait_for_fences(&[fence], true, u64::MAX)
                 .ctx("vkWaitForFences")?;
-            if let (Some(timer), Some(work)) = (&mut self.timer, &gpu.work) {
+            if let (Some(timer), Some(work)) = (&mut self.timer, self.work.as_deref()) {
                 timer.collect(gpu, work, slot)?;
             }
             let mut tries = 0;
@@ -519,7 +526,7 @@ impl Target {
             img.in_flight = fence;
             let (cmd, framebuffer, render_done) = (img.cmd, img.framebuffer, img.render_done);
             let mut iterations = 0;
-            if let (Some(timer), Some(work)) = (&self.timer, &gpu.work) {
+            if let (Some(timer), Some(work)) = (&self.timer, self.work.as_deref()) {
                 iterations = self.record(gpu, cmd, framebuffer, Some((work, timer, slot)))?;
             }
             d.reset_fences(&[fence]).ctx("vkResetFences")?;
@@ -554,7 +561,7 @@ impl Target {
     /// on them in its own submissions retires those in vkDestroySwapchainKHR.
     pub fn destroy(mut self, gpu: &Gpu) -> vk::SurfaceKHR {
         if let Some(timer) = self.timer.take() {
-            timer.finish(gpu);
+            timer.finish(gpu, self.work.as_deref());
         }
         let present_sems = self.destroy_image_objects(gpu);
         let d = &gpu.device;
