@@ -317,7 +317,7 @@ impl GpuWork {
     fn frame_done(&self, n: u32, ms: f64) {
         FRAME_MS.lock_or_recover().push(ms);
         if self.trace {
-            crate::say(format!(
+            crate::say::say(format!(
                 "testapp: trace gpu work {ms:.3} ms at {n} iterations"
             ));
         }
@@ -394,7 +394,7 @@ impl GpuWork {
                 (t, wall) = time(n)?;
             }
             self.iterations.store(n, Ordering::Relaxed);
-            crate::say(format!(
+            crate::say::say(format!(
                 "testapp: gpu work calibrated on {:?}: {n} iterations = {t:.3} ms \
                  (fence wall time {wall:.3} ms, fixed cost {fixed:.3} ms) for {} ms wanted",
                 gpu.device_name, self.wanted_ms

@@ -10,6 +10,7 @@ mod gpu;
 mod gpu_work;
 mod pacing;
 mod pattern;
+mod say;
 mod submit;
 mod target;
 mod workload;
@@ -30,6 +31,7 @@ use gpu::{Gpu, Instance};
 use gpu_work::GpuWork;
 use pacing::Schedule;
 use pattern::Pattern;
+use say::say;
 use target::{PresentOutcome, Ready, SwapchainWish, Target};
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -791,13 +793,4 @@ impl LoopCtx<'_> {
             stamps,
         })
     }
-}
-
-/// Writes one line to stderr in a single write: the steadyhud layer in this
-/// process has its own copy of std and its own stderr lock, so a line
-/// written piece by piece (as `eprintln!` does) could be split by one of
-/// the layer's lines, and the tests read both.
-fn say(line: String) {
-    use std::io::Write;
-    let _ = std::io::stderr().write_all(format!("{line}\n").as_bytes());
 }
