@@ -28,7 +28,7 @@
 //! 19 frames only, so a session of any length costs O(1) memory) and
 //! [`attribute`] does the same on a whole recorded session.
 
-use super::{CounterInfo, FrameValues, Unit};
+use super::table::{CounterInfo, FrameValues, Unit};
 // The window and the stutter rule are the metrics core's: one definition.
 use std::collections::VecDeque;
 use steadyhud_metrics::{median_sorted, stutter_excess, window_of, HALF_WINDOW, WINDOW};
@@ -405,7 +405,7 @@ impl Tracker {
 mod tests {
     use super::*;
 
-    use crate::MAX_COUNTERS;
+    use crate::table::MAX_COUNTERS;
     use proptest::prelude::*;
 
     #[test]

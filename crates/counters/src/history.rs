@@ -1,7 +1,7 @@
 //! Bounded per-frame history for the counters someone is looking at (the
 //! HUD's counter page). Counters nobody views cost no history memory.
 
-use super::{CounterId, FrameValues};
+use super::table::{CounterId, FrameValues};
 use std::collections::VecDeque;
 
 /// The last `capacity` frame values of each viewed counter.
@@ -61,7 +61,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Counters, Unit, MAX_COUNTERS};
+    use crate::table::{Counters, Unit, MAX_COUNTERS};
 
     #[test]
     fn only_viewed_counters_keep_a_bounded_history() {

@@ -10,9 +10,9 @@
 
 use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
+use super::frame_log::{Format, FrameLog, Meta};
 use super::text::{clip, Lines};
 use super::value::{number, parse_ns, Unit};
-use super::{Format, FrameLog, Meta};
 use std::io::{BufRead, Seek};
 
 /// Rows looked at before the unit is decided.

@@ -2,9 +2,9 @@
 //! lines starting with `#` are skipped; anything else must be a number.
 
 use super::error::{At, ErrorKind, Pos};
+use super::frame_log::{Format, FrameLog, Meta};
 use super::text::Lines;
 use super::value::{parse_ns, Unit};
-use super::{Format, FrameLog, Meta};
 use std::io::BufRead;
 
 const COLUMN: &str = "frame time (ms)";

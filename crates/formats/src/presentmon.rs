@@ -16,9 +16,9 @@
 
 use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
+use super::frame_log::{Filter, Format, FrameLog, Meta};
 use super::text::{clip, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit};
-use super::{Filter, Format, FrameLog, Meta};
 use std::collections::HashMap;
 use std::io::{BufRead, Seek};
 use steadyhud_metrics::gpu::{GpuColumns, NO_DATA};

@@ -22,9 +22,9 @@
 //! running, and the rows stop at the layer's last flush.
 
 use super::error::{At, ErrorKind, Pos};
+use super::frame_log::{Format, FrameLog, Mark, Meta};
 use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
-use super::{Format, FrameLog, Meta};
 use std::io::BufRead;
 use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use steadyhud_log::{
@@ -93,7 +93,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 ended = line.terminated;
             } else if let Some(rest) = text.strip_prefix(MARK_PREFIX) {
                 // A cut-off mark line may have lost digits of its frame.
-                match super::Mark::parse(rest).filter(|_| line.terminated) {
+                match Mark::parse(rest).filter(|_| line.terminated) {
                     Some(m) => meta.marks.push(m),
                     None => meta.notes.push(format!(
                         "line {}: mark line not understood, ignored",
@@ -303,7 +303,7 @@ mod tests {
         let log = read(text.as_bytes()).unwrap();
         assert_eq!(
             log.meta.marks,
-            vec![super::super::Mark {
+            vec![Mark {
                 frame: 1,
                 text: "boss at frame 2".into()
             }]

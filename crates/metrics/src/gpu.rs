@@ -409,7 +409,7 @@ mod tests {
         #[test]
         fn window_equals_session_of_rollings_frames(f in frames(), window_ms in 0u64..400, max in 1usize..60) {
             let mut w = GpuWindow::new(window_ms * MS, max);
-            let mut r = crate::Rolling::new(window_ms * MS, max, crate::Options::default());
+            let mut r = crate::rolling::Rolling::new(window_ms * MS, max, crate::options::Options::default());
             for (k, &(d, b)) in f.iter().enumerate() {
                 w.push(d, b);
                 r.push(d);

@@ -26,10 +26,10 @@
 //! - 1 % / 0.1 % lows: < 1 %;
 //! - Steady / Mostly Steady / Typical FPS: |est − exact| < 1 % of exact + 1.01.
 
+use super::options::NS_PER_S;
 use super::sorted::PPM;
 use super::steady::{largest_meeting, StkBound};
 use super::time_metrics::{TimeDistribution, TimeMetrics};
-use super::NS_PER_S;
 use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
@@ -443,7 +443,7 @@ fn mean(b: &Bin) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::SortedDurations;
+    use crate::sorted::SortedDurations;
 
     const MS: u64 = 1_000_000;
 

@@ -11,9 +11,10 @@
 //! durations and prefix sums; recompute only the ≤ 18 clipped edge frames;
 //! take the OSC percentiles by selection.
 
+use super::options::Options;
 use super::sorted::SortedDurations;
 use super::stutter::{self, FrameShape, WindowShapes, HALF_WINDOW, WINDOW};
-use super::{assemble, Options, Summary};
+use super::summary::{assemble, Summary};
 use std::collections::{BTreeMap, VecDeque};
 
 /// One frame in the window.
@@ -269,7 +270,7 @@ mod tests {
             assert_eq!(&t.sorted[..t.len], &want[..], "after {k}");
         }
     }
-    use crate::summarize;
+    use crate::summary::summarize;
 
     const MS: u64 = 1_000_000;
 

@@ -8,7 +8,7 @@
 //! to any position is a block's prefix plus at most `BLOCK - 1` durations.
 //! This is what keeps `analyze` of 10 M frames under 24 B a frame.
 
-use super::NS_PER_S;
+use super::options::NS_PER_S;
 
 /// Parts per million: percentiles and lows take their `p` in this unit so
 /// that 0.999 is exactly 999_000 / 1_000_000.

@@ -9,8 +9,17 @@
 //! with C and S the count and sum of the slow frames. Both shares only grow
 //! with f, so the metric is found by binary search over f.
 
+use super::options::NS_PER_S;
 use super::sorted::SortedDurations;
-use super::{StkPoint, NS_PER_S};
+use serde::{Deserialize, Serialize};
+
+/// One point of the STK curves: slow(f) and excess(f) as shares of total time.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StkPoint {
+    pub fps: u32,
+    pub slow: f64,
+    pub excess: f64,
+}
 
 /// The two strict bounds of one STK metric, in per mille of total time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,24 +123,6 @@ impl SortedDurations {
             return Vec::new();
         }
         (1..=max_fps).map(|f| self.stk_point(f)).collect()
-    }
-}
-
-impl super::TimeDistribution for SortedDurations {
-    fn frames(&self) -> u64 {
-        self.len() as u64
-    }
-    fn total_ns(&self) -> u128 {
-        SortedDurations::total_ns(self)
-    }
-    fn percentile_ms(&self, p_ppm: u64) -> Option<f64> {
-        self.percentile_ppm(p_ppm).map(|d| d as f64 / 1e6)
-    }
-    fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
-        SortedDurations::classic_low_fps(self, p_ppm)
-    }
-    fn stk_fps(&self, bound: StkBound) -> u32 {
-        SortedDurations::stk_fps(self, bound)
     }
 }
 

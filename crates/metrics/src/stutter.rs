@@ -6,7 +6,7 @@
 //! percentile. Whole-session code here and the rolling engine call exactly
 //! these functions, so both give bit-identical floats.
 
-use super::Options;
+use super::options::Options;
 use std::cmp::Ordering;
 
 /// Frames each side of a frame in its window (19 = 2·9 + 1).

@@ -9,8 +9,10 @@
 //! order-dependent ones (stutters, OSC) only a log has, in
 //! [`super::Summary`].
 
+use super::options::NS_PER_S;
+use super::sorted::SortedDurations;
 use super::steady::StkBound;
-use super::{MOSTLY_STEADY, NS_PER_S, STEADY, TYPICAL};
+use super::steady::{MOSTLY_STEADY, STEADY, TYPICAL};
 use serde::{Deserialize, Serialize};
 
 /// The order-free METRICS.md keys, in the contract's order.
@@ -68,5 +70,24 @@ impl TimeMetrics {
             mostly_steady_fps: d.stk_fps(MOSTLY_STEADY),
             typical_fps: d.stk_fps(TYPICAL),
         })
+    }
+}
+
+/// A log's exact sorted durations as a distribution.
+impl TimeDistribution for SortedDurations {
+    fn frames(&self) -> u64 {
+        self.len() as u64
+    }
+    fn total_ns(&self) -> u128 {
+        SortedDurations::total_ns(self)
+    }
+    fn percentile_ms(&self, p_ppm: u64) -> Option<f64> {
+        self.percentile_ppm(p_ppm).map(|d| d as f64 / 1e6)
+    }
+    fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
+        SortedDurations::classic_low_fps(self, p_ppm)
+    }
+    fn stk_fps(&self, bound: StkBound) -> u32 {
+        SortedDurations::stk_fps(self, bound)
     }
 }

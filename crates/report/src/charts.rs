@@ -3,8 +3,8 @@
 //! them: the few-runs layout passes every run, the many-runs layout only the
 //! best, median, worst and baseline runs.
 
+use super::run::Run;
 use super::svg::{escape, truncate_middle, Chart};
-use super::Run;
 use std::fmt::Write;
 use steadyhud_metrics::{self as metrics, SortedDurations, StkPoint};
 

@@ -1,4 +1,4 @@
-//! The many-runs layout (more than [`super::MANY_RUNS_ABOVE`] logs), made
+//! The many-runs layout (more than [`super::run::MANY_RUNS_ABOVE`] logs), made
 //! to read at 100 runs: overlaying every run stops working past a handful
 //! (a legend of 100 entries, 100 series that read as one block, STK labels
 //! stacked on each other, a table 200 columns wide). Instead:
@@ -16,8 +16,9 @@
 
 use super::bars::{self, BarRow};
 use super::charts::{self, Series};
+use super::run::{ReportOptions, Run};
 use super::svg::{colour, escape};
-use super::{table, ReportOptions, Run};
+use super::table;
 use std::cmp::Ordering;
 use std::fmt::Write;
 use steadyhud_counters::Cause;
@@ -118,7 +119,7 @@ pub fn body(runs: &[Run], opts: &ReportOptions) -> String {
          show four runs only. Ranked by Steady FPS (ties: Mostly Steady, Typical, average FPS). \
          Best: {best}. Median: {median}. Worst: {worst}. Baseline of the changes: {baseline}.</p>",
         n = runs.len(),
-        m = super::MANY_RUNS_ABOVE,
+        m = super::run::MANY_RUNS_ABOVE,
         best = named(picks.best),
         median = named(picks.median),
         worst = named(picks.worst),

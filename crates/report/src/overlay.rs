@@ -1,10 +1,11 @@
-//! The few-runs layout (up to [`super::MANY_RUNS_ABOVE`] logs): every run
+//! The few-runs layout (up to [`super::run::MANY_RUNS_ABOVE`] logs): every run
 //! overlaid in every chart, one colour each, and a metrics table with one
 //! column per run and its change against the baseline.
 
 use super::charts::{self, Series};
+use super::run::{ReportOptions, Run};
 use super::svg::{colour, escape};
-use super::{table, ReportOptions, Run};
+use super::table;
 use std::fmt::Write;
 
 /// The page body below the title.

@@ -1,0 +1,324 @@
+//! The counter table ([`Counters`]): named slots that hot paths add to
+//! with one relaxed atomic add and a present latches; the units and
+//! column names of what they count, and the built-in counters.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Counters a [`Counters`] table holds at most (the per-frame record is a
+/// fixed `[u64; MAX_COUNTERS]`).
+pub const MAX_COUNTERS: usize = 20;
+
+/// One frame's latched values, indexed by [`CounterId::index`].
+pub type FrameValues = [u64; MAX_COUNTERS];
+
+/// What a counter's integer values mean.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// CPU time in nanoseconds (shown as ms).
+    Nanos,
+    /// A number of events.
+    Count,
+    /// A number of bytes (shown as MiB).
+    Bytes,
+}
+
+impl Unit {
+    /// Short suffix for column names and tables.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Unit::Nanos => "ms",
+            Unit::Count => "n",
+            Unit::Bytes => "bytes",
+        }
+    }
+
+    /// The value as a human number in its display unit (ns → ms, bytes and counts as is).
+    pub fn display(self, v: f64) -> f64 {
+        match self {
+            Unit::Nanos => v / 1e6,
+            _ => v,
+        }
+    }
+
+    /// `41 ms`, `3`, `12.0 MiB`: a value with its unit for a sentence.
+    pub fn format(self, v: f64) -> String {
+        match self {
+            Unit::Nanos => format!("{:.1} ms", v / 1e6),
+            Unit::Count => format!("{v:.0}"),
+            Unit::Bytes => format!("{:.1} MiB", v / (1024.0 * 1024.0)),
+        }
+    }
+}
+
+/// A counter's stable handle: the index of its slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CounterId(u8);
+
+impl CounterId {
+    /// Index into [`FrameValues`].
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Name, label and unit of a registered counter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CounterInfo {
+    /// Machine name, e.g. `vk.pipeline_create_ns` (CSV column stem, JSON key).
+    pub name: String,
+    /// Words for people, e.g. `pipeline creation`.
+    pub label: String,
+    pub unit: Unit,
+}
+
+/// The layer's built-in counters: name (= session-log column), label (for
+/// sentences and the HUD), unit; in column order. `_ms` counters hold ns.
+pub const BUILTIN: [(&str, &str, Unit); 12] = [
+    ("pipeline_create_ms", "pipeline creation", Unit::Nanos),
+    ("pipelines", "pipelines created", Unit::Count),
+    ("submit_ms", "queue submit", Unit::Nanos),
+    ("submits", "queue submits", Unit::Count),
+    ("alloc_count", "memory allocations", Unit::Count),
+    ("alloc_bytes", "memory allocated", Unit::Bytes),
+    ("acquire_ms", "image acquire", Unit::Nanos),
+    ("present_ms", "driver present", Unit::Nanos),
+    ("in_present_ms", "time in present", Unit::Nanos),
+    (
+        "swapchain_recreations",
+        "swapchain recreations",
+        Unit::Count,
+    ),
+    ("layer_setup_ms", "steadyhud setup", Unit::Nanos),
+    ("limiter_wait_ms", "frame cap wait", Unit::Nanos),
+];
+
+/// Label of a session-log counter column: the built-in label, else the
+/// name with `_` as spaces.
+pub fn label_of_column(name: &str) -> String {
+    const MARKERS: [(&str, &str); 3] = [
+        ("nv_sim_ms", "simulation (Reflex)"),
+        ("nv_render_submit_ms", "render submit (Reflex)"),
+        (
+            "nv_frame_start_to_present_ms",
+            "frame start to present (Reflex)",
+        ),
+    ];
+    BUILTIN
+        .iter()
+        .map(|b| (b.0, b.1))
+        .chain(MARKERS)
+        .find(|b| b.0 == name)
+        .map_or_else(|| name.replace('_', " "), |b| b.1.to_string())
+}
+
+/// Counter columns read back from a session log: `values[c][i]` is counter
+/// `infos[c]` in frame i, in raw units (ns for `_ms` columns).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CounterColumns {
+    pub infos: Vec<CounterInfo>,
+    pub values: Vec<Vec<u64>>,
+}
+
+/// The unit a session-log counter column's name implies: `*_ms` CPU time
+/// (written in ms, kept in ns), `*_bytes` bytes, anything else a count.
+pub fn unit_of_column(name: &str) -> Unit {
+    if name.ends_with("_ms") {
+        Unit::Nanos
+    } else if name.ends_with("_bytes") {
+        Unit::Bytes
+    } else {
+        Unit::Count
+    }
+}
+
+/// Registration failures.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CounterError {
+    #[error("counter table full ({MAX_COUNTERS} counters): cannot add {name}")]
+    Full { name: String },
+    #[error("counter name {name:?} must be non-empty ASCII letters, digits, '.' or '_'")]
+    BadName { name: String },
+}
+
+/// A fixed table of per-frame accumulators. Share it (`Arc`) between the
+/// threads that add and the one that latches.
+pub struct Counters {
+    /// One cache line per counter: the threads that add to different
+    /// counters (a game's pipeline-compile threads, its submit thread, the
+    /// present) never contend for one line.
+    slots: [Slot; MAX_COUNTERS],
+    /// Registered slots; a slot's info is pushed before `len` grows.
+    len: AtomicUsize,
+    infos: Mutex<Vec<CounterInfo>>,
+}
+
+/// A counter's accumulator, alone on its cache line.
+#[derive(Default)]
+#[repr(align(64))]
+struct Slot(AtomicU64);
+
+impl Default for Counters {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Counters {
+    /// An empty table.
+    pub fn new() -> Counters {
+        Counters {
+            slots: Default::default(),
+            len: AtomicUsize::new(0),
+            infos: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Looks `name` up, registering it with `label` and `unit` if new.
+    /// Not for the hot path: call once and keep the id.
+    pub fn register(&self, name: &str, label: &str, unit: Unit) -> Result<CounterId, CounterError> {
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+        {
+            return Err(CounterError::BadName {
+                name: name.to_string(),
+            });
+        }
+        let mut infos = self.infos.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(i) = infos.iter().position(|c| c.name == name) {
+            return Ok(CounterId(i as u8));
+        }
+        if infos.len() >= MAX_COUNTERS {
+            return Err(CounterError::Full {
+                name: name.to_string(),
+            });
+        }
+        infos.push(CounterInfo {
+            name: name.to_string(),
+            label: label.to_string(),
+            unit,
+        });
+        let id = infos.len() - 1;
+        self.len.store(infos.len(), Ordering::Release);
+        Ok(CounterId(id as u8))
+    }
+
+    /// The id of an already registered counter.
+    pub fn get(&self, name: &str) -> Option<CounterId> {
+        let infos = self.infos.lock().unwrap_or_else(|p| p.into_inner());
+        infos
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| CounterId(i as u8))
+    }
+
+    /// Adds `v` to the counter's current frame value: one relaxed atomic add.
+    #[inline]
+    pub fn add(&self, id: CounterId, v: u64) {
+        self.slots[id.index()].0.fetch_add(v, Ordering::Relaxed);
+    }
+
+    /// Number of registered counters.
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Acquire)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ends the frame: swaps every registered counter to 0, writing its
+    /// value into `out` (unregistered slots get 0). Returns the number of
+    /// registered counters. No lock, no allocation.
+    pub fn latch(&self, out: &mut FrameValues) -> usize {
+        let n = self.len();
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = if i < n {
+                self.slots[i].0.swap(0, Ordering::Relaxed)
+            } else {
+                0
+            };
+        }
+        n
+    }
+
+    /// Name, label and unit of every registered counter, in id order.
+    pub fn infos(&self) -> Vec<CounterInfo> {
+        self.infos.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn register_is_idempotent_and_latch_resets() {
+        let c = Counters::new();
+        let a = c.register("a.x", "a", Unit::Count).unwrap();
+        let b = c.register("b_y", "b", Unit::Nanos).unwrap();
+        assert_eq!(c.register("a.x", "other", Unit::Bytes).unwrap(), a);
+        assert_eq!(c.get("b_y"), Some(b));
+        assert_eq!(c.get("zzz"), None);
+        c.add(a, 2);
+        c.add(a, 3);
+        c.add(b, 7);
+        let mut f = [9u64; MAX_COUNTERS];
+        assert_eq!(c.latch(&mut f), 2);
+        assert_eq!(&f[..3], &[5, 7, 0]);
+        c.latch(&mut f);
+        assert_eq!(&f[..2], &[0, 0]);
+        assert_eq!(c.infos()[0].label, "a");
+    }
+
+    #[test]
+    fn full_table_and_bad_names_are_errors() {
+        let c = Counters::new();
+        for i in 0..MAX_COUNTERS {
+            c.register(&format!("c{i}"), "x", Unit::Count).unwrap();
+        }
+        assert!(matches!(
+            c.register("one.more", "x", Unit::Count),
+            Err(CounterError::Full { .. })
+        ));
+        assert!(matches!(
+            c.register("", "x", Unit::Count),
+            Err(CounterError::BadName { .. })
+        ));
+        assert!(matches!(
+            c.register("a,b", "x", Unit::Count),
+            Err(CounterError::BadName { .. })
+        ));
+    }
+
+    #[test]
+    fn adds_from_many_threads_are_all_latched() {
+        let c = Arc::new(Counters::new());
+        let id = c.register("n", "n", Unit::Count).unwrap();
+        let mut total = 0;
+        let mut f = [0; MAX_COUNTERS];
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                let c = c.clone();
+                s.spawn(move || (0..10_000).for_each(|_| c.add(id, 1)));
+            }
+            for _ in 0..100 {
+                c.latch(&mut f);
+                total += f[0];
+            }
+        });
+        c.latch(&mut f);
+        total += f[0];
+        assert_eq!(total, 40_000);
+    }
+
+    #[test]
+    fn units_format() {
+        assert_eq!(Unit::Nanos.format(41_000_000.0), "41.0 ms");
+        assert_eq!(Unit::Count.format(3.0), "3");
+        assert_eq!(Unit::Bytes.format(2.0 * 1024.0 * 1024.0), "2.0 MiB");
+    }
+}
