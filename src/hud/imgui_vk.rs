@@ -349,7 +349,7 @@ impl FontTexture {
         let d = dev.device;
         let image = self.image.image;
         transition(
-            &dev.device,
+            dev.device,
             cmd,
             image,
             (
@@ -371,7 +371,7 @@ impl FontTexture {
             &region,
         );
         transition(
-            &dev.device,
+            dev.device,
             cmd,
             image,
             (

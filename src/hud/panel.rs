@@ -228,7 +228,7 @@ impl Panel {
         // The app's last writes, whatever wrote them, even without a
         // semaphore (same queue); chains with the semaphore wait otherwise.
         transition(
-            &dev.device,
+            dev.device,
             cmd,
             dst,
             (layout, copy_layout),
@@ -265,7 +265,7 @@ impl Panel {
             &region,
         );
         transition(
-            &dev.device,
+            dev.device,
             cmd,
             dst,
             (copy_layout, layout),

@@ -66,6 +66,8 @@ pub fn local_time(t: SystemTime) -> LocalTime {
             utc_offset_s: 0,
         };
     }
+    // `tm_gmtoff` is a C long: i64 here, i32 on 32-bit targets.
+    #[allow(clippy::useless_conversion)]
     LocalTime {
         year: tm.tm_year + 1900,
         month: (tm.tm_mon + 1) as u32,
