@@ -40,6 +40,7 @@ use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use steadyhud_config::GpuTiming;
 use steadyhud_sys::lock::Recover;
 
 /// Timed batches in flight per queue. A slot is freed as soon as the
@@ -271,6 +272,38 @@ pub struct GpuTimer {
     /// Whether the "skipped" lines were printed.
     said_protected: AtomicBool,
     said_group: AtomicBool,
+}
+
+/// Whether `physical_device` gets GPU timing under the config's `setting`:
+/// [`GpuTiming::wanted`] with its device type (read only for `auto`).
+/// When `auto` turns it off on a CPU device it says so, one line per device.
+///
+/// # Safety
+/// `physical_device` is a live physical device of `instance`.
+pub unsafe fn wanted(
+    instance: &ash::Instance,
+    physical_device: vk::PhysicalDevice,
+    setting: GpuTiming,
+) -> bool {
+    if setting != GpuTiming::Auto {
+        return setting.wanted(false);
+    }
+    // SAFETY: live handles (caller).
+    let props = unsafe { instance.get_physical_device_properties(physical_device) };
+    let cpu = props.device_type == vk::PhysicalDeviceType::CPU;
+    let on = setting.wanted(cpu);
+    if !on {
+        let name = props
+            .device_name_as_c_str()
+            .unwrap_or_default()
+            .to_string_lossy();
+        // "llvmpipe (LLVM 15.0.7, 256 bits)" → "llvmpipe".
+        let short = name.split(" (").next().unwrap_or_default();
+        guard::say(format_args!(
+            "steadyhud: GPU timing off on a CPU device ({short}): its timestamps would run on the game's cores; gpu_timing=1 forces it"
+        ));
+    }
+    on
 }
 
 /// What `vkCreateDevice` does about [`CALIBRATION_EXTENSION`]: whether the
