@@ -51,7 +51,9 @@ median() {
     awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
-# The environment of a measuring mode (see overhead.sh's usage).
+# The environment of a measuring mode (see overhead.sh's usage). `hidden`
+# is the default config (gpu_timing=auto: GPU timing off on a CPU device
+# such as lavapipe); `gpu-on` forces GPU timing with gpu_timing=1.
 mode_env() {
   case $1 in
     none)         echo DISABLE_STEADYHUD=1 ;;

@@ -7,7 +7,9 @@
 # usage: [MODES="..."] scripts/overhead.sh [FRAMES per run, default 3000] [ROUNDS, default 4]
 # MODES picks and orders the modes (the first is the base of the ratios):
 # none, hidden, shown, mangohud, and counters-off / counters-on / gpu-on (HUD
-# hidden, statistics counters off / on without GPU timing, and on with it), e.g.
+# hidden, statistics counters off / on without GPU timing, and on with it
+# forced by gpu_timing=1; hidden and shown use the default gpu_timing=auto,
+# i.e. off on lavapipe), e.g.
 #   MODES="counters-off counters-on" scripts/overhead.sh 3000 10
 #
 # Rounds run every mode once; odd rounds in MODES order, even rounds in

@@ -1,7 +1,9 @@
 //! GPU timing in real apps (issue 12): every frame of vkcube and
 //! vkd3d-gears gets a GPU busy time, the per-frame busy times never add up
 //! to more than the time elapsed, and the layer's timestamp command buffers
-//! stay clean under synchronization validation.
+//! stay clean under synchronization validation. Lavapipe is a CPU device,
+//! where the default `gpu_timing=auto` leaves GPU timing off: the tests that
+//! need it set `gpu_timing=1`.
 
 mod common;
 mod require;
@@ -104,8 +106,10 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
         .command("vkcube")
         .args(["--c", "200"])
         .layer()
-        .sync_validation());
+        .sync_validation()
+        .env("STEADYHUD_CONFIG", "gpu_timing=1"));
     out.assert_success(what).assert_no_validation_error(what);
+    assert_no_cpu_device_note(what, &out);
     let log = h.only_session_log();
     let g = gpu_columns(&log.csv);
     assert_gpu_columns_sane(what, &g);
@@ -140,7 +144,10 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     }
     let what = "vkd3d-gears (4 s) with steadyhud + synchronization validation";
     let out = run_killed_after(
-        h.command("vkd3d-gears").layer().sync_validation(),
+        h.command("vkd3d-gears")
+            .layer()
+            .sync_validation()
+            .env("STEADYHUD_CONFIG", "gpu_timing=1"),
         Duration::from_secs(4),
     );
     out.assert_no_validation_error(what);
@@ -154,7 +161,8 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     }
 }
 
-/// `gpu_timing=0` leaves the columns out (and submits untouched).
+/// `gpu_timing=0` leaves the columns out (and submits untouched), without
+/// the line `auto` prints on a CPU device (the user chose it).
 #[test]
 fn gpu_timing_off_has_no_gpu_columns() {
     let _serial = serial();
@@ -165,6 +173,7 @@ fn gpu_timing_off_has_no_gpu_columns() {
         .layer()
         .env("STEADYHUD_CONFIG", "gpu_timing=0"));
     out.assert_success(what);
+    assert_no_cpu_device_note(what, &out);
     let text = std::fs::read_to_string(h.only_session_log().csv).expect("log");
     let header = text
         .lines()
@@ -173,6 +182,86 @@ fn gpu_timing_off_has_no_gpu_columns() {
     assert!(
         header.contains("submit_ms") && !header.contains("gpu_busy_ms"),
         "{what}: header {header}"
+    );
+}
+
+/// The `steadyhud:` lines saying `auto` turned GPU timing off on a CPU
+/// device.
+fn cpu_device_notes(out: &RunOutput) -> Vec<&str> {
+    out.stderr
+        .lines()
+        .filter(|l| l.starts_with(CPU_DEVICE_NOTE))
+        .collect()
+}
+
+fn assert_no_cpu_device_note(what: &str, out: &RunOutput) {
+    let notes = cpu_device_notes(out);
+    assert!(notes.is_empty(), "{what}: {notes:?}");
+}
+
+/// The session log's header line.
+fn header(csv: &Path) -> String {
+    let text = std::fs::read_to_string(csv).expect("log");
+    text.lines()
+        .find(|l| l.starts_with("frame,"))
+        .expect("header")
+        .to_string()
+}
+
+/// Lavapipe is a `VK_PHYSICAL_DEVICE_TYPE_CPU` device: with the default
+/// config (`gpu_timing=auto`) the layer does not time its submits (its
+/// timestamps would run on the app's own cores): no GPU columns, no GPU
+/// summary keys, and exactly one line on stderr naming the device and the
+/// way to force it. `gpu_timing=1` forces it: the columns are there, with
+/// GPU busy time, and no such line.
+#[test]
+fn auto_leaves_gpu_timing_off_on_a_cpu_device_and_1_forces_it() {
+    let _serial = serial();
+    let h = Harness::new();
+    let what = "testapp on lavapipe with the default config";
+    let out = run(h.testapp(&["--frames", "20"]).layer());
+    out.assert_success(what);
+    let notes = cpu_device_notes(&out);
+    assert_eq!(notes.len(), 1, "{what}: stderr:\n{}", out.stderr);
+    assert_eq!(
+        notes[0],
+        "steadyhud: GPU timing off on a CPU device (llvmpipe): its timestamps would run on the game's cores; gpu_timing=1 forces it",
+        "{what}"
+    );
+    let log = h.only_session_log();
+    let head = header(&log.csv);
+    assert!(
+        head.contains("submit_ms")
+            && !head.contains("gpu_busy_ms")
+            && !head.contains("gpu_wait_ms"),
+        "{what}: header {head}"
+    );
+    let summary = log.summary_json();
+    for key in ["gpu_bound_pct", "gpu_busy_ms_avg", "gpu_timing"] {
+        assert!(
+            summary.get(key).is_none(),
+            "{what}: summary has {key}: {summary}"
+        );
+    }
+    h.clear_logs();
+
+    let what = "testapp on lavapipe with gpu_timing=1";
+    let out = run(h
+        .testapp(&["--frames", "20"])
+        .layer()
+        .env("STEADYHUD_CONFIG", "gpu_timing=1"));
+    out.assert_success(what);
+    assert_no_cpu_device_note(what, &out);
+    let log = h.only_session_log();
+    let g = gpu_columns(&log.csv);
+    assert_gpu_columns_sane(what, &g);
+    let summary = log.summary_json();
+    assert!(
+        summary["gpu_busy_ms_avg"].as_f64().is_some_and(|v| v > 0.0)
+            && summary["gpu_timing"]["frames"]
+                .as_u64()
+                .is_some_and(|n| n > 0),
+        "{what}: {summary}"
     );
 }
 
@@ -208,7 +297,7 @@ fn known_gpu_load_gives_the_verdict() {
         let out = run(h
             .testapp(&args)
             .layer()
-            .env("STEADYHUD_CONFIG", "hud_hidden=1"));
+            .env("STEADYHUD_CONFIG", "hud_hidden=1,gpu_timing=1"));
         out.assert_success(&what);
         let own = gpu_work_line(&out)
             .unwrap_or_else(|| panic!("{what}: no gpu work line:\n{}", out.stdout));

@@ -142,7 +142,7 @@ fn wayland_hotkey_toggles_the_hud() {
         ctl_hidden && ctl_back,
         "ctl hud toggle on Wayland: panel fraction {f_ctl_off:.3} after the first, {f_ctl_on:.3} after the second"
     );
-    let complaints = out.output_lines(|l| l.starts_with("steadyhud:"));
+    let complaints = out.output_lines(is_layer_complaint);
     assert!(
         complaints.is_empty(),
         "the layer complained:\n{}",
@@ -154,7 +154,7 @@ fn wayland_hotkey_toggles_the_hud() {
     // there would be a protocol error on the app's own connection.
     let out = run(bed.command("vkcube-wayland").args(["--c", "30"]).layer());
     out.assert_success("vkcube-wayland --c 30 with the layer");
-    let complaints = out.output_lines(|l| l.starts_with("steadyhud:") || l.contains("error"));
+    let complaints = out.output_lines(|l| is_layer_complaint(l) || l.contains("error"));
     assert!(
         complaints.is_empty(),
         "complaints on a clean exit:\n{}",
@@ -176,7 +176,7 @@ fn wayland_seat_without_keyboard_costs_one_line() {
     std::thread::sleep(Duration::from_millis(1000));
     let out = app.kill();
     assert!(shown, "HUD never appeared (panel fraction {f:.3})");
-    let lines = out.output_lines(|l| l.starts_with("steadyhud:"));
+    let lines = out.output_lines(is_layer_complaint);
     assert_eq!(
         lines,
         ["steadyhud: hotkey (Wayland): the seat has no keyboard yet; HUD toggle waits for one"],

@@ -94,8 +94,9 @@ pub struct Device {
     lineage: Mutex<Lineage<Arc<Stream>>>,
     /// Statistics counters (`None` with config `counters=0`).
     pub counters: Option<DeviceCounters>,
-    /// GPU timing of the app's submits (`None`: config `gpu_timing=0` or
-    /// `counters=0`, or no queue family with timestamps).
+    /// GPU timing of the app's submits (`None`: config `gpu_timing=0`, or
+    /// `auto` on a CPU device, or `counters=0`, or no queue family with
+    /// timestamps).
     pub gpu: Option<Arc<GpuTimer>>,
     /// The frame limiter's schedule for this device's presents (locked only
     /// while a cap is on, by the presenting thread).
@@ -118,6 +119,9 @@ pub struct Link<'a> {
     pub allocate_hook: *const c_void,
     /// Whether the device has `VK_EXT_calibrated_timestamps` enabled.
     pub calibration: bool,
+    /// Whether the device gets GPU timing ([`super::gpu_timing::wanted`];
+    /// needs counters too).
+    pub gpu_timing: bool,
 }
 
 impl Device {
@@ -138,6 +142,7 @@ impl Device {
             device,
             allocate_hook,
             calibration,
+            gpu_timing,
         } = link;
         // SAFETY: the next layer's gdpa of the live `device` (caller's
         // contract); `next_fn` calls this only with NUL-terminated names.
@@ -188,7 +193,7 @@ impl Device {
             None
         };
         let gpu = match counters.as_ref() {
-            Some(dc) if settings.config.gpu_timing => {
+            Some(dc) if gpu_timing => {
                 let handles: Vec<(vk::Queue, u32)> =
                     queues.iter().map(|q| (q.handle, q.family)).collect();
                 // SAFETY: a function of the next layer's live device;

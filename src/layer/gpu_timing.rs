@@ -1,15 +1,20 @@
 //! GPU time of the app's submissions ([`GpuTimer`], one per device): how
-//! long each batch the app submits runs on the GPU, measured without
-//! touching the app's command buffers.
+//! long each `vkQueueSubmit`/`vkQueueSubmit2` the app makes runs on the
+//! GPU, measured without touching the app's command buffers.
 //!
-//! Each timed batch of a `vkQueueSubmit`/`vkQueueSubmit2` gets one of the
-//! layer's own pre-recorded command buffers before the app's (reset two
-//! queries, write a `TOP_OF_PIPE` timestamp) and one after them (write a
-//! `BOTTOM_OF_PIPE` timestamp: it lands when everything before it on the
-//! queue is done). The pair of queries is a slot of a per-queue ring:
+//! A call gets one pair of the layer's own pre-recorded command buffers
+//! ([`build_patched`]): one before the command buffers of its first timed
+//! batch (reset two queries, write a `TOP_OF_PIPE` timestamp), one after
+//! those of its last (write a `BOTTOM_OF_PIPE` timestamp: it lands when
+//! everything before it on the queue is done). So the call's batches are
+//! one interval, semaphore waits between them included; an untimed batch
+//! between timed ones splits the call into runs with a pair each. Whether a
+//! device is timed at all is [`wanted`] (config `gpu_timing`: `auto` leaves
+//! CPU devices out, where the timestamp work would run on the app's
+//! cores). The pair of queries is a slot of a per-queue ring:
 //! - the submit hook (the app serializes submits on a queue, so one
 //!   producer per ring) reserves the slot, stamps it with the CPU time of the
-//!   call and patches the batch: no allocation once the scratch arrays have
+//!   call and patches the batches: no allocation once the scratch arrays have
 //!   grown, no lock anyone else takes, no wait;
 //! - the analysis thread ([`GpuTimer::poll`]) reads finished slots in order
 //!   with `vkGetQueryPoolResults` without `WAIT` (availability bit), turns
@@ -18,17 +23,17 @@
 //! Skipped, with one line each: queue families without timestamps
 //! (`timestampValidBits == 0`), protected submits, batches with a
 //! `VkDeviceGroupSubmitInfo` (its per-command-buffer masks would no longer
-//! line up), batches without command buffers (nothing runs), and batches
-//! that find the ring full (counted, never waited for).
+//! line up), batches without command buffers (nothing runs), and runs of
+//! batches that find the ring full (counted, never waited for).
 //!
 //! Clock: GPU timestamps are mapped to CLOCK_MONOTONIC (the clock of the
 //! present timestamps) with `VK_EXT_calibrated_timestamps`, which the layer
 //! enables at `vkCreateDevice` when the device has it and GPU timing is on
 //! (it only adds a query function; the app sees no difference), and
 //! re-calibrates every second. Without it the offset is estimated from the
-//! batches themselves: a batch cannot start before its submit call, so
-//! offset ≥ submit time − GPU start for every batch, and the largest such
-//! bound (a batch that started on an idle GPU) is used: durations are exact
+//! intervals themselves: work cannot start before its submit call, so
+//! offset ≥ submit time − GPU start for every interval, and the largest such
+//! bound (one that started on an idle GPU) is used: durations are exact
 //! either way, only the placement on the CPU timeline is that much less
 //! sure. The command pools, query pools and command buffers of a queue are
 //! made inside the app's first submit on it (recording needs no queue) and
@@ -40,9 +45,10 @@ use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use steadyhud_config::GpuTiming;
 use steadyhud_sys::lock::Recover;
 
-/// Timed batches in flight per queue. A slot is freed as soon as the
+/// Timed intervals (submit calls, normally) in flight per queue. A slot is freed as soon as the
 /// analysis thread (every 5 ms) sees its results, so 256 covers bursts of
 /// many small submits; a full ring skips timing, it never waits.
 pub const SLOTS: usize = 256;
@@ -58,8 +64,9 @@ const GIVE_UP_NS: u64 = 2_000_000_000;
 /// [`Collected`], whether or not a stream looked at them.
 const KEEP_NS: u64 = 10_000_000_000;
 
-/// One timed batch: CPU time of its submit call, GPU start and end mapped
-/// to CLOCK_MONOTONIC (ns).
+/// One timed interval (a submit call's timed batches, see
+/// [`build_patched`]): CPU time of the call, GPU start and end mapped to
+/// CLOCK_MONOTONIC (ns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interval {
     pub submit_ns: u64,
@@ -264,13 +271,46 @@ pub struct GpuTimer {
     /// False once the device is being destroyed: no more polling.
     alive: Mutex<bool>,
     collected: Mutex<Collected>,
-    /// Batches not timed because their queue's ring was full.
+    /// Runs of batches (normally whole calls) not timed because their
+    /// queue's ring was full (summary `ring_full_batches`).
     pub ring_full: AtomicU64,
-    /// Batches whose results never came.
+    /// Intervals whose results never came.
     pub given_up: AtomicU64,
     /// Whether the "skipped" lines were printed.
     said_protected: AtomicBool,
     said_group: AtomicBool,
+}
+
+/// Whether `physical_device` gets GPU timing under the config's `setting`:
+/// [`GpuTiming::wanted`] with its device type (read only for `auto`).
+/// When `auto` turns it off on a CPU device it says so, one line per device.
+///
+/// # Safety
+/// `physical_device` is a live physical device of `instance`.
+pub unsafe fn wanted(
+    instance: &ash::Instance,
+    physical_device: vk::PhysicalDevice,
+    setting: GpuTiming,
+) -> bool {
+    if setting != GpuTiming::Auto {
+        return setting.wanted(false);
+    }
+    // SAFETY: live handles (caller).
+    let props = unsafe { instance.get_physical_device_properties(physical_device) };
+    let cpu = props.device_type == vk::PhysicalDeviceType::CPU;
+    let on = setting.wanted(cpu);
+    if !on {
+        let name = props
+            .device_name_as_c_str()
+            .unwrap_or_default()
+            .to_string_lossy();
+        // "llvmpipe (LLVM 15.0.7, 256 bits)" → "llvmpipe".
+        let short = name.split(" (").next().unwrap_or_default();
+        guard::say(format_args!(
+            "steadyhud: GPU timing off on a CPU device ({short}): its timestamps would run on the game's cores; gpu_timing=1 forces it"
+        ));
+    }
+    on
 }
 
 /// What `vkCreateDevice` does about [`CALIBRATION_EXTENSION`]: whether the
@@ -360,6 +400,62 @@ unsafe fn chain_flags(mut next: *const std::ffi::c_void) -> (bool, bool) {
     (protected, group)
 }
 
+/// Fills `infos` and `cmds` with the app's `batches`, where each run of
+/// consecutive batches that `timed` accepts gets one timestamp pair from
+/// `reserve` (begin, end): the begin command buffer before the run's first
+/// batch's command buffers, the end after its last batch's. So a call is
+/// one interval (one pair, one slot), whatever number of batches it has;
+/// an untimed batch (protected, device group, no command buffers) is never
+/// patched and never inside an interval: it ends the run before it, and
+/// the timable batches after it start another run with their own pair. A
+/// run whose `reserve` gives nothing (ring full, no objects) is passed as
+/// the app's. `timed` is asked once per batch. No allocation once `infos`
+/// and `cmds` have grown.
+///
+/// # Safety
+/// `batches` are valid per the Vulkan spec (their command buffer arrays are
+/// read); the built `infos` point into `cmds`, valid until either changes.
+unsafe fn build_patched<B: Batch>(
+    batches: &[B],
+    timed: impl Fn(&B) -> bool,
+    reserve: &mut dyn FnMut() -> Option<(B::Cmd, B::Cmd)>,
+    infos: &mut Vec<B>,
+    cmds: &mut Vec<B::Cmd>,
+) {
+    infos.clear();
+    cmds.clear();
+    // First the command buffer array (its pointers must not move), then
+    // the batches pointing into it.
+    let mut prev = false;
+    let mut this = batches.first().is_some_and(&timed);
+    // The end command buffer of the run in progress, if it got a pair.
+    let mut end = None;
+    for (i, b) in batches.iter().enumerate() {
+        let next = batches.get(i + 1).is_some_and(&timed);
+        let start = cmds.len();
+        if this && !prev {
+            end = reserve().map(|(begin, end)| {
+                cmds.push(begin);
+                end
+            });
+        }
+        // SAFETY: the app's valid batch (caller).
+        cmds.extend_from_slice(unsafe { b.cmds() });
+        if this && !next {
+            cmds.extend(end.take());
+        }
+        // The pointer holds the start index until `cmds` is complete.
+        infos.push(b.with_cmds((cmds.len() - start) as u32, start as *const B::Cmd));
+        (prev, this) = (this, next);
+    }
+    let base = cmds.as_ptr();
+    for info in infos.iter_mut() {
+        let start = info.cmds_ptr() as usize;
+        // SAFETY: `start` is an index into `cmds` (set above).
+        *info = info.with_cmds(info.cmds_len(), unsafe { base.add(start) });
+    }
+}
+
 impl GpuTimer {
     /// The timer of a device whose queues are `queues` (handle, family), or
     /// `None` when no family has timestamps.
@@ -441,8 +537,8 @@ impl GpuTimer {
         }
     }
 
-    /// `vkQueueSubmit` / `vkQueueSubmit2` with every timable batch wrapped
-    /// in a timestamp pair: calls `next` with the patched batches (or the
+    /// `vkQueueSubmit` / `vkQueueSubmit2` with its timable batches inside
+    /// one timestamp pair: calls `next` with the patched batches (or the
     /// app's own when nothing is timed). Returns `next`'s result and whether
     /// this call did first-time setup (the layer's cost, not the app's).
     ///
@@ -478,9 +574,11 @@ impl GpuTimer {
         }
     }
 
-    /// Builds the scratch batches from the app's; `None` when nothing is
-    /// timed (the app's array goes down unchanged). `Some(setup)`: patched,
-    /// and whether the queue's objects were made now.
+    /// Builds the scratch batches from the app's ([`build_patched`]: one
+    /// timestamp pair per run of consecutive timable batches, normally one
+    /// per call); `None` when nothing is timed (the app's array goes down
+    /// unchanged). `Some(setup)`: patched, and whether the queue's objects
+    /// were made now.
     ///
     /// # Safety
     /// Inside the app's submit call on `qt`'s queue: `submits` is null or
@@ -508,40 +606,23 @@ impl GpuTimer {
                 }
             }
         };
-        if !batches.iter().any(timed) {
-            return None;
-        }
-        let (objects, setup) = qt.objects(&self.fns)?;
         scratch.slots.clear();
         let mut slots = std::mem::take(&mut scratch.slots);
+        // The queue's objects are made (or found) at the first timed run.
+        let mut objects: Option<Option<(&QueueObjects, bool)>> = None;
+        let mut reserve = || {
+            let (o, _) = (*objects.get_or_insert_with(|| qt.objects(&self.fns)))?;
+            let k = qt.reserve(self)?;
+            slots.push(k);
+            Some((B::ours(o.begin[k]), B::ours(o.end[k])))
+        };
         let (infos, cmds) = B::scratch(scratch);
-        infos.clear();
-        cmds.clear();
-        // First the command buffer array (its pointers must not move), then
-        // the batches pointing into it.
-        for b in batches {
-            let start = cmds.len();
-            let slot = if timed(b) { qt.reserve(self) } else { None };
-            if let Some(k) = slot {
-                cmds.push(B::ours(objects.begin[k]));
-                slots.push(k);
-            }
-            // SAFETY: the app's valid batch.
-            cmds.extend_from_slice(unsafe { b.cmds() });
-            if let Some(k) = slot {
-                cmds.push(B::ours(objects.end[k]));
-            }
-            // The pointer holds the start index until `cmds` is complete.
-            infos.push(b.with_cmds((cmds.len() - start) as u32, start as *const B::Cmd));
-        }
-        let base = cmds.as_ptr();
-        for info in infos.iter_mut() {
-            let start = info.cmds_ptr() as usize;
-            // SAFETY: `start` is an index into `cmds` (set above).
-            *info = info.with_cmds(info.cmds_len(), unsafe { base.add(start) });
-        }
+        // SAFETY: the app's valid batches (caller).
+        unsafe { build_patched(batches, timed, &mut reserve, infos, cmds) };
+        let setup = objects.flatten().is_some_and(|(_, made)| made);
+        let patched = !slots.is_empty();
         scratch.slots = slots;
-        Some(setup)
+        patched.then_some(setup)
     }
 
     /// Reads every finished slot of every queue into [`Collected`] (the
@@ -853,6 +934,184 @@ mod tests {
             untimed_reason(1, false, true),
             Some("VkDeviceGroupSubmitInfo")
         );
+    }
+
+    /// Raw handles standing for the layer's pair k (begin, end).
+    const BEGIN: u64 = 1000;
+    const END: u64 = 2000;
+
+    /// Builds the patched batches of `batches` with a ring that has `free`
+    /// slots; returns every batch's command buffers as raw handles and the
+    /// slots reserved.
+    fn patched<B: Batch>(
+        batches: &[B],
+        free: usize,
+        raw: impl Fn(&B::Cmd) -> u64,
+    ) -> (Vec<Vec<u64>>, usize) {
+        let mut k = 0;
+        let mut reserve = || {
+            (k < free).then(|| {
+                k += 1;
+                let ours = |h| B::ours(vk::Handle::from_raw(h + k as u64 - 1));
+                (ours(BEGIN), ours(END))
+            })
+        };
+        let (mut infos, mut cmds) = (Vec::new(), Vec::new());
+        // SAFETY: the test's batches are valid (arrays alive, chains
+        // well formed).
+        unsafe {
+            build_patched(
+                batches,
+                |b| b.untimed().is_none(),
+                &mut reserve,
+                &mut infos,
+                &mut cmds,
+            )
+        };
+        let got = infos
+            .iter()
+            // SAFETY: `infos` point into `cmds`, alive here.
+            .map(|i| unsafe { i.cmds() }.iter().map(&raw).collect())
+            .collect();
+        (got, k)
+    }
+
+    fn cbs(raw: &[u64]) -> Vec<vk::CommandBuffer> {
+        raw.iter().map(|&h| vk::Handle::from_raw(h)).collect()
+    }
+
+    /// One pair per call: the begin before the first batch's command
+    /// buffers, the end after the last's; an untimed batch ends a run and
+    /// is left as it is; a full ring leaves the run as the app's.
+    #[test]
+    fn one_pair_per_run_of_timed_batches() {
+        let arrays = [cbs(&[1]), cbs(&[2, 3]), cbs(&[4]), cbs(&[5]), cbs(&[6])];
+        let sem = [<vk::Semaphore as vk::Handle>::from_raw(77)];
+        let info = |a: &[vk::CommandBuffer]| vk::SubmitInfo {
+            command_buffer_count: a.len() as u32,
+            p_command_buffers: a.as_ptr(),
+            ..Default::default()
+        };
+        let raw = |c: &vk::CommandBuffer| vk::Handle::as_raw(*c);
+        let (b0, e0, b1, e1, b2, e2) = (BEGIN, END, BEGIN + 1, END + 1, BEGIN + 2, END + 2);
+
+        // Three batches, one wait semaphore on the second: one pair.
+        let mut three = [info(&arrays[0]), info(&arrays[1]), info(&arrays[2])];
+        three[1].wait_semaphore_count = 1;
+        three[1].p_wait_semaphores = sem.as_ptr();
+        let (got, slots) = patched(&three, 8, raw);
+        assert_eq!(got, [vec![b0, 1], vec![2, 3], vec![4, e0]]);
+        assert_eq!(slots, 1);
+        // One batch: the pair around its command buffers.
+        let (got, _) = patched(&three[1..2], 8, raw);
+        assert_eq!(got, [vec![b0, 2, 3, e0]]);
+
+        // Untimed batches in between: a protected one, one without command
+        // buffers. Each run of timed batches gets its own pair.
+        let protected = vk::ProtectedSubmitInfo {
+            protected_submit: vk::TRUE,
+            ..Default::default()
+        };
+        let mut prot = info(&arrays[1]);
+        prot.p_next = (&protected as *const vk::ProtectedSubmitInfo<'_>).cast();
+        let mixed = [
+            info(&arrays[0]),
+            prot,
+            info(&arrays[2]),
+            info(&[]),
+            info(&arrays[3]),
+            info(&arrays[4]),
+        ];
+        let (got, slots) = patched(&mixed, 8, raw);
+        assert_eq!(
+            got,
+            [
+                vec![b0, 1, e0],
+                vec![2, 3],
+                vec![b1, 4, e1],
+                vec![],
+                vec![b2, 5],
+                vec![6, e2],
+            ]
+        );
+        assert_eq!(slots, 3);
+        // A ring with one free slot times the first run only.
+        let (got, slots) = patched(&mixed, 1, raw);
+        assert_eq!(
+            got,
+            [
+                vec![b0, 1, e0],
+                vec![2, 3],
+                vec![4],
+                vec![],
+                vec![5],
+                vec![6]
+            ]
+        );
+        assert_eq!(slots, 1);
+        // A full ring: the app's batches as they were.
+        let (got, slots) = patched(&three, 0, raw);
+        assert_eq!((got, slots), (vec![vec![1], vec![2, 3], vec![4]], 0));
+        // Nothing timable: no pair.
+        let (got, slots) = patched(&[prot, info(&[])], 8, raw);
+        assert_eq!((got, slots), (vec![vec![2, 3], vec![]], 0));
+
+        // The batches keep everything but their command buffer arrays.
+        let (mut infos, mut cmds) = (Vec::new(), Vec::new());
+        let mut reserve = || None;
+        // SAFETY: valid batches; `infos` point into `cmds`.
+        unsafe {
+            build_patched(&three, |_| true, &mut reserve, &mut infos, &mut cmds);
+            assert_eq!(infos[1].wait_semaphore_count, 1);
+            assert_eq!(infos[1].p_wait_semaphores, sem.as_ptr());
+            assert_eq!(infos[1].p_command_buffers, cmds.as_ptr().add(1));
+        }
+    }
+
+    /// `VkSubmitInfo2` goes through the same routine: its command buffer
+    /// infos get the pair, a protected batch (a flag there) none.
+    #[test]
+    fn one_pair_per_run_of_timed_batches_submit2() {
+        let cbi = |raw: &[u64]| -> Vec<vk::CommandBufferSubmitInfo<'static>> {
+            raw.iter()
+                .map(|&h| vk::CommandBufferSubmitInfo {
+                    command_buffer: vk::Handle::from_raw(h),
+                    device_mask: 1,
+                    ..Default::default()
+                })
+                .collect()
+        };
+        let arrays = [cbi(&[1]), cbi(&[2]), cbi(&[3]), cbi(&[4])];
+        let info = |a: &[vk::CommandBufferSubmitInfo<'static>]| vk::SubmitInfo2 {
+            command_buffer_info_count: a.len() as u32,
+            p_command_buffer_infos: a.as_ptr(),
+            ..Default::default()
+        };
+        let mut prot = info(&arrays[2]);
+        prot.flags = vk::SubmitFlags::PROTECTED;
+        let batches = [info(&arrays[0]), info(&arrays[1]), prot, info(&arrays[3])];
+        let raw = |c: &vk::CommandBufferSubmitInfo<'static>| vk::Handle::as_raw(c.command_buffer);
+        let (got, slots) = patched(&batches, 8, raw);
+        assert_eq!(
+            got,
+            [
+                vec![BEGIN, 1],
+                vec![2, END],
+                vec![3],
+                vec![BEGIN + 1, 4, END + 1]
+            ]
+        );
+        assert_eq!(slots, 2);
+        // The app's own entries are copied whole (device mask kept).
+        let (mut infos, mut cmds) = (Vec::new(), Vec::new());
+        let mut reserve = || None;
+        // SAFETY: valid batches; `infos` point into `cmds`.
+        unsafe {
+            build_patched(&batches, |_| true, &mut reserve, &mut infos, &mut cmds);
+            assert!(infos
+                .iter()
+                .all(|i| i.cmds().iter().all(|c| c.device_mask == 1)));
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The app's queue submits: the CPU time of the call counted (`submit_ms`,
-//! `submits`) and, with GPU timing, every timable batch wrapped in the
-//! layer's timestamp pair ([`super::gpu_timing`]). A submit whose call made
+//! `submits`) and, with GPU timing, the call's timable batches put inside
+//! one timestamp pair of the layer's ([`super::gpu_timing`]). A submit whose call made
 //! the layer's GPU-timing objects for its queue books its whole time as
 //! `layer_setup_ms` instead, as for the HUD's first draw.
 

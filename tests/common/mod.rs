@@ -28,6 +28,16 @@ pub const VALIDATION: &str = "VK_LAYER_KHRONOS_validation";
 /// Default time limit of a [`run`].
 pub const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Start of the one line the layer prints per device when `gpu_timing=auto`
+/// (the default) leaves GPU timing off on a CPU device, as on lavapipe.
+pub const CPU_DEVICE_NOTE: &str = "steadyhud: GPU timing off on a CPU device (";
+
+/// A `steadyhud:` line other than [`CPU_DEVICE_NOTE`]: something the layer
+/// complains about, which the tests on lavapipe do not expect by default.
+pub fn is_layer_complaint(line: &str) -> bool {
+    line.starts_with("steadyhud:") && !line.starts_with(CPU_DEVICE_NOTE)
+}
+
 /// The profile folder this test was built into (`target/<profile>/`); a
 /// test binary runs from its `deps/`.
 fn profile_dir() -> PathBuf {

@@ -69,9 +69,9 @@ pub struct Config {
     /// acquire and in-present time). Only these keep a history.
     pub hud_counter_names: Vec<String>,
     /// `gpu_timing`: time the app's queue submissions on the GPU and log
-    /// `gpu_busy_ms`/`gpu_wait_ms` per frame (true; needs `counters`, and a
-    /// queue family with timestamps).
-    pub gpu_timing: bool,
+    /// `gpu_busy_ms`/`gpu_wait_ms` per frame (`auto`: on except on a CPU
+    /// device; needs `counters`, and a queue family with timestamps).
+    pub gpu_timing: GpuTiming,
     /// `fps_limit`: frame caps in fps, the first in force, the rest cycled
     /// by `toggle_fps_limit` (empty / `0` = off).
     pub fps_limit: Vec<u32>,
@@ -92,6 +92,42 @@ pub enum LimitMethod {
     Late,
     /// In the present hook before the present is timestamped and sent.
     Early,
+}
+
+/// Whether the layer times the app's submits on the GPU (config
+/// `gpu_timing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuTiming {
+    /// On, except on a `VK_PHYSICAL_DEVICE_TYPE_CPU` device (lavapipe,
+    /// SwiftShader): there the layer's timestamp command buffers are
+    /// executed by the game's own cores, which costs more than it tells.
+    #[default]
+    Auto,
+    /// On, CPU devices included (`1`, `on`, `true`, `yes`).
+    On,
+    /// Off (`0`, `off`, `false`, `no`).
+    Off,
+}
+
+impl GpuTiming {
+    /// Whether a device gets GPU timing, given whether its type is
+    /// `VK_PHYSICAL_DEVICE_TYPE_CPU`.
+    pub fn wanted(self, device_is_cpu: bool) -> bool {
+        match self {
+            GpuTiming::Auto => !device_is_cpu,
+            GpuTiming::On => true,
+            GpuTiming::Off => false,
+        }
+    }
+
+    /// The value as config text (`auto`, `true`, `false`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuTiming::Auto => "auto",
+            GpuTiming::On => "true",
+            GpuTiming::Off => "false",
+        }
+    }
 }
 
 /// Highest accepted cap, fps.
@@ -122,7 +158,7 @@ impl Default for Config {
             counters: true,
             hud_counters: false,
             hud_counter_names: DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect(),
-            gpu_timing: true,
+            gpu_timing: GpuTiming::Auto,
             fps_limit: Vec::new(),
             fps_limit_method: LimitMethod::Late,
             toggle_fps_limit: "Shift_L+F1".to_string(),
@@ -319,7 +355,17 @@ impl Config {
             "control" => self.control = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
-            "gpu_timing" => self.gpu_timing = parse_bool(value)?,
+            "gpu_timing" => {
+                self.gpu_timing = if value.eq_ignore_ascii_case("auto") {
+                    GpuTiming::Auto
+                } else {
+                    match parse_bool(value) {
+                        Ok(true) => GpuTiming::On,
+                        Ok(false) => GpuTiming::Off,
+                        Err(e) => return Err(format!("auto, {e}")),
+                    }
+                }
+            }
             "hud_counters" => self.hud_counters = parse_bool(value)?,
             "hud_counter_names" => {
                 let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();
@@ -360,7 +406,7 @@ impl Config {
             "counters" => self.counters.to_string(),
             "hud_counters" => self.hud_counters.to_string(),
             "hud_counter_names" => self.hud_counter_names.join("+"),
-            "gpu_timing" => self.gpu_timing.to_string(),
+            "gpu_timing" => self.gpu_timing.name().into(),
             "fps_limit" => match self.fps_limit.as_slice() {
                 [] => "0".into(),
                 caps => caps
@@ -556,6 +602,54 @@ mod tests {
         let (c, w) = env("log=maybe");
         assert!(c.log);
         assert!(w[0].contains("bad value \"maybe\" for log"), "{w:?}");
+    }
+
+    /// `gpu_timing` is `auto` by default, takes `auto` and every boolean
+    /// spelling, warns on anything else, and prints back as it parses.
+    #[test]
+    fn gpu_timing_is_auto_on_or_off() {
+        assert_eq!(Config::default().gpu_timing, GpuTiming::Auto);
+        for (v, want) in [
+            ("auto", GpuTiming::Auto),
+            ("AUTO", GpuTiming::Auto),
+            ("1", GpuTiming::On),
+            ("on", GpuTiming::On),
+            ("true", GpuTiming::On),
+            ("Yes", GpuTiming::On),
+            ("0", GpuTiming::Off),
+            ("off", GpuTiming::Off),
+            ("FALSE", GpuTiming::Off),
+            ("no", GpuTiming::Off),
+        ] {
+            let (c, w) = env(&format!("gpu_timing={v}"));
+            assert_eq!((c.gpu_timing, w.len()), (want, 0), "{v}");
+            let again = env(&format!("gpu_timing={}", c.value_of("gpu_timing"))).0;
+            assert_eq!(again.gpu_timing, want, "{v} printed back");
+        }
+        let (c, w) = file("gpu_timing=0\ngpu_timing=sometimes\n");
+        assert_eq!(c.gpu_timing, GpuTiming::Off);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains(":2: bad value \"sometimes\" for gpu_timing (expected auto, 1/0")
+                && w[0].ends_with("keeping false"),
+            "{w:?}"
+        );
+    }
+
+    /// Who gets GPU timing: `auto` all but CPU devices, `on`/`off` every
+    /// device.
+    #[test]
+    fn gpu_timing_wanted_by_device_type() {
+        for (setting, cpu, want) in [
+            (GpuTiming::Auto, false, true),
+            (GpuTiming::Auto, true, false),
+            (GpuTiming::On, false, true),
+            (GpuTiming::On, true, true),
+            (GpuTiming::Off, false, false),
+            (GpuTiming::Off, true, false),
+        ] {
+            assert_eq!(setting.wanted(cpu), want, "{setting:?}, CPU device {cpu}");
+        }
     }
 
     #[test]

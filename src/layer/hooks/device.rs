@@ -51,10 +51,19 @@ pub(super) unsafe extern "system" fn create_device(
         ));
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
+    // Whether this device gets GPU timing (config `gpu_timing`, and `auto`
+    // leaves it off on a CPU device), decided once, here: it also decides
+    // the calibration extension below.
+    let gpu_timing = l.config.counters
+        && guard::contain(false, || {
+            // SAFETY: `physical_device` is the app's live physical device
+            // of `inst` (caller's contract).
+            unsafe { gpu_timing::wanted(&inst.ash, physical_device, l.config.gpu_timing) }
+        });
     // GPU timing maps its timestamps to the CPU clock with calibrated
     // timestamps: enabled here when the device has them (a query function
     // only; nothing changes for the app).
-    let (calibration, names) = if l.config.gpu_timing && l.config.counters {
+    let (calibration, names) = if gpu_timing {
         guard::contain((false, None), || {
             // SAFETY: `info` is the app's valid create info for
             // `physical_device` (caller's contract).
@@ -89,6 +98,7 @@ pub(super) unsafe extern "system" fn create_device(
             device,
             allocate_hook: hud_allocate_command_buffers as *const c_void,
             calibration,
+            gpu_timing,
         };
         // SAFETY: `link` describes the live device just created.
         let dev = unsafe { Device::new(link, l.settings(), &l.analysis) }
