@@ -30,7 +30,7 @@ use steadyhud_counters::{Counters, FrameValues};
 use steadyhud_sys::lock::Recover;
 
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
-/// analysis thread's 10 ms drain period.
+/// analysis thread's 5 ms drain period.
 pub const RING_CAPACITY: usize = 1 << 16;
 
 /// Counter ring capacity in frames (168 bytes each): 4 s at 1000 fps,
