@@ -29,8 +29,10 @@ command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null ||
 read -ra modes <<< "${MODES:-counters-off counters-on}"
 for m in "${modes[@]}"; do mode_env "$m" >/dev/null || exit 2; done
 
-cargo build --release --lib --quiet
-layer_env instructions "$PWD/target/release/libsteadyhud.so"
+# The `profiling` profile: the release code with line tables (the shipped
+# `release` library is stripped, which would leave callgrind no names).
+cargo build --profile profiling -p steadyhud-layer --lib --quiet
+layer_env instructions "$PWD/target/profiling/libsteadyhud.so"
 
 # One callgrind run: MODE FRAMES -> $work/MODE.FRAMES.out
 cg() {
