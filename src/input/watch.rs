@@ -7,8 +7,11 @@
 //! with XWayland also has an X display that opens fine, but an X11 poller
 //! sees no key while a Wayland window has the focus: an X display opening
 //! is no sign that X11 is the right choice, the surface is.
+//!
+//! The Wayland side's state is the layer's one [`WaylandKeys`] record,
+//! passed in: input sits below the layer and does not reach up for it.
 
-use super::wayland;
+use super::wayland::{self, WaylandKeys};
 use super::x11::{Hotkey, HotkeyError};
 
 /// Why a combination cannot be watched (the HUD then stays as it is).
@@ -27,10 +30,11 @@ pub enum KeyWatch {
 }
 
 impl KeyWatch {
-    /// Watches `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`).
-    pub fn new(combo: &str) -> Result<KeyWatch, KeyError> {
-        if wayland::has_surface() {
-            Ok(KeyWatch::Wayland(wayland::Watch::new(combo)?))
+    /// Watches `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`),
+    /// on Wayland when `wayland` (the process's record) has a surface.
+    pub fn new(combo: &str, wayland: &'static WaylandKeys) -> Result<KeyWatch, KeyError> {
+        if wayland.has_surface() {
+            Ok(KeyWatch::Wayland(wayland.watch(combo)?))
         } else {
             Ok(KeyWatch::X11(Hotkey::new(combo)?))
         }

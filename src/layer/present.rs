@@ -198,7 +198,7 @@ impl Device {
             s.stream.record_with(t, values.take());
             // The Wayland hotkey's events, while the display is surely live
             // (one relaxed load for a game without Wayland surfaces).
-            out.setup |= crate::input::wayland::on_present(s.surface, t);
+            out.setup |= self.settings.wayland.on_present(s.surface, t);
             if FAULTS {
                 self.settings.faults.inject(Site::Present);
             }

@@ -1,8 +1,11 @@
 //! The one [`Layer`] value of the process: the handle maps, the config,
-//! HUD visibility, the frame cap in force, the test-only fault switches (read once, with the
-//! config) and the analysis thread. It is the only global besides the
-//! `.fini_array` hook; everything else lives in per-instance, per-device
-//! and per-swapchain records reached through it.
+//! HUD visibility, the frame cap in force, the test-only fault switches
+//! (read once, with the config), the Wayland hotkeys' record and the
+//! analysis thread. It is the only global holding the layer's state besides
+//! the `.fini_array` hook (docs/design.md, "Where state lives"); everything
+//! else lives in per-instance, per-device and per-swapchain records reached
+//! through it, or is handed down from it (`src/input` gets its
+//! [`WaylandKeys`]).
 
 use super::analysis::{Analysis, Settings};
 use super::device::Device;
@@ -11,6 +14,7 @@ use super::handles::HandleMap;
 use super::instance::Instance;
 use super::limiter::FpsLimit;
 use crate::guard;
+use crate::input::wayland::WaylandKeys;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -29,6 +33,9 @@ pub struct Layer {
     pub instances: Mutex<HashMap<usize, Arc<Instance>>>,
     /// Devices by dispatch key (their queues share it): read without a lock.
     pub devices: HandleMap<Device>,
+    /// The Wayland hotkeys: surface map, binding, libraries (`src/input`
+    /// keeps no global; it gets this record from here).
+    pub wayland: WaylandKeys,
     pub analysis: Analysis,
     /// The process that set the layer up (a forked child is another).
     pub pid: u32,
@@ -50,6 +57,7 @@ pub fn layer() -> &'static Layer {
             faults: Faults::from_env(),
             instances: Mutex::default(),
             devices: HandleMap::default(),
+            wayland: WaylandKeys::new(),
             analysis: Analysis::default(),
             pid: std::process::id(),
         }
@@ -69,6 +77,7 @@ impl Layer {
             hud_visible: &self.hud_visible,
             limit: &self.limit,
             faults: &self.faults,
+            wayland: &self.wayland,
         }
     }
 

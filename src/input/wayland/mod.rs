@@ -2,10 +2,10 @@
 //! `wl_display`, read without ever reading the socket ourselves.
 //!
 //! **Binding.** The layer records every `VkSurfaceKHR` made by
-//! `vkCreateWaylandSurfaceKHR` with its `wl_display` ([`surface_created`]).
-//! Our queue is pumped, and the keyboard bound, only from the app's own
-//! present to such a surface ([`on_present`], at most every 20 ms): that is
-//! the one moment the display is known to be live (an app may disconnect
+//! `vkCreateWaylandSurfaceKHR` with its `wl_display`
+//! ([`WaylandKeys::surface_created`]). Our queue is pumped, and the
+//! keyboard bound, only from the app's own present to such a surface
+//! ([`WaylandKeys::on_present`], at most every 20 ms): that is the one moment the display is known to be live (an app may disconnect
 //! it once it stops presenting, even without destroying the surface). The
 //! analysis thread's [`Watch::poll`] only reads the result. Binding: on
 //! the display of the surface presented to,
@@ -41,14 +41,22 @@
 //! **Lifetime.** The Vulkan spec only requires the `wl_display` to
 //! outlive the surface, not our proxies, so `vkDestroySurfaceKHR` of the
 //! bound surface tears our keyboard, seat, registry, wrapper and queue
-//! down before the call is forwarded ([`surface_destroyed`]); the next
-//! present to another Wayland surface binds again. A surface the app
-//! never destroyed is forgotten at `vkDestroyInstance` and its binding
+//! down before the call is forwarded ([`WaylandKeys::surface_destroyed`]);
+//! the next present to another Wayland surface binds again. A surface the
+//! app never destroyed is forgotten at `vkDestroyInstance` and its binding
 //! leaked, not torn down: its display may be gone. One mutex guards all
 //! of it; it is held for a dispatch of already-queued events (a few
 //! callbacks, at worst a keymap compile, the first time) and never across
 //! anything that waits. A forked child never touches it (its parent's
 //! connection is not its own): no Wayland hotkey there.
+//!
+//! **State.** This module keeps no global: the libraries, the surface
+//! map, the binding, the owner pid and the pump throttle are one
+//! [`WaylandKeys`] record, owned by the layer's process-wide state and
+//! passed down to the hooks, the present path and the analysis thread's
+//! [`WaylandKeys::watch`]. The listener callbacks reach their binding
+//! through their user data. The only statics here are the immutable
+//! listener tables handed to libwayland.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
@@ -83,19 +91,6 @@ struct Libs {
     xkb: Xkb,
 }
 
-static LIBS: OnceLock<Result<Libs, String>> = OnceLock::new();
-
-/// Loads both libraries (first call) or says why they cannot be.
-fn libs() -> Result<&'static Libs, WaylandKeyError> {
-    LIBS.get_or_init(|| {
-        let xkb = Xkb::load().map_err(|e| e.to_string())?;
-        let wl = Wayland::load().map_err(|e| e.to_string())?;
-        Ok(Libs { wl, xkb })
-    })
-    .as_ref()
-    .map_err(|e| WaylandKeyError::Load(e.clone()))
-}
-
 /// A Wayland surface of the app's.
 struct Surface {
     surface: u64,
@@ -118,137 +113,215 @@ struct State {
 }
 
 // SAFETY: the raw pointers are the app's `wl_display`s and our proxies on
-// them; libwayland-client is thread-safe, and every use is under STATE's
-// mutex.
+// them; libwayland-client is thread-safe, and every use is under
+// `WaylandKeys::state`'s mutex.
 unsafe impl Send for State {}
 
-static STATE: Mutex<State> = Mutex::new(State {
-    surfaces: Vec::new(),
-    binding: None,
-    combos: Vec::new(),
-    given_up: None,
-    notes: Vec::new(),
-});
-
-/// The process the state belongs to (0 = not used yet). Checked before
-/// STATE is locked: a forked child must not take a lock that another
-/// thread of its parent may have held at the fork, nor touch the
-/// parent's proxies. A child gets no Wayland hotkey.
-static OWNER: AtomicU32 = AtomicU32::new(0);
-/// Whether any Wayland surface is recorded: the present path's one load
-/// when there is none (X11 games).
-static ANY_SURFACE: AtomicBool = AtomicBool::new(false);
-/// When the present path next pumps our queue (CLOCK_MONOTONIC ns).
-static NEXT_PUMP_NS: AtomicU64 = AtomicU64::new(0);
 /// How often the present path pumps: key presses are seen within this.
 const PUMP_EVERY_NS: u64 = 20_000_000;
 
-/// The state, in the process that owns it (`None` in a forked child).
-fn state() -> Option<std::sync::MutexGuard<'static, State>> {
-    owned_here().then(|| STATE.lock_or_recover())
+/// Everything the Wayland hotkeys keep for the process, in one record.
+/// This module has no global of its own: the layer's process-wide state
+/// owns the one record and hands it down (the listeners reach their
+/// binding through their user data). Methods that may bind take
+/// `&'static self`: a binding can outlive every call (it is leaked at
+/// `vkDestroyInstance`, module docs) and keeps using the libraries.
+pub struct WaylandKeys {
+    /// Both libraries, loaded by the first [`WaylandKeys::watch`].
+    libs: OnceLock<Result<Libs, String>>,
+    /// The surface map and the binding.
+    state: Mutex<State>,
+    /// The process the state belongs to (0 = not used yet). Checked before
+    /// `state` is locked: a forked child must not take a lock that another
+    /// thread of its parent may have held at the fork, nor touch the
+    /// parent's proxies. A child gets no Wayland hotkey.
+    owner: AtomicU32,
+    /// Whether any Wayland surface is recorded: the present path's one load
+    /// when there is none (X11 games).
+    any_surface: AtomicBool,
+    /// When the present path next pumps our queue (CLOCK_MONOTONIC ns).
+    next_pump_ns: AtomicU64,
 }
 
-/// Whether this process owns the state (claiming it on first use).
-fn owned_here() -> bool {
-    let pid = std::process::id();
-    match OWNER.compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(_) => true,
-        Err(owner) => owner == pid,
+impl Default for WaylandKeys {
+    fn default() -> WaylandKeys {
+        WaylandKeys::new()
     }
 }
 
-/// Records a surface made by `vkCreateWaylandSurfaceKHR` on `display`,
-/// for instance `instance` (its dispatch key).
-pub fn surface_created(instance: usize, surface: u64, display: *mut c_void) {
-    if display.is_null() || surface == 0 {
-        return;
-    }
-    let Some(mut st) = state() else { return };
-    st.surfaces.retain(|s| s.surface != surface);
-    st.surfaces.push(Surface {
-        surface,
-        instance,
-        display,
-    });
-    ANY_SURFACE.store(true, Ordering::Relaxed);
-}
-
-/// Forgets `surface`; when our keyboard is bound through it, tears the
-/// keyboard down (call before the surface is really destroyed: its display
-/// is still live then).
-pub fn surface_destroyed(surface: u64) {
-    forget(|s| s.surface == surface, true);
-}
-
-/// Forgets the surfaces of an instance being destroyed. A binding on one of
-/// them is leaked, not torn down: an app that never destroyed its surface
-/// may have disconnected the display already, and touching it would be a
-/// use after free.
-pub fn instance_destroyed(instance: usize) {
-    forget(|s| s.instance == instance, false);
-}
-
-fn forget(gone: impl Fn(&Surface) -> bool, display_live: bool) {
-    let Some(mut st) = state() else { return };
-    let bound = st.binding.as_mut().map(|b| b.get().surface);
-    let unbind = st
-        .surfaces
-        .iter()
-        .any(|s| gone(s) && Some(s.surface) == bound);
-    st.surfaces.retain(|s| !gone(s));
-    ANY_SURFACE.store(!st.surfaces.is_empty(), Ordering::Relaxed);
-    if unbind {
-        let binding = st.binding.take();
-        if display_live {
-            drop(binding); // tears the proxies and the queue down
-        } else {
-            std::mem::forget(binding);
+impl WaylandKeys {
+    /// No surface, nothing loaded, no owner yet.
+    pub const fn new() -> WaylandKeys {
+        WaylandKeys {
+            libs: OnceLock::new(),
+            state: Mutex::new(State {
+                surfaces: Vec::new(),
+                binding: None,
+                combos: Vec::new(),
+                given_up: None,
+                notes: Vec::new(),
+            }),
+            owner: AtomicU32::new(0),
+            any_surface: AtomicBool::new(false),
+            next_pump_ns: AtomicU64::new(0),
         }
     }
-}
 
-/// Whether the app has a live Wayland surface (then the hotkeys are read
-/// on Wayland: under XWayland an X11 poller sees no key while a Wayland
-/// window has the focus).
-pub fn has_surface() -> bool {
-    state().is_some_and(|st| !st.surfaces.is_empty())
-}
+    /// Loads both libraries (first call) or says why they cannot be.
+    fn libs(&self) -> Result<&Libs, WaylandKeyError> {
+        self.libs
+            .get_or_init(|| {
+                let xkb = Xkb::load().map_err(|e| e.to_string())?;
+                let wl = Wayland::load().map_err(|e| e.to_string())?;
+                Ok(Libs { wl, xkb })
+            })
+            .as_ref()
+            .map_err(|e| WaylandKeyError::Load(e.clone()))
+    }
 
-/// The present path's part, for a present to `surface` at `now_ns`: at
-/// most every [`PUMP_EVERY_NS`], binds our keyboard (first time) and runs
-/// the events already on our queue. Here, and only here, the display is
-/// known to be live: the app is presenting to a surface on it. Never
-/// waits: the lock is only tried, and nothing reads the socket.
-///
-/// Returns true when this did setup work (bound the keyboard, compiled a
-/// keymap): the present's time is then the layer's setup, as for the
-/// HUD's first draw.
-pub fn on_present(surface: u64, now_ns: u64) -> bool {
-    if !ANY_SURFACE.load(Ordering::Relaxed) || now_ns < NEXT_PUMP_NS.load(Ordering::Relaxed) {
-        return false;
+    /// The state, in the process that owns it (`None` in a forked child).
+    fn state(&self) -> Option<std::sync::MutexGuard<'_, State>> {
+        self.owned_here().then(|| self.state.lock_or_recover())
     }
-    NEXT_PUMP_NS.store(now_ns + PUMP_EVERY_NS, Ordering::Relaxed);
-    // Loaded by the analysis thread's Watch::new; not yet: next time.
-    let Some(Ok(libs)) = LIBS.get() else {
-        return false;
-    };
-    if !owned_here() {
-        return false;
+
+    /// Whether this process owns the state (claiming it on first use).
+    fn owned_here(&self) -> bool {
+        let pid = std::process::id();
+        match self
+            .owner
+            .compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed)
+        {
+            Ok(_) => true,
+            Err(owner) => owner == pid,
+        }
     }
-    let mut st = match STATE.try_lock() {
-        Ok(st) => st,
-        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return false,
-    };
-    let bound = st.binding.is_some();
-    st.ensure_bound(libs, surface);
-    let Some(b) = st.binding.as_mut() else {
-        return false;
-    };
-    // SAFETY: our live binding, no reference into it held; its display is
-    // live (above).
-    unsafe { Binding::pump(b.ptr()) };
-    !bound || std::mem::take(&mut b.get().compiled)
+
+    /// Records a surface made by `vkCreateWaylandSurfaceKHR` on `display`,
+    /// for instance `instance` (its dispatch key).
+    pub fn surface_created(&self, instance: usize, surface: u64, display: *mut c_void) {
+        if display.is_null() || surface == 0 {
+            return;
+        }
+        let Some(mut st) = self.state() else { return };
+        st.surfaces.retain(|s| s.surface != surface);
+        st.surfaces.push(Surface {
+            surface,
+            instance,
+            display,
+        });
+        self.any_surface.store(true, Ordering::Relaxed);
+    }
+
+    /// Forgets `surface`; when our keyboard is bound through it, tears the
+    /// keyboard down (call before the surface is really destroyed: its
+    /// display is still live then).
+    pub fn surface_destroyed(&self, surface: u64) {
+        self.forget(|s| s.surface == surface, true);
+    }
+
+    /// Forgets the surfaces of an instance being destroyed. A binding on
+    /// one of them is leaked, not torn down: an app that never destroyed
+    /// its surface may have disconnected the display already, and touching
+    /// it would be a use after free.
+    pub fn instance_destroyed(&self, instance: usize) {
+        self.forget(|s| s.instance == instance, false);
+    }
+
+    fn forget(&self, gone: impl Fn(&Surface) -> bool, display_live: bool) {
+        let Some(mut st) = self.state() else { return };
+        let bound = st.binding.as_mut().map(|b| b.get().surface);
+        let unbind = st
+            .surfaces
+            .iter()
+            .any(|s| gone(s) && Some(s.surface) == bound);
+        st.surfaces.retain(|s| !gone(s));
+        self.any_surface
+            .store(!st.surfaces.is_empty(), Ordering::Relaxed);
+        if unbind {
+            let binding = st.binding.take();
+            if display_live {
+                drop(binding); // tears the proxies and the queue down
+            } else {
+                std::mem::forget(binding);
+            }
+        }
+    }
+
+    /// Whether the app has a live Wayland surface (then the hotkeys are
+    /// read on Wayland: under XWayland an X11 poller sees no key while a
+    /// Wayland window has the focus).
+    pub fn has_surface(&self) -> bool {
+        self.state().is_some_and(|st| !st.surfaces.is_empty())
+    }
+
+    /// The present path's part, for a present to `surface` at `now_ns`: at
+    /// most every [`PUMP_EVERY_NS`], binds our keyboard (first time) and
+    /// runs the events already on our queue. Here, and only here, the
+    /// display is known to be live: the app is presenting to a surface on
+    /// it. Never waits: the lock is only tried, and nothing reads the
+    /// socket.
+    ///
+    /// Returns true when this did setup work (bound the keyboard, compiled
+    /// a keymap): the present's time is then the layer's setup, as for the
+    /// HUD's first draw.
+    pub fn on_present(&'static self, surface: u64, now_ns: u64) -> bool {
+        if !self.any_surface.load(Ordering::Relaxed)
+            || now_ns < self.next_pump_ns.load(Ordering::Relaxed)
+        {
+            return false;
+        }
+        self.next_pump_ns
+            .store(now_ns + PUMP_EVERY_NS, Ordering::Relaxed);
+        // Loaded by the analysis thread's `watch`; not yet: next time.
+        let Some(Ok(libs)) = self.libs.get() else {
+            return false;
+        };
+        if !self.owned_here() {
+            return false;
+        }
+        let mut st = match self.state.try_lock() {
+            Ok(st) => st,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return false,
+        };
+        let bound = st.binding.is_some();
+        st.ensure_bound(libs, surface);
+        let Some(b) = st.binding.as_mut() else {
+            return false;
+        };
+        // SAFETY: our live binding, no reference into it held; its display
+        // is live (above).
+        unsafe { Binding::pump(b.ptr()) };
+        !bound || std::mem::take(&mut b.get().compiled)
+    }
+
+    /// Watches `combo`: checks its names against libxkbcommon (loading
+    /// both libraries, first time) and registers it; the keyboard itself
+    /// is bound at the next present to a Wayland surface.
+    pub fn watch(&'static self, combo: &str) -> Result<Watch, WaylandKeyError> {
+        let names = parse_combo(combo);
+        if names.is_empty() {
+            return Err(WaylandKeyError::Empty(combo.to_string()));
+        }
+        let libs = self.libs()?;
+        if let Some(bad) = names.iter().find(|n| libs.xkb.keysym(n).is_none()) {
+            return Err(WaylandKeyError::UnknownKey {
+                combo: combo.to_string(),
+                key: bad.clone(),
+            });
+        }
+        let Some(mut st) = self.state() else {
+            return Err(WaylandKeyError::Load(
+                "a forked child does not watch its parent's keyboard".into(),
+            ));
+        };
+        st.combos.push(names.clone());
+        let id = st.combos.len() - 1;
+        if let Some(b) = st.binding.as_mut() {
+            b.get().add_combo(names);
+        }
+        Ok(Watch { keys: self, id })
+    }
 }
 
 /// Splits `Shift_R+F12` into its key names.
@@ -260,46 +333,22 @@ pub(crate) fn parse_combo(combo: &str) -> Vec<String> {
         .collect()
 }
 
-/// One key combination watched on Wayland; [`Watch::poll`] reports each
-/// press once.
+/// One key combination watched on Wayland (made by
+/// [`WaylandKeys::watch`]); [`Watch::poll`] reports each press once.
 pub struct Watch {
+    keys: &'static WaylandKeys,
     id: usize,
 }
 
 impl Watch {
-    /// Checks `combo`'s names against libxkbcommon and registers it; the
-    /// keyboard itself is bound at the first poll.
-    pub fn new(combo: &str) -> Result<Watch, WaylandKeyError> {
-        let names = parse_combo(combo);
-        if names.is_empty() {
-            return Err(WaylandKeyError::Empty(combo.to_string()));
-        }
-        let libs = libs()?;
-        if let Some(bad) = names.iter().find(|n| libs.xkb.keysym(n).is_none()) {
-            return Err(WaylandKeyError::UnknownKey {
-                combo: combo.to_string(),
-                key: bad.clone(),
-            });
-        }
-        let Some(mut st) = state() else {
-            return Err(WaylandKeyError::Load(
-                "a forked child does not watch its parent's keyboard".into(),
-            ));
-        };
-        st.combos.push(names.clone());
-        let id = st.combos.len() - 1;
-        if let Some(b) = st.binding.as_mut() {
-            b.get().add_combo(names);
-        }
-        Ok(Watch { id })
-    }
-
     /// True once per press of the whole combination since the last poll
     /// (the present path dispatches the events; this only reads the
     /// result and prints what the binding had to say).
     pub fn poll(&mut self) -> bool {
         let (pressed, notes) = {
-            let Some(mut st) = state() else { return false };
+            let Some(mut st) = self.keys.state() else {
+                return false;
+            };
             let mut notes = std::mem::take(&mut st.notes);
             let pressed = match st.binding.as_mut() {
                 Some(b) => {
@@ -413,7 +462,7 @@ impl Owned {
         self.0.as_ptr()
     }
 
-    /// The binding; only while no dispatch runs (we hold STATE's lock,
+    /// The binding; only while no dispatch runs (we hold the state's lock,
     /// and only [`Binding::pump`] dispatches).
     fn get(&mut self) -> &mut Binding {
         // SAFETY: live until drop; `&mut self` excludes other borrows made
@@ -560,7 +609,7 @@ impl Binding {
 
     /// Runs the events already on our queue and flushes our requests;
     /// never reads the socket or waits. Only this dispatches our queue, so
-    /// our listeners only ever run here, under STATE's lock.
+    /// our listeners only ever run here, under the state's lock.
     ///
     /// # Safety
     /// `this` is a live binding, with no reference into it held across the
@@ -990,34 +1039,49 @@ unsafe extern "C" fn callback_done(data: *mut c_void, callback: *mut WlProxy, _:
 mod tests {
     use super::*;
 
+    /// A record of this test's own (leaked: a binding may hold on to it).
+    fn fresh() -> &'static WaylandKeys {
+        Box::leak(Box::default())
+    }
+
     #[test]
     fn combos_are_checked_before_anything_is_bound() {
-        assert!(matches!(Watch::new(" + "), Err(WaylandKeyError::Empty(_))));
-        if let Err(e) = libs() {
+        let keys = fresh();
+        assert!(matches!(keys.watch(" + "), Err(WaylandKeyError::Empty(_))));
+        if let Err(e) = keys.libs() {
             eprintln!("skipped the rest: {e}");
             return;
         }
-        match Watch::new("Shift_R+NoSuchKey") {
+        match keys.watch("Shift_R+NoSuchKey") {
             Err(e @ WaylandKeyError::UnknownKey { .. }) => {
                 assert!(e.to_string().contains("\"NoSuchKey\""), "{e}")
             }
             other => panic!("expected UnknownKey, got {:?}", other.err()),
         }
-        // No Wayland surface in this process: nothing to bind, no press.
-        let mut w = Watch::new("shift_r+f12").expect("valid combination");
-        assert!(!has_surface());
+        // No Wayland surface in this record: nothing to bind, no press.
+        let mut w = keys.watch("shift_r+f12").expect("valid combination");
+        assert!(!keys.has_surface());
         assert!(!w.poll());
-        assert!(state().unwrap().binding.is_none());
+        assert!(keys.state().unwrap().binding.is_none());
+        assert!(!keys.on_present(0x10, 1), "no surface: nothing to pump");
+    }
 
-        // The surface map (never polled here: the display is not real).
+    #[test]
+    fn the_surface_map_follows_creates_and_destroys() {
+        // Never pumped here: the display is not real, and the libraries are
+        // not loaded in this record (only `watch` loads them), so the
+        // present path stops before touching it.
+        let keys = fresh();
         let fake = std::ptr::NonNull::<c_void>::dangling().as_ptr();
-        surface_created(7, 0x10, fake);
-        surface_created(7, 0x20, fake);
-        surface_created(8, 0x30, null_mut());
-        assert!(has_surface());
-        surface_destroyed(0x10);
-        assert!(has_surface(), "0x20 is left");
-        instance_destroyed(7);
-        assert!(!has_surface(), "a null display is not recorded");
+        keys.surface_created(7, 0x10, fake);
+        keys.surface_created(7, 0x20, fake);
+        keys.surface_created(8, 0x30, null_mut());
+        assert!(keys.has_surface());
+        assert!(!keys.on_present(0x10, 1), "libraries not loaded: no pump");
+        keys.surface_destroyed(0x10);
+        assert!(keys.has_surface(), "0x20 is left");
+        keys.instance_destroyed(7);
+        assert!(!keys.has_surface(), "a null display is not recorded");
+        assert!(!keys.any_surface.load(Ordering::Relaxed));
     }
 }

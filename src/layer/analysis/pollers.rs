@@ -6,6 +6,7 @@ use super::analyzer::Analyzer;
 use super::control::Control;
 use super::settings::Settings;
 use crate::guard;
+use crate::input::wayland::WaylandKeys;
 use crate::input::KeyWatch;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
@@ -72,14 +73,19 @@ pub(super) struct Key {
 }
 
 impl Key {
-    /// Watches `combo` for `action`; `None` after one line saying why not
-    /// (what the key would do is still reachable through the socket).
-    pub(super) fn watch(combo: &str, action: KeyAction) -> Option<Key> {
+    /// Watches `combo` for `action` (on Wayland through `wayland`, when
+    /// the app has a Wayland surface); `None` after one line saying why
+    /// not (what the key would do is still reachable through the socket).
+    pub(super) fn watch(
+        combo: &str,
+        action: KeyAction,
+        wayland: &'static WaylandKeys,
+    ) -> Option<Key> {
         let what = match action {
             KeyAction::ToggleHud => "HUD hotkey",
             KeyAction::CycleCap => "frame cap hotkey",
         };
-        match guard::try_run(|| KeyWatch::new(combo))? {
+        match guard::try_run(|| KeyWatch::new(combo, wayland))? {
             Ok(watch) => Some(Key {
                 watch,
                 action,

@@ -1,5 +1,6 @@
 //! What the analysis thread reads of the layer's process-wide state.
 
+use crate::input::wayland::WaylandKeys;
 use crate::layer::faults::Faults;
 use crate::layer::limiter::FpsLimit;
 use std::sync::atomic::AtomicBool;
@@ -16,22 +17,27 @@ pub struct Settings {
     /// The frame cap in force; its hotkey cycles it.
     pub limit: &'static FpsLimit,
     pub faults: &'static Faults,
+    /// The Wayland hotkeys' record: the key watchers read it, the present
+    /// path pumps it.
+    pub wayland: &'static WaylandKeys,
 }
 
 #[cfg(test)]
 impl Settings {
-    /// Default config, HUD shown, no faults.
+    /// Default config, HUD shown, no faults, no Wayland surface.
     pub(super) fn for_tests() -> Settings {
         static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
         static VISIBLE: AtomicBool = AtomicBool::new(true);
         static FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
         static LIMIT: std::sync::LazyLock<FpsLimit> =
             std::sync::LazyLock::new(|| FpsLimit::new(&[]));
+        static WAYLAND: WaylandKeys = WaylandKeys::new();
         Settings {
             config: &CONFIG,
             hud_visible: &VISIBLE,
             limit: &LIMIT,
             faults: &FAULTS,
+            wayland: &WAYLAND,
         }
     }
 }

@@ -210,7 +210,10 @@ fn pollers(settings: &Settings) -> Vec<Box<dyn Poller>> {
         ),
     ];
     for (wanted, combo, action) in keys {
-        if let Some(k) = wanted.then(|| Key::watch(combo, action)).flatten() {
+        if let Some(k) = wanted
+            .then(|| Key::watch(combo, action, settings.wayland))
+            .flatten()
+        {
             list.push(Box::new(k));
         }
     }

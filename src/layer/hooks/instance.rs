@@ -78,7 +78,7 @@ pub(super) unsafe extern "system" fn destroy_instance(
     }) else {
         return; // not ours: nothing we could forward to
     };
-    guard::contain((), || crate::input::wayland::instance_destroyed(key));
+    guard::contain((), || l.wayland.instance_destroyed(key));
     if last {
         // The loader dlcloses us right after this call: no thread may outlive it.
         guard::contain((), || l.analysis.shutdown());
@@ -104,7 +104,7 @@ pub(super) unsafe extern "system" fn destroy_surface(
         }
         // Our Wayland keyboard goes before the surface: the app may
         // disconnect its wl_display right after.
-        crate::input::wayland::surface_destroyed(vk::Handle::as_raw(surface));
+        l.wayland.surface_destroyed(vk::Handle::as_raw(surface));
     });
     if let Some(destroy) = inst.destroy_surface {
         // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
@@ -133,11 +133,8 @@ pub(super) unsafe extern "system" fn create_wayland_surface(
             // SAFETY: on success `*out` is the new surface; `info` is the
             // app's valid create info (caller's contract).
             let (surface, display) = unsafe { (*out, (*info).display) };
-            crate::input::wayland::surface_created(
-                key,
-                vk::Handle::as_raw(surface),
-                display.cast(),
-            );
+            l.wayland
+                .surface_created(key, vk::Handle::as_raw(surface), display.cast());
         });
     }
     r
