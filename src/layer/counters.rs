@@ -3,8 +3,6 @@
 //! forward to ([`super::hooks`]), and the Reflex markers.
 
 use crate::guard;
-use crate::layer::loader::next_fn;
-use ash::vk;
 use steadyhud_counters::markers::{Marker, MarkerClock, Span};
 use steadyhud_counters::{CounterId, Counters, Unit};
 use steadyhud_sys::lock::Recover;
@@ -49,19 +47,6 @@ impl Builtin {
     }
 }
 
-/// Next-layer functions the counter hooks forward to.
-#[derive(Default)]
-pub struct CountedFns {
-    pub create_graphics_pipelines: Option<vk::PFN_vkCreateGraphicsPipelines>,
-    pub create_compute_pipelines: Option<vk::PFN_vkCreateComputePipelines>,
-    pub queue_submit: Option<vk::PFN_vkQueueSubmit>,
-    pub queue_submit2: Option<vk::PFN_vkQueueSubmit2>,
-    pub allocate_memory: Option<vk::PFN_vkAllocateMemory>,
-    pub acquire_next_image: Option<vk::PFN_vkAcquireNextImageKHR>,
-    pub acquire_next_image2: Option<vk::PFN_vkAcquireNextImage2KHR>,
-    pub set_latency_marker: Option<vk::PFN_vkSetLatencyMarkerNV>,
-}
-
 /// Counters fed by `VK_NV_low_latency2` markers.
 #[derive(Clone, Copy, Debug)]
 pub struct MarkerIds {
@@ -70,46 +55,21 @@ pub struct MarkerIds {
     pub start_to_present: CounterId,
 }
 
-/// A device's counters: the table, the built-in ids, the next functions.
+/// A device's counters: the table, the built-in ids, the Reflex markers.
 pub struct DeviceCounters {
     pub table: std::sync::Arc<Counters>,
     pub ids: Builtin,
-    pub fns: CountedFns,
     /// Present when the device has `vkSetLatencyMarkerNV`.
     pub markers: Option<(MarkerIds, std::sync::Mutex<MarkerClock>)>,
 }
 
 impl DeviceCounters {
-    /// Sets up the counters of a new device (`None` when `counters=0`).
-    ///
-    /// # Safety
-    /// `gdpa` and `device` must be the next layer's live pair.
-    pub unsafe fn new(
-        gdpa: vk::PFN_vkGetDeviceProcAddr,
-        device: vk::Device,
-    ) -> Option<DeviceCounters> {
+    /// Sets up the counters of a new device; `markers`: the next layer has
+    /// `vkSetLatencyMarkerNV`, so the Reflex counters are registered too.
+    pub fn new(markers: bool) -> Option<DeviceCounters> {
         let table = std::sync::Arc::new(Counters::new());
         let ids = Builtin::register(&table)?;
-        // SAFETY: the next layer's gdpa of the live `device` (caller's
-        // contract); `next_fn` calls this only with NUL-terminated names.
-        let g = |n: *const std::ffi::c_char| unsafe { gdpa(device, n) };
-        // SAFETY: each name is looked up on the next layer's live device and
-        // cast to its own `PFN_` type (`vkQueueSubmit2KHR` has the type of
-        // its core alias).
-        let fns = unsafe {
-            CountedFns {
-                create_graphics_pipelines: next_fn(g, c"vkCreateGraphicsPipelines"),
-                create_compute_pipelines: next_fn(g, c"vkCreateComputePipelines"),
-                queue_submit: next_fn(g, c"vkQueueSubmit"),
-                queue_submit2: next_fn(g, c"vkQueueSubmit2")
-                    .or_else(|| next_fn(g, c"vkQueueSubmit2KHR")),
-                allocate_memory: next_fn(g, c"vkAllocateMemory"),
-                acquire_next_image: next_fn(g, c"vkAcquireNextImageKHR"),
-                acquire_next_image2: next_fn(g, c"vkAcquireNextImage2KHR"),
-                set_latency_marker: next_fn(g, c"vkSetLatencyMarkerNV"),
-            }
-        };
-        let markers = fns.set_latency_marker.and_then(|_| {
+        let markers = markers.then_some(()).and_then(|_| {
             let ids = MarkerIds {
                 sim: table
                     .register("nv_sim_ms", "simulation (Reflex)", Unit::Nanos)
@@ -130,7 +90,6 @@ impl DeviceCounters {
         Some(DeviceCounters {
             table,
             ids,
-            fns,
             markers,
         })
     }

@@ -15,28 +15,18 @@ use super::gpu_timing::GpuTimer;
 use super::instance::Instance;
 use super::limiter::Pacer;
 use super::lineage::Lineage;
-use super::loader::{self, next_fn};
+use super::loader;
+use super::next::DeviceNext;
 use super::queue::QueueInfo;
 use super::swapchain::Swapchain;
 use crate::guard;
 use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
 use ash::vk;
 use std::collections::HashMap;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use steadyhud_sys::lock::{Recover, RecoverRw};
-
-/// Next-layer entry points the device's hooks forward to.
-pub struct DeviceFns {
-    pub destroy_device: vk::PFN_vkDestroyDevice,
-    pub create_swapchain: Option<vk::PFN_vkCreateSwapchainKHR>,
-    pub create_shared_swapchains: Option<vk::PFN_vkCreateSharedSwapchainsKHR>,
-    pub destroy_swapchain: Option<vk::PFN_vkDestroySwapchainKHR>,
-    pub get_swapchain_images: Option<vk::PFN_vkGetSwapchainImagesKHR>,
-    pub queue_present: Option<vk::PFN_vkQueuePresentKHR>,
-    pub allocate_command_buffers: vk::PFN_vkAllocateCommandBuffers,
-}
 
 /// Device extensions the app enabled that decide which hooks exist.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -77,7 +67,7 @@ pub struct Device {
     pub handle: vk::Device,
     pub physical_device: vk::PhysicalDevice,
     pub next_gdpa: vk::PFN_vkGetDeviceProcAddr,
-    pub fns: DeviceFns,
+    pub next: DeviceNext,
     pub ext: Extensions,
     pub set_loader_data: Option<loader::PfnSetDeviceLoaderData>,
     /// Instance functions of the next layer.
@@ -145,28 +135,32 @@ impl Device {
             gpu_timing,
         } = link;
         // SAFETY: the next layer's gdpa of the live `device` (caller's
-        // contract); `next_fn` calls this only with NUL-terminated names.
-        let f = |n: *const c_char| unsafe { gdpa(device, n) };
-        // SAFETY: each name is looked up on the next layer's live device and
-        // cast to its own `PFN_` type.
-        let fns = unsafe {
-            DeviceFns {
-                destroy_device: next_fn(f, c"vkDestroyDevice")?,
-                create_swapchain: next_fn(f, c"vkCreateSwapchainKHR"),
-                create_shared_swapchains: next_fn(f, c"vkCreateSharedSwapchainsKHR"),
-                destroy_swapchain: next_fn(f, c"vkDestroySwapchainKHR"),
-                get_swapchain_images: next_fn(f, c"vkGetSwapchainImagesKHR"),
-                queue_present: next_fn(f, c"vkQueuePresentKHR"),
-                allocate_command_buffers: next_fn(f, c"vkAllocateCommandBuffers")?,
-            }
+        // contract), called only with NUL-terminated names.
+        let next = unsafe { DeviceNext::load(|n| gdpa(device, n)) };
+        // What the layer cannot do without: destroy the device, register
+        // the HUD's command buffers, fetch the app's queues.
+        let (Some(_), Some(_), Some(get_queue)) = (
+            next.destroy_device,
+            next.allocate_command_buffers,
+            next.get_device_queue,
+        ) else {
+            return None;
         };
         // SAFETY: `info` is the app's create info with the `pNext` chain the
         // loader built (caller's contract).
         let set_loader_data = unsafe { loader::device_loader_data_callback(info) };
         // SAFETY: the live device, its instance and physical device, its
         // create info, the next layer's gdpa and the loader's callback.
-        let queues =
-            unsafe { fetch_queues(inst, physical_device, info, f, device, set_loader_data) }?;
+        let queues = unsafe {
+            fetch_queues(
+                inst,
+                physical_device,
+                info,
+                get_queue,
+                device,
+                set_loader_data,
+            )
+        }?;
         // SAFETY: every pointer comes from the next layer's gdpa of the live
         // `device`, except `vkAllocateCommandBuffers`: our
         // `hud_allocate_command_buffers`, of the same type, for this device.
@@ -182,13 +176,8 @@ impl Device {
                 device,
             )
         };
-        // SAFETY: the next layer's gipa of the device's live instance;
-        // `next_fn` calls this only with NUL-terminated names.
-        let gipa = |n: *const c_char| unsafe { (inst.next_gipa)(inst.handle, n) };
         let counters = if settings.config.counters {
-            // SAFETY: `gdpa` and `device` are the next layer's live pair
-            // (caller's contract).
-            unsafe { DeviceCounters::new(gdpa, device) }
+            DeviceCounters::new(next.set_latency_marker.is_some())
         } else {
             None
         };
@@ -196,11 +185,8 @@ impl Device {
             Some(dc) if gpu_timing => {
                 let handles: Vec<(vk::Queue, u32)> =
                     queues.iter().map(|q| (q.handle, q.family)).collect();
-                // SAFETY: a function of the next layer's live device;
-                // `vkGetCalibratedTimestampsEXT` has the type of its KHR alias.
-                let calibrate = calibration
-                    .then(|| unsafe { next_fn(f, c"vkGetCalibratedTimestampsEXT") })
-                    .flatten();
+                // Only when the extension was enabled on this device.
+                let calibrate = next.get_calibrated_timestamps.filter(|_| calibration);
                 // SAFETY: live handles of this one device: its instance,
                 // physical device, HUD table and queues.
                 unsafe {
@@ -222,21 +208,19 @@ impl Device {
             handle: device,
             physical_device,
             next_gdpa: gdpa,
-            fns,
+            next,
             // SAFETY: the app's create info, its extension names valid C
             // strings (caller's contract).
             ext: unsafe { Extensions::of(info) },
             set_loader_data,
             instance: inst.ash.clone(),
             hud_device,
-            // SAFETY: the next layer's instance function, cast to its own type.
-            surface_caps: unsafe { next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR") },
-            // SAFETY: as for `surface_caps`.
+            surface_caps: inst.next.surface_caps,
+            // Only when the app enabled `VK_KHR_get_surface_capabilities2`.
             surface_caps2: inst
-                .ext
-                .surface_capabilities2
-                .then(|| unsafe { next_fn(gipa, c"vkGetPhysicalDeviceSurfaceCapabilities2KHR") })
-                .flatten(),
+                .next
+                .surface_caps2
+                .filter(|_| inst.ext.surface_capabilities2),
             queues,
             swapchains: RwLock::new(HashMap::new()),
             lineage: Mutex::new(Lineage::default()),
@@ -297,7 +281,7 @@ impl Device {
         alloc: *const vk::AllocationCallbacks,
         out: *mut vk::SwapchainKHR,
     ) -> vk::Result {
-        let Some(create) = self.fns.create_swapchain else {
+        let Some(create) = self.next.create_swapchain else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
         // SAFETY: `info` is the app's valid create info (caller's contract).
@@ -328,7 +312,7 @@ impl Device {
         alloc: *const vk::AllocationCallbacks,
         out: *mut vk::SwapchainKHR,
     ) -> vk::Result {
-        let Some(create) = self.fns.create_shared_swapchains else {
+        let Some(create) = self.next.create_shared_swapchains else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
         let app: &[vk::SwapchainCreateInfoKHR] = if infos.is_null() {
@@ -380,7 +364,7 @@ impl Device {
                 .lock_or_recover()
                 .swapchain_destroyed(swapchain);
         });
-        if let Some(destroy) = self.fns.destroy_swapchain {
+        if let Some(destroy) = self.next.destroy_swapchain {
             // SAFETY: the next layer's `vkDestroySwapchainKHR` of this device,
             // called with the app's arguments once the HUD's objects of the
             // swapchain are freed.
@@ -514,7 +498,7 @@ impl Device {
     /// `sc` is a live swapchain of this device.
     unsafe fn swapchain_images(&self, sc: vk::SwapchainKHR) -> Result<Vec<vk::Image>, vk::Result> {
         let get = self
-            .fns
+            .next
             .get_swapchain_images
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         let mut n = 0u32;
@@ -671,13 +655,10 @@ unsafe fn fetch_queues(
     inst: &Instance,
     physical_device: vk::PhysicalDevice,
     info: &vk::DeviceCreateInfo,
-    gdpa: impl Fn(*const c_char) -> vk::PFN_vkVoidFunction,
+    get_queue: vk::PFN_vkGetDeviceQueue,
     device: vk::Device,
     set_loader_data: Option<loader::PfnSetDeviceLoaderData>,
 ) -> Option<Vec<QueueInfo>> {
-    // SAFETY: a function of the next layer's live device, cast to its own
-    // type.
-    let get_queue: vk::PFN_vkGetDeviceQueue = unsafe { next_fn(gdpa, c"vkGetDeviceQueue") }?;
     // SAFETY: the device's live physical device, of `inst`.
     let families = unsafe {
         inst.ash

@@ -1,7 +1,8 @@
 //! What the layer keeps per `VkInstance`: the link to the next layer and
 //! the instance extensions that change what the layer may ask of it.
 
-use super::loader::{extension_names, next_fn};
+use super::loader::extension_names;
+use super::next::InstanceNext;
 use ash::vk;
 
 /// Instance extensions the app enabled that the layer uses.
@@ -20,10 +21,10 @@ pub struct Instance {
     /// Instance functions of the next layer (device setup, the HUD).
     pub ash: ash::Instance,
     pub ext: InstanceExtensions,
-    pub destroy_surface: Option<vk::PFN_vkDestroySurfaceKHR>,
-    /// The next layer's `vkCreateWaylandSurfaceKHR` (hooked to record the
-    /// surface's `wl_display` for the Wayland hotkeys).
-    pub create_wayland_surface: Option<vk::PFN_vkCreateWaylandSurfaceKHR>,
+    /// The next layer's instance-level functions the layer forwards to or
+    /// calls (`vkCreateWaylandSurfaceKHR` is hooked to record the surface's
+    /// `wl_display` for the Wayland hotkeys).
+    pub next: InstanceNext,
 }
 
 impl Instance {
@@ -62,14 +63,8 @@ impl Instance {
             ext: InstanceExtensions {
                 surface_capabilities2: names.any(|n| n == b"VK_KHR_get_surface_capabilities2"),
             },
-            // SAFETY: the next layer's gipa of the live `instance`;
-            // `PFN_vkDestroySurfaceKHR` is the name's type.
-            destroy_surface: unsafe { next_fn(|n| gipa(instance, n), c"vkDestroySurfaceKHR") },
-            // SAFETY: as above; `PFN_vkCreateWaylandSurfaceKHR` is the
-            // name's type.
-            create_wayland_surface: unsafe {
-                next_fn(|n| gipa(instance, n), c"vkCreateWaylandSurfaceKHR")
-            },
+            // SAFETY: the next layer's gipa of the live `instance`.
+            next: unsafe { InstanceNext::load(|n| gipa(instance, n)) },
         }
     }
 }

@@ -34,6 +34,7 @@ mod instance;
 mod limiter;
 mod lineage;
 pub mod loader;
+mod next;
 mod present;
 mod queue;
 mod regions;

@@ -66,7 +66,7 @@ impl Device {
         queue: vk::Queue,
         info: *const vk::PresentInfoKHR,
     ) -> vk::Result {
-        let Some(next) = self.fns.queue_present else {
+        let Some(next) = self.next.queue_present else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         let fps = self.settings.limit.fps();

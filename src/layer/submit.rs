@@ -21,7 +21,7 @@ impl Device {
         submits: *const vk::SubmitInfo<'_>,
         fence: vk::Fence,
     ) -> vk::Result {
-        let Some(next) = self.counters.as_ref().and_then(|dc| dc.fns.queue_submit) else {
+        let Some(next) = self.next.queue_submit else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         // SAFETY: the app's arguments (caller); `next` is the next layer's
@@ -47,7 +47,7 @@ impl Device {
         submits: *const vk::SubmitInfo2<'_>,
         fence: vk::Fence,
     ) -> vk::Result {
-        let Some(next) = self.counters.as_ref().and_then(|dc| dc.fns.queue_submit2) else {
+        let Some(next) = self.next.queue_submit2 else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         // SAFETY: as for `queue_submit`, with `vkQueueSubmit2`.

@@ -32,6 +32,7 @@
 use super::lookup::on_device;
 use crate::layer::capture::now_ns;
 use crate::layer::counters::DeviceCounters;
+use crate::layer::next::DeviceNext;
 use ash::vk;
 use steadyhud_counters::CounterId;
 
@@ -66,12 +67,12 @@ const NO_NEXT: vk::Result = vk::Result::ERROR_OUT_OF_HOST_MEMORY;
 unsafe fn with_counters<H: vk::Handle, R: Copy>(
     h: H,
     fallback: R,
-    body: impl FnOnce(&DeviceCounters) -> R,
+    body: impl FnOnce(&DeviceNext, &DeviceCounters) -> R,
 ) -> R {
     // SAFETY: `h` is live (caller's contract).
     unsafe {
         on_device(h, fallback, |_, d| match d.counters.as_ref() {
-            Some(dc) => body(dc),
+            Some(dc) => body(&d.next, dc),
             None => fallback,
         })
     }
@@ -97,8 +98,8 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
     // SAFETY: inside the app's call on its live `device`; the next layer's
     // `vkCreateGraphicsPipelines` gets the app's own arguments.
     unsafe {
-        with_counters(device, NO_NEXT, |dc| {
-            let Some(next) = dc.fns.create_graphics_pipelines else {
+        with_counters(device, NO_NEXT, |next_layer, dc| {
+            let Some(next) = next_layer.create_graphics_pipelines else {
                 return NO_NEXT;
             };
             let n = Some((dc.ids.pipelines, count as u64));
@@ -125,8 +126,8 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
     // SAFETY: inside the app's call on its live `device`; the next layer's
     // `vkCreateComputePipelines` gets the app's own arguments.
     unsafe {
-        with_counters(device, NO_NEXT, |dc| {
-            let Some(next) = dc.fns.create_compute_pipelines else {
+        with_counters(device, NO_NEXT, |next_layer, dc| {
+            let Some(next) = next_layer.create_compute_pipelines else {
                 return NO_NEXT;
             };
             let n = Some((dc.ids.pipelines, count as u64));
@@ -152,8 +153,8 @@ pub(super) unsafe extern "system" fn allocate_memory(
     // `vkAllocateMemory` gets the app's own arguments; `info` is read only
     // when not null (the app's valid allocate info).
     unsafe {
-        with_counters(device, NO_NEXT, |dc| {
-            let Some(next) = dc.fns.allocate_memory else {
+        with_counters(device, NO_NEXT, |next_layer, dc| {
+            let Some(next) = next_layer.allocate_memory else {
                 return NO_NEXT;
             };
             let r = next(device, info, alloc, out);
@@ -182,8 +183,8 @@ pub(super) unsafe extern "system" fn acquire_next_image(
     // SAFETY: inside the app's call on its live `device`; the next layer's
     // `vkAcquireNextImageKHR` gets the app's own arguments.
     unsafe {
-        with_counters(device, NO_NEXT, |dc| {
-            let Some(next) = dc.fns.acquire_next_image else {
+        with_counters(device, NO_NEXT, |next_layer, dc| {
+            let Some(next) = next_layer.acquire_next_image else {
                 return NO_NEXT;
             };
             timed(dc, dc.ids.acquire_ns, None, || {
@@ -206,8 +207,8 @@ pub(super) unsafe extern "system" fn acquire_next_image2(
     // SAFETY: inside the app's call on its live `device`; the next layer's
     // `vkAcquireNextImage2KHR` gets the app's own arguments.
     unsafe {
-        with_counters(device, NO_NEXT, |dc| {
-            let Some(next) = dc.fns.acquire_next_image2 else {
+        with_counters(device, NO_NEXT, |next_layer, dc| {
+            let Some(next) = next_layer.acquire_next_image2 else {
                 return NO_NEXT;
             };
             timed(dc, dc.ids.acquire_ns, None, || next(device, info, index))
@@ -229,9 +230,9 @@ pub(super) unsafe extern "system" fn set_latency_marker(
     // `vkSetLatencyMarkerNV` gets the app's own arguments; `info` is read
     // only when not null (the app's valid marker info).
     unsafe {
-        with_counters(device, (), |dc| {
+        with_counters(device, (), |next_layer, dc| {
             let t = now_ns();
-            let Some(next) = dc.fns.set_latency_marker else {
+            let Some(next) = next_layer.set_latency_marker else {
                 return;
             };
             next(device, swapchain, info);

@@ -143,9 +143,12 @@ pub(super) unsafe extern "system" fn destroy_device(
         return;
     };
     guard::contain((), || dev.teardown());
-    // SAFETY: the next layer's `vkDestroyDevice`, called with the app's own
-    // arguments once the layer's objects of the device are freed.
-    unsafe { (dev.fns.destroy_device)(device, alloc) };
+    // The record exists only when the next layer has `vkDestroyDevice`.
+    if let Some(destroy) = dev.next.destroy_device {
+        // SAFETY: the next layer's `vkDestroyDevice`, called with the app's
+        // own arguments once the layer's objects of the device are freed.
+        unsafe { destroy(device, alloc) };
+    }
 }
 
 /// `vkAllocateCommandBuffers` as the HUD sees it: the real call, then each
@@ -162,9 +165,13 @@ pub(super) unsafe extern "system" fn hud_allocate_command_buffers(
         let Some(set) = dev.set_loader_data else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
+        // The record exists only when the next layer has it.
+        let Some(allocate) = dev.next.allocate_command_buffers else {
+            return vk::Result::ERROR_INITIALIZATION_FAILED;
+        };
         // SAFETY: the next layer's `vkAllocateCommandBuffers` of this
         // device, called with the HUD's own valid arguments.
-        let r = unsafe { (dev.fns.allocate_command_buffers)(device, info, out) };
+        let r = unsafe { allocate(device, info, out) };
         if r != vk::Result::SUCCESS {
             return r;
         }

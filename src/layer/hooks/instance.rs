@@ -106,7 +106,7 @@ pub(super) unsafe extern "system" fn destroy_surface(
         // disconnect its wl_display right after.
         l.wayland.surface_destroyed(vk::Handle::as_raw(surface));
     });
-    if let Some(destroy) = inst.destroy_surface {
+    if let Some(destroy) = inst.next.destroy_surface {
         // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
         // called with the app's own arguments.
         unsafe { destroy(instance, surface, alloc) };
@@ -122,7 +122,7 @@ pub(super) unsafe extern "system" fn create_wayland_surface(
     let l = layer();
     // SAFETY: `instance` is the app's live instance (caller's contract).
     let key = unsafe { dispatch_key(instance) };
-    let Some(create) = guard::contain(None, || l.instance(key)?.create_wayland_surface) else {
+    let Some(create) = guard::contain(None, || l.instance(key)?.next.create_wayland_surface) else {
         return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
     };
     // SAFETY: the next layer's `vkCreateWaylandSurfaceKHR` of this
