@@ -27,8 +27,10 @@ fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Every file and folder of the checkout, as paths relative to its top
-/// (folders with a trailing `/`), leaving out build output and VCS data.
+/// Every file of the checkout and every folder holding one (as git sees
+/// a tree: an empty folder left behind by a move is not there), as paths
+/// relative to its top, folders with a trailing `/`; build output and VCS
+/// data left out.
 fn tree(root: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut todo = vec![root.to_path_buf()];
@@ -48,13 +50,20 @@ fn tree(root: &Path) -> Vec<String> {
                 continue;
             }
             if path.is_dir() {
-                out.push(format!("{rel}/"));
                 todo.push(path);
             } else {
+                // The file and each folder above it.
+                let mut upto = 0;
+                while let Some(i) = rel[upto..].find('/') {
+                    upto += i + 1;
+                    out.push(rel[..upto].to_string());
+                }
                 out.push(rel);
             }
         }
     }
+    out.sort();
+    out.dedup();
     out
 }
 

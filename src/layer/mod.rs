@@ -1,20 +1,22 @@
 //! The implicit Vulkan layer `VK_LAYER_STEADYHUD_overlay`.
 //!
-//! Data flow per present (as in Mesa's overlay layer, see [`present`]):
+//! One flow per present (as in Mesa's overlay layer, see [`present`]):
 //! timestamp on entry → push into the window's ring ([`capture`]) → HUD
 //! draw on the present queue (waits on the app's semaphores, signals ours)
 //! → real present waits on ours. The analysis thread ([`analysis`]) drains
 //! the rings, feeds the rolling metrics, publishes live stats for the HUD
 //! and streams the session log.
 //!
-//! Structure: one [`state::Layer`] value (handle maps, config, HUD
-//! visibility, fault switches, analysis thread); a [`device::Device`] per
-//! `VkDevice` owning its queues ([`queue`]: what the layer may do on each),
-//! swapchains ([`swapchain`], streams by [`lineage`]), HUD resources,
-//! counters (hooks that count: [`counting_hooks`]; their columns on the analysis
-//! thread: [`counter_columns`]) and GPU timing of its submits ([`submit`],
-//! [`gpu_timing`]; frames matched on the analysis thread by
-//! [`gpu_frames`]); thin entry points from one table ([`entry`]).
+//! The records, one per Vulkan object, each in its file: the process's one
+//! [`state::Layer`] (handle maps, config, HUD visibility, fault switches,
+//! Wayland keys, analysis thread) → [`instance::Instance`] per `VkInstance`
+//! → [`device::Device`] per `VkDevice` (with [`counters::DeviceCounters`]
+//! and its GPU timer) → [`queue::QueueInfo`] per queue the layer fetched →
+//! [`swapchain::Swapchain`] per swapchain (its stream by [`lineage`], its
+//! HUD). The next layer's functions: one table per object ([`next`]). Every
+//! entry point: [`hooks`], thin functions from one table that look the
+//! object up and delegate; `impl Device` is split by job: [`device`]
+//! (create, swapchains), [`present`], [`submit`] (with [`gpu_timing`]).
 //!
 //! The cdylib exports one symbol under a Vulkan name:
 //! `vkNegotiateLoaderLayerInterfaceVersion`; gipa/gdpa are handed over

@@ -605,14 +605,20 @@ mod tests {
         assert!(UnixStream::connect(second.path()).is_ok());
     }
 
-    #[test]
-    fn too_many_connections_get_busy_and_hangups_do_not_hurt() {
-        let (_dir, mut s) = server();
+    /// Opens every connection slot of `s` and has it accept them all.
+    fn fill(s: &mut Server) -> Vec<UnixStream> {
         let held: Vec<UnixStream> = (0..MAX_CONNECTIONS)
             .map(|_| UnixStream::connect(s.path()).unwrap())
             .collect();
         s.poll(Instant::now(), &mut echo);
         assert_eq!(s.connections(), MAX_CONNECTIONS);
+        held
+    }
+
+    #[test]
+    fn too_many_connections_get_busy_and_hangups_do_not_hurt() {
+        let (_dir, mut s) = server();
+        let held = fill(&mut s);
         let mut extra = UnixStream::connect(s.path()).unwrap();
         let reply = read_all(&mut s, &mut extra);
         assert!(reply.starts_with("err busy:"), "{reply}");
@@ -630,11 +636,7 @@ mod tests {
     #[test]
     fn the_client_gets_through_once_a_slot_frees() {
         let (_dir, mut s) = server();
-        let held: Vec<UnixStream> = (0..MAX_CONNECTIONS)
-            .map(|_| UnixStream::connect(s.path()).unwrap())
-            .collect();
-        s.poll(Instant::now(), &mut echo);
-        assert_eq!(s.connections(), MAX_CONNECTIONS);
+        let held = fill(&mut s);
         let path = s.path().to_path_buf();
         let client = std::thread::spawn(move || crate::client::request(&path, &Request::Status));
         // A while of `err busy`: the client is still trying.
