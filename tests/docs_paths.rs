@@ -1,4 +1,4 @@
-//! The design notes and the README name only files that exist: every path
+//! The documents (`docs/*.md`, the README) name only files that exist: every path
 //! in backquotes (`src/layer/present.rs`, `crates/log/`, `hooks/counted.rs`,
 //! `scripts/demo.sh`) must be in the tree, so a move that forgets its
 //! documentation fails here rather than misleading the next reader.
@@ -74,7 +74,7 @@ fn named_paths(text: &str) -> Vec<String> {
         .step_by(2)
         .filter(|w| !w.contains(char::is_whitespace))
         .filter(|w| !w.contains(['<', '>', '*', '$', '~', '{', ':']))
-        .filter(|w| !w.starts_with("target/") && !w.starts_with('/') && !w.starts_with("./"))
+        .filter(|w| !w.starts_with("target/") && !w.starts_with('/') && !w.starts_with('.'))
         .filter(|w| w.ends_with(".rs") || w.ends_with(".sh") || (w.ends_with('/') && w.len() > 1))
         .map(str::to_string)
         .collect()
@@ -91,12 +91,19 @@ fn exists(tree: &[String], name: &str) -> bool {
 }
 
 #[test]
-fn design_notes_and_readme_name_only_what_is_there() {
+fn the_docs_and_readme_name_only_what_is_there() {
     let root = repo_root();
     let tree = tree(&root);
     let mut missing = Vec::new();
     let mut checked = 0;
-    for doc in ["docs/design.md", "README.md"] {
+    let mut docs: Vec<String> = std::fs::read_dir(root.join("docs"))
+        .expect("read docs/")
+        .map(|e| e.expect("an entry of docs/").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| format!("docs/{}", p.file_name().unwrap().to_string_lossy()))
+        .collect();
+    docs.push("README.md".into());
+    for doc in &docs {
         let text = std::fs::read_to_string(root.join(doc)).expect("read the document");
         for name in named_paths(&text) {
             checked += 1;

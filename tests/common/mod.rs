@@ -920,7 +920,7 @@ impl Screenshot {
 }
 
 /// The test app's band colours as 8-bit UNORM values, for screenshot checks
-/// (must match `src/bin/steadyhud-testapp/target.rs`): band 0 (x in
+/// (must match `crates/testapp/src/target.rs`): band 0 (x in
 /// 0..16, 32..48, ...) is `BAND_A`, the others `BAND_B`.
 pub const BAND_WIDTH: u32 = 16;
 pub const BAND_A_UNORM: [u8; 3] = [13, 64, 140];

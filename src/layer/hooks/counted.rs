@@ -78,7 +78,7 @@ unsafe fn with_counters<H: vk::Handle, R: Copy>(
     }
 }
 
-// The counted entry points. The entry table (`entry.rs`) hands them out
+// The counted entry points. The hook table (`table.rs`) hands them out
 // only when counters are on and the next layer has the function; each
 // looks its device's counters up, times the next layer's call and counts.
 
