@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The 32-bit (i686) layer library, for 32-bit games: installs what a Debian
+# bookworm machine lacks, then builds only the layer crate for
+# i686-unknown-linux-gnu and leaves the stripped library at
+#   target/i686/i686-unknown-linux-gnu/release/libsteadyhud.so
+# (printed at the end, with its size).
+#
+# Why Debian's compiler: the rustup toolchain has no i686 standard library
+# and none can be fetched here; Debian ships one (libstd-rust-web-dev:i386)
+# for its own compiler, rustc-web/cargo-web 1.85 (/usr/bin/rustc,
+# /usr/bin/cargo). So this build is also the workspace's check that the layer
+# and the crates it uses still compile with Rust 1.85.
+#
+# usage: scripts/build-i686.sh          (as root: apt-get, dpkg)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+if [ "$(id -u)" != 0 ]; then
+  echo "build-i686.sh: run it as root (dpkg --add-architecture, apt-get)" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+# --- 1. packages -------------------------------------------------------------
+native=$(dpkg --print-architecture)
+installed_version() { # name[:arch] -> its version, or nothing when not installed
+  # Without an arch, dpkg-query lists every installed architecture of a
+  # name (libexpat1 and libexpat1:i386): keep the one asked for (the
+  # native one when none is given; "all" for arch-independent packages).
+  local name=${1%%:*} arch=$native
+  case $1 in *:*) arch=${1#*:} ;; esac
+  { dpkg-query -W -f='${Status} ${Version} ${Architecture}\n' "$name" 2>/dev/null || true; } |
+    awk -v a="$arch" '$1 == "install" && $3 == "installed" && ($5 == a || $5 == "all") { print $4 }'
+}
+
+# Multi-arch "same" packages must have the same version in both
+# architectures. The i386 indexes of bookworm-security cannot be fetched
+# here while the amd64 ones can, and the security suite has newer amd64
+# versions (rustc-web 1.96, liblzma5 +deb12u2, libexpat1 +deb12u5): left
+# alone, apt picks those for amd64 and then finds no i386 twin. So every
+# package that needs an i386 twin is pinned to the bookworm (main suite)
+# version, which both architectures can get (checked with `apt-cache policy
+# NAME NAME:i386` on the CI machine; the script stops with that hint when a
+# pin is no longer available).
+rust_v=1.85.0+dfsg3-1~deb12u3
+lzma_v=5.4.1-1+deb12u1
+expat_v=2.5.0-1+deb12u2
+pinned=(
+  "rustc-web=$rust_v" "cargo-web=$rust_v"
+  "libstd-rust-web-dev=$rust_v" "libstd-rust-web-dev:i386=$rust_v"
+  "liblzma5=$lzma_v" "liblzma5:i386=$lzma_v"     # for libxml2:i386 (LLVM)
+  "libexpat1=$expat_v" "libexpat1:i386=$expat_v" # for libllvm*:i386, mesa
+)
+# A -dev package is tied to its library's exact version: if it is installed,
+# moving the library makes apt remove it (and, with liblzma-dev and
+# libexpat1-dev, python3-dev, tk-dev, libfontconfig-dev, ... with them).
+# Pin it along instead.
+for dev in "liblzma-dev=$lzma_v" "libexpat1-dev=$expat_v"; do
+  if [ -n "$(installed_version "${dev%%=*}")" ]; then
+    pinned+=("$dev")
+  fi
+done
+# gcc/g++-multilib: the C/C++ compiler for -m32 (imgui-sys is C++) and the
+# 32-bit libc/libstdc++ to link with. libvulkan1:i386 and
+# mesa-vulkan-drivers:i386 (32-bit loader and lavapipe) are not needed to
+# build, only to run 32-bit Vulkan programs with the layer.
+unpinned=(gcc-multilib g++-multilib libvulkan1:i386 mesa-vulkan-drivers:i386)
+
+added_arch=0
+# (Lists are read whole, not piped into grep -q: under pipefail an early
+# grep exit can fail the writer with SIGPIPE.)
+if ! grep -qx i386 <<<"$(dpkg --print-foreign-architectures)"; then
+  echo "build-i686.sh: dpkg --add-architecture i386"
+  dpkg --add-architecture i386
+  added_arch=1
+fi
+
+missing=()
+downgrade=0
+for spec in "${pinned[@]}"; do
+  pkg=${spec%%=*} want=${spec#*=}
+  have=$(installed_version "$pkg")
+  [ "$have" = "$want" ] && continue
+  missing+=("$spec")
+  if [ -n "$have" ] && dpkg --compare-versions "$have" gt "$want"; then
+    downgrade=1
+  fi
+done
+for pkg in "${unpinned[@]}"; do
+  [ -n "$(installed_version "$pkg")" ] || missing+=("$pkg")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "build-i686.sh: installing: ${missing[*]}"
+  # The i386 indexes of bookworm-security fail to download (see above): apt
+  # reports it and exits non-zero, but the bookworm ones it needs are there;
+  # the version check below is what decides.
+  apt-get update -qq || echo "build-i686.sh: apt-get update reported errors (expected: bookworm-security i386); going on"
+  for spec in "${missing[@]}"; do
+    case $spec in *=*) ;; *) continue ;; esac
+    pkg=${spec%%=*} want=${spec#*=}
+    versions=$(apt-cache madison "$pkg" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+    if ! grep -qxF "$want" <<<"$versions"; then
+      echo "build-i686.sh: $pkg $want is not available any more; pick the version both" \
+        "architectures have (apt-cache policy ${pkg%%:*} ${pkg%%:*}:i386) and update the pins" >&2
+      exit 2
+    fi
+  done
+  flags=(-y -qq --no-install-recommends)
+  # Only when an amd64 library is already newer than its pinned i386 twin
+  # (e.g. liblzma5 from bookworm-security): the two must match, and the
+  # i386 side cannot go up, so the amd64 side goes down.
+  [ $downgrade = 1 ] && flags+=(--allow-downgrades)
+  apt-get install "${flags[@]}" "${missing[@]}"
+elif [ $added_arch = 1 ]; then
+  apt-get update -qq || true
+fi
+
+# --- 2. build ----------------------------------------------------------------
+# Debian's cargo with Debian's rustc (not the rustup proxies first in PATH),
+# into its own target dir so its artefacts never mix with the main
+# toolchain's. --locked: the committed Cargo.lock (format v4, which cargo
+# 1.85 reads) is used as is and never rewritten; a dependency bump that
+# needs a newer Rust fails here instead of changing the lock. Only the
+# layer and its normal dependencies are built: dev-dependencies may need a
+# newer Rust (proptest 1.12 declares rust-version 1.88).
+for tool in /usr/bin/cargo /usr/bin/rustc; do
+  [ -x $tool ] || { echo "build-i686.sh: $tool missing (cargo-web/rustc-web)" >&2; exit 2; }
+done
+export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR="$root/target/i686"
+unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTUP_TOOLCHAIN CARGO_BUILD_TARGET || true
+echo "build-i686.sh: $(/usr/bin/cargo --version), $($RUSTC --version)"
+start=$SECONDS
+/usr/bin/cargo build --release --locked -p steadyhud-layer --lib --target i686-unknown-linux-gnu
+echo "build-i686.sh: built in $((SECONDS - start)) s"
+
+# --- 3. the library ------------------------------------------------------------
+lib="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release/libsteadyhud.so"
+[ -f "$lib" ] || { echo "build-i686.sh: $lib not built" >&2; exit 1; }
+# ELF header: EI_CLASS (byte 4) 1 = 32-bit; e_machine (bytes 18-19, little
+# endian) 3 = EM_386. Read directly, `file` need not be installed.
+header=$(od -An -tx1 -N20 "$lib" | tr -s ' \n' ' ')
+read -r -a b <<<"$header"
+if [ "${b[0]}${b[1]}${b[2]}${b[3]}" != 7f454c46 ] || [ "${b[4]}" != 01 ] || [ "${b[18]}${b[19]}" != 0300 ]; then
+  echo "build-i686.sh: $lib is not a 32-bit x86 ELF (header: $header)" >&2
+  exit 1
+fi
+if command -v file >/dev/null; then
+  kind=$(file -L "$lib")
+  echo "$kind"
+  case $kind in *"ELF 32-bit"*) ;; *) echo "build-i686.sh: file(1) does not say ELF 32-bit" >&2; exit 1 ;; esac
+fi
+echo "build-i686.sh: $lib ($(stat -c %s "$lib") bytes, ELF 32-bit Intel 80386)"
