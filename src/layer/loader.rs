@@ -299,12 +299,22 @@ mod tests {
 
     #[test]
     fn layout_matches_vk_layer_h() {
-        // Sizes of the 64-bit C structs from vk_layer.h.
-        assert_eq!(std::mem::size_of::<NegotiateLayerInterface>(), 48);
-        assert_eq!(std::mem::size_of::<LayerInstanceCreateInfo>(), 40);
-        assert_eq!(std::mem::size_of::<LayerDeviceCreateInfo>(), 32);
-        assert_eq!(std::mem::size_of::<LayerInstanceLink>(), 24);
-        assert_eq!(std::mem::size_of::<LayerDeviceLink>(), 24);
+        // Sizes of the C structs from vk_layer.h (sizeof with gcc -m64 and
+        // -m32): pointers are 8 or 4 bytes, and the 32-bit library
+        // (scripts/build-i686.sh) must match the 32-bit loader.
+        let (negotiate, instance_info, device_info, link) = if cfg!(target_pointer_width = "64") {
+            (48, 40, 32, 24)
+        } else {
+            (24, 20, 16, 12)
+        };
+        assert_eq!(std::mem::size_of::<NegotiateLayerInterface>(), negotiate);
+        assert_eq!(
+            std::mem::size_of::<LayerInstanceCreateInfo>(),
+            instance_info
+        );
+        assert_eq!(std::mem::size_of::<LayerDeviceCreateInfo>(), device_info);
+        assert_eq!(std::mem::size_of::<LayerInstanceLink>(), link);
+        assert_eq!(std::mem::size_of::<LayerDeviceLink>(), link);
     }
 
     #[test]
