@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # The 32-bit (i686) layer library, for 32-bit games: installs what a Debian
-# bookworm machine lacks, then builds only the layer crate for
+# bookworm machine lacks, then builds the layer crate for
 # i686-unknown-linux-gnu and leaves the stripped library at
 #   target/i686/i686-unknown-linux-gnu/release/libsteadyhud.so
 # (printed at the end, with its size).
+#
+# For the 32-bit test run (STEADYHUD_TEST_ARCH=i686, tests/common/mod.rs)
+# it also builds the test app next to it
+#   target/i686/i686-unknown-linux-gnu/release/steadyhud-testapp
+# installs the 32-bit Vulkan loader, lavapipe and validation layer, and
+# unpacks the 32-bit vkcube and vkd3d-gears into target/i686/vt32/.
 #
 # Why Debian's compiler: the rustup toolchain has no i686 standard library
 # and none can be fetched here; Debian ships one (libstd-rust-web-dev:i386)
@@ -61,10 +67,20 @@ for dev in "liblzma-dev=$lzma_v" "libexpat1-dev=$expat_v"; do
   fi
 done
 # gcc/g++-multilib: the C/C++ compiler for -m32 (imgui-sys is C++) and the
-# 32-bit libc/libstdc++ to link with. libvulkan1:i386 and
-# mesa-vulkan-drivers:i386 (32-bit loader and lavapipe) are not needed to
-# build, only to run 32-bit Vulkan programs with the layer.
-unpinned=(gcc-multilib g++-multilib libvulkan1:i386 mesa-vulkan-drivers:i386)
+# 32-bit libc/libstdc++ to link with. The rest is not needed to build, only
+# to run 32-bit Vulkan programs with the layer (the tests in i686 mode):
+# libvulkan1:i386 and mesa-vulkan-drivers:i386 (the 32-bit loader and
+# lavapipe), vulkan-validationlayers:i386 (the tests enable validation; it
+# is Multi-Arch: same, beside the amd64 one, from the one bookworm version
+# both architectures have), libxkbcommon0:i386 (the layer dlopens it for
+# the Wayland hotkey), and
+# the libraries of the 32-bit vkcube (vulkan-tools:i386) and vkd3d-gears
+# (vkd3d-demos:i386), whose packages cannot be installed beside the amd64
+# ones (same /usr/bin paths) and are unpacked in step 4.
+unpinned=(gcc-multilib g++-multilib libvulkan1:i386 mesa-vulkan-drivers:i386
+  vulkan-validationlayers:i386 libxkbcommon0:i386
+  libx11-6:i386 libxcb1:i386 libwayland-client0:i386                 # vkcube
+  libvkd3d1:i386 libvkd3d-utils1:i386 libxcb-keysyms1:i386)           # vkd3d-gears
 
 added_arch=0
 # (Lists are read whole, not piped into grep -q: under pipefail an early
@@ -122,8 +138,10 @@ fi
 # toolchain's. --locked: the committed Cargo.lock (format v4, which cargo
 # 1.85 reads) is used as is and never rewritten; a dependency bump that
 # needs a newer Rust fails here instead of changing the lock. Only the
-# layer and its normal dependencies are built: dev-dependencies may need a
-# newer Rust (proptest 1.12 declares rust-version 1.88).
+# layer, the test app and their normal dependencies are built:
+# dev-dependencies may need a newer Rust (proptest 1.12 declares
+# rust-version 1.88), so no test is built with this cargo; the tests'
+# 64-bit side is built by the main toolchain (`cargo test`).
 for tool in /usr/bin/cargo /usr/bin/rustc; do
   [ -x $tool ] || { echo "build-i686.sh: $tool missing (cargo-web/rustc-web)" >&2; exit 2; }
 done
@@ -131,23 +149,58 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR="$root/tar
 unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTUP_TOOLCHAIN CARGO_BUILD_TARGET || true
 echo "build-i686.sh: $(/usr/bin/cargo --version), $($RUSTC --version)"
 start=$SECONDS
+# (Two runs: --lib and --bin would each apply to both packages.)
 /usr/bin/cargo build --release --locked -p steadyhud-layer --lib --target i686-unknown-linux-gnu
+/usr/bin/cargo build --release --locked -p steadyhud-testapp --bin steadyhud-testapp --target i686-unknown-linux-gnu
 echo "build-i686.sh: built in $((SECONDS - start)) s"
 
-# --- 3. the library ------------------------------------------------------------
-lib="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release/libsteadyhud.so"
-[ -f "$lib" ] || { echo "build-i686.sh: $lib not built" >&2; exit 1; }
-# ELF header: EI_CLASS (byte 4) 1 = 32-bit; e_machine (bytes 18-19, little
-# endian) 3 = EM_386. Read directly, `file` need not be installed.
-header=$(od -An -tx1 -N20 "$lib" | tr -s ' \n' ' ')
-read -r -a b <<<"$header"
-if [ "${b[0]}${b[1]}${b[2]}${b[3]}" != 7f454c46 ] || [ "${b[4]}" != 01 ] || [ "${b[18]}${b[19]}" != 0300 ]; then
-  echo "build-i686.sh: $lib is not a 32-bit x86 ELF (header: $header)" >&2
-  exit 1
+# --- 3. the library and the test app -------------------------------------------
+check_i686_elf() { # file -> exits unless it is a 32-bit x86 ELF
+  local f=$1 header kind
+  [ -f "$f" ] || { echo "build-i686.sh: $f not built" >&2; exit 1; }
+  # ELF header: EI_CLASS (byte 4) 1 = 32-bit; e_machine (bytes 18-19, little
+  # endian) 3 = EM_386. Read directly, `file` need not be installed.
+  header=$(od -An -tx1 -N20 "$f" | tr -s ' \n' ' ')
+  read -r -a b <<<"$header"
+  if [ "${b[0]}${b[1]}${b[2]}${b[3]}" != 7f454c46 ] || [ "${b[4]}" != 01 ] || [ "${b[18]}${b[19]}" != 0300 ]; then
+    echo "build-i686.sh: $f is not a 32-bit x86 ELF (header: $header)" >&2
+    exit 1
+  fi
+  if command -v file >/dev/null; then
+    kind=$(file -L "$f")
+    echo "$kind"
+    case $kind in *"ELF 32-bit"*) ;; *) echo "build-i686.sh: file(1) does not say ELF 32-bit" >&2; exit 1 ;; esac
+  fi
+  echo "build-i686.sh: $f ($(stat -c %s "$f") bytes, ELF 32-bit Intel 80386)"
+}
+release="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release"
+check_i686_elf "$release/steadyhud-testapp"
+check_i686_elf "$release/libsteadyhud.so"
+
+# --- 4. 32-bit vkcube and vkd3d-gears, for the tests -------------------------
+# The tests that run real apps run these in i686 mode (tests/common/mod.rs
+# puts target/i686/vt32/usr/bin first in PATH). Their packages are unpacked,
+# not installed (the amd64 ones own the same paths); their libraries were
+# installed in step 1. The exact versions are pinned, so every machine runs
+# the same programs; the stamp file skips the download when they are there.
+vt32="$CARGO_TARGET_DIR/vt32"
+vt32_debs=("vulkan-tools:i386=1.3.239.0+dfsg1-1" "vkd3d-demos:i386=1.2-15")
+if [ "$(cat "$vt32/.debs" 2>/dev/null)" != "${vt32_debs[*]}" ]; then
+  echo "build-i686.sh: unpacking ${vt32_debs[*]} into $vt32"
+  debs=$(mktemp -d)
+  # Sandbox user root: apt's _apt user cannot write into root's mktemp dir.
+  if ! (cd "$debs" && apt-get download -qq -o APT::Sandbox::User=root "${vt32_debs[@]}"); then
+    echo "build-i686.sh: cannot download ${vt32_debs[*]}: apt-get update, or pick the version" \
+      "bookworm has (apt-cache policy vulkan-tools:i386 vkd3d-demos:i386) and update the pins" >&2
+    rm -rf "$debs"
+    exit 2
+  fi
+  rm -rf "$vt32"
+  mkdir -p "$vt32"
+  for deb in "$debs"/*.deb; do dpkg -x "$deb" "$vt32"; done
+  rm -rf "$debs"
+  echo "${vt32_debs[*]}" >"$vt32/.debs"
 fi
-if command -v file >/dev/null; then
-  kind=$(file -L "$lib")
-  echo "$kind"
-  case $kind in *"ELF 32-bit"*) ;; *) echo "build-i686.sh: file(1) does not say ELF 32-bit" >&2; exit 1 ;; esac
-fi
-echo "build-i686.sh: $lib ($(stat -c %s "$lib") bytes, ELF 32-bit Intel 80386)"
+for prog in vkcube vkd3d-gears; do
+  check_i686_elf "$vt32/usr/bin/$prog"
+done

@@ -83,6 +83,13 @@ fn vkd3d_gears_killed_after_seconds_leaves_a_readable_log() {
 /// every frame.
 #[test]
 fn vkcube_with_mangohud_stacked_is_clean() {
+    if skip_in_i686(
+        "Debian's 32-bit MangoHud 0.6.8 (mangohud:i386, so not installed) is not validation-clean \
+         on its own (32-bit vkcube + MangoHud, no steadyhud: `Invalid VkDescriptorSet Object 0x11` \
+         in vkCmdBindDescriptorSets every frame)",
+    ) {
+        return;
+    }
     assert!(have("mangohud"), "MangoHud missing: install mangohud");
     let h = Harness::new();
     let what = "vkcube with MangoHud + steadyhud + validation";

@@ -7,10 +7,15 @@
 //!
 //! Usage from a test file: `mod common; use common::*;`. Wayland tests:
 //! [`wayland::SwayBed`] (a headless sway session).
+//!
+//! `STEADYHUD_TEST_ARCH=i686` ([`ARCH_SWITCH`]) runs the same tests with
+//! 32-bit games (the test app, the layer, vkcube, vkd3d-gears on 32-bit
+//! lavapipe; built and unpacked by `scripts/build-i686.sh`) and the 64-bit
+//! harness and CLI.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -67,16 +72,98 @@ pub fn steadyhud_exe() -> PathBuf {
     workspace_exe("steadyhud")
 }
 
-/// Path of the scripted test app built for this test run.
+/// Path of the scripted test app built for this test run (in [`i686`]
+/// mode: its 32-bit build).
 pub fn testapp_exe() -> PathBuf {
+    if i686() {
+        return i686_build("steadyhud-testapp");
+    }
     workspace_exe("steadyhud-testapp")
+}
+
+/// The switch for the 32-bit run: `STEADYHUD_TEST_ARCH=i686` makes the
+/// games of the tests 32-bit processes (the test app, the layer it loads,
+/// vkcube and vkd3d-gears, on 32-bit lavapipe) while everything on the
+/// host side (this harness, the `steadyhud` CLI, the log readers) stays
+/// 64-bit, as for a 32-bit game on a 64-bit system. Unset (or `x86_64`):
+/// the normal run, everything 64-bit.
+pub const ARCH_SWITCH: &str = "STEADYHUD_TEST_ARCH";
+
+/// Where `scripts/build-i686.sh` leaves the 32-bit builds and programs.
+fn i686_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/i686")
+}
+
+/// The 32-bit Vulkan driver (lavapipe) the 32-bit games use.
+pub const I686_ICD: &str = "/usr/share/vulkan/icd.d/lvp_icd.i686.json";
+
+/// Whether this run's games are 32-bit ([`ARCH_SWITCH`]`=i686`).
+pub fn i686() -> bool {
+    let v = std::env::var_os(ARCH_SWITCH).unwrap_or_default();
+    match v.to_str() {
+        Some("" | "x86_64") => false,
+        Some("i686") => true,
+        _ => panic!("{ARCH_SWITCH}={v:?}: the choices are i686 (32-bit games) or unset (64-bit)"),
+    }
+}
+
+/// For a test whose game has no 32-bit build here: in [`i686`] mode,
+/// prints `SKIPPED <test> (STEADYHUD_TEST_ARCH=i686): <why>` (straight to
+/// stderr, past the capture) and returns true, and the test returns; the
+/// 64-bit run covers it. Not a missing tool, so not a failure under
+/// `STEADYHUD_REQUIRE_TOOLS` either.
+pub fn skip_in_i686(why: &str) -> bool {
+    if !i686() {
+        return false;
+    }
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("(test)")
+        .to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test} ({ARCH_SWITCH}=i686): {why}"
+    );
+    true
+}
+
+/// `name` as `scripts/build-i686.sh` built it for i686. Panics, saying to
+/// run the script, when it is missing or older than a source file it was
+/// built from (cargo's dep-info file next to it lists them): the 64-bit
+/// side is rebuilt by `cargo test`, the 32-bit side only by the script.
+fn i686_build(name: &str) -> PathBuf {
+    let dir = i686_dir().join("i686-unknown-linux-gnu/release");
+    let exe = dir.join(name);
+    let fix = "run scripts/build-i686.sh (as root) first";
+    let built = std::fs::metadata(&exe)
+        .and_then(|m| m.modified())
+        .unwrap_or_else(|e| panic!("{ARCH_SWITCH}=i686: {} ({e}): {fix}", exe.display()));
+    let stem = name.strip_suffix(".so").unwrap_or(name);
+    let deps = dir.join(format!("{stem}.d"));
+    let text = std::fs::read_to_string(&deps)
+        .unwrap_or_else(|e| panic!("{ARCH_SWITCH}=i686: {} ({e}): {fix}", deps.display()));
+    let sources = text.split_once(": ").map_or("", |(_, s)| s);
+    for src in sources.split_whitespace() {
+        let changed = std::fs::metadata(src).and_then(|m| m.modified());
+        if changed.is_ok_and(|t| t > built) {
+            panic!(
+                "{ARCH_SWITCH}=i686: {} is older than {src}: {fix}",
+                exe.display()
+            );
+        }
+    }
+    exe
 }
 
 /// The layer library this test run was built with. `cargo test` compiles
 /// the cdylib into `target/<profile>/deps/` but only `cargo build` copies it
 /// up next to the binaries, so `deps/` (always the newest build) comes first.
-/// Panics with an explanation when neither exists.
+/// Panics with an explanation when neither exists. In [`i686`] mode: the
+/// 32-bit build.
 pub fn layer_library() -> PathBuf {
+    if i686() {
+        return i686_build("libsteadyhud.so");
+    }
     let dir = profile_dir();
     let candidates = [
         dir.join("deps/libsteadyhud.so"),
@@ -280,6 +367,9 @@ impl Harness {
             .env("XDG_STATE_HOME", &self.state_home)
             .env("STEADYHUD_LOG_DIR", &self.log_dir)
             .stdin(Stdio::null());
+        if i686() {
+            i686_game_env(&mut c);
+        }
         c
     }
 
@@ -426,6 +516,28 @@ impl Harness {
         );
         Screenshot::from_ppm(&out.stdout).expect("parse the PPM screenshot from import")
     }
+}
+
+/// What makes a [`Harness::command`] start the 32-bit game in [`i686`]
+/// mode: the 32-bit lavapipe as the only driver, and the 32-bit vkcube and
+/// vkd3d-gears (unpacked by `scripts/build-i686.sh` into
+/// `target/i686/vt32/`) first in `PATH`, so `command("vkcube")` runs them.
+/// The 64-bit tools the tests start (the `steadyhud` CLI, by its absolute
+/// path) use no Vulkan driver.
+fn i686_game_env(c: &mut Command) {
+    let bin = i686_dir().join("vt32/usr/bin");
+    assert!(
+        bin.join("vkcube").is_file() && bin.join("vkd3d-gears").is_file(),
+        "{ARCH_SWITCH}=i686: no 32-bit vkcube and vkd3d-gears in {}: run scripts/build-i686.sh \
+         (as root) first",
+        bin.display()
+    );
+    let mut path = vec![bin];
+    path.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    c.env("VK_ICD_FILENAMES", I686_ICD)
+        .env("PATH", std::env::join_paths(path).expect("PATH folders"));
 }
 
 /// Writes `vulkan/implicit_layer.d/VK_LAYER_STEADYHUD_overlay.json` under

@@ -272,6 +272,9 @@ impl SwayBed {
             .env("XDG_DATA_HOME", &self.data_home)
             .env("XDG_CONFIG_HOME", &self.config_home)
             .env("STEADYHUD_LOG_DIR", &self.log_dir);
+        if super::i686() {
+            super::i686_game_env(&mut c);
+        }
         c
     }
 
