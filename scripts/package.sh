@@ -70,6 +70,9 @@ if [ -n "$newer" ]; then
 fi
 
 # --- 1. cargo-deb -------------------------------------------------------------
+# It finds the packages' Depends (libc6, libstdc++6) with dpkg-shlibdeps;
+# without it, it would only warn and make packages that depend on nothing.
+command -v dpkg-shlibdeps >/dev/null || die "dpkg-shlibdeps is missing: apt-get install dpkg-dev"
 if ! cargo deb --version >/dev/null 2>&1; then
   say "installing cargo-deb $cargo_deb_version"
   cargo install --locked cargo-deb --version "$cargo_deb_version"

@@ -9,9 +9,11 @@
 //!   `/usr/$LIB/`; `dpkg -r` of both leaving no file of theirs behind.
 //!   dpkg runs in a mount namespace of this test's own, with /usr and /var
 //!   overlays, so the packages are really installed for everything the
-//!   test starts while the other tests, running at the same time, still see
-//!   the system without them (one of them checks that an uninstalled layer
-//!   is gone);
+//!   test starts while every other process still sees the system without
+//!   them: tests run beside it (cargo-nextest runs test binaries in
+//!   parallel; other checkouts on the same machine), and one of them checks
+//!   that an uninstalled layer is gone. A failed run leaves nothing
+//!   installed either;
 //! - the tarball: its layout, and `install.sh` / `uninstall.sh` for a user.
 //!
 //! Needs root, dpkg with the i386 architecture, cargo-deb, the 32-bit
@@ -69,6 +71,7 @@ fn can_package() -> bool {
     if !require::programs(&[
         ("dpkg", "dpkg"),
         ("dpkg-deb", "dpkg"),
+        ("dpkg-shlibdeps", "dpkg-dev"),
         ("readelf", "binutils"),
     ]) {
         return false;
