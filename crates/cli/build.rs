@@ -57,6 +57,14 @@ fn from_git(manifest_dir: &Path) -> Option<String> {
     // commit, checkout and reset appends to, for a branch whose loose ref
     // did not exist yet. In a worktree HEAD is in the worktree's own git
     // folder and the refs in the shared one: --git-path knows both.
+    //
+    // Each path is given relative to this crate: a target folder copied to
+    // another checkout or worktree (as `cp -r ../main/target/release
+    // target/` does) then watches that checkout's own files, or, where the
+    // same relative path leads nowhere, a missing file, which Cargo counts
+    // as changed. Absolute paths would keep watching the first checkout's
+    // HEAD and print its commit forever.
+    let here = manifest_dir.canonicalize().ok()?;
     let mut watch = ["HEAD", "logs/HEAD", "packed-refs"]
         .map(String::from)
         .to_vec();
@@ -65,9 +73,9 @@ fn from_git(manifest_dir: &Path) -> Option<String> {
     }
     for name in &watch {
         if let Some(p) = git(manifest_dir, &["rev-parse", "--git-path", name]) {
-            let p = manifest_dir.join(p); // relative paths are relative to the cwd
-            if p.exists() {
-                println!("cargo:rerun-if-changed={}", p.display());
+            // A relative answer is relative to the cwd, this crate.
+            if let Ok(p) = manifest_dir.join(p).canonicalize() {
+                println!("cargo:rerun-if-changed={}", relative(&here, &p).display());
             }
         }
     }
@@ -76,4 +84,19 @@ fn from_git(manifest_dir: &Path) -> Option<String> {
         &["log", "-1", "--format=%h %cd", "--date=short", "--abbrev=7"],
     )?;
     Some(line)
+}
+
+/// `to` as a path relative to the folder `from` (both absolute and
+/// canonical): `../../.git/HEAD`.
+fn relative(from: &Path, to: &Path) -> PathBuf {
+    let (from, to): (Vec<_>, Vec<_>) = (from.components().collect(), to.components().collect());
+    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+    let mut rel = PathBuf::new();
+    for _ in common..from.len() {
+        rel.push("..");
+    }
+    for c in &to[common..] {
+        rel.push(c);
+    }
+    rel
 }
