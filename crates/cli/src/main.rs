@@ -6,7 +6,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "steadyhud",
-    version,
+    // `0.1.0 (abc1234 2026-11-24)`: the commit, from build.rs.
+    version = env!("STEADYHUD_LONG_VERSION"),
     about = "Time-weighted frame pacing: Vulkan HUD layer and log analysis"
 )]
 struct Cli {

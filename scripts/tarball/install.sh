@@ -1,0 +1,53 @@
+#!/bin/sh
+# Installs steadyhud from this release tarball, for distributions without
+# the .deb packages:
+#   ./install.sh            for you only: the layer under $XDG_DATA_HOME
+#                           (~/.local/share), the CLI in ~/.local/bin
+#   ./install.sh --system   for everyone, under /usr/local (through sudo
+#                           when not root)
+# The CLI's own `steadyhud install` does the work: it copies the 64-bit and
+# the 32-bit layer to <data dir>/steadyhud/ in the folders the dynamic
+# loader calls $LIB and writes one implicit-layer manifest naming
+# <data dir>/steadyhud/$LIB/libsteadyhud.so, so 32-bit games get the 32-bit
+# library. Then: STEADYHUD=1 %command% (Steam), STEADYHUD=1 vkcube.
+# ./uninstall.sh (with the same option) takes it all away again.
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+
+usage() { echo "usage: $0 [--system]"; }
+system=0
+case "${1:-}" in
+  "") ;;
+  --system) system=1 ;;
+  -h | --help) usage; exit 0 ;;
+  *) usage >&2; exit 2 ;;
+esac
+
+if [ $system = 1 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    exec sudo "$here/install.sh" --system
+  fi
+  # /usr is the distribution's; /usr/local/share is on the Vulkan loader's
+  # default search path (XDG_DATA_DIRS).
+  data=/usr/local/share
+  bindir=/usr/local/bin
+else
+  case "${XDG_DATA_HOME:-}" in
+    /*) data=$XDG_DATA_HOME ;;
+    *) data=$HOME/.local/share ;;
+  esac
+  bindir=$HOME/.local/bin
+fi
+
+XDG_DATA_HOME=$data "$here/bin/steadyhud" install \
+  --lib "$here/lib64/libsteadyhud.so" --lib32 "$here/lib32/libsteadyhud.so"
+mkdir -p "$bindir"
+# A temporary name, then a rename: a running steadyhud keeps its file.
+cp "$here/bin/steadyhud" "$bindir/.steadyhud.new"
+chmod 755 "$bindir/.steadyhud.new"
+mv -f "$bindir/.steadyhud.new" "$bindir/steadyhud"
+echo "installed $bindir/steadyhud ($("$bindir/steadyhud" --version))"
+case ":$PATH:" in
+  *":$bindir:"*) ;;
+  *) echo "note: $bindir is not on your PATH" ;;
+esac
