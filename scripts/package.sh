@@ -136,6 +136,7 @@ install -m644 "$lib32" "$tree/lib32/libsteadyhud.so"
 install -m644 "$template" "$tree/share/steadyhud/VK_LAYER_STEADYHUD_overlay.json"
 install -m755 scripts/tarball/install.sh scripts/tarball/uninstall.sh "$tree/"
 install -m644 scripts/tarball/README "$tree/README"
+install -m644 scripts/tarball/where.sh "$tree/where.sh"
 # Reproducible: files in name order, owned by root, dated by the commit.
 epoch=$(git log -1 --format=%ct 2>/dev/null || date +%s)
 tar -C "$staging/tarball" --sort=name --owner=0 --group=0 --numeric-owner \

@@ -14,30 +14,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
-usage() { echo "usage: $0 [--system]"; }
-system=0
-case "${1:-}" in
-  "") ;;
-  --system) system=1 ;;
-  -h | --help) usage; exit 0 ;;
-  *) usage >&2; exit 2 ;;
-esac
-
-if [ $system = 1 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    exec sudo "$here/install.sh" --system
-  fi
-  # /usr is the distribution's; /usr/local/share is on the Vulkan loader's
-  # default search path (XDG_DATA_DIRS).
-  data=/usr/local/share
-  bindir=/usr/local/bin
-else
-  case "${XDG_DATA_HOME:-}" in
-    /*) data=$XDG_DATA_HOME ;;
-    *) data=$HOME/.local/share ;;
-  esac
-  bindir=$HOME/.local/bin
-fi
+. "$here/where.sh"
 
 XDG_DATA_HOME=$data "$here/bin/steadyhud" install \
   --lib "$here/lib64/libsteadyhud.so" --lib32 "$here/lib32/libsteadyhud.so"

@@ -5,28 +5,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 
-usage() { echo "usage: $0 [--system]"; }
-system=0
-case "${1:-}" in
-  "") ;;
-  --system) system=1 ;;
-  -h | --help) usage; exit 0 ;;
-  *) usage >&2; exit 2 ;;
-esac
-
-if [ $system = 1 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    exec sudo "$here/uninstall.sh" --system
-  fi
-  data=/usr/local/share
-  bindir=/usr/local/bin
-else
-  case "${XDG_DATA_HOME:-}" in
-    /*) data=$XDG_DATA_HOME ;;
-    *) data=$HOME/.local/share ;;
-  esac
-  bindir=$HOME/.local/bin
-fi
+. "$here/where.sh"
 
 XDG_DATA_HOME=$data "$here/bin/steadyhud" uninstall
 if [ -e "$bindir/steadyhud" ]; then
