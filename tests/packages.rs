@@ -3,10 +3,14 @@
 //! `scripts/build-i686.sh`), then
 //! - the two .debs (`steadyhud` amd64 and i386, Multi-Arch: same):
 //!   their fields and files; `dpkg -i` of both at once; the files where
-//!   the manifest says; 64-bit vkcube with `STEADYHUD=1` and nothing in the
-//!   user's home logging presents − 1 rows; a 32-bit and a 64-bit Vulkan
-//!   program each mapping its own library through the one manifest's
-//!   `/usr/$LIB/`; `dpkg -r` of both leaving no file of theirs behind.
+//!   the manifest says; Debian's 64-bit vkcube and its 32-bit one
+//!   (`vulkan-tools:i386`, unpacked) with `STEADYHUD=1`, validation and
+//!   nothing in the user's home: no `Validation Error`, presents − 1 log
+//!   rows, the HUD in a screenshot taken while each runs (and none without
+//!   the layer); `DISABLE_STEADYHUD=1` keeping both out; a 32-bit and a
+//!   64-bit Vulkan program each mapping its own library through the one
+//!   manifest's `/usr/$LIB/`; `dpkg -r` of both leaving no file of theirs
+//!   behind.
 //!   dpkg runs in a mount namespace of this test's own, with /usr and /var
 //!   overlays, so the packages are really installed for everything the
 //!   test starts while every other process still sees the system without
@@ -14,7 +18,9 @@
 //!   parallel; other checkouts on the same machine), and one of them checks
 //!   that an uninstalled layer is gone. A failed run leaves nothing
 //!   installed either;
-//! - the tarball: its layout, and `install.sh` / `uninstall.sh` for a user.
+//! - the tarball: its layout, and `install.sh` / `uninstall.sh` for a user,
+//!   with the same vkcube checks (both widths) against its user-level
+//!   manifest.
 //!
 //! Needs root, dpkg with the i386 architecture, cargo-deb, the 32-bit
 //! library, vkcube and Xvfb, gcc -m32: without one, `SKIPPED` (a failure
@@ -31,6 +37,8 @@ use std::sync::OnceLock;
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Where scripts/build-i686.sh leaves the 32-bit layer.
 const LIB32: &str = "target/i686/i686-unknown-linux-gnu/release/libsteadyhud.so";
+/// Debian's 32-bit vkcube, unpacked there by scripts/build-i686.sh.
+const VKCUBE32: &str = "target/i686/vt32/usr/bin/vkcube";
 const MANIFEST: &str = "/usr/share/vulkan/implicit_layer.d/VK_LAYER_STEADYHUD_overlay.json";
 const LIBRARY_PATH: &str = "/usr/$LIB/steadyhud/libsteadyhud.so";
 /// What glibc's dlopen makes of `$LIB` on Debian, per architecture.
@@ -426,6 +434,12 @@ fn i386_runtime() -> bool {
         ));
         return false;
     }
+    if !repo().join(VKCUBE32).is_file() {
+        require::skip_or_fail(&format!(
+            "no 32-bit vkcube at {VKCUBE32}: scripts/build-i686.sh unpacks it"
+        ));
+        return false;
+    }
     true
 }
 
@@ -506,8 +520,8 @@ fn installed_and_removed(deb64: &Path, deb32: &Path, probe64: &Path, probe32: &P
         "{version}"
     );
 
-    // A gamer's vkcube: the layer from /usr/share only (empty home, no
-    // XDG_DATA_HOME manifest), enabled by STEADYHUD=1.
+    // A gamer's vkcubes, 64-bit and 32-bit: the layer from /usr/share only
+    // (empty home, no XDG_DATA_HOME manifest), enabled by STEADYHUD=1.
     let h = Harness::new();
     let home = h.root.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -519,22 +533,25 @@ fn installed_and_removed(deb64: &Path, deb32: &Path, probe64: &Path, probe32: &P
             .env_remove("XDG_CONFIG_DIRS")
             .env("VK_LOADER_DEBUG", "layer");
     };
-    let mut cube = h.command("vkcube");
-    cube.args(["--c", "100"]).layer();
-    user(&mut cube);
-    let out = run(&mut cube);
-    out.assert_success("vkcube --c 100 with the packaged layer");
-    assert!(
-        out.stderr.contains(&format!(
-            "Insert instance layer \"{LAYER_NAME}\" ({LIBRARY_PATH})"
-        )),
-        "the loader did not insert the packaged layer:\n{}",
-        tail(&out.stderr, 40)
-    );
-    let complaints = out.output_lines(is_layer_complaint);
-    assert!(complaints.is_empty(), "{complaints:#?}");
-    h.only_session_log_of(100, "vkcube --c 100, packaged layer");
-    h.clear_logs();
+    let mut plain = h.command("vkcube");
+    user(&mut plain);
+    no_hud_without_the_layer(&h, &mut plain);
+    for (mut cube, bits) in vkcubes(&h) {
+        let what = format!("{bits} vkcube with the packaged layer");
+        user(&mut cube);
+        let out = cube_shows_the_hud(&h, &mut cube, &what);
+        assert!(
+            out.stderr.contains(&format!(
+                "Insert instance layer \"{LAYER_NAME}\" ({LIBRARY_PATH})"
+            )),
+            "{what}: the loader did not insert the packaged layer:\n{}",
+            tail(&out.stderr, 40)
+        );
+    }
+    for (mut cube, bits) in vkcubes(&h) {
+        user(&mut cube);
+        disabled_by_env(&h, &mut cube, bits);
+    }
 
     // Each architecture's program maps its own library through the one
     // manifest ($LIB).
@@ -587,6 +604,136 @@ fn installed_and_removed(deb64: &Path, deb32: &Path, probe64: &Path, probe32: &P
     );
 }
 
+/// Frames each of the gamer's vkcubes presents: a few seconds, for
+/// screenshots while it runs (lavapipe draws its 500×500 window at some
+/// 1,000 frames a second here, validation included).
+const CUBE_FRAMES: u64 = 3000;
+
+/// The gamer's two vkcubes: Debian's 64-bit one, and its 32-bit one
+/// (`vulkan-tools:i386`, unpacked by scripts/build-i686.sh since it cannot
+/// be installed beside the 64-bit package) on the 32-bit lavapipe.
+fn vkcubes(h: &Harness) -> [(Command, &'static str); 2] {
+    let mut cube32 = h.command(repo().join(VKCUBE32));
+    cube32.env("VK_ICD_FILENAMES", I686_ICD);
+    [(h.command("vkcube"), "64-bit"), (cube32, "32-bit")]
+}
+
+/// The top-left corner of vkcube's 500×500 window (Xvfb without a window
+/// manager puts it where vkcube asks; found rather than assumed): the
+/// first lit pixel of the screen's bottom row (below the HUD), then of
+/// the column near the window's right edge (beside it). `None` before the
+/// window shows.
+fn cube_window(s: &Screenshot) -> Option<(u32, u32)> {
+    let lit = |x, y| s.pixel(x, y) != [0, 0, 0];
+    let x0 = (0..s.width).find(|&x| lit(x, s.height - 1))?;
+    let right = (x0 + 480).min(s.width - 1);
+    let y0 = (0..s.height).find(|&y| lit(right, y))?;
+    Some((x0, y0))
+}
+
+/// vkcube's image in the window's top-left corner is its clear colour
+/// only; the HUD's panel covers it: under half of the corner's pixels
+/// keep the colour of the window's top-right corner (which nothing draws
+/// on).
+fn hud_drawn(s: &Screenshot) -> bool {
+    let Some((x0, y0)) = cube_window(s) else {
+        return false;
+    };
+    let clear = s.pixel((x0 + 480).min(s.width - 1), y0 + 8);
+    s.fraction_close(x0 + 8, y0 + 8, 120, 50, clear, 12) < 0.5
+}
+
+/// Runs `cube` for [`CUBE_FRAMES`] frames, taking screenshots while it
+/// runs; the output, the last screenshot with the window up, and whether
+/// one of them showed the HUD (it stops looking then).
+fn cube_run(h: &Harness, cube: &mut Command) -> (RunOutput, Option<Screenshot>, bool) {
+    cube.args(["--c", &CUBE_FRAMES.to_string()]);
+    let mut running = spawn(cube);
+    let (mut last, mut seen) = (None, false);
+    while !seen && !running.has_exited() {
+        let s = h.screenshot();
+        seen = hud_drawn(&s);
+        if cube_window(&s).is_some() {
+            last = Some(s);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    (running.wait(), last, seen)
+}
+
+/// Saves `shot` into the test's temp folder and names it, for a failure.
+fn kept(shot: Option<&Screenshot>, name: &str) -> String {
+    let Some(s) = shot else {
+        return "no screenshot showed the window".into();
+    };
+    let p = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}.png"));
+    s.save_png(&p);
+    format!("screenshot in {}", p.display())
+}
+
+/// The HUD check can fail: vkcube without `STEADYHUD=1` shows its window
+/// and no HUD in the corner.
+fn no_hud_without_the_layer(h: &Harness, cube: &mut Command) {
+    let (out, last, seen) = cube_run(h, cube);
+    out.assert_success("vkcube without the layer");
+    assert!(
+        !seen,
+        "the HUD check sees a HUD without the layer: {}",
+        kept(last.as_ref(), "packages-no-layer")
+    );
+    assert!(last.is_some(), "no screenshot showed vkcube's window");
+    assert!(h.session_logs().is_empty(), "a log without the layer");
+}
+
+/// Runs `cube` (vkcube, the user's environment set) with `STEADYHUD=1`
+/// under validation and checks what a gamer gets: no `Validation Error`,
+/// no complaint of the layer, presents − 1 log rows, the HUD on screen
+/// while it runs. Returns the output (the loader's lines) and clears the
+/// log folder.
+fn cube_shows_the_hud(h: &Harness, cube: &mut Command, what: &str) -> RunOutput {
+    cube.layer().validation();
+    let (out, last, seen) = cube_run(h, cube);
+    out.assert_success(what);
+    assert!(
+        out.stderr
+            .contains(&format!("Insert instance layer \"{VALIDATION}\"")),
+        "{what}: validation is not active:\n{}",
+        tail(&out.stderr, 30)
+    );
+    let errors = out.output_lines(|l| l.contains("Validation Error"));
+    assert!(errors.is_empty(), "{what}: {errors:#?}");
+    let complaints = out.output_lines(is_layer_complaint);
+    assert!(complaints.is_empty(), "{what}: {complaints:#?}");
+    h.only_session_log_of(CUBE_FRAMES, what);
+    h.clear_logs();
+    let name = what.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    assert!(
+        seen,
+        "{what}: no HUD in the top-left corner: {}",
+        kept(last.as_ref(), &name)
+    );
+    out
+}
+
+/// `DISABLE_STEADYHUD=1` beside `STEADYHUD=1`: the loader leaves the
+/// layer out and nothing is logged.
+fn disabled_by_env(h: &Harness, cube: &mut Command, bits: &str) {
+    let out = run(cube
+        .args(["--c", "5"])
+        .layer()
+        .env("DISABLE_STEADYHUD", "1"));
+    out.assert_success(&format!("{bits} vkcube with DISABLE_STEADYHUD=1"));
+    assert!(
+        !out.stderr
+            .contains(&format!("Insert instance layer \"{LAYER_NAME}\"")),
+        "{bits} vkcube: DISABLE_STEADYHUD=1 did not keep the layer out"
+    );
+    assert!(
+        h.session_logs().is_empty(),
+        "{bits} vkcube: a log with DISABLE_STEADYHUD=1"
+    );
+}
+
 #[test]
 fn tarball_installs_for_a_user_and_uninstalls() {
     let Some(dist) = dist() else { return };
@@ -631,23 +778,35 @@ fn tarball_installs_for_a_user_and_uninstalls() {
     let manifest = data.join("vulkan/implicit_layer.d/VK_LAYER_STEADYHUD_overlay.json");
     assert!(manifest.is_file(), "no user manifest: {said}");
     let h = Harness::new();
-    let out = run(h
-        .command("vkcube")
-        .args(["--c", "30"])
-        .layer()
-        .env("HOME", &home)
-        .env("XDG_DATA_HOME", &data)
-        .env("VK_LOADER_DEBUG", "layer"));
-    out.assert_success("vkcube with the tarball's layer");
-    assert!(
-        out.stderr
-            .contains(&format!("Insert instance layer \"{LAYER_NAME}\"")),
-        "{}",
-        tail(&out.stderr, 30)
-    );
-    h.only_session_log_of(30, "vkcube --c 30, tarball layer");
+    let user = |c: &mut Command| {
+        c.env("HOME", &home)
+            .env("XDG_DATA_HOME", &data)
+            .env("VK_LOADER_DEBUG", "layer");
+    };
+    let i386 = i386_runtime();
+    // Without the i386 runtime only the 64-bit one (after the SKIPPED line).
+    let widths = if i386 { 2 } else { 1 };
+    // The manifest's path as the loader prints it ($LIB is dlopen's).
+    let library = data.join("steadyhud/$LIB/libsteadyhud.so");
+    for (mut cube, bits) in vkcubes(&h).into_iter().take(widths) {
+        let what = format!("{bits} vkcube with the tarball's layer");
+        user(&mut cube);
+        let out = cube_shows_the_hud(&h, &mut cube, &what);
+        assert!(
+            out.stderr.contains(&format!(
+                "Insert instance layer \"{LAYER_NAME}\" ({})",
+                library.display()
+            )),
+            "{what}: not the tarball's manifest:\n{}",
+            tail(&out.stderr, 30)
+        );
+    }
+    for (mut cube, bits) in vkcubes(&h).into_iter().take(widths) {
+        user(&mut cube);
+        disabled_by_env(&h, &mut cube, bits);
+    }
     // The one manifest's $LIB: each width its own copy.
-    if i386_runtime() {
+    if i386 {
         if let Some((probe64, probe32)) = build_probes(tmp.path()) {
             for (probe, bits) in [(probe64, "x86_64"), (probe32, "i386")] {
                 let out = run(h

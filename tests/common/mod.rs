@@ -807,6 +807,12 @@ impl Running {
         );
     }
 
+    /// Whether the process has exited (it is not reaped from the output
+    /// readers: [`Running::wait`] still collects everything).
+    pub fn has_exited(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(Some(_)))
+    }
+
     /// SIGKILLs the process now and collects its output.
     pub fn kill(mut self) -> RunOutput {
         let _ = self.child.kill();
