@@ -40,8 +40,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// `fps_limit=100` holds an app that could go much faster to 97–101 FPS
-/// on average with either method, every present logged, the wait in
+/// `fps_limit=100` holds an app that could go much faster to 10 ms frames
+/// (the median; the average never above 100 FPS) with either method, every present logged, the wait in
 /// `limiter_wait_ms` (and not in `cpu_busy_ms`); `fps_limit=0` leaves it
 /// uncapped.
 #[test]
@@ -70,11 +70,16 @@ fn a_cap_paces_a_fast_app_late_and_early_and_zero_is_off() {
         let wait: f64 = column(&log.csv, "limiter_wait_ms").iter().sum();
         let caps = cap_lines(&log.csv);
         eprintln!("{what}: average {avg:.2} fps, limiter wait {wait:.1} ms, caps {caps:?}");
+        // The median frame shows the pacing whatever else runs on the
+        // machine (a busy CI box stalls a few frames, which lowers the
+        // average but cannot raise it); the average shows the cap holds.
+        let typical = median(rows.clone());
         if capped {
             assert!(
-                (97.0..=101.0).contains(&avg),
-                "{what}: average {avg:.2} fps, not 97-101"
+                (9.5..=10.5).contains(&typical),
+                "{what}: median frame {typical:.2} ms, not 10"
             );
+            assert!(avg <= 101.0, "{what}: average {avg:.2} fps over the cap");
             assert!(wait > 0.0, "{what}: no limiter_wait_ms");
             assert_eq!(caps, [(100, 0)], "{what}: fps_limit comment lines");
             // cpu_busy excludes the cap's wait: the app's own work per
@@ -82,7 +87,10 @@ fn a_cap_paces_a_fast_app_late_and_early_and_zero_is_off() {
             let busy = median(column(&log.csv, "cpu_busy_ms"));
             assert!(busy < 7.0, "{what}: median cpu_busy_ms {busy:.2}");
         } else {
-            assert!(avg > 120.0, "{what}: uncapped only {avg:.1} fps");
+            assert!(
+                typical < 9.0,
+                "{what}: uncapped, yet the median frame is {typical:.2} ms"
+            );
             assert_eq!(wait, 0.0, "{what}");
             assert!(caps.is_empty(), "{what}: {caps:?}");
         }
