@@ -169,7 +169,9 @@ impl StreamAnalysis {
                             counter_columns::ABOUT,
                         );
                     }
-                    None => self.log.open(self.settings.name, ordinal, SystemTime::now()),
+                    None => self
+                        .log
+                        .open(self.settings.name, ordinal, SystemTime::now()),
                 }
             }
             Some(prev) => {

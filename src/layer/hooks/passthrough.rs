@@ -45,7 +45,10 @@ pub(super) unsafe fn device_proc_addr(
 ) -> vk::PFN_vkVoidFunction {
     let l = layer();
     // SAFETY: a live dispatchable handle (caller's contract).
-    let d = l.passthrough.as_ref()?.get(unsafe { dispatch_key(device) })?;
+    let d = l
+        .passthrough
+        .as_ref()?
+        .get(unsafe { dispatch_key(device) })?;
     match wanted {
         b"vkGetDeviceProcAddr" | b"vkDestroyDevice" => own(wanted).flatten(),
         // SAFETY: the next layer's gdpa of this device, with the app's
@@ -91,7 +94,10 @@ unsafe extern "system" fn create_device(
             let destroy = unsafe { next_fn(|n| gdpa(device, n), c"vkDestroyDevice") };
             if let Some(p) = &l.passthrough {
                 // SAFETY: the live device just created.
-                p.insert(unsafe { dispatch_key(device) }, PassDevice { gdpa, destroy });
+                p.insert(
+                    unsafe { dispatch_key(device) },
+                    PassDevice { gdpa, destroy },
+                );
             }
         });
     }
