@@ -201,7 +201,7 @@ mod tests {
                 Some("Battle.net Launcher.exe"),
             ),
             (
-                b"/usr/bin/gamescope\0-W\01920\0",
+                b"/usr/bin/gamescope\0-W\x001920\0",
                 b"/usr/bin/gamescope",
                 Some("gamescope"),
             ),

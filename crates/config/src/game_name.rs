@@ -247,14 +247,14 @@ mod tests {
         ),
         (
             "Windows argv[0] under a native executable (the test app's arg0)",
-            b"Z:\\games\\Very Long Game Name\\Bin\\Game-Win64-Shipping.exe\0--frames\0200\0",
+            b"Z:\\games\\Very Long Game Name\\Bin\\Game-Win64-Shipping.exe\0--frames\x00200\0",
             Some(b"/work/target/release/steadyhud-testapp"),
             Some("Game-Win64-Shipping"),
             true,
         ),
         (
             "native game: the executable, not argv[0]",
-            b"./vkcube\0--c\0100\0",
+            b"./vkcube\0--c\x00100\0",
             Some(b"/usr/bin/vkcube"),
             Some("vkcube"),
             false,
