@@ -81,6 +81,12 @@ pub fn show(r: &Resolved, game: Option<&GameName>) -> String {
         .min(40);
     for (key, origin) in &r.origins {
         let line = format!("{key}={}", r.config.value_of(key));
+        let origin = match r.config.resolved_log_dir() {
+            Some(dir) if *key == "log_dir" && r.config.log_dir.is_none() => {
+                format!("{origin}: {}", dir.display())
+            }
+            _ => origin.clone(),
+        };
         out.push_str(&format!("{line:<width$}  # {origin}\n"));
     }
     out
