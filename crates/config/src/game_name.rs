@@ -22,7 +22,8 @@
 //! 3. Any other process is named after its executable's file name (a
 //!    ` (deleted)` suffix removed), else `argv[0]`'s last component. The cut
 //!    15-character `/proc/self/comm` is never used.
-//! 4. The name is made safe for a file name: bytes that are not UTF-8
+//! 4. The name is made safe for a file name: a final `.exe` (any case)
+//!    goes, whatever the rule that found it; bytes that are not UTF-8
 //!    become `_`, and so does every character other than letters, digits,
 //!    `-`, `_`, `.` and `+`; leading dots go; at most 64 characters. An
 //!    empty result is no name (the layer then uses `pid-<pid>`).
