@@ -11,9 +11,10 @@ use super::analysis::{Analysis, Settings};
 use super::device::Device;
 use super::faults::Faults;
 use super::handles::HandleMap;
+use super::identity::Identity;
 use super::instance::Instance;
 use super::limiter::FpsLimit;
-use crate::guard;
+use super::passthrough::Passthrough;
 use crate::input::wayland::WaylandKeys;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
@@ -23,7 +24,13 @@ use steadyhud_sys::lock::Recover;
 
 /// The layer's state in this process.
 pub struct Layer {
+    /// The game name ([`steadyhud_config::game_name`]): log file names,
+    /// `ctl list`, the summary's `exe`.
+    pub name: String,
     pub config: Config,
+    /// `Some` in a process the blacklist leaves alone: the layer is inert
+    /// and keeps only what forwarding needs (decided once, here).
+    pub passthrough: Option<Passthrough>,
     /// Whether the HUD is drawn; the hotkey flips it.
     pub hud_visible: AtomicBool,
     /// The frame cap in force; its hotkey cycles it.
@@ -46,11 +53,14 @@ static LAYER: OnceLock<Layer> = OnceLock::new();
 /// The layer, set up on first use (config warnings printed once).
 pub fn layer() -> &'static Layer {
     LAYER.get_or_init(|| {
-        let (config, warnings) = Config::load();
-        for w in warnings {
-            guard::say(format_args!("steadyhud: config: {w}"));
-        }
+        let Identity {
+            name,
+            config,
+            left_alone,
+        } = Identity::of_this_process();
         Layer {
+            name,
+            passthrough: left_alone.map(|_| Passthrough::default()),
             hud_visible: AtomicBool::new(!config.hud_hidden),
             limit: FpsLimit::new(&config.fps_limit),
             config,
@@ -73,6 +83,7 @@ impl Layer {
     /// What the analysis thread and the devices read of the layer.
     pub fn settings(&'static self) -> Settings {
         Settings {
+            name: &self.name,
             config: &self.config,
             hud_visible: &self.hud_visible,
             limit: &self.limit,

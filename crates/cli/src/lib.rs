@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod bench;
 pub mod compare;
+pub mod config;
 pub mod ctl;
 pub mod install;
 pub mod load;

@@ -37,6 +37,8 @@ enum Command {
     Merge(steadyhud_cli::merge::Args),
     /// Talk to a running game: list, status, hud on|off|toggle, limit N|off, mark TEXT.
     Ctl(steadyhud_cli::ctl::Args),
+    /// Show the configuration a game gets and where each value comes from: config --show [--name N].
+    Config(steadyhud_cli::config::Args),
 }
 
 fn main() -> ExitCode {
@@ -52,5 +54,6 @@ fn main() -> ExitCode {
         Command::Summarize(a) => steadyhud_cli::summarize::run(&a),
         Command::Merge(a) => steadyhud_cli::merge::run(&a),
         Command::Ctl(a) => steadyhud_cli::ctl::run(&a),
+        Command::Config(a) => steadyhud_cli::config::run(&a),
     }
 }

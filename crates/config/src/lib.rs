@@ -1,7 +1,10 @@
 //! User configuration: defaults < the file
 //! `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf` (else
-//! `~/.config/steadyhud/steadyhud.conf`) < `STEADYHUD_CONFIG="key=value,…"`
-//! < `STEADYHUD_LOG_DIR` (for `log_dir` only).
+//! `~/.config/steadyhud/steadyhud.conf`) < the game's files `<name>.conf`
+//! and (Wine) `wine-<name>.conf` next to it ([`sources`]) <
+//! `STEADYHUD_CONFIG="key=value,…"` < `STEADYHUD_LOG_DIR` (for `log_dir`
+//! only). The game's name is [`game_name`]'s rule; [`blacklist`] says which
+//! processes the layer leaves alone.
 //!
 //! The file has `key=value` lines; blank lines and lines starting with `#`
 //! are ignored. In `STEADYHUD_CONFIG` items are separated by commas (so a
@@ -13,6 +16,14 @@
 #![forbid(unsafe_code)]
 
 use std::path::{Path, PathBuf};
+
+pub mod blacklist;
+pub mod game_name;
+pub mod sources;
+
+pub use blacklist::{blacklisted, Listed};
+pub use game_name::GameName;
+pub use sources::{resolve, Resolved};
 
 /// The layer's name as in its manifest (`layer-manifest/`), which `steadyhud
 /// run` adds to `VK_INSTANCE_LAYERS`.
@@ -81,6 +92,9 @@ pub struct Config {
     pub toggle_fps_limit: String,
     /// `control`: serve the control socket for `steadyhud ctl` (true).
     pub control: bool,
+    /// `blacklist`: edits of the built-in list of processes left alone
+    /// (names joined by `+`; `-name` takes one off; see [`blacklist`]).
+    pub blacklist: Vec<String>,
 }
 
 /// Where the frame limiter waits (config `fps_limit_method`).
@@ -163,6 +177,7 @@ impl Default for Config {
             fps_limit_method: LimitMethod::Late,
             toggle_fps_limit: "Shift_L+F1".to_string(),
             control: true,
+            blacklist: Vec::new(),
         }
     }
 }
@@ -183,7 +198,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -200,6 +215,7 @@ pub const KEYS: [&str; 16] = [
     "fps_limit_method",
     "toggle_fps_limit",
     "control",
+    "blacklist",
 ];
 
 impl Config {
@@ -212,37 +228,8 @@ impl Config {
 
     /// [`Config::load`] with the environment given as a function (tests).
     pub fn load_with(env: &dyn Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
-        let mut cfg = Config::default();
-        let mut warnings = Vec::new();
-        if let Some(path) = config_path(env) {
-            match std::fs::read(&path) {
-                Ok(bytes) => {
-                    let text = match String::from_utf8(bytes) {
-                        Ok(t) => t,
-                        Err(e) => {
-                            warnings.push(format!(
-                                "{}: not valid UTF-8; invalid bytes replaced",
-                                path.display()
-                            ));
-                            String::from_utf8_lossy(e.as_bytes()).into_owned()
-                        }
-                    };
-                    warnings.extend(cfg.apply(&text, &Source::File(path)));
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => warnings.push(format!(
-                    "{}: cannot read ({e}); using defaults",
-                    path.display()
-                )),
-            }
-        }
-        if let Some(text) = env(ENV_CONFIG) {
-            warnings.extend(cfg.apply(&text, &Source::Env));
-        }
-        if let Some(dir) = env(ENV_LOG_DIR).filter(|d| !d.is_empty()) {
-            cfg.log_dir = Some(PathBuf::from(dir));
-        }
-        (cfg, warnings)
+        let r = sources::resolve(env, None);
+        (r.config, r.warnings)
     }
 
     /// Parses configuration text over the defaults (pure: no file or
@@ -255,6 +242,17 @@ impl Config {
 
     /// Applies configuration text on top of `self`; returns the warnings.
     pub fn apply(&mut self, text: &str, source: &Source) -> Vec<String> {
+        self.apply_noting(text, source, &mut |_, _| {})
+    }
+
+    /// [`Config::apply`], calling `note(key, where)` for every value set
+    /// (`where` as warnings name it: `FILE:LINE`, `STEADYHUD_CONFIG item N`).
+    pub fn apply_noting(
+        &mut self,
+        text: &str,
+        source: &Source,
+        note: &mut dyn FnMut(&str, String),
+    ) -> Vec<String> {
         let mut warnings = Vec::new();
         let items: Vec<(String, &str)> = match source {
             Source::File(path) => text
@@ -288,12 +286,13 @@ impl Config {
                 ));
                 continue;
             }
-            if let Err(expected) = self.set(&key, value) {
-                warnings.push(format!(
+            match self.set(&key, value) {
+                Ok(()) => note(&key, at),
+                Err(expected) => warnings.push(format!(
                     "{at}: bad value {:?} for {key} (expected {expected}); keeping {}",
                     clip(value),
                     printable(&clip(&self.value_of(&key)))
-                ));
+                )),
             }
         }
         warnings
@@ -352,6 +351,7 @@ impl Config {
                 self.log_dir = Some(expand_home(value));
             }
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
+            "blacklist" => self.blacklist = blacklist::parse_edits(value)?,
             "control" => self.control = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
@@ -421,6 +421,7 @@ impl Config {
             },
             "toggle_fps_limit" => self.toggle_fps_limit.clone(),
             "control" => self.control.to_string(),
+            "blacklist" => self.blacklist.join("+"),
             _ => String::new(),
         }
     }

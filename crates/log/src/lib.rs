@@ -14,6 +14,7 @@
 //! ```text
 //! # steadyhud 0.1.0 session log
 //! # exe: vkcube
+//! # pid: 4242
 //! # start: 2026-11-22T07:10:02+01:00 (unix 1795327802.123)
 //! # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame
 //! frame,present_ns,frametime_ms
@@ -83,6 +84,8 @@ pub const MARK_PREFIX: &str = "# mark: ";
 pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 /// Prefix of the comment line naming the program.
 pub const EXE_PREFIX: &str = "# exe: ";
+/// Prefix of the comment line with the process id (the layer writes it).
+pub const PID_PREFIX: &str = "# pid: ";
 /// Last line of the CSV of a session that ended cleanly.
 pub const END_LINE: &str = "# end: complete";
 
@@ -123,16 +126,19 @@ impl SessionLog {
     /// Creates `dir` if missing and a new `<exe>_<local start time>.csv` in
     /// it, and writes the comment header and the CSV header.
     pub fn create(dir: &Path, exe_name: &str, start: SystemTime) -> Result<SessionLog, LogError> {
-        Self::create_with_columns(dir, exe_name, start, &[], "")
+        Self::create_with_columns(dir, exe_name, None, start, &[], "")
     }
 
     /// [`SessionLog::create`] with extra per-frame columns after
     /// `frametime_ms`: `(name, unit)`; `Unit::Nanos` values are written as ms
     /// with six decimals, others as integers. `about` is a comment line
-    /// (without `# `) explaining them, written when non-empty.
+    /// (without `# `) explaining them, written when non-empty. `pid`, when
+    /// given, is written as a `# pid: N` line after `# exe:`, so logs of
+    /// several processes of one game tell their process.
     pub fn create_with_columns(
         dir: &Path,
         exe_name: &str,
+        pid: Option<u32>,
         start: SystemTime,
         columns: &[(String, steadyhud_counters::Unit)],
         about: &str,
@@ -174,8 +180,9 @@ impl SessionLog {
         } else {
             format!("# {about}\n")
         };
+        let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
         let head = format!(
-            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n# start: {} (unix {unix:.3})\n\
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}# start: {} (unix {unix:.3})\n\
              # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
              {about}{header}\n",
             env!("CARGO_PKG_VERSION"),

@@ -172,7 +172,7 @@ fn status_json(settings: &Settings, windows: serde_json::Value) -> serde_json::V
     let pick = |k: &str| first.and_then(|w| w.get(k)).cloned();
     serde_json::json!({
         "pid": std::process::id(),
-        "exe": super::session::exe_name(),
+        "exe": settings.name,
         "hud": if settings.hud_visible.load(Ordering::Relaxed) { "on" } else { "off" },
         "fps_limit": settings.limit.fps(),
         "frames": pick("frames").unwrap_or(0.into()),

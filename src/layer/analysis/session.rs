@@ -19,29 +19,6 @@ pub enum Log {
     Open(SessionLog),
 }
 
-/// Name the logs carry: the executable's file name, or for Wine/Proton
-/// (whose executable is the Wine loader) the process name Wine sets to the
-/// game's `.exe`.
-pub fn exe_name() -> String {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    if exe.is_empty() || exe.starts_with("wine") {
-        if let Ok(comm) = std::fs::read_to_string("/proc/self/comm") {
-            let comm = comm.trim();
-            if !comm.is_empty() {
-                return comm.to_string();
-            }
-        }
-    }
-    if exe.is_empty() {
-        "vulkan-app".to_string()
-    } else {
-        exe
-    }
-}
-
 impl Log {
     pub fn disabled() -> Log {
         Log::Disabled
@@ -52,15 +29,18 @@ impl Log {
     }
 
     /// Opens the log of the `ordinal`-th window of this session (1 = plain
-    /// `<exe>` name, later windows `<exe>-<n>`).
-    pub fn open(&mut self, ordinal: u64, start: SystemTime) {
-        self.open_with_columns(ordinal, start, &[], "");
+    /// `<name>`, later windows `<name>-<n>`; `name` is the game name, see
+    /// [`steadyhud_config::game_name`]). The CSV's header names the process
+    /// (`# exe:` and `# pid:` lines).
+    pub fn open(&mut self, name: &str, ordinal: u64, start: SystemTime) {
+        self.open_with_columns(name, ordinal, start, &[], "");
     }
 
     /// [`Log::open`] with extra per-frame columns (see
     /// [`SessionLog::create_with_columns`]).
     pub fn open_with_columns(
         &mut self,
+        name: &str,
         ordinal: u64,
         start: SystemTime,
         columns: &[(String, Unit)],
@@ -73,10 +53,11 @@ impl Log {
             return;
         };
         let exe = match ordinal {
-            0 | 1 => exe_name(),
-            n => format!("{}-{n}", exe_name()),
+            0 | 1 => name.to_string(),
+            n => format!("{name}-{n}"),
         };
-        *self = match SessionLog::create_with_columns(&dir, &exe, start, columns, about) {
+        let pid = Some(std::process::id());
+        *self = match SessionLog::create_with_columns(&dir, &exe, pid, start, columns, about) {
             Ok(l) => Log::Open(l),
             Err(e) => {
                 guard::say(format_args!(

@@ -10,6 +10,8 @@ use steadyhud_config::Config;
 /// whole process, hence `'static`).
 #[derive(Clone, Copy)]
 pub struct Settings {
+    /// The game name: log file names, the control socket's `exe`.
+    pub name: &'static str,
     pub config: &'static Config,
     /// HUD visibility: live statistics are built only while it is shown;
     /// the hotkey flips it.
@@ -33,6 +35,7 @@ impl Settings {
             std::sync::LazyLock::new(|| FpsLimit::new(&[]));
         static WAYLAND: WaylandKeys = WaylandKeys::new();
         Settings {
+            name: "vulkan-app",
             config: &CONFIG,
             hud_visible: &VISIBLE,
             limit: &LIMIT,

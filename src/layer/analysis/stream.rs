@@ -162,13 +162,16 @@ impl StreamAnalysis {
                         c.take(t); // work before the first present belongs to no frame
                         let columns = c.columns();
                         self.log.open_with_columns(
+                            self.settings.name,
                             ordinal,
                             SystemTime::now(),
                             &columns,
                             counter_columns::ABOUT,
                         );
                     }
-                    None => self.log.open(ordinal, SystemTime::now()),
+                    None => self
+                        .log
+                        .open(self.settings.name, ordinal, SystemTime::now()),
                 }
             }
             Some(prev) => {
@@ -288,6 +291,7 @@ impl StreamAnalysis {
             self.overflows_logged
         };
         let mut extra = serde_json::json!({
+            "pid": std::process::id(),
             "ring_overflows": overflows,
             "stream": self.stream.id,
             "stutter_threshold": self.opts.stutter_threshold,

@@ -10,5 +10,6 @@ pub mod counted;
 pub mod device;
 pub mod instance;
 pub mod lookup;
+pub mod passthrough;
 pub mod table;
 pub mod unload;

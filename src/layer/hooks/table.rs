@@ -42,7 +42,7 @@ enum Level {
 }
 
 /// Casts one of our entry points for the proc-address tables.
-fn void(f: *const ()) -> vk::PFN_vkVoidFunction {
+pub(super) fn void(f: *const ()) -> vk::PFN_vkVoidFunction {
     // SAFETY: `f` is one of this module's `extern "system"` functions; the
     // caller of the proc address casts it back to its real type.
     Some(unsafe { std::mem::transmute::<*const (), unsafe extern "system" fn()>(f) })
@@ -131,6 +131,13 @@ pub unsafe extern "system" fn get_instance_proc_addr(
         // SAFETY: the next layer's gipa of this instance, called with the
         // app's own arguments (caller's contract).
         let next = |inst: &Instance| unsafe { (inst.next_gipa)(instance, name) };
+        if l.passthrough.is_some() {
+            // A process left alone: only the lifecycle functions are ours.
+            return match super::passthrough::own(wanted) {
+                Some(f) => f,
+                None => inst.as_ref().and_then(|i| next(i)),
+            };
+        }
         match hook(wanted, l.faults.on_present_path()) {
             Some((Level::Instance, _, f)) => f,
             // A device function through gipa (a layer above may ask this
@@ -162,6 +169,10 @@ pub unsafe extern "system" fn get_device_proc_addr(
         let l = layer();
         if device == vk::Device::null() {
             return None;
+        }
+        if l.passthrough.is_some() {
+            // SAFETY: inside the app's call on the live `device`.
+            return unsafe { super::passthrough::device_proc_addr(device, name, name_bytes(name)) };
         }
         // SAFETY: inside the app's call on `device`, a live device (caller's
         // contract), so its record is not removed while we use it.

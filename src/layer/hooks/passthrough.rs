@@ -1,0 +1,123 @@
+//! Entry points of a process the layer leaves alone
+//! ([`crate::layer::passthrough`]): instance and device creation still pass
+//! through the layer (the loader's chain must be advanced), everything else
+//! is the next layer's.
+//!
+//! # Safety
+//! As for every entry point (see [`super::instance`]): each function is a
+//! Vulkan command called under that command's valid-usage rules, and hands
+//! its arguments on unchanged.
+
+use super::table::get_device_proc_addr;
+use crate::guard;
+use crate::layer::handles::dispatch_key;
+use crate::layer::loader::{self, next_fn};
+use crate::layer::passthrough::PassDevice;
+use crate::layer::state::layer;
+use ash::vk;
+use std::ffi::c_char;
+
+/// What the layer hands out for `name` in an inert process: its own
+/// function for the few it must keep, else `None` (the next layer's).
+pub(super) fn own(name: &[u8]) -> Option<vk::PFN_vkVoidFunction> {
+    let f = match name {
+        b"vkGetInstanceProcAddr" => super::table::get_instance_proc_addr as *const (),
+        b"vkCreateInstance" => super::instance::create_instance as *const (),
+        b"vkDestroyInstance" => super::instance::destroy_instance as *const (),
+        b"vkCreateDevice" => create_device as *const (),
+        b"vkGetDeviceProcAddr" => get_device_proc_addr as *const (),
+        b"vkDestroyDevice" => destroy_device as *const (),
+        _ => return None,
+    };
+    Some(super::table::void(f))
+}
+
+/// `vkGetDeviceProcAddr` of an inert process: ours for the two device
+/// functions we keep, else the next layer's.
+///
+/// # Safety
+/// `device` is a live device created through this layer; `name` is
+/// NUL-terminated.
+pub(super) unsafe fn device_proc_addr(
+    device: vk::Device,
+    name: *const c_char,
+    wanted: &[u8],
+) -> vk::PFN_vkVoidFunction {
+    let l = layer();
+    // SAFETY: a live dispatchable handle (caller's contract).
+    let d = l
+        .passthrough
+        .as_ref()?
+        .get(unsafe { dispatch_key(device) })?;
+    match wanted {
+        b"vkGetDeviceProcAddr" | b"vkDestroyDevice" => own(wanted).flatten(),
+        // SAFETY: the next layer's gdpa of this device, with the app's
+        // arguments.
+        _ => unsafe { (d.gdpa)(device, name) },
+    }
+}
+
+unsafe extern "system" fn create_device(
+    physical_device: vk::PhysicalDevice,
+    info: *const vk::DeviceCreateInfo,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::Device,
+) -> vk::Result {
+    let l = layer();
+    let linked = guard::contain(None, || {
+        // SAFETY: the app's live physical device: a dispatchable handle.
+        let inst = l
+            .instance(unsafe { dispatch_key(physical_device) })
+            .or_else(|| l.only_instance())?;
+        // SAFETY: the app's valid create info with the loader's chain.
+        let (gipa, gdpa) = unsafe { loader::take_device_link(&*info) }?;
+        // SAFETY: the next layer's gipa on our live instance.
+        let create: vk::PFN_vkCreateDevice =
+            unsafe { next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice") }?;
+        Some((gdpa, create))
+    });
+    let Some((gdpa, create)) = linked else {
+        guard::say(format_args!(
+            "steadyhud: vkCreateDevice without instance data or loader link; failing"
+        ));
+        return vk::Result::ERROR_INITIALIZATION_FAILED;
+    };
+    // SAFETY: the next layer's `vkCreateDevice` with the app's arguments,
+    // the chain advanced past us.
+    let r = unsafe { create(physical_device, info, alloc, out) };
+    if r == vk::Result::SUCCESS {
+        guard::contain((), || {
+            // SAFETY: on success `*out` is the new live device.
+            let device = unsafe { *out };
+            // SAFETY: the next layer's gdpa of that device;
+            // `PFN_vkDestroyDevice` is the name's type.
+            let destroy = unsafe { next_fn(|n| gdpa(device, n), c"vkDestroyDevice") };
+            if let Some(p) = &l.passthrough {
+                // SAFETY: the live device just created.
+                p.insert(
+                    unsafe { dispatch_key(device) },
+                    PassDevice { gdpa, destroy },
+                );
+            }
+        });
+    }
+    r
+}
+
+unsafe extern "system" fn destroy_device(
+    device: vk::Device,
+    alloc: *const vk::AllocationCallbacks,
+) {
+    if device == vk::Device::null() {
+        return;
+    }
+    let l = layer();
+    // SAFETY: the app's live device (caller's contract).
+    let key = unsafe { dispatch_key(device) };
+    let d = guard::contain(None, || l.passthrough.as_ref()?.remove(key));
+    if let Some(destroy) = d.and_then(|d| d.destroy) {
+        // SAFETY: the next layer's `vkDestroyDevice`, with the app's
+        // arguments.
+        unsafe { destroy(device, alloc) };
+    }
+}
