@@ -214,11 +214,26 @@ fn a_wine_named_game_gets_its_name_and_its_config_file() {
         "no 50 fps cap line in {}",
         log.csv.display()
     );
-    let avg = h.analyze(&log.csv)["average_fps"].as_f64().unwrap();
+    // The cap measured: the median frame is the cap's 20 ms (a busy
+    // machine stalls a few frames, which moves the average, not the
+    // median), and the average never passes the cap.
+    let mut rows = csv.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = rows.next().expect("header").split(',').collect();
+    let col = header
+        .iter()
+        .position(|c| *c == "frametime_ms")
+        .expect("frametime_ms");
+    let mut ft: Vec<f64> = rows
+        .filter_map(|l| l.split(',').nth(col)?.parse().ok())
+        .collect();
+    ft.sort_by(f64::total_cmp);
+    let typical = ft[ft.len() / 2];
     assert!(
-        (47.0..=51.0).contains(&avg),
-        "average {avg:.2} fps under a 50 fps cap"
+        (19.5..=20.5).contains(&typical),
+        "median frame {typical:.2} ms under a 50 fps cap"
     );
+    let avg = h.analyze(&log.csv)["average_fps"].as_f64().unwrap();
+    assert!(avg <= 51.0, "average {avg:.2} fps over a 50 fps cap");
     let summary = log.summary_json();
     assert_eq!(summary["exe"], GAME);
     assert_eq!(summary["pid"], pid);
