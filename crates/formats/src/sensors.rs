@@ -282,13 +282,14 @@ impl SensorMap {
         if self.throttle_text.is_some() || !self.flags.is_empty() {
             out.throttle_source = Some(match self.throttle_text {
                 Some(_) => THROTTLE_COLUMN.to_string(),
-                None => self
-                    .flags
-                    .iter()
-                    .map(|&(_, r)| r)
-                    .collect::<Vec<_>>()
-                    .join("/")
-                    + " limit flags",
+                None => {
+                    self.flags
+                        .iter()
+                        .map(|&(_, r)| r)
+                        .collect::<Vec<_>>()
+                        .join("/")
+                        + " limit flags"
+                }
             });
             out.throttle = Some(rows.throttle);
         }
@@ -311,7 +312,13 @@ mod tests {
 
     #[test]
     fn steadyhud_columns_are_exact_and_empty_is_no_reading() {
-        let h = ["frame", "frametime_ms", "gpu_power_w", "gpu_throttle", "GPU_MHZ"];
+        let h = [
+            "frame",
+            "frametime_ms",
+            "gpu_power_w",
+            "gpu_throttle",
+            "GPU_MHZ",
+        ];
         let m = SensorMap::steadyhud(&h).unwrap();
         let c = push_all(&m, &["0,10,200.5,power|thermal,1", "1,10,,,2"]).unwrap();
         assert_eq!(c.columns.len(), 1, "GPU_MHZ is not gpu_mhz");
@@ -343,7 +350,9 @@ mod tests {
         assert_eq!(c.get(Sensor::RamUsedMb).unwrap(), &[256.0, 512.0]);
         assert!(c.get(Sensor::CpuLoadPct).unwrap()[1].is_nan());
         assert!(notes.iter().any(|n| n.contains("1 value(s) in cpu_load")));
-        assert!(notes.iter().any(|n| n.contains("gpu_load") && n.contains("0 or empty")));
+        assert!(notes
+            .iter()
+            .any(|n| n.contains("gpu_load") && n.contains("0 or empty")));
     }
 
     #[test]
@@ -353,7 +362,11 @@ mod tests {
         let m = SensorMap::presentmon(&h).unwrap();
         let c = push_all(
             &m,
-            &["16,150,4294967296,1,0", "16,NA,3.5,true,1", "16,151,0,0,false"],
+            &[
+                "16,150,4294967296,1,0",
+                "16,NA,3.5,true,1",
+                "16,151,0,0,false",
+            ],
         )
         .unwrap();
         assert_eq!(c.get(Sensor::VramUsedMb).unwrap(), &[4096.0, 3584.0, 0.0]);

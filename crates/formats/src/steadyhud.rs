@@ -28,6 +28,7 @@
 
 use super::error::{At, ErrorKind, Pos};
 use super::frame_log::{Format, FrameLog, Mark, Meta};
+use super::sensors::SensorMap;
 use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
@@ -35,7 +36,6 @@ use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, Counte
 use steadyhud_log::{
     COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, MARK_PREFIX, OVERFLOW_PREFIX,
 };
-use super::sensors::SensorMap;
 use steadyhud_metrics::gpu::{self, GpuColumns};
 use steadyhud_metrics::sensors::is_sensor_column;
 

@@ -244,8 +244,14 @@ mod tests {
             .collect();
         let c = sensor_causes(&[2, 0, 4], &cols(vec![2000.0; 5], Some(t)));
         assert_eq!(c.len(), 2);
-        assert_eq!((c[0].frame, c[0].text()), (2, "GPU throttle: power/thermal".into()));
-        assert_eq!((c[1].frame, c[1].text()), (4, "GPU throttle: current".into()));
+        assert_eq!(
+            (c[0].frame, c[0].text()),
+            (2, "GPU throttle: power/thermal".into())
+        );
+        assert_eq!(
+            (c[1].frame, c[1].text()),
+            (4, "GPU throttle: current".into())
+        );
         let v = serde_json::to_value(&c[1]).unwrap();
         assert_eq!(v["reasons"][0]["kind"], "throttle");
         assert_eq!(v["reasons"][0]["reasons"][0], "current");
