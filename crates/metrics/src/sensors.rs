@@ -393,8 +393,8 @@ pub fn summarize(durations_ns: &[u64], cols: &SensorColumns) -> Option<SensorSum
     };
     let (gpu, cpu) = (at(Sensor::GpuPowerW), at(Sensor::CpuPowerW));
     let energy = EnergySummary {
-        gpu: energy(durations_ns, &gpu, all_ns),
-        cpu: energy(durations_ns, &cpu, all_ns),
+        gpu: energy(durations_ns, gpu, all_ns),
+        cpu: energy(durations_ns, cpu, all_ns),
         total: energy(durations_ns, |i| gpu(i) + cpu(i), all_ns),
     };
     let gpu_throttle = cols

@@ -61,8 +61,11 @@ impl SensorRow {
     }
 }
 
+/// Picks one kind of energy out of a summary.
+type EnergyOf = fn(&EnergySummary) -> Option<&Energy>;
+
 /// The energy kinds in the order shown, with how they are named.
-const KINDS: [(&str, fn(&EnergySummary) -> Option<&Energy>); 3] = [
+const KINDS: [(&str, EnergyOf); 3] = [
     ("GPU + CPU package", |e| e.total.as_ref()),
     ("GPU", |e| e.gpu.as_ref()),
     ("CPU package", |e| e.cpu.as_ref()),
