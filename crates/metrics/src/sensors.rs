@@ -543,4 +543,43 @@ mod tests {
         assert_eq!(v["energy"]["gpu"], serde_json::Value::Null);
         assert!(v.get("gpu_throttle").is_none());
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the frames: the mean lies between the smallest and
+        /// largest reading, coverage is a share, and the energy numbers
+        /// agree with each other (J = W · s, frames/J · J/frame = 1).
+        #[test]
+        fn summary_is_consistent(f in proptest::collection::vec(
+            (1u64..50_000_000, proptest::option::weighted(0.8, 0.0f64..400.0)),
+            1..200,
+        )) {
+            let d: Vec<u64> = f.iter().map(|x| x.0).collect();
+            let p: Vec<f64> = f.iter().map(|x| x.1.unwrap_or(f64::NAN)).collect();
+            let cols = SensorColumns {
+                columns: vec![col(Sensor::GpuPowerW, &p)],
+                ..Default::default()
+            };
+            let known: Vec<f64> = f.iter().filter_map(|x| x.1).collect();
+            match summarize(&d, &cols) {
+                None => prop_assert!(known.is_empty()),
+                Some(s) => {
+                    let g = s.get(Sensor::GpuPowerW).unwrap();
+                    let lo = known.iter().copied().fold(f64::MAX, f64::min);
+                    let hi = known.iter().copied().fold(f64::MIN, f64::max);
+                    prop_assert!(g.mean >= lo * (1.0 - 1e-12) && g.mean <= hi * (1.0 + 1e-12));
+                    prop_assert_eq!(g.max, hi);
+                    prop_assert_eq!(g.frames as usize, known.len());
+                    prop_assert!(g.coverage_pct > 0.0 && g.coverage_pct <= 100.0);
+                    let e = s.energy.gpu.unwrap();
+                    prop_assert!((e.joules - e.mean_w * e.time_s).abs() <= 1e-9 * e.joules.max(1.0));
+                    prop_assert!((e.mean_w - g.mean).abs() <= 1e-9 * g.mean.max(1.0));
+                    if let Some(fpj) = e.frames_per_joule {
+                        prop_assert!((fpj * e.joules_per_frame - 1.0).abs() < 1e-9);
+                    }
+                }
+            }
+        }
+    }
 }
