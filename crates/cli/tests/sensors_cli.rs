@@ -416,3 +416,41 @@ fn compare_and_report_show_performance_per_watt() {
     );
     assert!(row.contains("class=\"better\">+100.0%"), "{row}");
 }
+
+/// More than 6 logs get the many-runs layout: a per-run table of frames per
+/// joule and the sensor means.
+#[test]
+fn many_runs_report_has_a_per_watt_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = vec!["report".into()];
+    for k in 1..=7 {
+        let p = dir.path().join(format!("w{k}.csv"));
+        std::fs::write(&p, clock_drop_log(100.0 * k as f64)).unwrap();
+        args.push(p.to_str().unwrap().into());
+    }
+    let html = dir.path().join("many.html");
+    args.extend(["-o".into(), html.to_str().unwrap().into()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = steadyhud(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    let at = page.find("<table id=\"sensors\">").expect("sensors table");
+    let table = &page[at..at + page[at..].find("</table>").unwrap()];
+    assert!(
+        table.contains("<th>Frames per joule, GPU (frames/J)</th>"),
+        "{table}"
+    );
+    for k in 1..=7 {
+        // 60 frames over 0.63 s at 100·k W.
+        let fpj = 60.0 / (100.0 * k as f64 * 0.63);
+        let row_at = table
+            .find(&format!(">w{k}.csv</td>"))
+            .unwrap_or_else(|| panic!("no row for w{k}"));
+        let row = &table[row_at..row_at + table[row_at..].find("</tr>").unwrap()];
+        assert!(row.contains(&format!("<td>{fpj:.3}")), "w{k}: {row}");
+    }
+}
