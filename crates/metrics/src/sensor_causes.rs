@@ -97,7 +97,8 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 /// The clock-drop judgement of frame `i` over a clock column.
 pub fn clock_drop(clock: &[f64], i: usize) -> Option<(f64, f64)> {
-    let before: Vec<f64> = clock[i.saturating_sub(BASELINE_FRAMES)..i.min(clock.len())]
+    let end = i.min(clock.len());
+    let before: Vec<f64> = clock[i.saturating_sub(BASELINE_FRAMES).min(end)..end]
         .iter()
         .copied()
         .filter(|v| v.is_finite())
@@ -234,6 +235,8 @@ mod tests {
         none.push(f64::NAN);
         assert_eq!(clock_drop(&none, 30), None);
         assert_eq!(clock_drop(&none, 31), None);
+        // A stutter past the end of a short column: no judgement, no panic.
+        assert_eq!(clock_drop(&none, 100), None);
     }
 
     #[test]
