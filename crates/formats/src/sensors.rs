@@ -31,7 +31,9 @@
 //! capture application's preferred unit): a value of at least 1 MiB is
 //! read as bytes, a smaller one as GiB.
 
-use steadyhud_metrics::sensors::{Sensor, SensorColumn, SensorColumns, THROTTLE_COLUMN};
+use steadyhud_metrics::sensors::{
+    Readings, Reasons, Sensor, SensorColumn, SensorColumns, THROTTLE_COLUMN,
+};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -111,8 +113,8 @@ pub struct SensorMap {
 /// log, or the whole log).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SensorRows {
-    values: Vec<Vec<f64>>,
-    throttle: Vec<String>,
+    values: Vec<Readings>,
+    throttle: Reasons,
     /// Fields per column that were not numbers (besides empty and `NA`).
     bad: Vec<u64>,
 }
@@ -216,8 +218,8 @@ impl SensorMap {
     /// Empty per-frame storage for this map.
     pub fn rows(&self) -> SensorRows {
         SensorRows {
-            values: vec![Vec::new(); self.cols.len()],
-            throttle: Vec::new(),
+            values: vec![Readings::new(); self.cols.len()],
+            throttle: Reasons::new(),
             bad: vec![0; self.cols.len()],
         }
     }
@@ -323,12 +325,10 @@ mod tests {
         let c = push_all(&m, &["0,10,200.5,power|thermal,1", "1,10,,,2"]).unwrap();
         assert_eq!(c.columns.len(), 1, "GPU_MHZ is not gpu_mhz");
         assert_eq!(c.columns[0].sensor, Sensor::GpuPowerW);
-        assert_eq!(c.columns[0].values[0], 200.5);
-        assert!(c.columns[0].values[1].is_nan());
-        assert_eq!(
-            c.throttle,
-            Some(vec!["power|thermal".to_string(), String::new()])
-        );
+        assert_eq!(c.columns[0].values.get(0), Some(&200.5));
+        assert!(c.columns[0].values.get(1).unwrap().is_nan());
+        let t: Vec<&String> = c.throttle.as_ref().unwrap().iter().collect();
+        assert_eq!(t, ["power|thermal", ""]);
         assert!(SensorMap::steadyhud(&["frame", "frametime_ms"]).is_none());
     }
 
@@ -346,9 +346,12 @@ mod tests {
         let c = m.finish(r, &mut notes).unwrap();
         let names: Vec<&str> = c.columns.iter().map(|c| c.source.as_str()).collect();
         assert_eq!(names, ["cpu_load", "ram_used", "gpu_vram_used"]);
-        assert_eq!(c.get(Sensor::VramUsedMb).unwrap(), &[1536.0, 2048.0]);
-        assert_eq!(c.get(Sensor::RamUsedMb).unwrap(), &[256.0, 512.0]);
-        assert!(c.get(Sensor::CpuLoadPct).unwrap()[1].is_nan());
+        assert_eq!(
+            c.get(Sensor::VramUsedMb).unwrap().to_vec(),
+            [1536.0, 2048.0]
+        );
+        assert_eq!(c.get(Sensor::RamUsedMb).unwrap().to_vec(), [256.0, 512.0]);
+        assert!(c.get(Sensor::CpuLoadPct).unwrap().get(1).unwrap().is_nan());
         assert!(notes.iter().any(|n| n.contains("1 value(s) in cpu_load")));
         assert!(notes
             .iter()
@@ -369,12 +372,13 @@ mod tests {
             ],
         )
         .unwrap();
-        assert_eq!(c.get(Sensor::VramUsedMb).unwrap(), &[4096.0, 3584.0, 0.0]);
-        assert!(c.get(Sensor::GpuPowerW).unwrap()[1].is_nan());
         assert_eq!(
-            c.throttle.unwrap(),
-            vec!["power".to_string(), "power|thermal".into(), String::new()]
+            c.get(Sensor::VramUsedMb).unwrap().to_vec(),
+            [4096.0, 3584.0, 0.0]
         );
+        assert!(c.get(Sensor::GpuPowerW).unwrap().get(1).unwrap().is_nan());
+        let t: Vec<&String> = c.throttle.as_ref().unwrap().iter().collect();
+        assert_eq!(t, ["power", "power|thermal", ""]);
         assert!(SensorMap::presentmon(&["FrameTime", "MsGPUBusy"]).is_none());
     }
 
@@ -389,9 +393,10 @@ mod tests {
         let c = r.meta.counters.as_ref().unwrap();
         assert_eq!(c.infos.len(), 1, "only submit_ms is a counter");
         let s = r.meta.sensors.unwrap();
-        assert_eq!(s.get(Sensor::CpuLoadPct).unwrap(), &[43.25, 50.0]);
-        assert_eq!(s.get(Sensor::GpuPowerW).unwrap()[0], 200.5);
-        assert_eq!(s.throttle.unwrap(), ["", "power"]);
+        assert_eq!(s.get(Sensor::CpuLoadPct).unwrap().to_vec(), [43.25, 50.0]);
+        assert_eq!(s.get(Sensor::GpuPowerW).unwrap().get(0), Some(&200.5));
+        let t: Vec<&String> = s.throttle.as_ref().unwrap().iter().collect();
+        assert_eq!(t, ["", "power"]);
 
         let pm = "Application,ProcessID,SwapChainAddress,MsBetweenPresents,GPUPower,CPUPower\n\
                   a.exe,1,0x1,10,100,30\nb.exe,2,0x2,20,200,40\nb.exe,2,0x2,NA,5,5\nb.exe,2,0x2,20,210\n";
@@ -402,15 +407,15 @@ mod tests {
         )
         .unwrap();
         let s = r.meta.sensors.unwrap();
-        assert_eq!(s.get(Sensor::GpuPowerW).unwrap(), &[200.0, 210.0]);
-        let cpu = s.get(Sensor::CpuPowerW).unwrap();
+        assert_eq!(s.get(Sensor::GpuPowerW).unwrap().to_vec(), [200.0, 210.0]);
+        let cpu = s.get(Sensor::CpuPowerW).unwrap().to_vec();
         assert_eq!(cpu[0], 40.0);
         assert!(cpu[1].is_nan(), "a row too short has no reading");
 
         let mh = "os,cpu\nLinux,x\nfps,frametime,cpu_load,gpu_power,elapsed\n100,10000,55,0,1\n50,20000,65,0,2\n";
         let r = super::super::mangohud::read(std::io::Cursor::new(mh.as_bytes().to_vec())).unwrap();
         let s = r.meta.sensors.unwrap();
-        assert_eq!(s.get(Sensor::CpuLoadPct).unwrap(), &[55.0, 65.0]);
+        assert_eq!(s.get(Sensor::CpuLoadPct).unwrap().to_vec(), [55.0, 65.0]);
         assert!(s.get(Sensor::GpuPowerW).is_none());
     }
 }

@@ -28,6 +28,7 @@ pub mod gpu;
 pub mod histogram;
 mod options;
 mod rolling;
+mod runs;
 pub mod sensor_causes;
 pub mod sensors;
 mod sorted;

@@ -15,7 +15,7 @@
 //! - **throttling**: the throttle reasons of frames i and i+1, in the
 //!   order first seen.
 
-use super::sensors::{Sensor, SensorColumns};
+use super::sensors::{Readings, Reasons, Sensor, SensorColumns};
 use serde::Serialize;
 
 /// Frames before a stutter whose clock readings make its baseline.
@@ -95,31 +95,28 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// The clock-drop judgement of frame `i` over a clock column.
-pub fn clock_drop(clock: &[f64], i: usize) -> Option<(f64, f64)> {
-    let end = i.min(clock.len());
-    let before: Vec<f64> = clock[i.saturating_sub(BASELINE_FRAMES).min(end)..end]
-        .iter()
-        .copied()
+/// The clock-drop judgement of frame `i` over a clock column:
+/// `Some((baseline, at))` when the clock dropped.
+pub fn clock_drop(clock: &Readings, i: usize) -> Option<(f64, f64)> {
+    let before: Vec<f64> = (i.saturating_sub(BASELINE_FRAMES)..i)
+        .filter_map(|k| clock.get(k).copied())
         .filter(|v| v.is_finite())
         .collect();
     if before.len() < MIN_BASELINE {
         return None;
     }
     let baseline = median(before);
-    let at = clock
-        .get(i..(i + 2).min(clock.len()))?
-        .iter()
-        .copied()
+    let at = (i..i + 2)
+        .filter_map(|k| clock.get(k).copied())
         .filter(|v| v.is_finite())
         .min_by(f64::total_cmp)?;
     (at < DROP_FRACTION * baseline).then_some((baseline, at))
 }
 
 /// The throttle reasons reported in frames i and i+1, in order first seen.
-fn throttle_at(reasons: &[String], i: usize) -> Vec<String> {
+fn throttle_at(reasons: &Reasons, i: usize) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for r in reasons.iter().skip(i).take(2) {
+    for r in (i..i + 2).filter_map(|k| reasons.get(k)) {
         for reason in r.split('|').map(str::trim).filter(|s| !s.is_empty()) {
             if !out.iter().any(|o| o == reason) {
                 out.push(reason.to_string());
@@ -168,14 +165,18 @@ mod tests {
     use super::super::sensors::SensorColumn;
     use super::*;
 
+    fn drop_at(v: &[f64], i: usize) -> Option<(f64, f64)> {
+        clock_drop(&Readings::from(v), i)
+    }
+
     fn cols(gpu_mhz: Vec<f64>, throttle: Option<Vec<String>>) -> SensorColumns {
         SensorColumns {
             columns: vec![SensorColumn {
                 sensor: Sensor::GpuMhz,
                 source: "gpu_mhz".into(),
-                values: gpu_mhz,
+                values: gpu_mhz.into(),
             }],
-            throttle,
+            throttle: throttle.map(Into::into),
             throttle_source: None,
         }
     }
@@ -200,14 +201,14 @@ mod tests {
     fn the_drop_rule_is_strictly_below_85_percent_of_the_median() {
         let mut mhz = vec![1000.0; 30];
         mhz.push(850.0);
-        assert_eq!(clock_drop(&mhz, 30), None);
+        assert_eq!(drop_at(&mhz, 30), None);
         mhz[30] = 849.9;
-        assert_eq!(clock_drop(&mhz, 30), Some((1000.0, 849.9)));
+        assert_eq!(drop_at(&mhz, 30), Some((1000.0, 849.9)));
         // The median, not the mean: one high reading does not move it.
         let mut mhz = vec![1000.0; 29];
         mhz.push(100_000.0);
         mhz.push(900.0);
-        assert_eq!(clock_drop(&mhz, 30), None);
+        assert_eq!(drop_at(&mhz, 30), None);
         // Under 1 GHz it is written in MHz.
         let r = SensorReason::ClockDrop {
             device: "CPU",
@@ -222,21 +223,21 @@ mod tests {
         let mut mhz = vec![f64::NAN; 30];
         mhz[0..4].copy_from_slice(&[2000.0; 4]);
         mhz.push(500.0);
-        assert_eq!(clock_drop(&mhz, 30), None);
+        assert_eq!(drop_at(&mhz, 30), None);
         mhz[4] = 2000.0;
-        assert_eq!(clock_drop(&mhz, 30), Some((2000.0, 500.0)));
+        assert_eq!(drop_at(&mhz, 30), Some((2000.0, 500.0)));
         // Only the 30 frames before count: readings further back do not.
         let mut far = vec![2000.0; 10];
         far.extend([f64::NAN; 30]);
         far.push(500.0);
-        assert_eq!(clock_drop(&far, 40), None);
+        assert_eq!(drop_at(&far, 40), None);
         // No reading at the stutter: no judgement.
         let mut none = vec![2000.0; 30];
         none.push(f64::NAN);
-        assert_eq!(clock_drop(&none, 30), None);
-        assert_eq!(clock_drop(&none, 31), None);
+        assert_eq!(drop_at(&none, 30), None);
+        assert_eq!(drop_at(&none, 31), None);
         // A stutter past the end of a short column: no judgement, no panic.
-        assert_eq!(clock_drop(&none, 100), None);
+        assert_eq!(drop_at(&none, 100), None);
     }
 
     #[test]

@@ -15,8 +15,14 @@
 //!   frames per joule = those frames / E, joules per frame = E / frames.
 //!   `total` adds GPU and CPU package power over the frames having both.
 
+pub use super::runs::Runs;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
+
+/// One sensor's per-frame readings (NaN: no reading), as runs.
+pub type Readings = Runs<f64>;
+/// Per-frame throttle reasons (`power|thermal`; empty: none), as runs.
+pub type Reasons = Runs<String>;
 
 /// A sensor steadyhud logs, one column each (`*_pct` percent, `*_mhz` MHz,
 /// `*_c` °C, `*_w` W, `*_mb` MiB).
@@ -148,9 +154,9 @@ pub struct SensorColumn {
     /// Column the readings came from (`gpu_power_w`, `gpu_power`,
     /// `GPUPower`).
     pub source: String,
-    /// `values[i]` belongs to frame i, in the sensor's unit; NaN = no
-    /// reading.
-    pub values: Vec<f64>,
+    /// `values.get(i)` belongs to frame i, in the sensor's unit; NaN = no
+    /// reading. Stored as runs of repeated readings.
+    pub values: Readings,
 }
 
 /// Per-frame sensor columns of a frame log (like
@@ -160,17 +166,17 @@ pub struct SensorColumns {
     pub columns: Vec<SensorColumn>,
     /// Throttle reasons per frame (`power|thermal`; empty: none reported),
     /// when the log has them; the column they came from.
-    pub throttle: Option<Vec<String>>,
+    pub throttle: Option<Reasons>,
     pub throttle_source: Option<String>,
 }
 
 impl SensorColumns {
     /// The readings of `sensor`, if the log has them.
-    pub fn get(&self, sensor: Sensor) -> Option<&[f64]> {
+    pub fn get(&self, sensor: Sensor) -> Option<&Readings> {
         self.columns
             .iter()
             .find(|c| c.sensor == sensor)
-            .map(|c| c.values.as_slice())
+            .map(|c| &c.values)
     }
 
     /// No sensor column and no throttle column.
@@ -297,7 +303,7 @@ fn pct(part_ns: u128, all_ns: u128) -> f64 {
 /// frames with one last 0 ns in all).
 fn stat(durations_ns: &[u64], col: &SensorColumn, all_ns: u128) -> Option<SensorStat> {
     let (mut frames, mut time_ns, mut weighted, mut max) = (0u64, 0u128, 0.0f64, f64::NEG_INFINITY);
-    for (&d, &v) in durations_ns.iter().zip(&col.values) {
+    for (&d, &v) in durations_ns.iter().zip(col.values.iter()) {
         if !known(v) {
             continue;
         }
@@ -320,12 +326,11 @@ fn stat(durations_ns: &[u64], col: &SensorColumn, all_ns: u128) -> Option<Sensor
     })
 }
 
-/// Energy of per-frame power `power(i)` (W, NaN: none) over the frames
-/// with a reading.
-fn energy(durations_ns: &[u64], power: impl Fn(usize) -> f64, all_ns: u128) -> Option<Energy> {
+/// Energy of per-frame power `power` (W, NaN: none) over the frames with a
+/// reading (frames past its end have none).
+fn energy(durations_ns: &[u64], power: impl Iterator<Item = f64>, all_ns: u128) -> Option<Energy> {
     let (mut frames, mut time_ns, mut joules_ns) = (0u64, 0u128, 0.0f64);
-    for (i, &d) in durations_ns.iter().enumerate() {
-        let p = power(i);
+    for (&d, p) in durations_ns.iter().zip(power) {
         if !known(p) {
             continue;
         }
@@ -350,10 +355,10 @@ fn energy(durations_ns: &[u64], power: impl Fn(usize) -> f64, all_ns: u128) -> O
 }
 
 /// The throttle share of the session; `None` without a throttle column.
-fn throttle(durations_ns: &[u64], reasons: &[String], all_ns: u128) -> ThrottleStat {
+fn throttle(durations_ns: &[u64], reasons: &Reasons, all_ns: u128) -> ThrottleStat {
     let (mut frames, mut time_ns) = (0u64, 0u128);
     let mut per: Vec<(String, u128)> = Vec::new();
-    for (&d, r) in durations_ns.iter().zip(reasons) {
+    for (&d, r) in durations_ns.iter().zip(reasons.iter()) {
         let mut any = false;
         for reason in r.split('|').map(str::trim).filter(|s| !s.is_empty()) {
             any = true;
@@ -387,19 +392,18 @@ pub fn summarize(durations_ns: &[u64], cols: &SensorColumns) -> Option<SensorSum
         .filter_map(|c| stat(durations_ns, c, all_ns))
         .collect();
     readings.sort_by_key(|s| s.sensor);
-    let at = |s: Sensor| {
-        let col = cols.get(s);
-        move |i: usize| col.and_then(|c| c.get(i)).copied().unwrap_or(f64::NAN)
-    };
-    let (gpu, cpu) = (at(Sensor::GpuPowerW), at(Sensor::CpuPowerW));
+    let (gpu, cpu) = (cols.get(Sensor::GpuPowerW), cols.get(Sensor::CpuPowerW));
     let energy = EnergySummary {
-        gpu: energy(durations_ns, gpu, all_ns),
-        cpu: energy(durations_ns, cpu, all_ns),
-        total: energy(durations_ns, |i| gpu(i) + cpu(i), all_ns),
+        gpu: gpu.and_then(|g| energy(durations_ns, g.iter().copied(), all_ns)),
+        cpu: cpu.and_then(|c| energy(durations_ns, c.iter().copied(), all_ns)),
+        total: gpu.zip(cpu).and_then(|(g, c)| {
+            let sum = g.iter().zip(c.iter()).map(|(a, b)| a + b);
+            energy(durations_ns, sum, all_ns)
+        }),
     };
     let gpu_throttle = cols
         .throttle
-        .as_deref()
+        .as_ref()
         .map(|r| throttle(durations_ns, r, all_ns));
     if readings.is_empty() && gpu_throttle.is_none() {
         return None;
@@ -422,7 +426,7 @@ mod tests {
         SensorColumn {
             sensor,
             source: sensor.column().into(),
-            values: values.to_vec(),
+            values: values.into(),
         }
     }
 
@@ -518,7 +522,7 @@ mod tests {
     fn throttle_shares_are_time_shares() {
         let d = [10 * MS, 30 * MS, 60 * MS];
         let cols = SensorColumns {
-            throttle: Some(vec!["power".into(), "power|thermal".into(), String::new()]),
+            throttle: Some(vec!["power".into(), "power|thermal".into(), String::new()].into()),
             throttle_source: Some(THROTTLE_COLUMN.into()),
             ..Default::default()
         };

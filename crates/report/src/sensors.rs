@@ -191,13 +191,13 @@ mod tests {
         let mut columns = vec![SensorColumn {
             sensor: Sensor::GpuPowerW,
             source: "gpu_power_w".into(),
-            values: vec![gpu_w; 2],
+            values: vec![gpu_w; 2].into(),
         }];
         if let Some(l) = load {
             columns.push(SensorColumn {
                 sensor: Sensor::GpuLoadPct,
                 source: "gpu_load_pct".into(),
-                values: vec![l; 2],
+                values: vec![l; 2].into(),
             });
         }
         let cols = SensorColumns {
