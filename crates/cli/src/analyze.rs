@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use steadyhud_formats::{self as formats, Filter, Format, FrameLog, ParseError, ReadOptions};
 use steadyhud_metrics::gpu::{GpuKeys, GpuStats};
+use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
+use steadyhud_metrics::sensors::SensorSummary;
 use steadyhud_metrics::{self as metrics, Options, Summary};
 
 /// `--format` values.
@@ -96,6 +98,12 @@ pub struct Analysis {
     pub stutter_causes: Option<Vec<steadyhud_counters::Cause>>,
     /// The GPU-bound verdict, when the log has GPU busy times.
     pub gpu: Option<GpuStats>,
+    /// Time-weighted means and maxima of the system readings and the
+    /// energy per frame, when the log has sensor columns.
+    pub sensors: Option<SensorSummary>,
+    /// The stutters the readings explain (GPU throttling, clock drops),
+    /// when the log has sensor columns.
+    pub sensor_causes: Option<Vec<SensorCause>>,
 }
 
 /// Reads `path` and computes its summary: the library entry point behind
@@ -118,12 +126,18 @@ pub fn analyze_path(
         .as_ref()
         .and_then(|g| g.stats(&log.durations_ns));
     let stutter_causes = stutter_causes(&log, opts);
+    let sensor_cols = log.meta.sensors.as_ref();
+    let sensors =
+        sensor_cols.and_then(|c| steadyhud_metrics::sensors::summarize(&log.durations_ns, c));
+    let sensor_causes = sensor_cols.map(|c| sensor_causes(&summary.stutter_frames, c));
     Ok(Analysis {
         path: path.to_path_buf(),
         log,
         summary,
         stutter_causes,
         gpu,
+        sensors,
+        sensor_causes,
     })
 }
 
@@ -235,6 +249,10 @@ pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) ->
         column: &'a str,
         file: String,
         notes: &'a [String],
+        /// `null` when the log has no sensor columns.
+        sensors: Option<&'a SensorSummary>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        sensor_causes: Option<Vec<SensorCauseOut<'a>>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         stutter_causes: Option<&'a [steadyhud_counters::Cause]>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -246,6 +264,12 @@ pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) ->
         #[serde(skip_serializing_if = "Option::is_none")]
         segments: Option<serde_json::Value>,
     }
+    #[derive(serde::Serialize)]
+    struct SensorCauseOut<'a> {
+        #[serde(flatten)]
+        cause: &'a SensorCause,
+        text: String,
+    }
     let m = &a.log.meta;
     let out = Out {
         summary: &a.summary,
@@ -256,6 +280,15 @@ pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) ->
         column: &m.column,
         file: a.path.display().to_string(),
         notes: &m.notes,
+        sensors: a.sensors.as_ref(),
+        sensor_causes: a.sensor_causes.as_ref().map(|c| {
+            c.iter()
+                .map(|cause| SensorCauseOut {
+                    cause,
+                    text: cause.text(),
+                })
+                .collect()
+        }),
         stutter_causes: a.stutter_causes.as_deref(),
         stutter_causes_text: a
             .stutter_causes
@@ -317,7 +350,8 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
         "Stutters",
         format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold),
     );
-    for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames) {
+    let sensor_causes = a.sensor_causes.as_deref().unwrap_or(&[]);
+    for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames, sensor_causes) {
         row("", line);
     }
     if let Some(causes) = a.stutter_causes.as_ref().filter(|c| !c.is_empty()) {
@@ -350,6 +384,22 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
     );
     row("", String::new());
     row("GPU-bound", gpu_text(a.gpu.as_ref()));
+    if let Some(sensors) = &a.sensors {
+        row("", String::new());
+        for (k, v) in steadyhud_report::sensors::analyze_rows(sensors) {
+            row(&k, v);
+        }
+        if !sensor_causes.is_empty() {
+            row(
+                "  stutters explained",
+                format!(
+                    "{} of {} (GPU throttling or a clock drop; first ones above)",
+                    sensor_causes.len(),
+                    s.stutter_count
+                ),
+            );
+        }
+    }
     let width = rows
         .iter()
         .map(|(k, _)| k.chars().count())
@@ -391,8 +441,9 @@ fn fps(v: f64) -> String {
 }
 
 /// `frame 123 at 4.567 s: 45.200 ms (+28.5 ms over its median)` for the
-/// first few stutters, and `… N more`.
-fn stutter_lines(d: &[u64], frames: &[usize]) -> Vec<String> {
+/// first few stutters, followed by `; GPU clock 2.4→1.1 GHz` where the
+/// readings explain it, and `… N more`.
+fn stutter_lines(d: &[u64], frames: &[usize], causes: &[SensorCause]) -> Vec<String> {
     let mut out = Vec::new();
     let mut start_ns: u128 = 0;
     let mut next = 0usize;
@@ -414,12 +465,17 @@ fn stutter_lines(d: &[u64], frames: &[usize]) -> Vec<String> {
         } else {
             (w[n / 2 - 1] as f64 + w[n / 2] as f64) / 2.0
         };
-        out.push(format!(
+        let mut line = format!(
             "frame {i} at {:.3} s: {:.3} ms (+{:.3} ms over its median)",
             start_ns as f64 / 1e9,
             d[i] as f64 / 1e6,
             (d[i] as f64 - median) / 1e6
-        ));
+        );
+        if let Some(c) = causes.iter().find(|c| c.frame == i) {
+            line.push_str("; ");
+            line.push_str(&c.text());
+        }
+        out.push(line);
     }
     if frames.len() > STUTTERS_SHOWN {
         out.push(format!(
@@ -438,7 +494,7 @@ mod tests {
     fn stutter_lines_give_time_and_excess() {
         let mut d = vec![10_000_000u64; 30];
         d[20] = 40_000_000;
-        let l = stutter_lines(&d, &[20]);
+        let l = stutter_lines(&d, &[20], &[]);
         assert_eq!(
             l,
             vec!["frame 20 at 0.200 s: 40.000 ms (+30.000 ms over its median)".to_string()]

@@ -155,6 +155,9 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         summary,
         stutter_causes: None,
         gpu,
+        // Like the counters, the readings are not cut to the span.
+        sensors: None,
+        sensor_causes: None,
     };
     print!("{}", table(&analysis, &opts));
     println!();

@@ -1,7 +1,9 @@
 //! `steadyhud compare A B`: every metric of two logs side by side, with the
 //! change in percent and whether it is better or worse; the GPU-bound
 //! verdict (`n/a` for a log without GPU data); for logs with statistics
-//! counters also their stutters by main cause.
+//! counters also their stutters by main cause; for logs with system
+//! readings performance per watt (frames per joule, joules per frame) and
+//! the sensor means side by side.
 
 use super::load::load_run;
 use std::path::PathBuf;
@@ -68,6 +70,16 @@ pub fn render(a: &Run, b: &Run) -> String {
             table::fmt_gpu(row, gb),
             table::fmt_gpu_change(row, ga, gb),
             String::new(),
+        ]);
+    }
+    let summaries = [a.sensors.as_ref(), b.sensors.as_ref()];
+    for row in steadyhud_report::sensors::sensor_rows(&summaries) {
+        rows.push([
+            row.title(),
+            row.cell(row.values[0]),
+            row.cell(row.values[1]),
+            row.change(0, 1),
+            row.verdict_word(0, 1).into(),
         ]);
     }
     let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);

@@ -34,6 +34,7 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
         summary: a.summary,
         stutter_causes: a.stutter_causes,
         gpu: a.gpu,
+        sensors: a.sensors,
     })
 }
 

@@ -54,6 +54,11 @@ pub struct Meta {
     /// `gpu_busy_ms`); frames without a value hold
     /// [`steadyhud_metrics::gpu::NO_DATA`].
     pub gpu: Option<steadyhud_metrics::gpu::GpuColumns>,
+    /// Per-frame system readings (CPU/GPU load, clocks, temperatures,
+    /// power, memory) and GPU throttle reasons, when the log has such
+    /// columns (steadyhud `gpu_power_w`…, MangoHud `gpu_power`…,
+    /// PresentMon 2 `GPUPower`…), in steadyhud's units; NaN = no reading.
+    pub sensors: Option<steadyhud_metrics::sensors::SensorColumns>,
     /// Marks of a steadyhud session log (`steadyhud ctl mark`), in the
     /// order written; empty for other formats.
     pub marks: Vec<Mark>,
@@ -89,6 +94,7 @@ impl Meta {
             notes: Vec::new(),
             counters: None,
             gpu: None,
+            sensors: None,
             marks: Vec::new(),
         }
     }

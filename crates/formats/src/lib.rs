@@ -6,6 +6,8 @@
 //!   columns with `//` metadata lines or system columns).
 //! - `mangohud`: MangoHud CSV (frametime in µs or ms, told apart by `fps`).
 //! - `plain`: one frame time in ms per line.
+//! - `sensors`: which columns of these logs are system readings (CPU, GPU,
+//!   memory, power), in [`Meta::sensors`].
 //!
 //! Every reader streams (a 1M-line log never sits in memory as text) and
 //! reports bad input as a [`ParseError`] with file, line and column.
@@ -19,6 +21,7 @@ mod mangohud;
 mod plain;
 mod presentmon;
 mod read;
+mod sensors;
 mod steadyhud;
 mod text;
 mod value;

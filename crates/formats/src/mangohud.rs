@@ -7,10 +7,14 @@
 //! With no `fps` column, a median frame time above 1000 means µs. The unit
 //! is decided in a first pass over those rows; the second pass streams all
 //! rows in it.
+//!
+//! Sensor columns (`cpu_load`, `gpu_power`, `ram_used`, …) go to
+//! [`Meta::sensors`] through [`SensorMap::mangohud`] (units there).
 
 use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::frame_log::{Format, FrameLog, Meta};
+use super::sensors::SensorMap;
 use super::text::{clip, Lines};
 use super::value::{number, parse_ns, Unit};
 use std::io::{BufRead, Seek};
@@ -91,10 +95,15 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
     body.rewind()?;
     let mut durations: Vec<u64> = Vec::new();
     let mut elapsed: (Option<f64>, Option<f64>) = (None, None);
+    let sensor_map = SensorMap::mangohud(&header);
+    let mut sensor_rows = sensor_map.as_ref().map(SensorMap::rows);
     body.for_each_row(needed, &column, |rec, line| {
         let field = &rec[ft_i];
         let ns = parse_ns(field, unit, &column, Pos::new(line, 0)).map_err(|e| (ft_i, e.kind))?;
         durations.push(ns);
+        if let (Some(m), Some(rows)) = (&sensor_map, sensor_rows.as_mut()) {
+            m.push(rows, |k| rec.get(k));
+        }
         if let Some(e) = elapsed_i.and_then(|i| rec.get(i)).and_then(number) {
             elapsed.0.get_or_insert(e);
             elapsed.1 = Some(e);
@@ -120,6 +129,9 @@ pub fn read<R: BufRead + Seek>(r: R) -> Result<FrameLog, At> {
             unit.name()
         )
     });
+    if let (Some(m), Some(rows)) = (&sensor_map, sensor_rows) {
+        meta.sensors = m.finish(rows, &mut meta.notes);
+    }
     if let Some(values) = info.get(1) {
         meta.notes.push(format!("system: {}", clip(values, 120)));
     }

@@ -13,10 +13,15 @@
 //! same quantity under its old name), and the wait time `MsGPUWait` /
 //! `GPUWait`. A GPU field of `NA` or a row too short for it leaves that
 //! frame without GPU data; it never drops the frame.
+//!
+//! Sensor columns of PresentMon 2 captures (`GPUPower`, `CPUUtilization`,
+//! `GPUTemperature`, …) follow the kept frames the same way, into
+//! [`Meta::sensors`] through [`SensorMap::presentmon`].
 
 use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
 use super::frame_log::{Filter, Format, FrameLog, Meta};
+use super::sensors::{SensorMap, SensorRows};
 use super::text::{clip, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit};
 use std::collections::HashMap;
@@ -41,6 +46,8 @@ struct Group {
     /// GPU busy / wait ns of those frames, when the file has the columns.
     gpu_busy: Vec<u64>,
     gpu_wait: Vec<u64>,
+    /// Sensor readings of those frames, when the file has sensor columns.
+    sensors: Option<SensorRows>,
 }
 
 impl Group {
@@ -123,6 +130,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     };
     let gpu_busy = gpu_col(&GPU_BUSY_COLUMNS);
     let gpu_wait = gpu_busy.as_ref().and(gpu_col(&GPU_WAIT_COLUMNS));
+    let sensor_map = SensorMap::presentmon(&header);
     let has = |n: &str| find(n).is_some();
     let detail = if !metadata.is_empty() {
         "CapFrameX CSV"
@@ -164,6 +172,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                             durations: wanted.then(Vec::new),
                             gpu_busy: Vec::new(),
                             gpu_wait: Vec::new(),
+                            sensors: sensor_map.as_ref().map(SensorMap::rows),
                         });
                         index.insert(key.clone(), groups.len() - 1);
                         groups.len() - 1
@@ -199,6 +208,9 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                 })?;
                 out.push(v);
             }
+        }
+        if let (Some(m), Some(rows)) = (&sensor_map, group.sensors.as_mut()) {
+            m.push(rows, |k| rec.get(k));
         }
         Ok(Flow::Continue)
     })?;
@@ -251,6 +263,9 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                 .is_some()
                 .then(|| std::mem::take(&mut group.gpu_wait)),
         });
+    }
+    if let (Some(m), Some(rows)) = (&sensor_map, group.sensors.take()) {
+        meta.sensors = m.finish(rows, &mut meta.notes);
     }
     let mut source = group.label();
     if let Some((_, name)) = metadata

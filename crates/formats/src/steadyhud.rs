@@ -16,6 +16,11 @@
 //! alone (`frametime_ms − in_present_ms − limiter_wait_ms`). An empty or `NA` field is a frame
 //! without GPU data.
 //!
+//! System-reading columns (`gpu_power_w`, `cpu_load_pct`, `gpu_throttle`
+//! …, [`steadyhud_metrics::sensors`]) are not counters either: they go to
+//! [`Meta::sensors`] through [`SensorMap::steadyhud`]; an empty cell is no
+//! reading.
+//!
 //! A log that does not end with the `# end: complete` line the layer writes
 //! at a clean exit gets the note "session did not end cleanly (last flush
 //! at …)": the game was killed, crashed, left through `_exit`, or is still
@@ -23,6 +28,7 @@
 
 use super::error::{At, ErrorKind, Pos};
 use super::frame_log::{Format, FrameLog, Mark, Meta};
+use super::sensors::SensorMap;
 use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
@@ -31,6 +37,7 @@ use steadyhud_log::{
     COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, MARK_PREFIX, OVERFLOW_PREFIX,
 };
 use steadyhud_metrics::gpu::{self, GpuColumns};
+use steadyhud_metrics::sensors::is_sensor_column;
 
 const COLUMN: &str = "frametime_ms";
 /// Columns that are not counters.
@@ -76,6 +83,8 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     // Field index of gpu_busy_ms / gpu_wait_ms, and their values.
     let (mut busy_i, mut wait_i) = (None, None);
     let (mut busy, mut wait) = (Vec::new(), Vec::new());
+    let mut sensor_map: Option<SensorMap> = None;
+    let mut sensor_rows = Default::default();
     let mut lost = 0u64;
     let mut counters_lost = 0u64;
     let mut last_line = 0;
@@ -128,8 +137,15 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                     header = Some((names.len(), i));
                     busy_i = names.iter().position(|n| *n == gpu::BUSY_COLUMN);
                     wait_i = names.iter().position(|n| *n == gpu::WAIT_COLUMN);
+                    sensor_map = SensorMap::steadyhud(&names);
+                    if let Some(m) = &sensor_map {
+                        sensor_rows = m.rows();
+                    }
                     for (k, name) in names.iter().enumerate() {
-                        if !NOT_COUNTERS.contains(name) && !name.is_empty() {
+                        if !NOT_COUNTERS.contains(name)
+                            && !is_sensor_column(name)
+                            && !name.is_empty()
+                        {
                             counter_cols.push(k);
                             let unit = unit_of_column(name);
                             counters.infos.push(CounterInfo {
@@ -193,6 +209,10 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 out.push(parse_gpu_ms(f.as_bytes(), name, pos)?);
             }
         }
+        if let Some(m) = &sensor_map {
+            let f: Vec<&str> = text.split(',').collect();
+            m.push(&mut sensor_rows, |k| f.get(k).map(|s| s.as_bytes()));
+        }
         if !counter_cols.is_empty() {
             let mut next = 0;
             for (k, f) in text.split(',').enumerate() {
@@ -253,6 +273,9 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     }
     if !counters.infos.is_empty() {
         meta.counters = Some(counters);
+    }
+    if let Some(m) = &sensor_map {
+        meta.sensors = m.finish(sensor_rows, &mut meta.notes);
     }
     if busy_i.is_some() {
         let missing = busy.iter().filter(|&&b| b == gpu::NO_DATA).count();

@@ -13,6 +13,9 @@
 //! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time.
 //! - `histogram`: the mergeable time histogram (log-spaced buckets, 1 %) and
 //!   the fleet-wide metrics read off it.
+//! - [`sensors`]: time-weighted means and maxima of system readings
+//!   (CPU, GPU, memory, power) and the session's energy per frame.
+//! - [`sensor_causes`]: stutters named by GPU throttling or a clock drop.
 //! - `time_metrics`: the order-free metrics, assembled once for both
 //!   ([`TimeMetrics`]).
 //!
@@ -25,6 +28,9 @@ pub mod gpu;
 pub mod histogram;
 mod options;
 mod rolling;
+mod runs;
+pub mod sensor_causes;
+pub mod sensors;
 mod sorted;
 mod steady;
 mod stutter;

@@ -10,6 +10,9 @@
 //!   worst and baseline runs only, one table row per run, frame-time
 //!   charts per run on request.
 //!
+//! Runs with system readings also get performance per watt (frames per
+//! joule) and their sensor means in the metrics table ([`sensors`]).
+//!
 //! Deltas are against the baseline: the first log unless
 //! [`ReportOptions::baseline`] picks another.
 
@@ -21,6 +24,7 @@ mod html;
 pub mod many;
 pub mod overlay;
 mod run;
+pub mod sensors;
 pub mod svg;
 pub mod table;
 pub use html::render_html;

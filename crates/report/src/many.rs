@@ -160,6 +160,7 @@ pub fn body(runs: &[Run], opts: &ReportOptions) -> String {
     h.push_str(&charts::percentile_chart(&series, charts::Scale::Log));
 
     h.push_str(&runs_table(runs, &order, &picks));
+    h.push_str(&sensors_table(runs, &order, &rank, picks.baseline));
     h.push_str(&causes_table(runs, &order, &rank));
 
     if opts.frame_times {
@@ -275,6 +276,48 @@ fn short_change(a: f64, b: f64) -> String {
     }
 }
 
+/// Performance per watt and the sensor means, one row per run (rank
+/// order), one column per [`crate::sensors::sensor_rows`] row, the change
+/// against the baseline under each value. Empty when no run has readings.
+fn sensors_table(runs: &[Run], order: &[usize], rank: &[usize], base: usize) -> String {
+    let summaries: Vec<_> = runs.iter().map(|r| r.sensors.as_ref()).collect();
+    let rows = crate::sensors::sensor_rows(&summaries);
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "<h2>Performance per watt and system readings</h2><p class=\"note\">Time-weighted means; \
+         n/a: the run's log has no such reading.</p><table id=\"sensors\"><thead><tr><th>#</th><th>run</th>",
+    );
+    for row in &rows {
+        let _ = write!(s, "<th>{}</th>", escape(&row.title()));
+    }
+    s.push_str("</tr></thead><tbody>");
+    for &i in order {
+        let _ = write!(
+            s,
+            "<tr><td>{}</td><td class=\"name\">{}</td>",
+            rank[i],
+            escape(&runs[i].name)
+        );
+        for row in &rows {
+            let _ = write!(s, "<td>{}", row.cell(row.values[i]));
+            if i != base && row.values[i].is_some() && row.values[base].is_some() {
+                let _ = write!(
+                    s,
+                    "<br><small class=\"{}\">{}</small>",
+                    row.verdict_word(base, i),
+                    row.change(base, i)
+                );
+            }
+            s.push_str("</td>");
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("</tbody></table>");
+    s
+}
+
 /// Stutters by main cause, one row per run with counter columns (rank
 /// order), the most frequent causes over all runs as columns. Empty when no
 /// run has counters.
@@ -343,6 +386,7 @@ mod tests {
             durations_ns: d,
             stutter_causes: None,
             gpu: None,
+            sensors: None,
         }
     }
 

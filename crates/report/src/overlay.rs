@@ -83,6 +83,22 @@ fn metrics_table(runs: &[Run], base: usize) -> String {
         }
         s.push_str("</tr>");
     }
+    let summaries: Vec<_> = runs.iter().map(|r| r.sensors.as_ref()).collect();
+    for row in crate::sensors::sensor_rows(&summaries) {
+        let _ = write!(s, "<tr><td>{}</td>", escape(&row.title()));
+        for (i, v) in row.values.iter().enumerate() {
+            let _ = write!(s, "<td>{}</td>", row.cell(*v));
+            if i != base {
+                let _ = write!(
+                    s,
+                    "<td class=\"{}\">{}</td>",
+                    row.verdict_word(base, i),
+                    row.change(base, i)
+                );
+            }
+        }
+        s.push_str("</tr>");
+    }
     s.push_str("<tr><td>Oscillation (OSC)</td>");
     for (i, r) in runs.iter().enumerate() {
         let _ = write!(s, "<td>{}</td>", if r.summary.osc { "yes" } else { "no" });

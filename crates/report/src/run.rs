@@ -18,6 +18,9 @@ pub struct Run {
     pub stutter_causes: Option<Vec<steadyhud_counters::Cause>>,
     /// The GPU-bound verdict, when the log has GPU busy times.
     pub gpu: Option<steadyhud_metrics::gpu::GpuStats>,
+    /// System readings and energy per frame, when the log has sensor
+    /// columns.
+    pub sensors: Option<steadyhud_metrics::sensors::SensorSummary>,
 }
 
 /// What the page shows besides the runs.
