@@ -54,6 +54,10 @@ pub struct Meta {
     /// `gpu_busy_ms`); frames without a value hold
     /// [`steadyhud_metrics::gpu::NO_DATA`].
     pub gpu: Option<steadyhud_metrics::gpu::GpuColumns>,
+    /// Per-frame display columns (display interval, dropped flag,
+    /// animation error, latencies), when a PresentMon-style capture has a
+    /// display-interval column (`MsBetweenDisplayChange`, `DisplayedTime`).
+    pub display: Option<steadyhud_metrics::display::DisplayColumns>,
     /// Marks of a steadyhud session log (`steadyhud ctl mark`), in the
     /// order written; empty for other formats.
     pub marks: Vec<Mark>,
@@ -89,6 +93,7 @@ impl Meta {
             notes: Vec::new(),
             counters: None,
             gpu: None,
+            display: None,
             marks: Vec::new(),
         }
     }

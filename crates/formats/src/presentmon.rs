@@ -41,6 +41,8 @@ struct Group {
     /// GPU busy / wait ns of those frames, when the file has the columns.
     gpu_busy: Vec<u64>,
     gpu_wait: Vec<u64>,
+    /// Display columns of those frames ([`super::display`]).
+    display: super::display::Frames,
 }
 
 impl Group {
@@ -123,6 +125,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     };
     let gpu_busy = gpu_col(&GPU_BUSY_COLUMNS);
     let gpu_wait = gpu_busy.as_ref().and(gpu_col(&GPU_WAIT_COLUMNS));
+    let display = super::display::Spec::find(&header);
     let has = |n: &str| find(n).is_some();
     let detail = if !metadata.is_empty() {
         "CapFrameX CSV"
@@ -164,6 +167,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                             durations: wanted.then(Vec::new),
                             gpu_busy: Vec::new(),
                             gpu_wait: Vec::new(),
+                            display: Default::default(),
                         });
                         index.insert(key.clone(), groups.len() - 1);
                         groups.len() - 1
@@ -199,6 +203,9 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                 })?;
                 out.push(v);
             }
+        }
+        if let Some(spec) = &display {
+            spec.push(&mut group.display, rec)?;
         }
         Ok(Flow::Continue)
     })?;
@@ -251,6 +258,9 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                 .is_some()
                 .then(|| std::mem::take(&mut group.gpu_wait)),
         });
+    }
+    if let Some(spec) = &display {
+        meta.display = Some(spec.finish(std::mem::take(&mut group.display)));
     }
     let mut source = group.label();
     if let Some((_, name)) = metadata
