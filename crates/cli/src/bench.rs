@@ -155,6 +155,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         summary,
         stutter_causes: None,
         gpu,
+        display: None,
     };
     print!("{}", table(&analysis, &opts));
     println!();

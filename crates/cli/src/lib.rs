@@ -4,6 +4,7 @@ pub mod analyze;
 pub mod bench;
 pub mod compare;
 pub mod ctl;
+pub mod display;
 pub mod install;
 pub mod load;
 pub mod merge;
