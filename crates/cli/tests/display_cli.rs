@@ -329,3 +329,72 @@ fn a_log_without_display_columns_says_so_in_one_line_and_exits_2() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("display").is_none());
 }
+
+/// The capture of docs/metrics.md's worked example, taken from the page
+/// itself so the two cannot drift apart.
+fn worked_example() -> String {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
+    )
+    .unwrap();
+    let at = doc.find("<!-- display-example").expect("the example marker");
+    let rest = &doc[at..];
+    let start = rest.find("```csv\n").unwrap() + "```csv\n".len();
+    let end = start + rest[start..].find("```").unwrap();
+    rest[start..end].to_string()
+}
+
+#[test]
+fn the_worked_example_gives_the_numbers_worked_out_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("example.csv");
+    std::fs::write(&path, worked_example()).unwrap();
+    let v = display_json(&path);
+    let d = &v["display"];
+    let f = |k: &str| d[k].as_f64().unwrap_or_else(|| panic!("{k}"));
+    // Present-based: 10 frames of 10 ms, unchanged by --display.
+    assert_eq!(v["frames"], 10);
+    assert!(close(v["average_fps"].as_f64().unwrap(), 100.0));
+    for (k, want) in [
+        ("presented_frames", 10.0),
+        ("displayed_frames", 7.0),
+        ("dropped_frames", 3.0),
+        ("dropped_time_pct", 30.0),
+        ("frames", 6.0),
+        ("duration_s", 0.09),
+        ("average_fps", 6.0 / 0.09),
+        ("low_1pct_fps", 1.0 / 0.03),
+        ("low_0_1pct_fps", 1.0 / 0.03),
+        ("p50_ms", 20.0),
+        ("p90_ms", 30.0),
+        ("p95_ms", 30.0),
+        ("p99_ms", 30.0),
+        ("p99_9_ms", 30.0),
+        ("steady_fps", 33.0),
+        ("mostly_steady_fps", 33.0),
+        ("typical_fps", 47.0),
+        ("stutter_count", 2.0),
+    ] {
+        assert!(close(f(k), want), "{k}: {} vs {want}", f(k));
+    }
+    assert_eq!(d["stutter_frames"], serde_json::json!([1, 2]));
+    assert_eq!(d["osc"], true);
+    let stats = |x: &Value| {
+        (
+            x["frames"].as_u64().unwrap(),
+            x["mean_ms"].as_f64().unwrap(),
+            x["p99_ms"].as_f64().unwrap(),
+        )
+    };
+    let l = &d["latency"];
+    for (x, (frames, mean, p99)) in [
+        (&d["animation_error"], (5, 1.875, 5.0)),
+        (&l["pc_latency"], (5, 45.625, 60.0)),
+        (&l["present_to_display"], (6, 2300.0 / 90.0, 40.0)),
+        (&l["input_to_present"], (5, 19.375, 25.0)),
+    ] {
+        let (n, m, p) = stats(x);
+        assert_eq!(n, frames, "{x}");
+        assert!(close(m, mean) && close(p, p99), "{x}");
+    }
+}
