@@ -28,12 +28,20 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let display = a
+        .display
+        .zip(a.log.meta.display.as_ref())
+        .map(|(stats, c)| steadyhud_report::display::RunDisplay {
+            stats,
+            shown: steadyhud_metrics::display::shown_frames(c),
+        });
     Ok(Run {
         name,
         durations_ns: a.log.durations_ns,
         summary: a.summary,
         stutter_causes: a.stutter_causes,
         gpu: a.gpu,
+        display,
     })
 }
 

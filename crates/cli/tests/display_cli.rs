@@ -156,7 +156,11 @@ fn stk(d: &[i64], slow_max: f64, excess_max: f64) -> u64 {
     let mut best = 0;
     for f in 1..100_000u64 {
         let tau = 1e9 / f as f64;
-        let slow: f64 = d.iter().filter(|&&x| x as f64 > tau).map(|&x| x as f64).sum();
+        let slow: f64 = d
+            .iter()
+            .filter(|&&x| x as f64 > tau)
+            .map(|&x| x as f64)
+            .sum();
         let excess: f64 = d
             .iter()
             .filter(|&&x| x as f64 > tau)
@@ -216,7 +220,11 @@ fn check(name: &str) {
             .unwrap_or_else(|| panic!("{name}: display.{k} = {}", d[k]))
     };
     // The present-based keys stay at the top.
-    assert_eq!(v["frames"].as_u64().unwrap() as usize, c.rows.len(), "{name}");
+    assert_eq!(
+        v["frames"].as_u64().unwrap() as usize,
+        c.rows.len(),
+        "{name}"
+    );
     assert_eq!(num("presented_frames") as usize, c.rows.len(), "{name}");
     let dropped = c.rows.iter().filter(|r| r.dropped).count();
     assert_eq!(num("dropped_frames") as usize, dropped, "{name}: dropped");
@@ -278,8 +286,14 @@ fn check(name: &str) {
         a if a.is_object() => {
             let (mean, p99) = weighted(anim.clone());
             assert_eq!(a["frames"].as_u64().unwrap() as usize, anim.len());
-            assert!(close(a["mean_ms"].as_f64().unwrap(), mean), "{name}: anim mean");
-            assert!(close(a["p99_ms"].as_f64().unwrap(), p99), "{name}: anim p99");
+            assert!(
+                close(a["mean_ms"].as_f64().unwrap(), mean),
+                "{name}: anim mean"
+            );
+            assert!(
+                close(a["p99_ms"].as_f64().unwrap(), p99),
+                "{name}: anim p99"
+            );
         }
         other => assert!(
             c.rows.iter().all(|r| r.anim.is_none()),
@@ -290,7 +304,10 @@ fn check(name: &str) {
     if let Some(p) = d["latency"].get("present_to_display") {
         let (mean, p99) = weighted(until.clone());
         assert_eq!(p["frames"].as_u64().unwrap() as usize, until.len());
-        assert!(close(p["mean_ms"].as_f64().unwrap(), mean), "{name}: p2d mean");
+        assert!(
+            close(p["mean_ms"].as_f64().unwrap(), mean),
+            "{name}: p2d mean"
+        );
         assert!(close(p["p99_ms"].as_f64().unwrap(), p99), "{name}: p2d p99");
     }
 }
@@ -337,7 +354,9 @@ fn worked_example() -> String {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/metrics.md"),
     )
     .unwrap();
-    let at = doc.find("<!-- display-example").expect("the example marker");
+    let at = doc
+        .find("<!-- display-example")
+        .expect("the example marker");
     let rest = &doc[at..];
     let start = rest.find("```csv\n").unwrap() + "```csv\n".len();
     let end = start + rest[start..].find("```").unwrap();
@@ -397,4 +416,56 @@ fn the_worked_example_gives_the_numbers_worked_out_by_hand() {
         assert_eq!(n, frames, "{x}");
         assert!(close(m, mean) && close(p, p99), "{x}");
     }
+}
+
+#[test]
+fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
+    let csgo = shared_data("presentmon1-csgo.csv");
+    let plain = shared_data("mangohud-0.6.8-vkcube.csv");
+    let dropped = read_capture(&csgo)
+        .rows
+        .iter()
+        .filter(|r| r.dropped)
+        .count();
+    let out = steadyhud(&["compare", csgo.to_str().unwrap(), plain.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("Dropped frames"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(cells[2..], [dropped.to_string().as_str(), "n/a"], "{row}");
+    // The present-based rows are still there, first.
+    assert!(text.find("Steady FPS").unwrap() < text.find("Displayed: Steady FPS").unwrap());
+    // A column no run has a value for is left out (csgo has no animation error).
+    assert!(!text.contains("Animation error"), "{text}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("r.html");
+    let out = steadyhud(&[
+        "report",
+        csgo.to_str().unwrap(),
+        plain.to_str().unwrap(),
+        shared_data("presentmon-test_case_3.csv").to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    // One displayed-vs-presented chart for each run with display columns
+    // (1 and 3), none for the MangoHud log (2).
+    assert!(page.contains("<svg id=\"displayed-1\""));
+    assert!(!page.contains("<svg id=\"displayed-2\""));
+    assert!(page.contains("<svg id=\"displayed-3\""));
+    let chart = &page[page.find("<svg id=\"displayed-1\"").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.contains(&format!("{dropped} dropped")), "{chart}");
+    assert_eq!(chart.matches("class=\"series presented\"").count(), 1);
+    assert_eq!(chart.matches("class=\"series displayed\"").count(), 1);
+    assert!(page.contains("<td>Dropped frames</td>"));
 }

@@ -25,7 +25,10 @@ const SINCE_PREVIOUS: [&str; 1] = ["MsBetweenDisplayChange"];
 const OWN_TIME: [&str; 2] = ["MsDisplayedTime", "DisplayedTime"];
 const DROPPED: &str = "Dropped";
 const VALUES: [(ValueKey, &[&str]); 5] = [
-    (ValueKey::AnimationError, &["MsAnimationError", "AnimationError"]),
+    (
+        ValueKey::AnimationError,
+        &["MsAnimationError", "AnimationError"],
+    ),
     (ValueKey::PcLatency, &["MsPCLatency", "PCLatency"]),
     (
         ValueKey::ClickToPhoton,
@@ -82,11 +85,7 @@ impl Spec {
 
     /// Reads one kept frame's fields (`rec` is its row); an error is the
     /// field's index and what is wrong with it.
-    pub fn push(
-        &self,
-        f: &mut Frames,
-        rec: &csv::ByteRecord,
-    ) -> Result<(), (usize, ErrorKind)> {
+    pub fn push(&self, f: &mut Frames, rec: &csv::ByteRecord) -> Result<(), (usize, ErrorKind)> {
         let (ii, iname) = &self.interval;
         let interval = rec.get(*ii).map(|b| b.trim_ascii());
         let na = interval.is_some_and(is_na);
@@ -215,7 +214,8 @@ mod tests {
 
     #[test]
     fn v1_dropped_column_and_v2_displayed_time() {
-        let log = parse("msBetweenPresents,Dropped,msBetweenDisplayChange\n10,1,0\n10,0,20\n").unwrap();
+        let log =
+            parse("msBetweenPresents,Dropped,msBetweenDisplayChange\n10,1,0\n10,0,20\n").unwrap();
         let d = log.meta.display.unwrap();
         assert_eq!(d.dropped, vec![true, false]);
         assert_eq!(d.interval_ns, vec![NO_DATA, 20_000_000]);

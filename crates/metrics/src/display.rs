@@ -227,10 +227,8 @@ impl DisplayStats {
             }
         }
         let find = |k: ValueKey| c.values.iter().find(|v| v.key == k);
-        if let (Some(pc), Some(p2d)) = (
-            find(ValueKey::PcLatency),
-            find(ValueKey::PresentToDisplay),
-        ) {
+        if let (Some(pc), Some(p2d)) = (find(ValueKey::PcLatency), find(ValueKey::PresentToDisplay))
+        {
             let derived: Vec<i64> = pc
                 .ns
                 .iter()
@@ -333,7 +331,15 @@ mod tests {
         // Frames 0..5; frame 2 dropped; frame 4 a short row.
         let c = cols(
             IntervalKind::SincePrevious,
-            &[16 * MS, 17 * MS, NO_DATA, 33 * MS, NO_DATA, 16 * MS, 15 * MS],
+            &[
+                16 * MS,
+                17 * MS,
+                NO_DATA,
+                33 * MS,
+                NO_DATA,
+                16 * MS,
+                15 * MS,
+            ],
             &[false, false, true, false, false, false, false],
         );
         assert_eq!(

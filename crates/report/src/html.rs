@@ -67,6 +67,7 @@ mod tests {
                     durations_ns: d,
                     stutter_causes: None,
                     gpu: None,
+                    display: None,
                 }
             })
             .collect()

@@ -18,6 +18,8 @@ pub struct Run {
     pub stutter_causes: Option<Vec<steadyhud_counters::Cause>>,
     /// The GPU-bound verdict, when the log has GPU busy times.
     pub gpu: Option<steadyhud_metrics::gpu::GpuStats>,
+    /// The displayed-frame metrics, when the log has display columns.
+    pub display: Option<super::display::RunDisplay>,
 }
 
 /// What the page shows besides the runs.
