@@ -81,6 +81,11 @@ pub struct Config {
     pub toggle_fps_limit: String,
     /// `control`: serve the control socket for `steadyhud ctl` (true).
     pub control: bool,
+    /// `display_timing`: decide at device creation how display times
+    /// would be obtained (VK_EXT_present_timing, VK_GOOGLE_display_timing,
+    /// VK_KHR_present_wait2/present_wait) and say so in one line (false:
+    /// untested on hardware; docs/design.md, "Display timing").
+    pub display_timing: bool,
 }
 
 /// Where the frame limiter waits (config `fps_limit_method`).
@@ -163,6 +168,7 @@ impl Default for Config {
             fps_limit_method: LimitMethod::Late,
             toggle_fps_limit: "Shift_L+F1".to_string(),
             control: true,
+            display_timing: false,
         }
     }
 }
@@ -183,7 +189,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -200,6 +206,7 @@ pub const KEYS: [&str; 16] = [
     "fps_limit_method",
     "toggle_fps_limit",
     "control",
+    "display_timing",
 ];
 
 impl Config {
@@ -353,6 +360,7 @@ impl Config {
             }
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
             "control" => self.control = parse_bool(value)?,
+            "display_timing" => self.display_timing = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
             "gpu_timing" => {
@@ -421,6 +429,7 @@ impl Config {
             },
             "toggle_fps_limit" => self.toggle_fps_limit.clone(),
             "control" => self.control.to_string(),
+            "display_timing" => self.display_timing.to_string(),
             _ => String::new(),
         }
     }
