@@ -177,17 +177,28 @@ pub fn any(runs: &[Run]) -> bool {
 }
 
 /// The displayed-vs-presented frame-time chart of one run: present-to-
-/// present frame times and, at the present of the frame each belongs to,
-/// the display intervals. Empty for a run without display data.
+/// present frame times and the display intervals, each drawn where it
+/// ends. Empty for a run without display data.
 pub fn chart(run: &Run, id: &str) -> String {
     let Some(d) = &run.display else {
         return String::new();
     };
     let ends = end_times_s(&run.durations_ns);
     let duration = ends.last().copied().unwrap_or(0.0).max(1e-9);
-    let shown: Vec<&Shown> = d.shown.iter().filter(|s| s.frame < ends.len()).collect();
+    // Intervals ending after the last present are left out.
+    let shown: Vec<&Shown> = d
+        .shown
+        .iter()
+        .filter(|s| s.frame < ends.len() && ends[s.frame] + s.ns as f64 / 1e9 <= duration)
+        .collect();
     let shown_ns: Vec<u64> = shown.iter().map(|s| s.ns).collect();
-    let shown_ends: Vec<f64> = shown.iter().map(|s| ends[s.frame]).collect();
+    // An interval is drawn where it ends, like a frame time: at its
+    // frame's present plus its time on screen (the display latency left
+    // out), so a long interval lines up with the late present causing it.
+    let shown_ends: Vec<f64> = shown
+        .iter()
+        .map(|s| ends[s.frame] + s.ns as f64 / 1e9)
+        .collect();
     let tail = |ms: f64, p99_9: f64, p50: f64| ms.min((p99_9 * 2.0).max(p50 * 4.0));
     let present_max = run.durations_ns.iter().copied().max().unwrap_or(0) as f64 / 1e6;
     let mut y_max = tail(present_max, run.summary.p99_9_ms, run.summary.p50_ms);

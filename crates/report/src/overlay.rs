@@ -205,6 +205,6 @@ fn unit_suffix(unit: &str) -> String {
 
 /// What the displayed-vs-presented charts show.
 const DISPLAY_NOTE: &str = "<h2>What reached the screen</h2><p class=\"note\">Grey: present-to-present frame \
-times. Blue: how long each displayed frame stayed on screen, drawn at its present; a dropped frame's time goes \
+times. Blue: how long each displayed frame stayed on screen, drawn where it ends (its present plus that time); a dropped frame's time goes \
 to the displayed frame before it (docs/metrics.md, &ldquo;Displayed frames&rdquo;). Runs whose logs have no \
 display columns have no chart and n/a in the rows above.</p>";
