@@ -2,7 +2,7 @@
 //! ([`table`]), after the present-based one it never replaces.
 //! Definitions: docs/metrics.md, "Displayed frames".
 
-use steadyhud_metrics::display::{DisplayStats, ValueStats};
+use steadyhud_metrics::display::{DisplayStats, ValueKey, ValueStats};
 
 /// The "Displayed frames" section as aligned text, starting with a blank
 /// line.
@@ -57,8 +57,14 @@ pub fn table(d: &DisplayStats) -> String {
             value_text(a.as_ref(), "time-weighted mean"),
         );
     }
-    for (k, v) in &d.latency {
-        row(&label(k), value_text(v.as_ref(), "time-weighted mean"));
+    // The PC-latency terms in pipeline order, then anything else.
+    let mut keys: Vec<&String> = d.latency.keys().collect();
+    keys.sort_by_key(|k| ORDER.iter().position(|o| o.name() == k.as_str()));
+    for k in keys {
+        row(
+            &label(k),
+            value_text(d.latency[k].as_ref(), "time-weighted mean"),
+        );
     }
     let width = rows
         .iter()
@@ -87,18 +93,20 @@ pub fn value_text(v: Option<&ValueStats>, mean: &str) -> String {
     )
 }
 
+/// The value keys in table order.
+const ORDER: [ValueKey; 6] = [
+    ValueKey::AnimationError,
+    ValueKey::PcLatency,
+    ValueKey::ClickToPhoton,
+    ValueKey::AllInputToPhoton,
+    ValueKey::InputToPresent,
+    ValueKey::PresentToDisplay,
+];
+
 /// The table label of a latency key.
 pub fn label(key: &str) -> String {
-    use steadyhud_metrics::display::ValueKey as K;
-    [
-        K::AnimationError,
-        K::PcLatency,
-        K::ClickToPhoton,
-        K::AllInputToPhoton,
-        K::PresentToDisplay,
-        K::InputToPresent,
-    ]
-    .into_iter()
-    .find(|k| k.name() == key)
-    .map_or_else(|| key.to_string(), |k| k.label().to_string())
+    ORDER
+        .into_iter()
+        .find(|k| k.name() == key)
+        .map_or_else(|| key.to_string(), |k| k.label().to_string())
 }

@@ -469,3 +469,31 @@ fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
     assert_eq!(chart.matches("class=\"series displayed\"").count(), 1);
     assert!(page.contains("<td>Dropped frames</td>"));
 }
+
+#[test]
+fn the_table_adds_a_displayed_section_after_the_presented_one() {
+    let csgo = shared_data("presentmon1-csgo.csv");
+    let dropped = read_capture(&csgo)
+        .rows
+        .iter()
+        .filter(|r| r.dropped)
+        .count();
+    let out = steadyhud(&["analyze", csgo.to_str().unwrap(), "--display"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let section = text
+        .find("Displayed frames (what reached the screen)")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(text.find("Steady FPS").unwrap() < section);
+    let line = text[section..]
+        .lines()
+        .find(|l| l.trim_start().starts_with("Dropped frames"))
+        .unwrap();
+    assert!(
+        line.contains(&format!(" {dropped} (")),
+        "{line} vs {dropped}"
+    );
+    // Without --display the table has no such section.
+    let out = steadyhud(&["analyze", csgo.to_str().unwrap()]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Displayed frames"));
+}
