@@ -468,6 +468,36 @@ fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
     assert_eq!(chart.matches("class=\"series presented\"").count(), 1);
     assert_eq!(chart.matches("class=\"series displayed\"").count(), 1);
     assert!(page.contains("<td>Dropped frames</td>"));
+
+    // The many-runs layout: a chart under each strip of a run with
+    // display columns, with --frame-times.
+    let logs = [
+        "presentmon-test_case_0.csv",
+        "presentmon-test_case_0_v1.csv",
+        "presentmon-test_case_0_v2.csv",
+        "presentmon-test_case_3.csv",
+        "presentmon1-csgo.csv",
+        "capframex-re2.csv",
+        "ocat-metroexodus.csv",
+        "mangohud-0.6.8-vkcube.csv",
+    ];
+    let mut args: Vec<String> = vec!["report".into()];
+    args.extend(
+        logs.iter()
+            .map(|l| shared_data(l).to_string_lossy().into_owned()),
+    );
+    args.extend(["--frame-times", "-o"].map(String::from));
+    args.push(html.to_string_lossy().into_owned());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = steadyhud(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<body class=\"many-runs\">"));
+    assert_eq!(page.matches("<svg id=\"displayed-").count(), logs.len() - 1);
 }
 
 #[test]

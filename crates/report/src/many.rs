@@ -181,6 +181,11 @@ pub fn body(runs: &[Run], opts: &ReportOptions) -> String {
                 Some(&title),
                 &format!("frametimes-{}", rank[i]),
             ));
+            // What reached the screen, for runs whose logs say.
+            h.push_str(&super::display::chart(
+                &runs[i],
+                &format!("displayed-{}", rank[i]),
+            ));
         }
     } else {
         h.push_str(
