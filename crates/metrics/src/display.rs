@@ -372,6 +372,31 @@ mod tests {
         assert_eq!(f, vec![0, 3]);
     }
 
+    proptest::proptest! {
+        /// The two kinds of interval column describe the same screen:
+        /// `MsBetweenDisplayChange` moved onto the displayed frame before
+        /// (what `DisplayedTime` holds) gives the same intervals.
+        #[test]
+        fn both_interval_kinds_agree(
+            frames in proptest::collection::vec((1u64..50_000_000, proptest::bool::weighted(0.3)), 1..200)
+        ) {
+            let iv: Vec<u64> = frames.iter().map(|&(v, d)| if d { NO_DATA } else { v }).collect();
+            let dropped: Vec<bool> = frames.iter().map(|&(_, d)| d).collect();
+            let since = cols(IntervalKind::SincePrevious, &iv, &dropped);
+            let shown: Vec<usize> = (0..iv.len()).filter(|&i| !dropped[i]).collect();
+            let mut own_iv = vec![NO_DATA; iv.len()];
+            for w in shown.windows(2) {
+                own_iv[w[0]] = iv[w[1]];
+            }
+            // The last displayed frame's own time is unknown: as a short row.
+            let own = cols(IntervalKind::OwnTime, &own_iv, &dropped);
+            proptest::prop_assert_eq!(shown_frames(&since), shown_frames(&own));
+            let total: u64 = shown_frames(&own).iter().map(|s| s.ns).sum();
+            let expected: u64 = shown.iter().skip(1).map(|&i| iv[i]).sum();
+            proptest::prop_assert_eq!(total, expected);
+        }
+    }
+
     #[test]
     fn weighted_mean_and_p99_weigh_by_time_on_screen() {
         // D = 10, 10, 80 ms; values 1, 2, -5 ms (abs 5): mean |v| =
