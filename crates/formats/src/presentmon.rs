@@ -13,6 +13,9 @@
 //! same quantity under its old name), and the wait time `MsGPUWait` /
 //! `GPUWait`. A GPU field of `NA` or a row too short for it leaves that
 //! frame without GPU data; it never drops the frame.
+//!
+//! Display columns (display interval, dropped flag, animation error,
+//! latencies) are read alongside by [`super::display`].
 
 use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
