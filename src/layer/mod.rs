@@ -28,6 +28,7 @@ pub mod analysis;
 pub mod capture;
 mod counters;
 mod device;
+pub mod display_timing;
 mod faults;
 pub mod gpu_timing;
 mod handles;

@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use steadyhud_formats::{self as formats, Filter, Format, FrameLog, ParseError, ReadOptions};
+use steadyhud_metrics::display::DisplayStats;
 use steadyhud_metrics::gpu::{GpuKeys, GpuStats};
 use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
 use steadyhud_metrics::sensors::SensorSummary;
@@ -60,6 +61,11 @@ pub struct AnalyzeArgs {
     /// (`steadyhud ctl mark TEXT`).
     #[arg(long)]
     pub segments: bool,
+    /// Also give the metrics of the displayed frames (display intervals,
+    /// dropped frames, animation error, latency) of a PresentMon-style
+    /// capture with display columns; `--json` adds them as `display`.
+    #[arg(long)]
+    pub display: bool,
 }
 
 /// `--stutter-threshold X`, shared by every command that analyses logs.
@@ -104,6 +110,9 @@ pub struct Analysis {
     /// The stutters the readings explain (GPU throttling, clock drops),
     /// when the log has sensor columns.
     pub sensor_causes: Option<Vec<SensorCause>>,
+    /// The displayed-frame metrics, when the log has display columns
+    /// (docs/metrics.md, "Displayed frames").
+    pub display: Option<DisplayStats>,
 }
 
 /// Reads `path` and computes its summary: the library entry point behind
@@ -130,6 +139,11 @@ pub fn analyze_path(
     let sensors =
         sensor_cols.and_then(|c| steadyhud_metrics::sensors::summarize(&log.durations_ns, c));
     let sensor_causes = sensor_cols.map(|c| sensor_causes(&summary.stutter_frames, c));
+    let display = log
+        .meta
+        .display
+        .as_ref()
+        .map(|c| DisplayStats::of(&log.durations_ns, c, opts));
     Ok(Analysis {
         path: path.to_path_buf(),
         log,
@@ -138,6 +152,7 @@ pub fn analyze_path(
         gpu,
         sensors,
         sensor_causes,
+        display,
     })
 }
 
@@ -199,11 +214,19 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.display && analysis.display.is_none() {
+        eprintln!(
+            "steadyhud: {}: no display columns (MsBetweenDisplayChange, DisplayedTime): --display needs a PresentMon-style capture with them",
+            args.file.display()
+        );
+        return ExitCode::from(2);
+    }
+    let display = analysis.display.as_ref().filter(|_| args.display);
     let segments = args.segments.then(|| {
         super::segments::split(&analysis.log.durations_ns, &analysis.log.meta.marks, &opts)
     });
-    let text = match (args.json, &segments) {
-        (true, _) => json_with(&analysis, segments.as_deref()) + "\n",
+    let mut text = match (args.json, &segments) {
+        (true, _) => json_full(&analysis, segments.as_deref(), display) + "\n",
         (false, None) => table(&analysis, &opts),
         (false, Some(s)) => {
             let mut t = table(&analysis, &opts);
@@ -215,6 +238,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             t + &super::segments::table(s)
         }
     };
+    if let (false, Some(d)) = (args.json, display) {
+        text.push_str(&super::display::table(d));
+    }
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,
@@ -237,6 +263,16 @@ pub fn json(a: &Analysis) -> String {
 /// [`json`] plus, with `--segments`, `marks` and `segments` (see
 /// [`super::segments::json`]).
 pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) -> String {
+    json_full(a, segments, None)
+}
+
+/// [`json_with`] plus, with `--display`, the `display` block
+/// ([`DisplayStats`]); the top-level keys stay the present-based ones.
+pub fn json_full(
+    a: &Analysis,
+    segments: Option<&[super::segments::Segment]>,
+    display: Option<&DisplayStats>,
+) -> String {
     #[derive(serde::Serialize)]
     struct Out<'a> {
         #[serde(flatten)]
@@ -263,6 +299,8 @@ pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) ->
         marks: Option<&'a [formats::Mark]>,
         #[serde(skip_serializing_if = "Option::is_none")]
         segments: Option<serde_json::Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        display: Option<&'a DisplayStats>,
     }
     #[derive(serde::Serialize)]
     struct SensorCauseOut<'a> {
@@ -300,6 +338,7 @@ pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) ->
             .map(steadyhud_counters::by_main_cause),
         marks: segments.map(|_| m.marks.as_slice()),
         segments: segments.map(super::segments::json),
+        display,
     };
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
 }

@@ -158,6 +158,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         // Like the counters, the readings are not cut to the span.
         sensors: None,
         sensor_causes: None,
+        display: None,
     };
     print!("{}", table(&analysis, &opts));
     println!();

@@ -82,6 +82,28 @@ pub fn render(a: &Run, b: &Run) -> String {
             row.verdict_word(0, 1).into(),
         ]);
     }
+    if a.display.is_some() || b.display.is_some() {
+        use steadyhud_report::display;
+        for row in display::DISPLAY_ROWS {
+            let (da, db) = (a.display.as_ref(), b.display.as_ref());
+            if display::value(row, da).is_none() && display::value(row, db).is_none() {
+                continue;
+            }
+            let (change, word) = display::change(row, da, db);
+            let label = if row.unit.is_empty() {
+                row.label.to_string()
+            } else {
+                format!("{} ({})", row.label, row.unit)
+            };
+            rows.push([
+                label,
+                display::fmt(row, da),
+                display::fmt(row, db),
+                change,
+                word.into(),
+            ]);
+        }
+    }
     let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);
     if !causes.is_empty() {
         rows.push([

@@ -5,6 +5,7 @@ pub mod bench;
 pub mod compare;
 pub mod config;
 pub mod ctl;
+pub mod display;
 pub mod install;
 pub mod load;
 pub mod merge;

@@ -28,6 +28,13 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    let display = a
+        .display
+        .zip(a.log.meta.display.as_ref())
+        .map(|(stats, c)| steadyhud_report::display::RunDisplay {
+            stats,
+            shown: steadyhud_metrics::display::shown_frames(c),
+        });
     Ok(Run {
         name,
         durations_ns: a.log.durations_ns,
@@ -35,6 +42,7 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
         stutter_causes: a.stutter_causes,
         gpu: a.gpu,
         sensors: a.sensors,
+        display,
     })
 }
 

@@ -95,6 +95,11 @@ pub struct Config {
     /// `blacklist`: edits of the built-in list of processes left alone
     /// (names joined by `+`; `-name` takes one off; see [`blacklist`]).
     pub blacklist: Vec<String>,
+    /// `display_timing`: decide at device creation how display times
+    /// would be obtained (VK_EXT_present_timing, VK_GOOGLE_display_timing,
+    /// VK_KHR_present_wait2/present_wait) and say so in one line (false:
+    /// untested on hardware; docs/design.md, "Display timing").
+    pub display_timing: bool,
 }
 
 /// Where the frame limiter waits (config `fps_limit_method`).
@@ -178,6 +183,7 @@ impl Default for Config {
             toggle_fps_limit: "Shift_L+F1".to_string(),
             control: true,
             blacklist: Vec::new(),
+            display_timing: false,
         }
     }
 }
@@ -198,7 +204,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 17] = [
+pub const KEYS: [&str; 18] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -216,6 +222,7 @@ pub const KEYS: [&str; 17] = [
     "toggle_fps_limit",
     "control",
     "blacklist",
+    "display_timing",
 ];
 
 impl Config {
@@ -353,6 +360,7 @@ impl Config {
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
             "blacklist" => self.blacklist = blacklist::parse_edits(value)?,
             "control" => self.control = parse_bool(value)?,
+            "display_timing" => self.display_timing = parse_bool(value)?,
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
             "gpu_timing" => {
@@ -422,6 +430,7 @@ impl Config {
             "toggle_fps_limit" => self.toggle_fps_limit.clone(),
             "control" => self.control.to_string(),
             "blacklist" => self.blacklist.join("+"),
+            "display_timing" => self.display_timing.to_string(),
             _ => String::new(),
         }
     }

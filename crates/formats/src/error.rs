@@ -61,6 +61,8 @@ pub enum ErrorKind {
     },
     #[error("{column}: expected a GPU time in ms (a number ≥ 0, or NA), found {found:?}")]
     BadGpuTime { column: String, found: String },
+    #[error("{column}: expected a display time in ms (a number, or NA; a Dropped flag 0 or 1), found {found:?}")]
+    BadDisplayValue { column: String, found: String },
     #[error("truncated row: expected {expected} fields, found {found}")]
     Truncated { expected: String, found: usize },
     #[error("malformed CSV: {0}")]

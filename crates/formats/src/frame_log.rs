@@ -59,6 +59,10 @@ pub struct Meta {
     /// columns (steadyhud `gpu_power_w`…, MangoHud `gpu_power`…,
     /// PresentMon 2 `GPUPower`…), in steadyhud's units; NaN = no reading.
     pub sensors: Option<steadyhud_metrics::sensors::SensorColumns>,
+    /// Per-frame display columns (display interval, dropped flag,
+    /// animation error, latencies), when a PresentMon-style capture has a
+    /// display-interval column (`MsBetweenDisplayChange`, `DisplayedTime`).
+    pub display: Option<steadyhud_metrics::display::DisplayColumns>,
     /// Marks of a steadyhud session log (`steadyhud ctl mark`), in the
     /// order written; empty for other formats.
     pub marks: Vec<Mark>,
@@ -95,6 +99,7 @@ impl Meta {
             counters: None,
             gpu: None,
             sensors: None,
+            display: None,
             marks: Vec::new(),
         }
     }

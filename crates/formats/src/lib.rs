@@ -15,6 +15,7 @@
 #![forbid(unsafe_code)]
 
 mod csvbody;
+mod display;
 mod error;
 mod frame_log;
 mod mangohud;

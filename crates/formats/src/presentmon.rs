@@ -17,6 +17,8 @@
 //! Sensor columns of PresentMon 2 captures (`GPUPower`, `CPUUtilization`,
 //! `GPUTemperature`, …) follow the kept frames the same way, into
 //! [`Meta::sensors`] through [`SensorMap::presentmon`].
+//! Display columns (display interval, dropped flag, animation error,
+//! latencies) are read alongside by [`super::display`].
 
 use super::csvbody::{split_header, Body, Flow};
 use super::error::{At, ErrorKind, Pos};
@@ -48,6 +50,8 @@ struct Group {
     gpu_wait: Vec<u64>,
     /// Sensor readings of those frames, when the file has sensor columns.
     sensors: Option<SensorRows>,
+    /// Display columns of those frames ([`super::display`]).
+    display: super::display::Frames,
 }
 
 impl Group {
@@ -131,6 +135,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     let gpu_busy = gpu_col(&GPU_BUSY_COLUMNS);
     let gpu_wait = gpu_busy.as_ref().and(gpu_col(&GPU_WAIT_COLUMNS));
     let sensor_map = SensorMap::presentmon(&header);
+    let display = super::display::Spec::find(&header);
     let has = |n: &str| find(n).is_some();
     let detail = if !metadata.is_empty() {
         "CapFrameX CSV"
@@ -173,6 +178,7 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                             gpu_busy: Vec::new(),
                             gpu_wait: Vec::new(),
                             sensors: sensor_map.as_ref().map(SensorMap::rows),
+                            display: Default::default(),
                         });
                         index.insert(key.clone(), groups.len() - 1);
                         groups.len() - 1
@@ -211,6 +217,9 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         }
         if let (Some(m), Some(rows)) = (&sensor_map, group.sensors.as_mut()) {
             m.push(rows, |k| rec.get(k));
+        }
+        if let Some(spec) = &display {
+            spec.push(&mut group.display, rec)?;
         }
         Ok(Flow::Continue)
     })?;
@@ -266,6 +275,9 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
     }
     if let (Some(m), Some(rows)) = (&sensor_map, group.sensors.take()) {
         meta.sensors = m.finish(rows, &mut meta.notes);
+    }
+    if let Some(spec) = &display {
+        meta.display = Some(spec.finish(std::mem::take(&mut group.display)));
     }
     let mut source = group.label();
     if let Some((_, name)) = metadata

@@ -10,6 +10,8 @@
 //! - `steady`: STK slow/excess curves and Steady / Mostly Steady / Typical FPS.
 //! - `stutter`: the 19-frame median stutter rule and the OSC flag.
 //! - `rolling`: the incremental window engine.
+//! - [`display`]: the same metrics over display intervals (what reached
+//!   the screen), dropped frames, animation error and latency.
 //! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time.
 //! - `histogram`: the mergeable time histogram (log-spaced buckets, 1 %) and
 //!   the fleet-wide metrics read off it.
@@ -24,6 +26,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod display;
 pub mod gpu;
 pub mod histogram;
 mod options;

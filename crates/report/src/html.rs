@@ -68,6 +68,7 @@ mod tests {
                     stutter_causes: None,
                     gpu: None,
                     sensors: None,
+                    display: None,
                 }
             })
             .collect()

@@ -20,6 +20,7 @@
 
 pub mod bars;
 pub mod charts;
+pub mod display;
 mod html;
 pub mod many;
 pub mod overlay;

@@ -182,6 +182,11 @@ pub fn body(runs: &[Run], opts: &ReportOptions) -> String {
                 Some(&title),
                 &format!("frametimes-{}", rank[i]),
             ));
+            // What reached the screen, for runs whose logs say.
+            h.push_str(&super::display::chart(
+                &runs[i],
+                &format!("displayed-{}", rank[i]),
+            ));
         }
     } else {
         h.push_str(
@@ -387,6 +392,7 @@ mod tests {
             stutter_causes: None,
             gpu: None,
             sensors: None,
+            display: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! column per run and its change against the baseline.
 
 use super::charts::{self, Series};
+use super::display;
 use super::run::{ReportOptions, Run};
 use super::svg::{colour, escape};
 use super::table;
@@ -34,6 +35,12 @@ pub fn body(runs: &[Run], opts: &ReportOptions) -> String {
         None,
         "frametimes",
     ));
+    if display::any(runs) {
+        h.push_str(DISPLAY_NOTE);
+        for (i, r) in runs.iter().enumerate() {
+            h.push_str(&display::chart(r, &format!("displayed-{}", i + 1)));
+        }
+    }
     if opts.frame_times {
         for (i, s) in series.iter().enumerate() {
             h.push_str(&charts::frame_time_chart(
@@ -98,6 +105,27 @@ fn metrics_table(runs: &[Run], base: usize) -> String {
             }
         }
         s.push_str("</tr>");
+    }
+    if display::any(runs) {
+        for row in display::DISPLAY_ROWS {
+            if runs
+                .iter()
+                .all(|r| display::value(row, r.display.as_ref()).is_none())
+            {
+                continue;
+            }
+            let _ = write!(s, "<tr><td>{}{}</td>", row.label, unit_suffix(row.unit));
+            let b = runs[base].display.as_ref();
+            for (i, r) in runs.iter().enumerate() {
+                let d = r.display.as_ref();
+                let _ = write!(s, "<td>{}</td>", display::fmt(row, d));
+                if i != base {
+                    let (change, word) = display::change(row, b, d);
+                    let _ = write!(s, "<td class=\"{word}\">{change}</td>");
+                }
+            }
+            s.push_str("</tr>");
+        }
     }
     s.push_str("<tr><td>Oscillation (OSC)</td>");
     for (i, r) in runs.iter().enumerate() {
@@ -190,3 +218,9 @@ fn unit_suffix(unit: &str) -> String {
         format!(" ({unit})")
     }
 }
+
+/// What the displayed-vs-presented charts show.
+const DISPLAY_NOTE: &str = "<h2>What reached the screen</h2><p class=\"note\">Grey: present-to-present frame \
+times. Blue: how long each displayed frame stayed on screen, drawn where it ends (its present plus that time); a dropped frame's time goes \
+to the displayed frame before it (docs/metrics.md, &ldquo;Displayed frames&rdquo;). Runs whose logs have no \
+display columns have no chart and n/a in the rows above.</p>";

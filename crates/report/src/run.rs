@@ -21,6 +21,8 @@ pub struct Run {
     /// System readings and energy per frame, when the log has sensor
     /// columns.
     pub sensors: Option<steadyhud_metrics::sensors::SensorSummary>,
+    /// The displayed-frame metrics, when the log has display columns.
+    pub display: Option<super::display::RunDisplay>,
 }
 
 /// What the page shows besides the runs.

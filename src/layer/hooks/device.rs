@@ -15,6 +15,7 @@
 use super::lookup::on_device;
 use crate::guard;
 use crate::layer::device::{Device, Link};
+use crate::layer::display_timing;
 use crate::layer::gpu_timing;
 use crate::layer::handles::dispatch_key;
 use crate::layer::loader::{self, next_fn};
@@ -60,6 +61,24 @@ pub(super) unsafe extern "system" fn create_device(
             // of `inst` (caller's contract).
             unsafe { gpu_timing::wanted(&inst.ash, physical_device, l.config.gpu_timing) }
         });
+    // Display timing (config `display_timing`, off by default): the decision
+    // only, in one line; the device is created as the app asked.
+    if l.config.display_timing {
+        guard::contain((), || {
+            // SAFETY: `physical_device` is the app's live physical device of
+            // `inst`, `info` its valid create info (caller's contract).
+            let (offer, app) = unsafe {
+                display_timing::gather(
+                    &inst.ash,
+                    physical_device,
+                    &*info,
+                    inst.ext.surface_capabilities2,
+                )
+            };
+            let plan = display_timing::decide(true, &offer, &app);
+            guard::say(format_args!("{}", plan.line()));
+        });
+    }
     // GPU timing maps its timestamps to the CPU clock with calibrated
     // timestamps: enabled here when the device has them (a query function
     // only; nothing changes for the app).
