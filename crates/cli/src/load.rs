@@ -31,7 +31,7 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
     let display = a
         .display
         .zip(a.log.meta.display.as_ref())
-        .map(|(stats, c)| steadyhud_report::display::RunDisplay {
+        .map(|(stats, c)| steadyhud_report::RunDisplay {
             stats,
             shown: steadyhud_metrics::display::shown_frames(c),
         });

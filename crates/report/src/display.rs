@@ -4,18 +4,10 @@
 //! displayed-vs-presented frame-time chart ([`chart`]).
 
 use super::charts::{bucket_min_max, end_times_s, WIDTH};
-use super::run::Run;
+use super::run::{Run, RunDisplay};
 use super::svg::{truncate_middle, Chart};
 use super::table::{fmt_change, fmt_value, verdict_word, Row};
 use steadyhud_metrics::display::{DisplayStats, Shown};
-
-/// A run's display data: the statistics and which frame each display
-/// interval belongs to (for the chart).
-#[derive(Clone, Debug)]
-pub struct RunDisplay {
-    pub stats: DisplayStats,
-    pub shown: Vec<Shown>,
-}
 
 /// One displayed-frame metric; `get` is `None` where the run has no such
 /// value (no intervals, no column).

@@ -29,4 +29,4 @@ pub mod sensors;
 pub mod svg;
 pub mod table;
 pub use html::render_html;
-pub use run::{Layout, ReportOptions, Run, MANY_RUNS_ABOVE};
+pub use run::{Layout, ReportOptions, Run, RunDisplay, MANY_RUNS_ABOVE};

@@ -22,7 +22,15 @@ pub struct Run {
     /// columns.
     pub sensors: Option<steadyhud_metrics::sensors::SensorSummary>,
     /// The displayed-frame metrics, when the log has display columns.
-    pub display: Option<super::display::RunDisplay>,
+    pub display: Option<RunDisplay>,
+}
+
+/// A run's display data: the statistics and which frame each display
+/// interval belongs to (for the chart).
+#[derive(Clone, Debug)]
+pub struct RunDisplay {
+    pub stats: steadyhud_metrics::display::DisplayStats,
+    pub shown: Vec<steadyhud_metrics::display::Shown>,
 }
 
 /// What the page shows besides the runs.

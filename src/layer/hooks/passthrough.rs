@@ -8,7 +8,6 @@
 //! Vulkan command called under that command's valid-usage rules, and hands
 //! its arguments on unchanged.
 
-use super::table::get_device_proc_addr;
 use crate::guard;
 use crate::layer::handles::dispatch_key;
 use crate::layer::loader::{self, next_fn};
@@ -17,31 +16,15 @@ use crate::layer::state::layer;
 use ash::vk;
 use std::ffi::c_char;
 
-/// What the layer hands out for `name` in an inert process: its own
-/// function for the few it must keep, else `None` (the next layer's).
-pub(super) fn own(name: &[u8]) -> Option<vk::PFN_vkVoidFunction> {
-    let f = match name {
-        b"vkGetInstanceProcAddr" => super::table::get_instance_proc_addr as *const (),
-        b"vkCreateInstance" => super::instance::create_instance as *const (),
-        b"vkDestroyInstance" => super::instance::destroy_instance as *const (),
-        b"vkCreateDevice" => create_device as *const (),
-        b"vkGetDeviceProcAddr" => get_device_proc_addr as *const (),
-        b"vkDestroyDevice" => destroy_device as *const (),
-        _ => return None,
-    };
-    Some(super::table::void(f))
-}
-
-/// `vkGetDeviceProcAddr` of an inert process: ours for the two device
-/// functions we keep, else the next layer's.
+/// The next layer's `name` of `device` in an inert process (the two
+/// device functions the layer keeps are handed out by the hook table).
 ///
 /// # Safety
 /// `device` is a live device created through this layer; `name` is
 /// NUL-terminated.
-pub(super) unsafe fn device_proc_addr(
+pub(super) unsafe fn next_device_proc_addr(
     device: vk::Device,
     name: *const c_char,
-    wanted: &[u8],
 ) -> vk::PFN_vkVoidFunction {
     let l = layer();
     // SAFETY: a live dispatchable handle (caller's contract).
@@ -49,15 +32,12 @@ pub(super) unsafe fn device_proc_addr(
         .passthrough
         .as_ref()?
         .get(unsafe { dispatch_key(device) })?;
-    match wanted {
-        b"vkGetDeviceProcAddr" | b"vkDestroyDevice" => own(wanted).flatten(),
-        // SAFETY: the next layer's gdpa of this device, with the app's
-        // arguments.
-        _ => unsafe { (d.gdpa)(device, name) },
-    }
+    // SAFETY: the next layer's gdpa of this device, with the app's
+    // arguments.
+    unsafe { (d.gdpa)(device, name) }
 }
 
-unsafe extern "system" fn create_device(
+pub(super) unsafe extern "system" fn create_device(
     physical_device: vk::PhysicalDevice,
     info: *const vk::DeviceCreateInfo,
     alloc: *const vk::AllocationCallbacks,
@@ -104,7 +84,7 @@ unsafe extern "system" fn create_device(
     r
 }
 
-unsafe extern "system" fn destroy_device(
+pub(super) unsafe extern "system" fn destroy_device(
     device: vk::Device,
     alloc: *const vk::AllocationCallbacks,
 ) {

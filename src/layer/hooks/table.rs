@@ -42,6 +42,23 @@ enum Level {
 }
 
 /// Casts one of our entry points for the proc-address tables.
+/// What the layer hands out for `name` in a process it leaves alone (the
+/// blacklist, [`super::passthrough`]): its own function for the few it
+/// must keep (the loader's chain, the device records), else `None` (the
+/// next layer's).
+fn inert_hook(name: &[u8]) -> Option<vk::PFN_vkVoidFunction> {
+    let f = match name {
+        b"vkGetInstanceProcAddr" => get_instance_proc_addr as *const (),
+        b"vkCreateInstance" => super::instance::create_instance as *const (),
+        b"vkDestroyInstance" => super::instance::destroy_instance as *const (),
+        b"vkCreateDevice" => super::passthrough::create_device as *const (),
+        b"vkGetDeviceProcAddr" => get_device_proc_addr as *const (),
+        b"vkDestroyDevice" => super::passthrough::destroy_device as *const (),
+        _ => return None,
+    };
+    Some(void(f))
+}
+
 pub(super) fn void(f: *const ()) -> vk::PFN_vkVoidFunction {
     // SAFETY: `f` is one of this module's `extern "system"` functions; the
     // caller of the proc address casts it back to its real type.
@@ -133,7 +150,7 @@ pub unsafe extern "system" fn get_instance_proc_addr(
         let next = |inst: &Instance| unsafe { (inst.next_gipa)(instance, name) };
         if l.passthrough.is_some() {
             // A process left alone: only the lifecycle functions are ours.
-            return match super::passthrough::own(wanted) {
+            return match inert_hook(wanted) {
                 Some(f) => f,
                 None => inst.as_ref().and_then(|i| next(i)),
             };
@@ -171,8 +188,12 @@ pub unsafe extern "system" fn get_device_proc_addr(
             return None;
         }
         if l.passthrough.is_some() {
+            let wanted = name_bytes(name);
+            if matches!(wanted, b"vkGetDeviceProcAddr" | b"vkDestroyDevice") {
+                return inert_hook(wanted).flatten();
+            }
             // SAFETY: inside the app's call on the live `device`.
-            return unsafe { super::passthrough::device_proc_addr(device, name, name_bytes(name)) };
+            return unsafe { super::passthrough::next_device_proc_addr(device, name) };
         }
         // SAFETY: inside the app's call on `device`, a live device (caller's
         // contract), so its record is not removed while we use it.
