@@ -94,12 +94,14 @@ pub fn value_text(v: Option<&ValueStats>, mean: &str) -> String {
 }
 
 /// The value keys in table order.
-const ORDER: [ValueKey; 6] = [
+const ORDER: [ValueKey; 8] = [
     ValueKey::AnimationError,
     ValueKey::PcLatency,
     ValueKey::ClickToPhoton,
     ValueKey::AllInputToPhoton,
     ValueKey::InputToPresent,
+    ValueKey::InputToFrameStart,
+    ValueKey::FrameStartToPresent,
     ValueKey::PresentToDisplay,
 ];
 

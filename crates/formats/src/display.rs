@@ -9,8 +9,9 @@
 //!   one (1 = dropped), else `NA` in the interval column (2.x).
 //! - Values: `MsAnimationError`/`AnimationError`, `MsPCLatency`,
 //!   `MsClickToPhotonLatency`, `MsAllInputToPhotonLatency` (and their
-//!   2.x "v2" names without `Ms`), `MsUntilDisplayed`. `NA` or an empty
-//!   field: no value for that frame.
+//!   2.x "v2" names without `Ms`), `MsUntilDisplayed`, `MsCPUBusy` /
+//!   `CPUBusy` (frame start → present). `NA` or an empty field: no value
+//!   for that frame.
 //!
 //! Names match case-insensitively. Only the frames the reader keeps are
 //! read (a row whose frame time is `NA` is skipped whole), so every vector
@@ -24,7 +25,7 @@ use steadyhud_metrics::gpu::NO_DATA;
 const SINCE_PREVIOUS: [&str; 1] = ["MsBetweenDisplayChange"];
 const OWN_TIME: [&str; 2] = ["MsDisplayedTime", "DisplayedTime"];
 const DROPPED: &str = "Dropped";
-const VALUES: [(ValueKey, &[&str]); 5] = [
+const VALUES: [(ValueKey, &[&str]); 6] = [
     (
         ValueKey::AnimationError,
         &["MsAnimationError", "AnimationError"],
@@ -39,6 +40,7 @@ const VALUES: [(ValueKey, &[&str]); 5] = [
         &["MsAllInputToPhotonLatency", "AllInputToPhotonLatency"],
     ),
     (ValueKey::PresentToDisplay, &["MsUntilDisplayed"]),
+    (ValueKey::FrameStartToPresent, &["MsCPUBusy", "CPUBusy"]),
 ];
 
 /// Where a capture's display columns are (found in its header).
@@ -220,12 +222,16 @@ mod tests {
         assert_eq!(d.dropped, vec![true, false]);
         assert_eq!(d.interval_ns, vec![NO_DATA, 20_000_000]);
         assert_eq!(d.dropped_column, "Dropped");
-        let log = parse("FrameTime,DisplayedTime\n10,33.3\n10,NA\n").unwrap();
+        let log = parse("FrameTime,DisplayedTime,CPUBusy\n10,33.3,4.5\n10,NA,NA\n").unwrap();
         let d = log.meta.display.unwrap();
         assert_eq!(
             (d.kind, d.dropped),
             (IntervalKind::OwnTime, vec![false, true])
         );
+        // The v2 name of `MsCPUBusy`: frame start → present.
+        assert_eq!(d.values[0].key, ValueKey::FrameStartToPresent);
+        assert_eq!(d.values[0].column, "CPUBusy");
+        assert_eq!(d.values[0].ns, vec![4_500_000, NO_VALUE]);
         assert!(parse("FrameTime\n10\n").unwrap().meta.display.is_none());
     }
 

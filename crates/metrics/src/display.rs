@@ -56,6 +56,13 @@ pub enum ValueKey {
     /// Derived, not read: `pc_latency − present_to_display` of a frame that
     /// has both, i.e. input to present (I2FS + FS2P of PC latency).
     InputToPresent,
+    /// `MsCPUBusy` / `CPUBusy`: the frame's CPU start to its Present() call
+    /// (the FS2P term of PC latency; the CPU start is the game's
+    /// SIMULATION_START only when the game reports that marker).
+    FrameStartToPresent,
+    /// Derived, not read: `pc_latency − frame_start_to_present −
+    /// present_to_display` of a frame that has all three (the I2FS term).
+    InputToFrameStart,
 }
 
 impl ValueKey {
@@ -68,6 +75,8 @@ impl ValueKey {
             ValueKey::AllInputToPhoton => "all_input_to_photon",
             ValueKey::PresentToDisplay => "present_to_display",
             ValueKey::InputToPresent => "input_to_present",
+            ValueKey::FrameStartToPresent => "frame_start_to_present",
+            ValueKey::InputToFrameStart => "input_to_frame_start",
         }
     }
 
@@ -80,6 +89,8 @@ impl ValueKey {
             ValueKey::AllInputToPhoton => "All input to photon",
             ValueKey::PresentToDisplay => "Present to display",
             ValueKey::InputToPresent => "Input to present",
+            ValueKey::FrameStartToPresent => "Frame start to present (FS2P)",
+            ValueKey::InputToFrameStart => "Input to frame start (I2FS)",
         }
     }
 }
@@ -159,7 +170,8 @@ pub fn shown_frames(c: &DisplayColumns) -> Vec<Shown> {
 /// D-weighted statistics of one value column.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ValueStats {
-    /// Column read (for `input_to_present`: the two it is derived from).
+    /// Column read (for the derived `input_to_present` and
+    /// `input_to_frame_start`: the columns they are derived from).
     pub column: String,
     /// Displayed frames with both a D and a value: the samples.
     pub frames: usize,
@@ -227,25 +239,23 @@ impl DisplayStats {
             }
         }
         let find = |k: ValueKey| c.values.iter().find(|v| v.key == k);
-        if let (Some(pc), Some(p2d)) = (find(ValueKey::PcLatency), find(ValueKey::PresentToDisplay))
-        {
-            let derived: Vec<i64> = pc
-                .ns
-                .iter()
-                .zip(&p2d.ns)
-                .map(|(&a, &b)| {
-                    if a == NO_VALUE || b == NO_VALUE {
-                        NO_VALUE
-                    } else {
-                        a.saturating_sub(b)
-                    }
-                })
-                .collect();
-            let column = format!("{} − {}", pc.column, p2d.column);
-            latency.insert(
-                ValueKey::InputToPresent.name().to_string(),
-                weighted_stats(&shown, &derived, false, &column),
-            );
+        // The derived terms of PC latency: the total minus the read terms.
+        let derived = [
+            (ValueKey::InputToPresent, &[ValueKey::PresentToDisplay][..]),
+            (
+                ValueKey::InputToFrameStart,
+                &[ValueKey::FrameStartToPresent, ValueKey::PresentToDisplay][..],
+            ),
+        ];
+        for (key, minus) in derived {
+            let minus: Option<Vec<&ValueColumn>> = minus.iter().map(|&k| find(k)).collect();
+            if let (Some(pc), Some(minus)) = (find(ValueKey::PcLatency), minus) {
+                let (ns, column) = difference(pc, &minus);
+                latency.insert(
+                    key.name().to_string(),
+                    weighted_stats(&shown, &ns, false, &column),
+                );
+            }
         }
         DisplayStats {
             interval_column: c.interval_column.clone(),
@@ -269,6 +279,26 @@ impl DisplayStats {
 /// summarises), for charts.
 pub fn intervals_ns(c: &DisplayColumns) -> Vec<u64> {
     shown_frames(c).into_iter().map(|s| s.ns).collect()
+}
+
+/// Per frame, `total` minus every column of `minus` ([`NO_VALUE`] where
+/// any of them has none), and the name of that difference.
+fn difference(total: &ValueColumn, minus: &[&ValueColumn]) -> (Vec<i64>, String) {
+    let ns = (0..total.ns.len())
+        .map(|i| {
+            minus.iter().try_fold(total.ns[i], |acc, m| {
+                let v = *m.ns.get(i)?;
+                (acc != NO_VALUE && v != NO_VALUE).then(|| acc.saturating_sub(v))
+            })
+        })
+        .map(|v| v.unwrap_or(NO_VALUE))
+        .collect();
+    let mut column = total.column.clone();
+    for m in minus {
+        column.push_str(" − ");
+        column.push_str(&m.column);
+    }
+    (ns, column)
 }
 
 /// D-weighted mean and P99 of `values` over the `shown` frames that have a
@@ -395,6 +425,48 @@ mod tests {
             let expected: u64 = shown.iter().skip(1).map(|&i| iv[i]).sum();
             proptest::prop_assert_eq!(total, expected);
         }
+    }
+
+    #[test]
+    fn the_pc_latency_split_needs_every_term_on_the_frame() {
+        // Three displayed frames, D = 10, 20, 30 ms (OwnTime): PCL 50, 60,
+        // 70; CPU busy 5, NA, 8; until 20, 25, NA.
+        let mut c = cols(
+            IntervalKind::OwnTime,
+            &[10 * MS, 20 * MS, 30 * MS],
+            &[false, false, false],
+        );
+        let col = |key, column: &str, ms: [i64; 3]| ValueColumn {
+            key,
+            column: column.into(),
+            ns: ms
+                .iter()
+                .map(|&v| if v < 0 { NO_VALUE } else { v * MS as i64 })
+                .collect(),
+        };
+        c.values = vec![
+            col(ValueKey::PcLatency, "pcl", [50, 60, 70]),
+            col(ValueKey::FrameStartToPresent, "busy", [5, -1, 8]),
+            col(ValueKey::PresentToDisplay, "until", [20, 25, -1]),
+        ];
+        let s = DisplayStats::of(&[10 * MS; 3], &c, &Options::default());
+        let get = |k: ValueKey| s.latency[k.name()].clone().unwrap();
+        // I2FS: only frame 0 has all three: 50 − 5 − 20 = 25.
+        let i2fs = get(ValueKey::InputToFrameStart);
+        assert_eq!((i2fs.frames, i2fs.mean_ms), (1, 25.0));
+        assert_eq!(i2fs.column, "pcl − busy − until");
+        // Input to present: frames 0 and 1: (30·10 + 35·20) / 30.
+        let i2p = get(ValueKey::InputToPresent);
+        assert_eq!(i2p.frames, 2);
+        assert!((i2p.mean_ms - 1000.0 / 30.0).abs() < 1e-12);
+        // FS2P is read: frames 0 and 2, (5·10 + 8·30) / 40.
+        let fs2p = get(ValueKey::FrameStartToPresent);
+        assert_eq!((fs2p.frames, fs2p.mean_ms), (2, 7.25));
+        // Without the PC latency column neither derived key exists.
+        c.values.remove(0);
+        let s = DisplayStats::of(&[10 * MS; 3], &c, &Options::default());
+        let keys: Vec<&str> = s.latency.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["frame_start_to_present", "present_to_display"]);
     }
 
     #[test]
