@@ -81,7 +81,17 @@ pub struct Config {
     pub toggle_fps_limit: String,
     /// `control`: serve the control socket for `steadyhud ctl` (true).
     pub control: bool,
+    /// `sensor_hz`: system readings (CPU, memory, GPU) per second for the
+    /// HUD and the log's sensor columns (10; 0 = off).
+    pub sensor_hz: u32,
+    /// `hud_sensor_rows`: the HUD's sensor rows, in order (`cpu`, `gpu`,
+    /// `vram`, `ram` joined by `+`; default all four; `none` = no rows).
+    /// A row with nothing readable is left out.
+    pub hud_sensor_rows: Vec<String>,
 }
+
+/// Highest accepted `sensor_hz`.
+pub const MAX_SENSOR_HZ: u32 = 100;
 
 /// Where the frame limiter waits (config `fps_limit_method`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -163,6 +173,8 @@ impl Default for Config {
             fps_limit_method: LimitMethod::Late,
             toggle_fps_limit: "Shift_L+F1".to_string(),
             control: true,
+            sensor_hz: 10,
+            hud_sensor_rows: steadyhud_sensors::ROW_NAMES.map(String::from).into(),
         }
     }
 }
@@ -183,7 +195,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 18] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -200,6 +212,8 @@ pub const KEYS: [&str; 16] = [
     "fps_limit_method",
     "toggle_fps_limit",
     "control",
+    "sensor_hz",
+    "hud_sensor_rows",
 ];
 
 impl Config {
@@ -353,6 +367,29 @@ impl Config {
             }
             "hud_hidden" => self.hud_hidden = parse_bool(value)?,
             "control" => self.control = parse_bool(value)?,
+            "sensor_hz" => match value.parse::<u32>() {
+                Ok(v) if v <= MAX_SENSOR_HZ => self.sensor_hz = v,
+                _ => return Err(format!("a whole number from 0 (off) to {MAX_SENSOR_HZ}")),
+            },
+            "hud_sensor_rows" => {
+                let rows: Vec<String> = value
+                    .split('+')
+                    .map(|n| n.trim().to_ascii_lowercase())
+                    .collect();
+                if rows == ["none"] {
+                    self.hud_sensor_rows = Vec::new();
+                } else if rows
+                    .iter()
+                    .all(|r| steadyhud_sensors::ROW_NAMES.contains(&r.as_str()))
+                {
+                    self.hud_sensor_rows = rows;
+                } else {
+                    return Err(format!(
+                        "none, or rows of {} joined by +",
+                        steadyhud_sensors::ROW_NAMES.join(", ")
+                    ));
+                }
+            }
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
             "gpu_timing" => {
@@ -421,6 +458,11 @@ impl Config {
             },
             "toggle_fps_limit" => self.toggle_fps_limit.clone(),
             "control" => self.control.to_string(),
+            "sensor_hz" => self.sensor_hz.to_string(),
+            "hud_sensor_rows" => match self.hud_sensor_rows.as_slice() {
+                [] => "none".into(),
+                rows => rows.join("+"),
+            },
             _ => String::new(),
         }
     }
@@ -811,6 +853,37 @@ mod tests {
         for key in KEYS {
             let row = format!("| `{key}` |");
             assert_eq!(readme.matches(&row).count(), 1, "README row for {key}");
+        }
+    }
+
+    #[test]
+    fn sensor_keys() {
+        let (c, w) = env("sensor_hz=4,hud_sensor_rows=ram+GPU");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            (c.sensor_hz, c.hud_sensor_rows.clone()),
+            (4, vec!["ram".to_string(), "gpu".to_string()])
+        );
+        assert_eq!(c.value_of("hud_sensor_rows"), "ram+gpu");
+        let d = Config::default();
+        assert_eq!(
+            (d.sensor_hz, d.value_of("hud_sensor_rows").as_str()),
+            (10, "cpu+gpu+vram+ram")
+        );
+        assert_eq!(
+            env("hud_sensor_rows=none").0.hud_sensor_rows,
+            Vec::<String>::new()
+        );
+        assert_eq!(env("sensor_hz=0").0.sensor_hz, 0);
+        for bad in [
+            "sensor_hz=101",
+            "sensor_hz=-1",
+            "hud_sensor_rows=cpu+disk",
+            "hud_sensor_rows=",
+        ] {
+            let (c, w) = env(bad);
+            assert_eq!(w.len(), 1, "{bad}");
+            assert_eq!((c.sensor_hz, c.hud_sensor_rows.len()), (10, 4), "{bad}");
         }
     }
 }
