@@ -129,7 +129,11 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                     busy_i = names.iter().position(|n| *n == gpu::BUSY_COLUMN);
                     wait_i = names.iter().position(|n| *n == gpu::WAIT_COLUMN);
                     for (k, name) in names.iter().enumerate() {
-                        if !NOT_COUNTERS.contains(name) && !name.is_empty() {
+                        // System readings (sensor columns) are no counters;
+                        // their cells may be empty.
+                        let sensor = steadyhud_sensors::COLUMNS.iter().any(|c| c.name() == *name)
+                            || *name == steadyhud_sensors::THROTTLE_COLUMN;
+                        if !NOT_COUNTERS.contains(name) && !sensor && !name.is_empty() {
                             counter_cols.push(k);
                             let unit = unit_of_column(name);
                             counters.infos.push(CounterInfo {
@@ -450,5 +454,25 @@ mod tests {
         assert!(matches!(e.kind, ErrorKind::BadGpuTime { .. }), "{e:?}");
         // Logs without the columns have no GPU data.
         assert!(read(LOG.as_bytes()).unwrap().meta.gpu.is_none());
+    }
+
+    /// Sensor columns (system readings, cells possibly empty) are not read
+    /// as counters and do not stop the log from being read.
+    #[test]
+    fn sensor_columns_are_not_counters() {
+        let text = "# steadyhud 0.1.0 session log\nframe,present_ns,frametime_ms,submits,cpu_load_pct,rss_mb,gpu_throttle\n\
+                    0,10000000,10.000000,2,,,\n1,20000000,10.000000,3,43.5,512.0,power|thermal\n";
+        let log = read(text.as_bytes()).unwrap();
+        assert_eq!(log.durations_ns, [10_000_000, 10_000_000]);
+        let names: Vec<&str> = log
+            .meta
+            .counters
+            .as_ref()
+            .unwrap()
+            .infos
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(names, ["submits"]);
     }
 }
