@@ -182,6 +182,56 @@ fn log_columns_hold_real_proc_readings() {
     }
 }
 
+/// The amdgpu fixture tree (kernel-documented files) standing in for
+/// `/sys`, with its card's bus id: the layer logs its GPU columns beside
+/// the real /proc ones.
+fn with_fixture_card(cmd: &mut std::process::Command) -> &mut std::process::Command {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/sensors/tests/fixtures/amdgpu");
+    cmd.env("STEADYHUD_SENSORS_SYSFS", fixture)
+        .env("STEADYHUD_SENSORS_PCI", "0000:03:00.0")
+}
+
+#[test]
+fn gpu_columns_from_a_fixture_card() {
+    let _s = serial();
+    let h = Harness::new();
+    let out = run(with_fixture_card(
+        h.testapp(&["--frames", "90"])
+            .layer()
+            .env("STEADYHUD_CONFIG", "hud_hidden=1"),
+    ));
+    out.assert_success("testapp");
+    let (log, _) = h.only_session_log_of(out.presented().unwrap(), "fixture card");
+    let (header, rows) = table(&log.csv);
+    for (name, want) in [
+        ("gpu_load_pct", 97.0),
+        ("gpu_mhz", 2400.0),
+        ("gpu_temp_c", 78.0),
+        ("gpu_power_w", 212.0),
+        ("vram_used_mb", 6246.4),
+        ("vram_total_mb", 8192.0),
+    ] {
+        let v = column(&header, &rows, name);
+        assert!(
+            v[30..]
+                .iter()
+                .all(|x| x.is_some_and(|x| (x - want).abs() < 0.06)),
+            "{name}: {:?}",
+            &v[30..40]
+        );
+    }
+    assert!(
+        !header.iter().any(|c| c == "gpu_throttle"),
+        "amdgpu has no throttle files"
+    );
+    assert!(
+        !out.stderr.contains(", GPU (") && !out.stderr.contains(": GPU ("),
+        "the GPU is read:\n{}",
+        out.stderr
+    );
+}
+
 /// `sensor_hz=0`: no sensor columns, no line about them.
 #[test]
 fn off_means_no_columns() {
@@ -209,7 +259,7 @@ fn hud_rows_are_drawn() {
     let _s = serial();
     const W: u32 = 640;
     const H: u32 = 480;
-    let shot = |rows: &str| {
+    let shot = |rows: &str, fixture: bool| {
         let h = Harness::with_screen(W, H);
         let mut cmd = h.testapp(&[
             "--size",
@@ -224,6 +274,9 @@ fn hud_rows_are_drawn() {
         cmd.layer()
             .validation()
             .env("STEADYHUD_CONFIG", format!("hud_sensor_rows={rows}"));
+        if fixture {
+            with_fixture_card(&mut cmd);
+        }
         let mut app = spawn(&mut cmd);
         app.wait_presents(90, Duration::from_secs(60));
         std::thread::sleep(Duration::from_millis(800));
@@ -232,12 +285,17 @@ fn hud_rows_are_drawn() {
         assert!(out.vuid_lines().is_empty(), "{:?}", out.vuid_lines());
         s
     };
-    let without = shot("none");
-    let with = shot("cpu+ram");
+    let without = shot("none", false);
+    let with = shot("cpu+ram", false);
+    // For the docs: every row, with the amdgpu fixture card as the GPU.
+    let card = shot("cpu+gpu+vram+ram", true);
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../hud-shots");
     std::fs::create_dir_all(&dir).unwrap();
     with.save_png(&dir.join("hud-sensors.png"));
     without.save_png(&dir.join("hud-no-sensors.png"));
+    card.save_png(&dir.join("hud-sensors-card.png"));
+    // The GPU and VRAM rows add two rows below CPU and RAM's.
+    assert!(card.diff_count(&with, 0, 125, 260, 40, 24) > 300);
     // The rows sit below the summary lines (which end near y = 110 at
     // 640x480): that band changes; right of the HUD nothing does.
     let band = with.diff_count(&without, 0, 100, 260, 40, 24);

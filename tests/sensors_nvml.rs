@@ -20,7 +20,11 @@ fn fake_nvml() -> PathBuf {
         .arg(&src)
         .output()
         .expect("gcc runs");
-    assert!(out.status.success(), "gcc: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "gcc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     so
 }
 
@@ -30,7 +34,11 @@ fn sysfs_with(driver: &str, pci: &str) -> tempfile::TempDir {
     let dev = dir.path().join("sys/bus/pci/devices").join(pci);
     std::fs::create_dir_all(&dev).unwrap();
     std::fs::create_dir_all(dir.path().join("sys/bus/pci/drivers").join(driver)).unwrap();
-    std::os::unix::fs::symlink(format!("../../../../bus/pci/drivers/{driver}"), dev.join("driver")).unwrap();
+    std::os::unix::fs::symlink(
+        format!("../../../../bus/pci/drivers/{driver}"),
+        dev.join("driver"),
+    )
+    .unwrap();
     dir
 }
 
@@ -55,7 +63,8 @@ fn nvml_readings_through_the_sampler() {
     let root = Root::new(tree.path());
     let so_text = so.to_str().unwrap();
     {
-        let (mut sampler, missing) = steadyhud::sensors::open(&root, Some(PCI), so_text, 1_000_000_000);
+        let (mut sampler, missing) =
+            steadyhud::sensors::open(&root, Some(PCI), so_text, 1_000_000_000);
         if let Some(m) = &missing {
             assert!(
                 !m.contains("NVML") && !m.split(", ").any(|p| p.starts_with("GPU")),
@@ -63,7 +72,14 @@ fn nvml_readings_through_the_sampler() {
             );
         }
         let names: Vec<&str> = sampler.columns().iter().map(|c| c.name()).collect();
-        for want in ["gpu_load_pct", "gpu_mhz", "gpu_temp_c", "gpu_power_w", "vram_used_mb", "vram_total_mb"] {
+        for want in [
+            "gpu_load_pct",
+            "gpu_mhz",
+            "gpu_temp_c",
+            "gpu_power_w",
+            "vram_used_mb",
+            "vram_total_mb",
+        ] {
             assert!(names.contains(&want), "{want} in {names:?}");
         }
         assert!(sampler.has_throttle());
@@ -74,30 +90,55 @@ fn nvml_readings_through_the_sampler() {
         assert_eq!(s.get(Column::GpuPowerW), Some(212.5), "mW → W");
         assert_eq!(s.get(Column::VramUsedMb), Some(6144.0));
         assert_eq!(s.get(Column::VramTotalMb), Some(8192.0));
-        assert_eq!(s.throttle, Some(Throttle(Throttle::POWER.0 | Throttle::THERMAL.0)), "idle is no throttle");
+        assert_eq!(
+            s.throttle,
+            Some(Throttle(Throttle::POWER.0 | Throttle::THERMAL.0)),
+            "idle is no throttle"
+        );
         let row = steadyhud_sensors::hud_row("gpu", &s, "°C").unwrap();
         assert_eq!(row.text, "97% 2.4 GHz 78°C 212 W (power|thermal)");
-        assert_eq!((count(b"fake_nvml_inits\0"), count(b"fake_nvml_shutdowns\0")), (1, 0));
+        assert_eq!(
+            (count(b"fake_nvml_inits\0"), count(b"fake_nvml_shutdowns\0")),
+            (1, 0)
+        );
     }
-    assert_eq!(count(b"fake_nvml_shutdowns\0"), 1, "NVML shut down with the sampler");
+    assert_eq!(
+        count(b"fake_nvml_shutdowns\0"),
+        1,
+        "NVML shut down with the sampler"
+    );
 
     // Another bus id: NVML has no such device; it is shut down again and
     // the line says why.
     let other = PciBusId { bus: 2, ..PCI };
     let tree2 = sysfs_with("nvidia", "0000:02:00.0");
-    let (sampler, missing) = steadyhud::sensors::open(&Root::new(tree2.path()), Some(other), so_text, 1);
-    assert!(!sampler.columns().iter().any(|c| c.name().starts_with("gpu_")));
+    let (sampler, missing) =
+        steadyhud::sensors::open(&Root::new(tree2.path()), Some(other), so_text, 1);
+    assert!(!sampler
+        .columns()
+        .iter()
+        .any(|c| c.name().starts_with("gpu_")));
     let missing = missing.expect("a line");
-    assert!(missing.contains("nvmlDeviceGetHandleByPciBusId_v2 failed (error 6)"), "{missing}");
+    assert!(
+        missing.contains("nvmlDeviceGetHandleByPciBusId_v2 failed (error 6)"),
+        "{missing}"
+    );
     assert_eq!(count(b"fake_nvml_inits\0"), count(b"fake_nvml_shutdowns\0"));
 }
 
 #[test]
 fn missing_nvml_is_one_line() {
     let tree = sysfs_with("nvidia", "0000:01:00.0");
-    let (sampler, missing) =
-        steadyhud::sensors::open(&Root::new(tree.path()), Some(PCI), "libno-such-nvml.so.1", 1);
-    assert!(!sampler.columns().iter().any(|c| c.name().starts_with("gpu_")));
+    let (sampler, missing) = steadyhud::sensors::open(
+        &Root::new(tree.path()),
+        Some(PCI),
+        "libno-such-nvml.so.1",
+        1,
+    );
+    assert!(!sampler
+        .columns()
+        .iter()
+        .any(|c| c.name().starts_with("gpu_")));
     let m = missing.expect("a line");
     assert!(!m.contains('\n'));
     assert!(m.contains("NVML not loaded (libno-such-nvml.so.1"), "{m}");
@@ -107,6 +148,11 @@ fn missing_nvml_is_one_line() {
 #[test]
 fn other_drivers_do_not_load_nvml() {
     let tree = sysfs_with("amdgpu", "0000:01:00.0");
-    let (_, missing) = steadyhud::sensors::open(&Root::new(tree.path()), Some(PCI), "libno-such-nvml.so.1", 1);
+    let (_, missing) = steadyhud::sensors::open(
+        &Root::new(tree.path()),
+        Some(PCI),
+        "libno-such-nvml.so.1",
+        1,
+    );
     assert!(!missing.unwrap_or_default().contains("NVML"));
 }

@@ -43,6 +43,22 @@ impl fmt::Display for PciBusId {
     }
 }
 
+impl PciBusId {
+    /// Parses the sysfs spelling (`0000:03:00.0`; NVML's 8-digit domain too).
+    pub fn parse(text: &str) -> Option<PciBusId> {
+        let (domain, rest) = text.trim().split_once(':')?;
+        let (bus, rest) = rest.split_once(':')?;
+        let (device, function) = rest.split_once('.')?;
+        let hex = |s: &str| u32::from_str_radix(s, 16).ok();
+        Some(PciBusId {
+            domain: hex(domain)?,
+            bus: hex(bus)?,
+            device: hex(device)?,
+            function: hex(function)?,
+        })
+    }
+}
+
 /// The kernel driver bound to a GPU.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GpuDriver {
@@ -266,5 +282,8 @@ mod tests {
             function: 0,
         };
         assert_eq!(id.to_string(), "0000:03:00.0");
+        assert_eq!(PciBusId::parse("0000:03:00.0"), Some(id));
+        assert_eq!(PciBusId::parse("00000000:03:00.0"), Some(id));
+        assert_eq!(PciBusId::parse("03:00.0"), None);
     }
 }

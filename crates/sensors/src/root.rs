@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug)]
 pub struct Root {
     base: PathBuf,
+    /// Stands for `/` under `sys/` only (`None`: `base`).
+    sys_base: Option<PathBuf>,
 }
 
 impl Default for Root {
@@ -24,12 +26,28 @@ const MAX_READ: u64 = 256 * 1024;
 impl Root {
     /// `base` stands for `/`.
     pub fn new(base: impl Into<PathBuf>) -> Root {
-        Root { base: base.into() }
+        Root {
+            base: base.into(),
+            sys_base: None,
+        }
+    }
+
+    /// The real `/proc` (under `base`) with the `sys/` of `sys_base`: a
+    /// fixture GPU beside a real process.
+    pub fn with_sys(base: impl Into<PathBuf>, sys_base: impl Into<PathBuf>) -> Root {
+        Root {
+            base: base.into(),
+            sys_base: Some(sys_base.into()),
+        }
     }
 
     /// `rel` (like `proc/stat`, no leading `/`) under the root.
     pub fn path(&self, rel: &str) -> PathBuf {
-        self.base.join(rel.trim_start_matches('/'))
+        let rel = rel.trim_start_matches('/');
+        match &self.sys_base {
+            Some(s) if rel.starts_with("sys/") => s.join(rel),
+            _ => self.base.join(rel),
+        }
     }
 
     /// The text of `path` (already under the root), at most [`MAX_READ`]

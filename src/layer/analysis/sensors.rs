@@ -89,6 +89,34 @@ impl Feed {
     }
 }
 
+/// Environment variable: a folder whose `sys/` the readings use instead
+/// of `/sys` (`/proc` stays real) — a documented-format fixture GPU beside
+/// a real process, for tests and demos on machines without one.
+pub const ENV_SYSFS: &str = "STEADYHUD_SENSORS_SYSFS";
+/// Environment variable: the PCI bus id (`0000:03:00.0`) to read when the
+/// game's device reports none (with [`ENV_SYSFS`]).
+pub const ENV_PCI: &str = "STEADYHUD_SENSORS_PCI";
+
+/// The root and GPU the readings use: `/` and the device's own bus id,
+/// unless [`ENV_SYSFS`] / [`ENV_PCI`] say otherwise.
+fn stand_in(pci: Option<PciBusId>) -> (Root, Option<PciBusId>) {
+    let root = match std::env::var_os(ENV_SYSFS) {
+        Some(dir) if !dir.is_empty() => Root::with_sys("/", dir),
+        _ => Root::default(),
+    };
+    let pci = pci.or_else(|| {
+        let text = std::env::var(ENV_PCI).ok()?;
+        let id = PciBusId::parse(&text);
+        if id.is_none() {
+            guard::say(format_args!(
+                "steadyhud: {ENV_PCI}={text:?} is not a PCI bus id like 0000:03:00.0; ignored"
+            ));
+        }
+        id
+    });
+    (root, pci)
+}
+
 /// The sampling job.
 pub(super) struct Sensors {
     sampler: Sampler,
@@ -110,8 +138,9 @@ impl Sensors {
         if hz == 0 {
             return None;
         }
+        let (root, pci) = stand_in(pci);
         let (sampler, missing) =
-            crate::sensors::open(&Root::default(), pci, crate::sensors::NVML_LIB, now_ns());
+            crate::sensors::open(&root, pci, crate::sensors::NVML_LIB, now_ns());
         if let Some(m) = missing {
             guard::say(format_args!("steadyhud: system readings: {m}"));
         }
