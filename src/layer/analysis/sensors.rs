@@ -34,7 +34,9 @@ pub struct Feed {
     /// Numeric columns, log order.
     pub columns: Vec<Column>,
     pub throttle: bool,
-    samples: VecDeque<Sample>,
+    /// Recent samples, oldest first, each with its log cells (formatted
+    /// once, copied into every row that takes it).
+    samples: VecDeque<(Sample, String)>,
 }
 
 /// A feed shared by the sampler and the streams.
@@ -50,15 +52,26 @@ impl Feed {
         n
     }
 
-    /// The latest sample taken at or before `t_ns`.
-    pub fn at(&self, t_ns: u64) -> Option<&Sample> {
-        self.samples.iter().rev().find(|s| s.t_ns <= t_ns)
+    /// The latest sample taken at or before `t_ns`, with its cells.
+    fn at(&self, t_ns: u64) -> Option<&(Sample, String)> {
+        self.samples.iter().rev().find(|s| s.0.t_ns <= t_ns)
     }
 
-    /// Log cells of the sample at `t_ns` into `out`, each after a comma.
+    /// Log cells of the sample at `t_ns` into `out`, each after a comma
+    /// (all empty before the first sample).
     pub fn cells(&self, t_ns: u64, out: &mut String) {
+        match self.at(t_ns) {
+            Some((_, cells)) => {
+                out.clear();
+                out.push_str(cells);
+            }
+            None => self.format(None, out),
+        }
+    }
+
+    /// The cells of `s` (`None`: all empty).
+    fn format(&self, s: Option<&Sample>, out: &mut String) {
         out.clear();
-        let s = self.at(t_ns);
         for &c in &self.columns {
             out.push(',');
             if let Some(v) = s.and_then(|s| s.get(c)) {
@@ -75,17 +88,19 @@ impl Feed {
 
     /// The HUD rows `names` of the newest sample (`°` as the HUD font has it).
     pub fn hud_rows(&self, names: &[String]) -> Vec<HudRow> {
-        let Some(s) = self.samples.back() else {
+        let Some((s, _)) = self.samples.back() else {
             return Vec::new();
         };
         names.iter().filter_map(|n| hud_row(n, s, "°C")).collect()
     }
 
     fn push(&mut self, s: Sample) {
-        if self.samples.len() == HISTORY {
-            self.samples.pop_front();
-        }
-        self.samples.push_back(s);
+        let mut cells = match self.samples.len() {
+            HISTORY => self.samples.pop_front().map(|(_, c)| c).unwrap_or_default(),
+            _ => String::new(),
+        };
+        self.format(Some(&s), &mut cells);
+        self.samples.push_back((s, cells));
     }
 }
 
