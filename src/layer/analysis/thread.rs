@@ -214,12 +214,15 @@ fn pollers(
     settings: &Settings,
     (pci, feed): (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) -> Vec<Box<dyn Poller>> {
+    // The socket is served as early as before the readings existed; the
+    // readings open next, still before the first tick drains a stream.
+    let control = guard::try_run(|| Control::start(settings)).flatten();
     let mut list: Vec<Box<dyn Poller>> = Vec::new();
     if let Some(s) = guard::try_run(|| Sensors::start(settings, pci, &feed)).flatten() {
         list.push(Box::new(s));
     }
     list.push(Box::new(pollers::Streams));
-    if let Some(c) = guard::try_run(|| Control::start(settings)).flatten() {
+    if let Some(c) = control {
         list.push(Box::new(c));
     }
     let cfg = settings.config;
