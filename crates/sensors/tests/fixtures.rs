@@ -286,3 +286,24 @@ fn no_gpu_and_no_sysfs() {
         assert!(missing.contains(what), "{what} in {missing}");
     }
 }
+
+/// zenpower (out-of-tree AMD driver) names its chip `zenpower` and labels
+/// the die temperature `Tdie`; other hwmon chips (nvme here) are not the
+/// CPU.
+#[test]
+fn zenpower_and_foreign_chips() {
+    let dir = tree(&["cpu"]);
+    let r = dir.path();
+    put(r, "sys/class/hwmon/hwmon0/name", "zenpower\n");
+    put(r, "sys/class/hwmon/hwmon0/temp1_label", "Tdie\n");
+    put(r, "sys/class/hwmon/hwmon0/temp1_input", "58500\n");
+    let (mut s, _) = Sampler::open(&Root::new(r), None, None, S);
+    near(s.sample(2 * S).get(Column::CpuTempC), 58.5, "Tdie");
+    put(r, "sys/class/hwmon/hwmon0/name", "acpitz\n");
+    let (s, missing) = Sampler::open(&Root::new(r), None, None, S);
+    assert!(
+        !names(&s).contains(&"cpu_temp_c"),
+        "nvme/acpitz are not the CPU"
+    );
+    assert!(missing.unwrap().contains("CPU temperature"));
+}
