@@ -63,6 +63,8 @@ mode_env() {
     counters-off) echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=0 ;;
     counters-on)  echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=1,gpu_timing=0 ;;
     gpu-on)       echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=1,gpu_timing=1 ;;
-    *) echo "unknown mode $1 (none hidden shown mangohud counters-off counters-on gpu-on)" >&2; return 2 ;;
+    sensors-off)  echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,sensor_hz=0 ;;
+    sensors-on)   echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,sensor_hz=10 ;;
+    *) echo "unknown mode $1 (none hidden shown mangohud counters-off counters-on gpu-on sensors-off sensors-on)" >&2; return 2 ;;
   esac
 }

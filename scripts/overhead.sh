@@ -9,7 +9,8 @@
 # none, hidden, shown, mangohud, and counters-off / counters-on / gpu-on (HUD
 # hidden, statistics counters off / on without GPU timing, and on with it
 # forced by gpu_timing=1; hidden and shown use the default gpu_timing=auto,
-# i.e. off on lavapipe), e.g.
+# i.e. off on lavapipe), sensors-off / sensors-on (HUD hidden, system
+# readings off / at 10 Hz), e.g.
 #   MODES="counters-off counters-on" scripts/overhead.sh 3000 10
 #
 # Rounds run every mode once; odd rounds in MODES order, even rounds in

@@ -13,3 +13,4 @@ pub mod hud;
 pub mod input;
 pub mod layer;
 pub mod live;
+pub mod sensors;

@@ -38,6 +38,9 @@ pub struct LiveStats {
     /// GPU busy time and verdict over the window (`None` without GPU timing
     /// or before its first results).
     pub gpu: Option<LiveGpu>,
+    /// System readings rows (config `hud_sensor_rows`, those with a value
+    /// in the newest sample).
+    pub sensors: Vec<steadyhud_sensors::HudRow>,
     /// The frame cap in force, fps (0 = none).
     pub fps_cap: u32,
     /// Set by [`LiveCell::publish`]: differs for every publication (0 =

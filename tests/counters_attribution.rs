@@ -256,7 +256,8 @@ fn pipeline_stutters_are_blamed_on_pipeline_creation_and_sleeps_are_not() {
 fn counters_off_keeps_the_old_log_layout() {
     let _s = serial();
     let h = Harness::new();
-    h.write_config("counters=0\n");
+    // Without the system readings' columns too (`sensor_hz`, on by default).
+    h.write_config("counters=0\nsensor_hz=0\n");
     let out = run(h
         .testapp(&["--frames", "20", "--pipelines-at", "10:2"])
         .layer()

@@ -32,7 +32,11 @@ fn shot(config: &str) -> (Screenshot, RunOutput) {
         "60",
         "--progress",
     ]);
-    cmd.layer().validation().env("STEADYHUD_CONFIG", config);
+    // Without the sensor rows, whose changing readings would move and
+    // repaint the section between runs.
+    cmd.layer()
+        .validation()
+        .env("STEADYHUD_CONFIG", format!("{config},hud_sensor_rows=none"));
     let mut app = spawn(&mut cmd);
     app.wait_presents(150, Duration::from_secs(60));
     // The panel is refreshed ~10×/s; give it a few refreshes.

@@ -617,6 +617,7 @@ fn stats() -> LiveStats {
             busy_ms: 7.9,
             bound_pct: 84.0,
         }),
+        sensors: Vec::new(),
         fps_cap: 60,
         generation: 1,
     }

@@ -229,6 +229,9 @@ impl View {
             }
             None => text_at_cursor(p.label, "waiting for frames"),
         }
+        for r in &stats.sensors {
+            row(r.label, &r.text);
+        }
         self.graph(ui, stats);
         let text = &mut self.text;
         text.clear();

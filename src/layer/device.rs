@@ -96,6 +96,9 @@ pub struct Device {
     analysis: &'static Analysis,
     /// Whether the "HUD off" line was printed for this device.
     hud_off_said: AtomicBool,
+    /// The device's PCI address (`VK_EXT_pci_bus_info`), which picks the
+    /// GPU the system readings read.
+    pub pci: Option<steadyhud_sensors::PciBusId>,
 }
 
 /// How a device is made (what `vkCreateDevice` hands the layer).
@@ -231,6 +234,16 @@ impl Device {
             settings,
             analysis,
             hud_off_said: AtomicBool::new(false),
+            // Only asked when readings are on and the instance is 1.1+.
+            pci: (settings.config.sensor_hz > 0 && inst.ext.properties2)
+                .then(|| {
+                    guard::contain(None, || {
+                        // SAFETY: the live physical device of `inst`, an
+                        // instance of Vulkan 1.1 or later.
+                        unsafe { crate::sensors::pci_bus_of(&inst.ash, physical_device) }
+                    })
+                })
+                .flatten(),
         })
     }
 
@@ -423,7 +436,7 @@ impl Device {
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
                 self.analysis
-                    .new_stream(self.settings, self.key, table, self.gpu.clone())
+                    .new_stream(self.settings, self.key, table, self.gpu.clone(), self.pci)
             });
             if recreation {
                 if let Some(dc) = self.counters.as_ref() {

@@ -11,6 +11,9 @@ pub struct InstanceExtensions {
     /// `VK_KHR_get_surface_capabilities2`: lets the layer read a shared
     /// present surface's allowed usage.
     pub surface_capabilities2: bool,
+    /// The app asked for Vulkan 1.1 or later: the layer may call
+    /// `vkGetPhysicalDeviceProperties2` (for `VK_EXT_pci_bus_info`).
+    pub properties2: bool,
 }
 
 /// One `VkInstance` of the app's.
@@ -62,6 +65,10 @@ impl Instance {
             ash,
             ext: InstanceExtensions {
                 surface_capabilities2: names.any(|n| n == b"VK_KHR_get_surface_capabilities2"),
+                // SAFETY: the app's create info: its application info, when
+                // not null, is valid.
+                properties2: unsafe { info.p_application_info.as_ref() }
+                    .is_some_and(|a| a.api_version >= vk::API_VERSION_1_1),
             },
             // SAFETY: the next layer's gipa of the live `instance`.
             next: unsafe { InstanceNext::load(|n| gipa(instance, n)) },

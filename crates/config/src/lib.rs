@@ -100,7 +100,17 @@ pub struct Config {
     /// VK_KHR_present_wait2/present_wait) and say so in one line (false:
     /// untested on hardware; docs/design.md, "Display timing").
     pub display_timing: bool,
+    /// `sensor_hz`: system readings (CPU, memory, GPU) per second for the
+    /// HUD and the log's sensor columns (10; 0 = off).
+    pub sensor_hz: u32,
+    /// `hud_sensor_rows`: the HUD's sensor rows, in order (`cpu`, `gpu`,
+    /// `vram`, `ram` joined by `+`; default all four; `none` = no rows).
+    /// A row with nothing readable is left out.
+    pub hud_sensor_rows: Vec<String>,
 }
+
+/// Highest accepted `sensor_hz`.
+pub const MAX_SENSOR_HZ: u32 = 100;
 
 /// Where the frame limiter waits (config `fps_limit_method`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -184,6 +194,8 @@ impl Default for Config {
             control: true,
             blacklist: Vec::new(),
             display_timing: false,
+            sensor_hz: 10,
+            hud_sensor_rows: steadyhud_sensors::ROW_NAMES.map(String::from).into(),
         }
     }
 }
@@ -204,7 +216,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 18] = [
+pub const KEYS: [&str; 20] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -223,6 +235,8 @@ pub const KEYS: [&str; 18] = [
     "control",
     "blacklist",
     "display_timing",
+    "sensor_hz",
+    "hud_sensor_rows",
 ];
 
 impl Config {
@@ -361,6 +375,29 @@ impl Config {
             "blacklist" => self.blacklist = blacklist::parse_edits(value)?,
             "control" => self.control = parse_bool(value)?,
             "display_timing" => self.display_timing = parse_bool(value)?,
+            "sensor_hz" => match value.parse::<u32>() {
+                Ok(v) if v <= MAX_SENSOR_HZ => self.sensor_hz = v,
+                _ => return Err(format!("a whole number from 0 (off) to {MAX_SENSOR_HZ}")),
+            },
+            "hud_sensor_rows" => {
+                let rows: Vec<String> = value
+                    .split('+')
+                    .map(|n| n.trim().to_ascii_lowercase())
+                    .collect();
+                if rows == ["none"] {
+                    self.hud_sensor_rows = Vec::new();
+                } else if rows
+                    .iter()
+                    .all(|r| steadyhud_sensors::ROW_NAMES.contains(&r.as_str()))
+                {
+                    self.hud_sensor_rows = rows;
+                } else {
+                    return Err(format!(
+                        "none, or rows of {} joined by +",
+                        steadyhud_sensors::ROW_NAMES.join(", ")
+                    ));
+                }
+            }
             "log" => self.log = parse_bool(value)?,
             "counters" => self.counters = parse_bool(value)?,
             "gpu_timing" => {
@@ -431,6 +468,11 @@ impl Config {
             "control" => self.control.to_string(),
             "blacklist" => self.blacklist.join("+"),
             "display_timing" => self.display_timing.to_string(),
+            "sensor_hz" => self.sensor_hz.to_string(),
+            "hud_sensor_rows" => match self.hud_sensor_rows.as_slice() {
+                [] => "none".into(),
+                rows => rows.join("+"),
+            },
             _ => String::new(),
         }
     }
@@ -821,6 +863,37 @@ mod tests {
         for key in KEYS {
             let row = format!("| `{key}` |");
             assert_eq!(readme.matches(&row).count(), 1, "README row for {key}");
+        }
+    }
+
+    #[test]
+    fn sensor_keys() {
+        let (c, w) = env("sensor_hz=4,hud_sensor_rows=ram+GPU");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            (c.sensor_hz, c.hud_sensor_rows.clone()),
+            (4, vec!["ram".to_string(), "gpu".to_string()])
+        );
+        assert_eq!(c.value_of("hud_sensor_rows"), "ram+gpu");
+        let d = Config::default();
+        assert_eq!(
+            (d.sensor_hz, d.value_of("hud_sensor_rows").as_str()),
+            (10, "cpu+gpu+vram+ram")
+        );
+        assert_eq!(
+            env("hud_sensor_rows=none").0.hud_sensor_rows,
+            Vec::<String>::new()
+        );
+        assert_eq!(env("sensor_hz=0").0.sensor_hz, 0);
+        for bad in [
+            "sensor_hz=101",
+            "sensor_hz=-1",
+            "hud_sensor_rows=cpu+disk",
+            "hud_sensor_rows=",
+        ] {
+            let (c, w) = env(bad);
+            assert_eq!(w.len(), 1, "{bad}");
+            assert_eq!((c.sensor_hz, c.hud_sensor_rows.len()), (10, 4), "{bad}");
         }
     }
 }

@@ -474,4 +474,24 @@ mod tests {
         // Logs without the columns have no GPU data.
         assert!(read(LOG.as_bytes()).unwrap().meta.gpu.is_none());
     }
+
+    /// Sensor columns (system readings, cells possibly empty) are not read
+    /// as counters and do not stop the log from being read.
+    #[test]
+    fn sensor_columns_are_not_counters() {
+        let text = "# steadyhud 0.1.0 session log\nframe,present_ns,frametime_ms,submits,cpu_load_pct,rss_mb,gpu_throttle\n\
+                    0,10000000,10.000000,2,,,\n1,20000000,10.000000,3,43.5,512.0,power|thermal\n";
+        let log = read(text.as_bytes()).unwrap();
+        assert_eq!(log.durations_ns, [10_000_000, 10_000_000]);
+        let names: Vec<&str> = log
+            .meta
+            .counters
+            .as_ref()
+            .unwrap()
+            .infos
+            .iter()
+            .map(|i| i.name.as_str())
+            .collect();
+        assert_eq!(names, ["submits"]);
+    }
 }

@@ -29,7 +29,15 @@
 //! `cpu_busy_ms`, e.g. `…,frametime_ms,pipeline_create_ms,pipelines,…,cpu_busy_ms`
 //! (list and meaning in [`steadyhud_counters`] and the README); `_ms` columns
 //! have six decimals, the others are integers. Logs without them are still
-//! valid: readers find columns by name. Frames whose counters a full
+//! valid: readers find columns by name. With system readings on (config
+//! `sensor_hz`) the numeric columns are followed by the readable ones of
+//! `cpu_load_pct`, `cpu_busiest_pct`, `cpu_mhz`, `cpu_temp_c`, `cpu_power_w`,
+//! `proc_cpu_pct`, `ram_used_mb`, `swap_used_mb`, `rss_mb`, `gpu_load_pct`,
+//! `gpu_mhz`, `gpu_temp_c`, `gpu_power_w`, `vram_used_mb`, `vram_total_mb`,
+//! `proc_gpu_pct`, `proc_vram_mb` and `gpu_throttle` (the latest sample at
+//! the frame's present; a cell is empty when that sample lacks the value;
+//! `gpu_throttle` is empty or reasons joined by `|`, like `power|thermal`).
+//! Frames whose counters a full
 //! counter ring dropped hold 0s, announced by a
 //! `# counter ring overflow: N frames' counters lost (written as 0)` line.
 //!
@@ -120,6 +128,8 @@ pub struct SessionLog {
     failed: bool,
     /// Units of the columns after `frametime_ms` (see [`SessionLog::create_with_columns`]).
     extra_units: Vec<steadyhud_counters::Unit>,
+    /// Text columns after those (see [`SessionLog::create_with_text_columns`]).
+    text_columns: usize,
 }
 
 impl SessionLog {
@@ -142,6 +152,23 @@ impl SessionLog {
         start: SystemTime,
         columns: &[(String, steadyhud_counters::Unit)],
         about: &str,
+    ) -> Result<SessionLog, LogError> {
+        Self::create_with_text_columns(dir, exe_name, pid, start, columns, &[], &[about])
+    }
+
+    /// [`SessionLog::create_with_columns`] with, after the numeric columns,
+    /// columns whose cells the caller formats (`text_columns`, e.g. the
+    /// system readings, whose cells may be empty), and one comment line per
+    /// non-empty entry of `abouts`. Rows then come through
+    /// [`SessionLog::write_frame_text`].
+    pub fn create_with_text_columns(
+        dir: &Path,
+        exe_name: &str,
+        pid: Option<u32>,
+        start: SystemTime,
+        columns: &[(String, steadyhud_counters::Unit)],
+        text_columns: &[&str],
+        abouts: &[&str],
     ) -> Result<SessionLog, LogError> {
         fs::create_dir_all(dir).map_err(|source| LogError::CreateDir {
             path: dir.to_path_buf(),
@@ -169,17 +196,22 @@ impl SessionLog {
             failed: false,
             csv_path,
             extra_units: columns.iter().map(|c| c.1).collect(),
+            text_columns: text_columns.len(),
         };
         let mut header = HEADER.to_string();
-        for (name, _) in columns {
+        for name in columns
+            .iter()
+            .map(|c| c.0.as_str())
+            .chain(text_columns.iter().copied())
+        {
             header.push(',');
             header.push_str(name);
         }
-        let about = if about.is_empty() {
-            String::new()
-        } else {
-            format!("# {about}\n")
-        };
+        let about: String = abouts
+            .iter()
+            .filter(|a| !a.is_empty())
+            .map(|a| format!("# {a}\n"))
+            .collect();
         let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
         let head = format!(
             "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}# start: {} (unix {unix:.3})\n\
@@ -226,9 +258,25 @@ impl SessionLog {
         frame_ns: u64,
         extra: &[u64],
     ) -> Result<(), LogError> {
+        self.write_frame_text(index, present_ns, frame_ns, extra, "")
+    }
+
+    /// [`SessionLog::write_frame_with`] plus the text columns' cells:
+    /// `cells` holds each cell preceded by a comma (`",43.1,,power"`), as
+    /// many as text columns were given at creation; cells must not hold
+    /// commas or line breaks (missing cells are written empty).
+    pub fn write_frame_text(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+        extra: &[u64],
+        cells: &str,
+    ) -> Result<(), LogError> {
         self.frames += 1;
         let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
         let units = std::mem::take(&mut self.extra_units);
+        let text_columns = self.text_columns;
         let r = self.write(|out| {
             write!(out, "{index},{present_ns},{ms}.{frac:06}")?;
             for (k, unit) in units.iter().enumerate() {
@@ -239,6 +287,11 @@ impl SessionLog {
                     }
                     _ => write!(out, ",{v}")?,
                 }
+            }
+            let given = cells.bytes().filter(|&b| b == b',').count();
+            out.write_all(cells.as_bytes())?;
+            for _ in given..text_columns {
+                out.write_all(b",")?;
             }
             out.write_all(b"\n")
         });
@@ -550,5 +603,32 @@ mod tests {
         assert_eq!(sanitize("my game/x 2"), "my_game_x_2");
         assert_eq!(sanitize("..."), "app");
         assert_eq!(sanitize(""), "app");
+    }
+
+    /// Text columns follow the numeric ones; their cells come as given and
+    /// a row with fewer cells is padded with empty ones.
+    #[test]
+    fn text_columns_after_the_numeric_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let cols = [("submits".to_string(), steadyhud_counters::Unit::Count)];
+        let mut log = SessionLog::create_with_text_columns(
+            dir.path(),
+            "app",
+            None,
+            SystemTime::now(),
+            &cols,
+            &["cpu_load_pct", "gpu_throttle"],
+            &["counters: x", "", "sensors: y"],
+        )
+        .unwrap();
+        log.write_frame_text(0, 10, 10_000_000, &[3], ",43.5,power|thermal")
+            .unwrap();
+        log.write_frame_text(1, 20, 10_000_000, &[4], ",").unwrap();
+        log.flush().unwrap();
+        let text = fs::read_to_string(log.path()).unwrap();
+        assert!(
+            text.contains("# counters: x\n# sensors: y\nframe,present_ns,frametime_ms,submits,cpu_load_pct,gpu_throttle\n0,10,10.000000,3,43.5,power|thermal\n1,20,10.000000,4,,\n"),
+            "{text}"
+        );
     }
 }

@@ -144,6 +144,16 @@ struct Args {
     /// (one vkAllocateMemory). Repeatable.
     #[arg(long, value_name = "FRAME:MIB", value_parser = workload::parse_at)]
     alloc_at: Vec<(u64, u32)>,
+    /// Right before present number FRAME, allocate MIB MiB of host memory
+    /// and write every byte (it stays resident until exit): RSS grows by
+    /// that much. Repeatable.
+    #[arg(long, value_name = "FRAME:MIB", value_parser = workload::parse_at)]
+    host_alloc_at: Vec<(u64, u32)>,
+    /// While presenting, a second thread spins without pause (a known CPU
+    /// load). Prints `testapp: process cpu P% of one core over S s of
+    /// presenting` (CLOCK_PROCESS_CPUTIME_ID) per session.
+    #[arg(long)]
+    busy_thread: bool,
     /// Swapchain image format.
     #[arg(long, value_enum, default_value = "unorm")]
     format: FormatArg,
@@ -345,6 +355,17 @@ fn print_totals(args: &Args, t: &Totals) {
     let _ = out.flush();
 }
 
+/// CPU time of the whole process so far, ns (CLOCK_PROCESS_CPUTIME_ID).
+fn process_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; the clock always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// One whole Vulkan session: windows, instance, device(s), swapchains, the
 /// present loop, and (unless --no-destroy) the teardown in reverse order.
 fn session(
@@ -465,6 +486,15 @@ fn session(
             let (gpu, stop) = (&gpus[0], &stop);
             scope.spawn(move || w.run(gpu, stop))
         });
+        let busy = args.busy_thread.then(|| {
+            let stop = &stop;
+            scope.spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            })
+        });
+        let cpu_start = (process_cpu_ns(), Instant::now());
         let present = || -> Result<(Vec<Target>, Vec<LoopReport>), Error> {
             let mut targets = make_targets()?;
             let reports = if args.threads > 1 {
@@ -492,7 +522,18 @@ fn session(
             Ok((targets, reports))
         };
         let result = present();
+        if busy.is_some() {
+            let cpu = process_cpu_ns().saturating_sub(cpu_start.0) as f64 / 1e9;
+            let wall = cpu_start.1.elapsed().as_secs_f64();
+            say(format!(
+                "testapp: process cpu {:.1}% of one core over {wall:.3} s of presenting",
+                cpu / wall * 100.0
+            ));
+        }
         stop.store(true, Ordering::Relaxed);
+        if let Some(b) = busy {
+            let _ = b.join();
+        }
         let submitted = submitter.map(|h| {
             h.join()
                 .unwrap_or_else(|_| Err(Error::Unsupported("submit thread panicked".into())))
@@ -644,6 +685,12 @@ impl LoopCtx<'_> {
                     .iter()
                     .filter(|(f, _)| *f == k)
                     .map(|(_, n)| workload::Work::AllocMib(*n)),
+            )
+            .chain(
+                args.host_alloc_at
+                    .iter()
+                    .filter(|(f, _)| *f == k)
+                    .map(|(_, n)| workload::Work::HostMib(*n)),
             );
         let start = Instant::now();
         let mut any = false;

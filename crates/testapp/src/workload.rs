@@ -24,6 +24,8 @@ pub enum Work {
     Pipelines(u32),
     /// Allocate this many MiB of device memory (one vkAllocateMemory).
     AllocMib(u32),
+    /// Allocate this many MiB of host memory, every byte written.
+    HostMib(u32),
 }
 
 /// Objects the work created; destroyed at exit.
@@ -34,6 +36,8 @@ pub struct Leftovers {
     layout: Option<vk::PipelineLayout>,
     modules: Vec<vk::ShaderModule>,
     seed: u32,
+    /// Host memory of `Work::HostMib`, kept resident until exit.
+    host: Vec<Vec<u8>>,
 }
 
 impl Leftovers {
@@ -42,6 +46,11 @@ impl Leftovers {
         match work {
             Work::Pipelines(n) => self.pipelines(gpu, render_pass, n),
             Work::AllocMib(mib) => self.alloc(gpu, mib),
+            Work::HostMib(mib) => {
+                // Non-zero bytes: every page is written, so it is resident.
+                self.host.push(vec![0x5a; (mib as usize) << 20]);
+                Ok(())
+            }
         }
     }
 

@@ -6,7 +6,8 @@
 //!   HUD and frame-cap keys;
 //! - `stream`: one window's presents → rows, rolling metrics, live stats;
 //!   its counter columns (`counter_columns`), GPU columns (`gpu_frames`),
-//!   its log (`session`);
+//!   its log (`session`); system readings (`sensors`: the sampler's
+//!   poller and the samples the streams' rows and HUD rows read);
 //! - `upkeep`: the summary writer thread; `summary`: what every summary
 //!   write computes; `settings`: the process-wide state the thread reads.
 
@@ -15,6 +16,7 @@ mod control;
 mod counter_columns;
 mod gpu_frames;
 mod pollers;
+mod sensors;
 mod session;
 mod settings;
 mod stream;

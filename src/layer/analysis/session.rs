@@ -30,21 +30,20 @@ impl Log {
 
     /// Opens the log of the `ordinal`-th window of this session (1 = plain
     /// `<name>`, later windows `<name>-<n>`; `name` is the game name, see
-    /// [`steadyhud_config::game_name`]). The CSV's header names the process
-    /// (`# exe:` and `# pid:` lines).
-    pub fn open(&mut self, name: &str, ordinal: u64, start: SystemTime) {
-        self.open_with_columns(name, ordinal, start, &[], "");
-    }
-
-    /// [`Log::open`] with extra per-frame columns (see
-    /// [`SessionLog::create_with_columns`]).
-    pub fn open_with_columns(
+    /// [`steadyhud_config::game_name`]) with extra per-frame columns (see
+    /// [`SessionLog::create_with_columns`]), text columns after them (the
+    /// system readings; see [`SessionLog::create_with_text_columns`]) and
+    /// one comment line per non-empty `abouts` entry. The CSV's header
+    /// names the process (`# exe:` and `# pid:` lines).
+    #[allow(clippy::too_many_arguments)]
+    pub fn open_with_all(
         &mut self,
         name: &str,
         ordinal: u64,
         start: SystemTime,
         columns: &[(String, Unit)],
-        about: &str,
+        text_columns: &[&str],
+        abouts: &[&str],
     ) {
         let Log::Pending(dir) = self else { return };
         let Some(dir) = dir.take().or_else(default_log_dir) else {
@@ -56,8 +55,15 @@ impl Log {
             0 | 1 => name.to_string(),
             n => format!("{name}-{n}"),
         };
-        let pid = Some(std::process::id());
-        *self = match SessionLog::create_with_columns(&dir, &exe, pid, start, columns, about) {
+        *self = match SessionLog::create_with_text_columns(
+            &dir,
+            &exe,
+            Some(std::process::id()),
+            start,
+            columns,
+            text_columns,
+            abouts,
+        ) {
             Ok(l) => Log::Open(l),
             Err(e) => {
                 guard::say(format_args!(
@@ -77,16 +83,18 @@ impl Log {
         }
     }
 
-    pub fn write_frame(&mut self, index: u64, present_ns: u64, frame_ns: u64) {
+    /// A row with the extra columns' values and the text columns' cells
+    /// (each after a comma).
+    pub fn write_row(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+        extra: &[u64],
+        cells: &str,
+    ) {
         if let Log::Open(l) = self {
-            let r = l.write_frame(index, present_ns, frame_ns);
-            self.check(r);
-        }
-    }
-
-    pub fn write_frame_with(&mut self, index: u64, present_ns: u64, frame_ns: u64, extra: &[u64]) {
-        if let Log::Open(l) = self {
-            let r = l.write_frame_with(index, present_ns, frame_ns, extra);
+            let r = l.write_frame_text(index, present_ns, frame_ns, extra, cells);
             self.check(r);
         }
     }

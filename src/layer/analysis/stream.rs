@@ -5,6 +5,7 @@
 
 use super::counter_columns::{self, CounterTrack};
 use super::gpu_frames::{GpuFrames, Pending};
+use super::sensors::SharedFeed;
 use super::session::Log;
 use super::settings::Settings;
 use super::summary::whole_session;
@@ -50,6 +51,13 @@ pub(super) struct StreamAnalysis {
     pub(super) opts: Options,
     /// When the summary JSON is next rewritten while the session runs.
     pub(super) upkeep: Schedule,
+    /// System readings (config `sensor_hz`): the log's sensor columns and
+    /// the HUD's sensor rows.
+    pub(super) sensors: Option<SharedFeed>,
+    /// The sensor columns this stream's log has (fixed when it opens).
+    pub(super) sensor_columns: bool,
+    /// The current row's sensor cells.
+    pub(super) cells: String,
 }
 
 impl StreamAnalysis {
@@ -124,7 +132,31 @@ impl StreamAnalysis {
             cap_logged: None,
             opts,
             upkeep: Schedule::default(),
+            sensors: None,
+            sensor_columns: false,
+            cells: String::new(),
         }
+    }
+
+    /// The stream with the system readings of `feed`.
+    pub(super) fn with_sensors(mut self, feed: SharedFeed) -> Self {
+        self.sensors = Some(feed);
+        self
+    }
+
+    /// The sensor cells of the row whose frame ends at present `t`.
+    fn sensor_cells<'a>(
+        sensors: &Option<SharedFeed>,
+        on: bool,
+        t: u64,
+        cells: &'a mut String,
+    ) -> &'a str {
+        cells.clear();
+        if let (true, Some(f)) = (on, sensors) {
+            use steadyhud_sys::lock::Recover;
+            f.lock_or_recover().cells(t, cells);
+        }
+        cells
     }
 
     pub(super) fn drain(&mut self, buf: &mut [u64]) {
@@ -157,22 +189,34 @@ impl StreamAnalysis {
             None => {
                 self.first_t = Some(t);
                 let ordinal = self.windows.fetch_add(1, Ordering::Relaxed) + 1;
-                match self.counters.as_mut() {
+                let (columns, about) = match self.counters.as_mut() {
                     Some(c) => {
                         c.take(t); // work before the first present belongs to no frame
-                        let columns = c.columns();
-                        self.log.open_with_columns(
-                            self.settings.name,
-                            ordinal,
-                            SystemTime::now(),
-                            &columns,
-                            counter_columns::ABOUT,
-                        );
+                        (c.columns(), counter_columns::ABOUT)
                     }
-                    None => self
-                        .log
-                        .open(self.settings.name, ordinal, SystemTime::now()),
-                }
+                    None => (Vec::new(), ""),
+                };
+                let names: Vec<&'static str> = match self.sensors.as_ref() {
+                    Some(f) => {
+                        use steadyhud_sys::lock::Recover;
+                        f.lock_or_recover().names()
+                    }
+                    None => Vec::new(),
+                };
+                self.sensor_columns = !names.is_empty();
+                let sensors_about = if self.sensor_columns {
+                    super::sensors::ABOUT
+                } else {
+                    ""
+                };
+                self.log.open_with_all(
+                    self.settings.name,
+                    ordinal,
+                    SystemTime::now(),
+                    &columns,
+                    &names,
+                    &[about, sensors_about],
+                );
             }
             Some(prev) => {
                 let d = t - prev; // ring is strictly increasing (capture.rs)
@@ -191,9 +235,23 @@ impl StreamAnalysis {
                     (Some(c), None) => {
                         let values = c.take(t);
                         let row = c.on_frame(d, &values);
-                        self.log.write_frame_with(index, present_ns, d, row);
+                        let cells = Self::sensor_cells(
+                            &self.sensors,
+                            self.sensor_columns,
+                            t,
+                            &mut self.cells,
+                        );
+                        self.log.write_row(index, present_ns, d, row, cells);
                     }
-                    (None, _) => self.log.write_frame(index, present_ns, d),
+                    (None, _) => {
+                        let cells = Self::sensor_cells(
+                            &self.sensors,
+                            self.sensor_columns,
+                            t,
+                            &mut self.cells,
+                        );
+                        self.log.write_row(index, present_ns, d, &[], cells);
+                    }
                 }
                 if let Some(r) = self.rolling.as_mut() {
                     r.push(d);
@@ -230,9 +288,11 @@ impl StreamAnalysis {
         // Before the first present nothing waits, but results are still read.
         let newest = self.last_t.unwrap_or(0);
         let log = &mut self.log;
+        let (sensors, on, buf) = (&self.sensors, self.sensor_columns, &mut self.cells);
         g.flush(newest, all, |p| {
             let row = c.on_frame(p.duration_ns, &p.values);
-            log.write_frame_with(p.index, p.present_ns, p.duration_ns, row);
+            let cells = Self::sensor_cells(sensors, on, p.to, buf);
+            log.write_row(p.index, p.present_ns, p.duration_ns, row, cells);
         });
     }
 
@@ -263,6 +323,14 @@ impl StreamAnalysis {
                     _ => None,
                 },
                 gpu: self.gpu.as_ref().and_then(GpuFrames::live),
+                sensors: match self.sensors.as_ref() {
+                    Some(f) => {
+                        use steadyhud_sys::lock::Recover;
+                        f.lock_or_recover()
+                            .hud_rows(&self.settings.config.hud_sensor_rows)
+                    }
+                    None => Vec::new(),
+                },
                 fps_cap: self.settings.limit.fps(),
                 generation: 0, // set by publish
             }

@@ -24,6 +24,7 @@
 use super::analyzer::Analyzer;
 use super::control::Control;
 use super::pollers::{self, AfterPanic, Key, KeyAction, Poller};
+use super::sensors::{Sensors, SharedFeed};
 use super::session::Log;
 use super::settings::Settings;
 use super::stream::StreamAnalysis;
@@ -46,6 +47,9 @@ struct Running {
     thread: Option<JoinHandle<()>>,
     /// Process that started the thread (a forked child must not join it).
     pid: u32,
+    /// System readings the streams read (columns stay empty with
+    /// `sensor_hz=0`).
+    feed: SharedFeed,
 }
 
 /// The analysis thread of the layer: started with the first capture stream,
@@ -63,7 +67,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Analysis {
-    fn start(&self, settings: Settings) -> Running {
+    fn start(&self, settings: Settings, pci: Option<steadyhud_sensors::PciBusId>) -> Running {
         self.windows.store(0, Ordering::Relaxed);
         let cfg = settings.config;
         let analyzer = Arc::new(Mutex::new(Analyzer {
@@ -76,10 +80,11 @@ impl Analysis {
             writer: upkeep::Writer::default(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
-        let (a, s) = (analyzer.clone(), stop.clone());
+        let feed = SharedFeed::default();
+        let (a, s, f) = (analyzer.clone(), stop.clone(), feed.clone());
         let thread = std::thread::Builder::new()
             .name("steadyhud-analysis".into())
-            .spawn(move || run(a, s, settings))
+            .spawn(move || run(a, s, settings, (pci, f)))
             .map_err(|e| {
                 guard::say(format_args!(
                     "steadyhud: cannot start the analysis thread: {e}; no log or live stats"
@@ -91,18 +96,21 @@ impl Analysis {
             stop,
             thread,
             pid: std::process::id(),
+            feed,
         }
     }
 
     /// Creates the capture stream of a newly created swapchain lineage
     /// (window) of `device_key` and hands its ring to the analysis thread
-    /// (starting it if needed).
+    /// (starting it if needed; the first stream's device, at `pci`, is the
+    /// GPU the system readings read).
     pub fn new_stream(
         &self,
         settings: Settings,
         device_key: usize,
         counters: Option<Arc<steadyhud_counters::Counters>>,
         gpu: Option<Arc<GpuTimer>>,
+        pci: Option<steadyhud_sensors::PciBusId>,
     ) -> Arc<Stream> {
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
         let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
@@ -133,7 +141,8 @@ impl Analysis {
             // Forget it (without joining or finishing the parent's logs).
             std::mem::forget(running.take());
         }
-        let r = running.get_or_insert_with(|| self.start(settings));
+        let r = running.get_or_insert_with(|| self.start(settings, pci));
+        let analysis = analysis.with_sensors(r.feed.clone());
         lock(&r.analyzer).streams.push(analysis);
         stream
     }
@@ -171,8 +180,13 @@ impl Analysis {
 
 /// The thread: every [`TICK`], each poller's turn, a panic in one
 /// contained and answered as that poller says.
-fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings) {
-    let mut pollers = pollers(&settings);
+fn run(
+    analyzer: Arc<Mutex<Analyzer>>,
+    stop: Arc<AtomicBool>,
+    settings: Settings,
+    sensors: (Option<steadyhud_sensors::PciBusId>, SharedFeed),
+) {
+    let mut pollers = pollers(&settings, sensors);
     while !stop.load(Ordering::Acquire) {
         let now = Instant::now();
         pollers.retain_mut(|p| {
@@ -193,11 +207,22 @@ fn run(analyzer: Arc<Mutex<Analyzer>>, stop: Arc<AtomicBool>, settings: Settings
     }
 }
 
-/// The thread's jobs: the streams first (so the others see this tick's
+/// The thread's jobs: the system readings (opened before any stream's log,
+/// which needs their columns), the streams (so the others see this tick's
 /// frames), then the control socket and the keys the config asks for.
-fn pollers(settings: &Settings) -> Vec<Box<dyn Poller>> {
-    let mut list: Vec<Box<dyn Poller>> = vec![Box::new(pollers::Streams)];
-    if let Some(c) = guard::try_run(|| Control::start(settings)).flatten() {
+fn pollers(
+    settings: &Settings,
+    (pci, feed): (Option<steadyhud_sensors::PciBusId>, SharedFeed),
+) -> Vec<Box<dyn Poller>> {
+    // The socket is served as early as before the readings existed; the
+    // readings open next, still before the first tick drains a stream.
+    let control = guard::try_run(|| Control::start(settings)).flatten();
+    let mut list: Vec<Box<dyn Poller>> = Vec::new();
+    if let Some(s) = guard::try_run(|| Sensors::start(settings, pci, &feed)).flatten() {
+        list.push(Box::new(s));
+    }
+    list.push(Box::new(pollers::Streams));
+    if let Some(c) = control {
         list.push(Box::new(c));
     }
     let cfg = settings.config;

@@ -1,0 +1,233 @@
+//! System readings on the analysis thread: a [`Poller`] that samples the
+//! session's sources (`steadyhud_sensors`, NVML) every `1 / sensor_hz`
+//! seconds into a short history ([`Feed`]) the streams read, each row
+//! taking the latest sample at its frame's present; and the HUD rows of
+//! the newest sample. Nothing here runs on the present path.
+
+use super::analyzer::Analyzer;
+use super::pollers::{AfterPanic, Poller};
+use super::settings::Settings;
+use crate::guard;
+use std::collections::VecDeque;
+use std::fmt::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use steadyhud_sensors::{
+    hud_row, Column, HudRow, PciBusId, Root, Sample, Sampler, THROTTLE_COLUMN,
+};
+use steadyhud_sys::clock::now_ns;
+use steadyhud_sys::lock::Recover;
+
+/// Samples kept: rows are written at most a few frames after their
+/// present (GPU timing holds them back), far less than this many samples.
+const HISTORY: usize = 64;
+
+/// Comment line the session log gets above its header when it has sensor
+/// columns.
+pub const ABOUT: &str = "sensors: the latest sample (every 1/sensor_hz s) at the frame's present; empty cell = not in that sample; \
+     units % MHz degC W MiB; proc_cpu_pct = % of one core (all threads); proc_gpu_pct = the process's busiest GPU engine (DRM fdinfo); \
+     gpu_throttle = reasons joined by |";
+
+/// What the streams read: the session's sensor columns and recent samples.
+#[derive(Default)]
+pub struct Feed {
+    /// Numeric columns, log order.
+    pub columns: Vec<Column>,
+    pub throttle: bool,
+    /// Recent samples, oldest first, each with its log cells (formatted
+    /// once, copied into every row that takes it).
+    samples: VecDeque<(Sample, String)>,
+}
+
+/// A feed shared by the sampler and the streams.
+pub type SharedFeed = Arc<Mutex<Feed>>;
+
+impl Feed {
+    /// Log column names (numeric, then `gpu_throttle` if any).
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut n: Vec<&'static str> = self.columns.iter().map(|c| c.name()).collect();
+        if self.throttle {
+            n.push(THROTTLE_COLUMN);
+        }
+        n
+    }
+
+    /// The latest sample taken at or before `t_ns`, with its cells.
+    fn at(&self, t_ns: u64) -> Option<&(Sample, String)> {
+        self.samples.iter().rev().find(|s| s.0.t_ns <= t_ns)
+    }
+
+    /// Log cells of the sample at `t_ns` into `out`, each after a comma
+    /// (all empty before the first sample).
+    pub fn cells(&self, t_ns: u64, out: &mut String) {
+        match self.at(t_ns) {
+            Some((_, cells)) => {
+                out.clear();
+                out.push_str(cells);
+            }
+            None => self.format(None, out),
+        }
+    }
+
+    /// The cells of `s` (`None`: all empty).
+    fn format(&self, s: Option<&Sample>, out: &mut String) {
+        out.clear();
+        for &c in &self.columns {
+            out.push(',');
+            if let Some(v) = s.and_then(|s| s.get(c)) {
+                let _ = write!(out, "{v:.*}", c.decimals());
+            }
+        }
+        if self.throttle {
+            out.push(',');
+            if let Some(t) = s.and_then(|s| s.throttle) {
+                t.text(out);
+            }
+        }
+    }
+
+    /// The HUD rows `names` of the newest sample (`°` as the HUD font has it).
+    pub fn hud_rows(&self, names: &[String]) -> Vec<HudRow> {
+        let Some((s, _)) = self.samples.back() else {
+            return Vec::new();
+        };
+        names.iter().filter_map(|n| hud_row(n, s, "°C")).collect()
+    }
+
+    fn push(&mut self, s: Sample) {
+        let mut cells = match self.samples.len() {
+            HISTORY => self.samples.pop_front().map(|(_, c)| c).unwrap_or_default(),
+            _ => String::new(),
+        };
+        self.format(Some(&s), &mut cells);
+        self.samples.push_back((s, cells));
+    }
+}
+
+/// Environment variable: a folder whose `sys/` the readings use instead
+/// of `/sys` (`/proc` stays real) — a documented-format fixture GPU beside
+/// a real process, for tests and demos on machines without one.
+pub const ENV_SYSFS: &str = "STEADYHUD_SENSORS_SYSFS";
+/// Environment variable: the PCI bus id (`0000:03:00.0`) to read when the
+/// game's device reports none (with [`ENV_SYSFS`]).
+pub const ENV_PCI: &str = "STEADYHUD_SENSORS_PCI";
+
+/// The root and GPU the readings use: `/` and the device's own bus id,
+/// unless [`ENV_SYSFS`] / [`ENV_PCI`] say otherwise.
+fn stand_in(pci: Option<PciBusId>) -> (Root, Option<PciBusId>) {
+    let root = match std::env::var_os(ENV_SYSFS) {
+        Some(dir) if !dir.is_empty() => Root::with_sys("/", dir),
+        _ => Root::default(),
+    };
+    let pci = pci.or_else(|| {
+        let text = std::env::var(ENV_PCI).ok()?;
+        let id = PciBusId::parse(&text);
+        if id.is_none() {
+            guard::say(format_args!(
+                "steadyhud: {ENV_PCI}={text:?} is not a PCI bus id like 0000:03:00.0; ignored"
+            ));
+        }
+        id
+    });
+    (root, pci)
+}
+
+/// The sampling job.
+pub(super) struct Sensors {
+    sampler: Sampler,
+    every: Duration,
+    next: Instant,
+    feed: SharedFeed,
+}
+
+impl Sensors {
+    /// Opens the session's sources for the GPU at `pci` (config
+    /// `sensor_hz` > 0), fills `feed`'s columns and says in one line what
+    /// is not readable.
+    pub(super) fn start(
+        settings: &Settings,
+        pci: Option<PciBusId>,
+        feed: &SharedFeed,
+    ) -> Option<Sensors> {
+        let hz = settings.config.sensor_hz;
+        if hz == 0 {
+            return None;
+        }
+        let (root, pci) = stand_in(pci);
+        let (sampler, missing) =
+            crate::sensors::open(&root, pci, crate::sensors::NVML_LIB, now_ns());
+        if let Some(m) = missing {
+            guard::say(format_args!("steadyhud: system readings: {m}"));
+        }
+        {
+            let mut f = feed.lock_or_recover();
+            f.columns = sampler.columns().to_vec();
+            f.throttle = sampler.has_throttle();
+        }
+        let every = Duration::from_secs(1) / hz;
+        Some(Sensors {
+            sampler,
+            every,
+            // Rates (loads, watts) are over one whole period from the
+            // opening sample.
+            next: Instant::now() + every,
+            feed: feed.clone(),
+        })
+    }
+}
+
+impl Poller for Sensors {
+    fn poll(&mut self, now: Instant, _: &Settings, _: &Mutex<Analyzer>) {
+        if now < self.next {
+            return;
+        }
+        // The next sample one period on, without drift, but never a burst
+        // to catch up after a stall.
+        self.next = (self.next + self.every).max(now);
+        let s = self.sampler.sample(now_ns());
+        self.feed.lock_or_recover().push(s);
+    }
+    fn after_panic(&self) -> AfterPanic {
+        AfterPanic::Drop(
+            "steadyhud: system readings failed; stopped (the log goes on without new values)",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each row takes the latest sample at or before its present; cells
+    /// of values a sample lacks are empty.
+    #[test]
+    fn rows_take_the_latest_sample_at_their_present() {
+        let mut f = Feed {
+            columns: vec![Column::CpuLoadPct, Column::GpuMhz],
+            throttle: true,
+            ..Feed::default()
+        };
+        let mut a = Sample {
+            t_ns: 100,
+            ..Sample::default()
+        };
+        a.set(Column::CpuLoadPct, Some(12.34));
+        a.set(Column::GpuMhz, Some(1800.4));
+        let mut b = Sample {
+            t_ns: 200,
+            ..Sample::default()
+        };
+        b.set(Column::CpuLoadPct, Some(50.0));
+        b.throttle = Some(steadyhud_sensors::Throttle::POWER);
+        f.push(a);
+        f.push(b);
+        let mut out = String::new();
+        f.cells(50, &mut out);
+        assert_eq!(out, ",,,");
+        f.cells(150, &mut out);
+        assert_eq!(out, ",12.3,1800,");
+        f.cells(200, &mut out);
+        assert_eq!(out, ",50.0,,power");
+        assert_eq!(f.names(), ["cpu_load_pct", "gpu_mhz", "gpu_throttle"]);
+    }
+}
