@@ -42,6 +42,32 @@ fn column(header: &[String], rows: &[Vec<String>], name: &str) -> Vec<Option<f64
         .collect()
 }
 
+/// `a` and `b` have the same keys and values, numbers within 1e-9
+/// (relative): the summary's and `analyze`'s are computed on two paths.
+fn assert_same_json(a: &serde_json::Value, b: &serde_json::Value, at: &str) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!((x - y).abs() <= 1e-9 * x.abs().max(1.0), "{at}: {x} vs {y}");
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(x), keys(y), "{at}: keys");
+            for (k, v) in x {
+                assert_same_json(v, &y[k], &format!("{at}.{k}"));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}: lengths");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                assert_same_json(v, w, &format!("{at}[{i}]"));
+            }
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
+}
+
 fn mean(v: &[Option<f64>]) -> f64 {
     let vals: Vec<f64> = v.iter().flatten().copied().collect();
     assert!(!vals.is_empty(), "no values");
@@ -225,6 +251,34 @@ fn gpu_columns_from_a_fixture_card() {
         !header.iter().any(|c| c == "gpu_throttle"),
         "amdgpu has no throttle files"
     );
+
+    // The session summary's `sensors` block is what `analyze --json` makes
+    // of the log it wrote, and its GPU energy is Σ power · frame time over
+    // the rows with a power reading, computed here from the CSV.
+    let summary = log.summary_json();
+    let live = &summary["sensors"];
+    let analyzed = &h.analyze(&log.csv)["sensors"];
+    assert!(
+        live.is_object(),
+        "no sensors block in the summary: {summary}"
+    );
+    assert_same_json(live, analyzed, "sensors");
+    let power = column(&header, &rows, "gpu_power_w");
+    let ms = column(&header, &rows, "frametime_ms");
+    let (joules, frames) = power
+        .iter()
+        .zip(&ms)
+        .filter_map(|(p, d)| Some(p.as_ref()? * d.as_ref()? / 1e3))
+        .fold((0.0, 0u64), |(j, n), e| (j + e, n + 1));
+    let gpu = &live["energy"]["gpu"];
+    let got = gpu["joules"].as_f64().expect("energy.gpu.joules");
+    assert!(
+        (got - joules).abs() <= 1e-9 * joules.max(1.0),
+        "GPU energy {got} J, the CSV gives {joules} J"
+    );
+    assert_eq!(gpu["frames"], frames);
+    let per_frame = gpu["joules_per_frame"].as_f64().unwrap();
+    assert!((per_frame - joules / frames as f64).abs() <= 1e-9 * per_frame);
     assert!(
         !out.stderr.contains(", GPU (") && !out.stderr.contains(": GPU ("),
         "the GPU is read:\n{}",

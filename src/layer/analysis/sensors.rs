@@ -12,6 +12,7 @@ use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use steadyhud_metrics::sensors::{Sensor, SensorColumn, SensorColumns};
 use steadyhud_sensors::{
     hud_row, Column, HudRow, PciBusId, Root, Sample, Sampler, THROTTLE_COLUMN,
 };
@@ -39,6 +40,50 @@ pub struct Feed {
     samples: VecDeque<(Sample, String)>,
 }
 
+/// The per-frame readings a stream keeps for its session summary, as its
+/// log rows have them (the cells read back: the summary equals `analyze`
+/// of the log), stored as runs of repeated samples.
+pub struct Recorder {
+    columns: SensorColumns,
+    /// The cells the current values were read from (a sample repeats for
+    /// many frames: read once).
+    last_cells: String,
+    values: Vec<f64>,
+    throttle: String,
+}
+
+impl Recorder {
+    /// Appends the readings of one row whose cells are `cells` (as
+    /// [`Feed::cells`] wrote them: each after a comma, numeric columns
+    /// then the throttle column).
+    pub fn push(&mut self, cells: &str) {
+        if cells != self.last_cells {
+            self.last_cells.clear();
+            self.last_cells.push_str(cells);
+            let mut fields = cells.split(',').skip(1);
+            for v in self.values.iter_mut() {
+                *v = fields
+                    .next()
+                    .and_then(|f| f.parse().ok())
+                    .unwrap_or(f64::NAN);
+            }
+            self.throttle.clear();
+            self.throttle.push_str(fields.next().unwrap_or(""));
+        }
+        for (c, &v) in self.columns.columns.iter_mut().zip(&self.values) {
+            c.values.push(v);
+        }
+        if let Some(t) = self.columns.throttle.as_mut() {
+            t.push(self.throttle.clone());
+        }
+    }
+
+    /// The readings so far.
+    pub fn columns(&self) -> &SensorColumns {
+        &self.columns
+    }
+}
+
 /// A feed shared by the sampler and the streams.
 pub type SharedFeed = Arc<Mutex<Feed>>;
 
@@ -50,6 +95,33 @@ impl Feed {
             n.push(THROTTLE_COLUMN);
         }
         n
+    }
+
+    /// A [`Recorder`] for a log with this feed's columns (`None`: a column
+    /// the summary does not know, which a test rules out).
+    pub fn recorder(&self) -> Option<Recorder> {
+        let columns = self
+            .columns
+            .iter()
+            .map(|c| {
+                Some(SensorColumn {
+                    sensor: Sensor::of_column(c.name())?,
+                    source: c.name().to_string(),
+                    values: Default::default(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let n = columns.len();
+        Some(Recorder {
+            columns: SensorColumns {
+                columns,
+                throttle: self.throttle.then(Default::default),
+                throttle_source: self.throttle.then(|| THROTTLE_COLUMN.to_string()),
+            },
+            last_cells: String::from("\u{0}"),
+            values: vec![f64::NAN; n],
+            throttle: String::new(),
+        })
     }
 
     /// The latest sample taken at or before `t_ns`, with its cells.
@@ -229,5 +301,45 @@ mod tests {
         f.cells(200, &mut out);
         assert_eq!(out, ",50.0,,power");
         assert_eq!(f.names(), ["cpu_load_pct", "gpu_mhz", "gpu_throttle"]);
+    }
+
+    /// Every column the layer can write is a sensor the summary (and
+    /// `analyze`) knows, under the same name.
+    #[test]
+    fn every_log_column_is_a_known_sensor() {
+        for c in steadyhud_sensors::COLUMNS {
+            assert!(Sensor::of_column(c.name()).is_some(), "{}", c.name());
+        }
+        assert_eq!(THROTTLE_COLUMN, steadyhud_metrics::sensors::THROTTLE_COLUMN);
+        let all = Feed {
+            columns: steadyhud_sensors::COLUMNS.to_vec(),
+            throttle: true,
+            ..Feed::default()
+        };
+        assert!(all.recorder().is_some());
+    }
+
+    /// The recorder keeps what the rows say: the cells read back (rounded
+    /// as written), empty cells as no reading, the throttle text.
+    #[test]
+    fn the_recorder_reads_the_rows_cells() {
+        let f = Feed {
+            columns: vec![Column::CpuLoadPct, Column::GpuMhz],
+            throttle: true,
+            ..Feed::default()
+        };
+        let mut r = f.recorder().expect("known columns");
+        for cells in [",,,", ",12.3,1800,", ",12.3,1800,", ",50.0,,power"] {
+            r.push(cells);
+        }
+        let c = r.columns();
+        let cpu: Vec<f64> = c.get(Sensor::CpuLoadPct).unwrap().iter().copied().collect();
+        assert!(cpu[0].is_nan());
+        assert_eq!(cpu[1..], [12.3, 12.3, 50.0]);
+        let gpu: Vec<f64> = c.get(Sensor::GpuMhz).unwrap().iter().copied().collect();
+        assert!(gpu[0].is_nan() && gpu[3].is_nan());
+        assert_eq!(gpu[1..3], [1800.0, 1800.0]);
+        let t: Vec<&String> = c.throttle.as_ref().unwrap().iter().collect();
+        assert_eq!(t, ["", "", "", "power"]);
     }
 }

@@ -5,7 +5,7 @@
 
 use super::counter_columns::{self, CounterTrack};
 use super::gpu_frames::{GpuFrames, Pending};
-use super::sensors::SharedFeed;
+use super::sensors::{Recorder, SharedFeed};
 use super::session::Log;
 use super::settings::Settings;
 use super::summary::whole_session;
@@ -58,6 +58,8 @@ pub(super) struct StreamAnalysis {
     pub(super) sensor_columns: bool,
     /// The current row's sensor cells.
     pub(super) cells: String,
+    /// Each written row's readings, for the summary's `sensors` block.
+    pub(super) recorded: Option<Recorder>,
 }
 
 impl StreamAnalysis {
@@ -134,6 +136,7 @@ impl StreamAnalysis {
             upkeep: Schedule::default(),
             sensors: None,
             sensor_columns: false,
+            recorded: None,
             cells: String::new(),
         }
     }
@@ -144,17 +147,22 @@ impl StreamAnalysis {
         self
     }
 
-    /// The sensor cells of the row whose frame ends at present `t`.
+    /// The sensor cells of the row whose frame ends at present `t`,
+    /// recorded for the summary.
     fn sensor_cells<'a>(
         sensors: &Option<SharedFeed>,
         on: bool,
         t: u64,
         cells: &'a mut String,
+        recorded: &mut Option<Recorder>,
     ) -> &'a str {
         cells.clear();
         if let (true, Some(f)) = (on, sensors) {
             use steadyhud_sys::lock::Recover;
             f.lock_or_recover().cells(t, cells);
+            if let Some(r) = recorded.as_mut() {
+                r.push(cells);
+            }
         }
         cells
     }
@@ -196,14 +204,16 @@ impl StreamAnalysis {
                     }
                     None => (Vec::new(), ""),
                 };
-                let names: Vec<&'static str> = match self.sensors.as_ref() {
+                let (names, recorder) = match self.sensors.as_ref() {
                     Some(f) => {
                         use steadyhud_sys::lock::Recover;
-                        f.lock_or_recover().names()
+                        let f = f.lock_or_recover();
+                        (f.names(), f.recorder())
                     }
-                    None => Vec::new(),
+                    None => (Vec::new(), None),
                 };
                 self.sensor_columns = !names.is_empty();
+                self.recorded = recorder.filter(|_| self.sensor_columns);
                 let sensors_about = if self.sensor_columns {
                     super::sensors::ABOUT
                 } else {
@@ -240,6 +250,7 @@ impl StreamAnalysis {
                             self.sensor_columns,
                             t,
                             &mut self.cells,
+                            &mut self.recorded,
                         );
                         self.log.write_row(index, present_ns, d, row, cells);
                     }
@@ -249,6 +260,7 @@ impl StreamAnalysis {
                             self.sensor_columns,
                             t,
                             &mut self.cells,
+                            &mut self.recorded,
                         );
                         self.log.write_row(index, present_ns, d, &[], cells);
                     }
@@ -289,9 +301,10 @@ impl StreamAnalysis {
         let newest = self.last_t.unwrap_or(0);
         let log = &mut self.log;
         let (sensors, on, buf) = (&self.sensors, self.sensor_columns, &mut self.cells);
+        let recorded = &mut self.recorded;
         g.flush(newest, all, |p| {
             let row = c.on_frame(p.duration_ns, &p.values);
-            let cells = Self::sensor_cells(sensors, on, p.to, buf);
+            let cells = Self::sensor_cells(sensors, on, p.to, buf, recorded);
             log.write_row(p.index, p.present_ns, p.duration_ns, row, cells);
         });
     }
@@ -418,6 +431,7 @@ impl StreamAnalysis {
             // Only the frames whose rows are written (GPU timing holds rows
             // back a frame or two), so the summary matches the CSV's prefix.
             durations: self.durations[..self.rows_written()].to_vec(),
+            sensors: self.recorded.as_ref().map(|r| r.columns().clone()),
             opts: self.opts,
             extra: self.extra_keys(false, streams),
         };
@@ -434,7 +448,8 @@ impl StreamAnalysis {
         let log = std::mem::replace(&mut self.log, Log::disabled());
         guard::contain((), move || {
             let mut extra = self.extra_keys(true, streams);
-            let (summary, stk) = whole_session(&durations, &self.opts, &mut extra);
+            let sensors = self.recorded.as_ref().map(Recorder::columns);
+            let (summary, stk) = whole_session(&durations, sensors, &self.opts, &mut extra);
             log.finish(summary.as_ref(), &stk, extra);
         });
     }

@@ -2,17 +2,29 @@
 //! and the periodic rewrites of [`super::upkeep`]).
 
 use steadyhud_metrics::histogram::TimeHistogram;
+use steadyhud_metrics::sensors::SensorColumns;
 use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary};
 
 /// The whole-session numbers of `durations`, as every summary write (final
 /// or periodic) computes them: the summary (`None` for no frame) and the
-/// STK curve. O(n log n): the cost [`upkeep`] budgets.
+/// STK curve; with `sensors` (the rows' readings) a `sensors` key. O(n log n): the cost [`upkeep`] budgets.
 pub(super) fn whole_session(
     durations: &[u64],
+    sensors: Option<&SensorColumns>,
     opts: &Options,
     extra: &mut serde_json::Value,
 ) -> (Option<Summary>, Vec<StkPoint>) {
     let summary = metrics::summarize(durations, opts);
+    // The readings, time-weighted, and the energy per frame: the `sensors`
+    // block `analyze --json` gives for the same log.
+    if let (Some(map), Some(Ok(s))) = (
+        extra.as_object_mut(),
+        sensors
+            .and_then(|c| metrics::sensors::summarize(durations, c))
+            .map(serde_json::to_value),
+    ) {
+        map.insert("sensors".into(), s);
+    }
     let stk = metrics::stk_curve(durations, stk_max_fps(durations));
     // The mergeable time histogram: summed over sessions it gives fleet-wide
     // metrics (`steadyhud merge` reads a summary's `histogram` key).

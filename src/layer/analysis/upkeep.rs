@@ -109,6 +109,8 @@ pub fn thread_cpu() -> Duration {
 pub struct Snapshot {
     pub target: SummaryTarget,
     pub durations: Vec<u64>,
+    /// The readings of those frames' rows, when the log has sensor columns.
+    pub sensors: Option<steadyhud_metrics::sensors::SensorColumns>,
     pub opts: Options,
     /// Keys beyond the summary's (stream, counters, overflows …).
     pub extra: serde_json::Value,
@@ -233,7 +235,8 @@ impl Job {
         let written = !slot.lock().finished
             && guard::try_run(|| {
                 let mut extra = s.extra;
-                let (summary, stk) = whole_session(&s.durations, &s.opts, &mut extra);
+                let (summary, stk) =
+                    whole_session(&s.durations, s.sensors.as_ref(), &s.opts, &mut extra);
                 drop(s.durations);
                 let state = slot.lock();
                 if state.finished {
@@ -363,6 +366,7 @@ mod tests {
         let snap = |frames: usize| Snapshot {
             target: log.summary_target(),
             durations: vec![10_000_000; frames],
+            sensors: None,
             opts: Options::default(),
             extra: serde_json::json!({"stream": 1}),
         };
