@@ -13,7 +13,7 @@
 //! earlier ones key by key; a missing file is silent.
 
 use crate::game_name::GameName;
-use crate::{config_path, Config, Source, ENV_CONFIG, ENV_LOG_DIR, KEYS};
+use crate::settings::{config_path, Config, Source, ENV_CONFIG, ENV_LOG_DIR, KEYS};
 use std::path::{Path, PathBuf};
 
 /// A configuration with its warnings and where every value came from.
@@ -42,6 +42,22 @@ pub fn game_config_paths(global: &Path, game: &GameName) -> Vec<PathBuf> {
     // A game named `steadyhud` does not read the global file twice.
     paths.retain(|p| p != global);
     paths
+}
+
+impl Config {
+    /// Reads the config file and the environment of this process (no game
+    /// files: see [`resolve`]). Returns the config and one warning line per
+    /// problem (unknown key, bad value: earlier value kept; unreadable
+    /// file: defaults kept).
+    pub fn load() -> (Config, Vec<String>) {
+        Config::load_with(&|k| std::env::var(k).ok())
+    }
+
+    /// [`Config::load`] with the environment given as a function (tests).
+    pub fn load_with(env: &dyn Fn(&str) -> Option<String>) -> (Config, Vec<String>) {
+        let r = resolve(env, None);
+        (r.config, r.warnings)
+    }
 }
 
 /// Loads the configuration of the process named `game` (`None`: the global
@@ -113,7 +129,7 @@ fn read(path: &Path, warnings: &mut Vec<String>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Position;
+    use crate::settings::Position;
 
     fn game(name: &str, wine: bool) -> GameName {
         GameName {

@@ -7,7 +7,8 @@
 //! - `stream`: one window's presents → rows, rolling metrics, live stats;
 //!   its counter columns (`counter_columns`), GPU columns (`gpu_frames`),
 //!   its log (`session`); system readings (`sensors`: the sampler's
-//!   poller and the samples the streams' rows and HUD rows read);
+//!   poller; `sensor_feed`: the samples the streams' rows and HUD rows
+//!   read, and the rows' readings kept for the summary);
 //! - `upkeep`: the summary writer thread; `summary`: what every summary
 //!   write computes; `settings`: the process-wide state the thread reads.
 
@@ -16,6 +17,7 @@ mod control;
 mod counter_columns;
 mod gpu_frames;
 mod pollers;
+mod sensor_feed;
 mod sensors;
 mod session;
 mod settings;

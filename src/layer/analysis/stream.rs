@@ -5,7 +5,7 @@
 
 use super::counter_columns::{self, CounterTrack};
 use super::gpu_frames::{GpuFrames, Pending};
-use super::sensors::{Recorder, SharedFeed};
+use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
 use super::settings::Settings;
 use super::summary::whole_session;
@@ -215,7 +215,7 @@ impl StreamAnalysis {
                 self.sensor_columns = !names.is_empty();
                 self.recorded = recorder.filter(|_| self.sensor_columns);
                 let sensors_about = if self.sensor_columns {
-                    super::sensors::ABOUT
+                    super::sensor_feed::ABOUT
                 } else {
                     ""
                 };

@@ -24,7 +24,8 @@
 use super::analyzer::Analyzer;
 use super::control::Control;
 use super::pollers::{self, AfterPanic, Key, KeyAction, Poller};
-use super::sensors::{Sensors, SharedFeed};
+use super::sensor_feed::SharedFeed;
+use super::sensors::Sensors;
 use super::session::Log;
 use super::settings::Settings;
 use super::stream::StreamAnalysis;

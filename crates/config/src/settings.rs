@@ -1,0 +1,866 @@
+//! The keys and their values ([`Config`]), how one `key=value` is read
+//! and shown, and where the global file is; the order of the sources is
+//! [`crate::sources`]'s.
+
+use crate::blacklist;
+use std::path::{Path, PathBuf};
+
+/// The layer's name as in its manifest (`layer-manifest/`), which `steadyhud
+/// run` adds to `VK_INSTANCE_LAYERS`.
+pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";
+
+/// Corner of the swapchain image the HUD is drawn in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Position {
+    #[default]
+    TopLeft,
+    TopRight,
+    BottomLeft,
+    BottomRight,
+}
+
+impl Position {
+    pub fn name(self) -> &'static str {
+        match self {
+            Position::TopLeft => "top-left",
+            Position::TopRight => "top-right",
+            Position::BottomLeft => "bottom-left",
+            Position::BottomRight => "bottom-right",
+        }
+    }
+}
+
+/// Every setting of the layer, with its default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `position`: HUD corner.
+    pub position: Position,
+    /// `toggle_key`: X11 keysym names joined by `+` (default `Shift_R+F12`).
+    pub toggle_key: String,
+    /// `window_seconds`: rolling window of the live metrics (10).
+    pub window_seconds: f64,
+    /// `stutter_threshold`: θ of the stutter rule (0.20).
+    pub stutter_threshold: f64,
+    /// `log_dir`: session log folder; `None` = `STEADYHUD_LOG_DIR` or
+    /// `$XDG_STATE_HOME/steadyhud`.
+    pub log_dir: Option<PathBuf>,
+    /// `hud_hidden`: start with the HUD hidden (false).
+    pub hud_hidden: bool,
+    /// `log`: write the session log (true).
+    pub log: bool,
+    /// `target_fps`: the graph's target line (60).
+    pub target_fps: u32,
+    /// `counters`: hook pipeline/submit/allocation/acquire calls and log
+    /// per-frame statistics counters (true).
+    pub counters: bool,
+    /// `hud_counters`: show the counter graphs and table under the HUD (false).
+    pub hud_counters: bool,
+    /// `hud_counter_names`: the counters that section shows, in order
+    /// (CSV column names joined by `+`; default pipeline creation, submit,
+    /// acquire and in-present time). Only these keep a history.
+    pub hud_counter_names: Vec<String>,
+    /// `gpu_timing`: time the app's queue submissions on the GPU and log
+    /// `gpu_busy_ms`/`gpu_wait_ms` per frame (`auto`: on except on a CPU
+    /// device; needs `counters`, and a queue family with timestamps).
+    pub gpu_timing: GpuTiming,
+    /// `fps_limit`: frame caps in fps, the first in force, the rest cycled
+    /// by `toggle_fps_limit` (empty / `0` = off).
+    pub fps_limit: Vec<u32>,
+    /// `fps_limit_method`: where the limiter waits (`late`).
+    pub fps_limit_method: LimitMethod,
+    /// `toggle_fps_limit`: X11 keysym names joined by `+` (`Shift_L+F1`).
+    pub toggle_fps_limit: String,
+    /// `control`: serve the control socket for `steadyhud ctl` (true).
+    pub control: bool,
+    /// `blacklist`: edits of the built-in list of processes left alone
+    /// (names joined by `+`; `-name` takes one off; see [`blacklist`]).
+    pub blacklist: Vec<String>,
+    /// `display_timing`: decide at device creation how display times
+    /// would be obtained (VK_EXT_present_timing, VK_GOOGLE_display_timing,
+    /// VK_KHR_present_wait2/present_wait) and say so in one line (false:
+    /// untested on hardware; docs/design.md, "Display timing").
+    pub display_timing: bool,
+    /// `sensor_hz`: system readings (CPU, memory, GPU) per second for the
+    /// HUD and the log's sensor columns (10; 0 = off).
+    pub sensor_hz: u32,
+    /// `hud_sensor_rows`: the HUD's sensor rows, in order (`cpu`, `gpu`,
+    /// `vram`, `ram` joined by `+`; default all four; `none` = no rows).
+    /// A row with nothing readable is left out.
+    pub hud_sensor_rows: Vec<String>,
+}
+
+/// Highest accepted `sensor_hz`.
+pub const MAX_SENSOR_HZ: u32 = 100;
+
+/// Where the frame limiter waits (config `fps_limit_method`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LimitMethod {
+    /// After the real present returns: the app samples input right after
+    /// the wait (lowest latency).
+    #[default]
+    Late,
+    /// In the present hook before the present is timestamped and sent.
+    Early,
+}
+
+/// Whether the layer times the app's submits on the GPU (config
+/// `gpu_timing`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GpuTiming {
+    /// On, except on a `VK_PHYSICAL_DEVICE_TYPE_CPU` device (lavapipe,
+    /// SwiftShader): there the layer's timestamp command buffers are
+    /// executed by the game's own cores, which costs more than it tells.
+    #[default]
+    Auto,
+    /// On, CPU devices included (`1`, `on`, `true`, `yes`).
+    On,
+    /// Off (`0`, `off`, `false`, `no`).
+    Off,
+}
+
+impl GpuTiming {
+    /// Whether a device gets GPU timing, given whether its type is
+    /// `VK_PHYSICAL_DEVICE_TYPE_CPU`.
+    pub fn wanted(self, device_is_cpu: bool) -> bool {
+        match self {
+            GpuTiming::Auto => !device_is_cpu,
+            GpuTiming::On => true,
+            GpuTiming::Off => false,
+        }
+    }
+
+    /// The value as config text (`auto`, `true`, `false`).
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuTiming::Auto => "auto",
+            GpuTiming::On => "true",
+            GpuTiming::Off => "false",
+        }
+    }
+}
+
+/// Highest accepted cap, fps.
+pub const MAX_FPS_LIMIT: u32 = 1000;
+
+/// Default of `hud_counter_names`.
+pub const DEFAULT_HUD_COUNTERS: [&str; 4] = [
+    "pipeline_create_ms",
+    "submit_ms",
+    "acquire_ms",
+    "in_present_ms",
+];
+
+/// Most counters the HUD's counter section shows.
+pub const MAX_HUD_COUNTERS: usize = 8;
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            position: Position::TopLeft,
+            toggle_key: "Shift_R+F12".to_string(),
+            window_seconds: 10.0,
+            stutter_threshold: steadyhud_metrics::DEFAULT_STUTTER_THRESHOLD,
+            log_dir: None,
+            hud_hidden: false,
+            log: true,
+            target_fps: 60,
+            counters: true,
+            hud_counters: false,
+            hud_counter_names: DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect(),
+            gpu_timing: GpuTiming::Auto,
+            fps_limit: Vec::new(),
+            fps_limit_method: LimitMethod::Late,
+            toggle_fps_limit: "Shift_L+F1".to_string(),
+            control: true,
+            blacklist: Vec::new(),
+            display_timing: false,
+            sensor_hz: 10,
+            hud_sensor_rows: steadyhud_sensors::ROW_NAMES.map(String::from).into(),
+        }
+    }
+}
+
+/// Where a piece of configuration text came from; decides its syntax
+/// (lines for a file, commas for the environment) and how warnings name it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A config file: `key=value` lines, `#` comment lines.
+    File(PathBuf),
+    /// `STEADYHUD_CONFIG`: `key=value` items separated by commas.
+    Env,
+}
+
+/// Environment variable with comma-separated settings.
+pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
+/// Environment variable overriding `log_dir`.
+pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
+
+/// Every key, in documentation order.
+pub const KEYS: [&str; 20] = [
+    "position",
+    "toggle_key",
+    "window_seconds",
+    "stutter_threshold",
+    "log_dir",
+    "hud_hidden",
+    "log",
+    "target_fps",
+    "counters",
+    "hud_counters",
+    "hud_counter_names",
+    "gpu_timing",
+    "fps_limit",
+    "fps_limit_method",
+    "toggle_fps_limit",
+    "control",
+    "blacklist",
+    "display_timing",
+    "sensor_hz",
+    "hud_sensor_rows",
+];
+
+impl Config {
+    /// Parses configuration text over the defaults (pure: no file or
+    /// environment access). Returns the config and its warnings.
+    pub fn parse(text: &str, source: &Source) -> (Config, Vec<String>) {
+        let mut cfg = Config::default();
+        let warnings = cfg.apply(text, source);
+        (cfg, warnings)
+    }
+
+    /// Applies configuration text on top of `self`; returns the warnings.
+    pub fn apply(&mut self, text: &str, source: &Source) -> Vec<String> {
+        self.apply_noting(text, source, &mut |_, _| {})
+    }
+
+    /// [`Config::apply`], calling `note(key, where)` for every value set
+    /// (`where` as warnings name it: `FILE:LINE`, `STEADYHUD_CONFIG item N`).
+    pub fn apply_noting(
+        &mut self,
+        text: &str,
+        source: &Source,
+        note: &mut dyn FnMut(&str, String),
+    ) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let items: Vec<(String, &str)> = match source {
+            Source::File(path) => text
+                .lines()
+                .enumerate()
+                .map(|(i, l)| (format!("{}:{}", path.display(), i + 1), l))
+                .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                .collect(),
+            Source::Env => text
+                .split(',')
+                .enumerate()
+                .map(|(i, l)| (format!("{ENV_CONFIG} item {}", i + 1), l))
+                .filter(|(_, l)| !l.trim().is_empty())
+                .collect(),
+        };
+        for (at, item) in items {
+            let Some((key, value)) = item.split_once('=') else {
+                warnings.push(format!(
+                    "{at}: expected key=value, found {:?}; ignored",
+                    clip(item.trim())
+                ));
+                continue;
+            };
+            let key = key.trim().to_ascii_lowercase();
+            let value = value.trim();
+            if !KEYS.contains(&key.as_str()) {
+                warnings.push(format!(
+                    "{at}: unknown key {:?} (known: {}); ignored",
+                    clip(&key),
+                    KEYS.join(", ")
+                ));
+                continue;
+            }
+            match self.set(&key, value) {
+                Ok(()) => note(&key, at),
+                Err(expected) => warnings.push(format!(
+                    "{at}: bad value {:?} for {key} (expected {expected}); keeping {}",
+                    clip(value),
+                    printable(&clip(&self.value_of(&key)))
+                )),
+            }
+        }
+        warnings
+    }
+
+    /// Sets one key from its text value; on a bad value returns what was
+    /// expected and leaves `self` unchanged (except `fps_limit`, which a bad
+    /// value turns off). Unknown keys are an error too.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        match key {
+            "position" => {
+                self.position = match value.to_ascii_lowercase().replace('_', "-").as_str() {
+                    "top-left" => Position::TopLeft,
+                    "top-right" => Position::TopRight,
+                    "bottom-left" => Position::BottomLeft,
+                    "bottom-right" => Position::BottomRight,
+                    _ => return Err("top-left, top-right, bottom-left or bottom-right".into()),
+                }
+            }
+            "toggle_key" => self.toggle_key = key_combo(value)?,
+            "toggle_fps_limit" => self.toggle_fps_limit = key_combo(value)?,
+            "fps_limit" => {
+                let caps: Option<Vec<u32>> = value
+                    .split('+')
+                    .map(|c| c.trim().parse::<u32>().ok().filter(|&f| f <= MAX_FPS_LIMIT))
+                    .collect();
+                match caps {
+                    Some(c) => self.fps_limit = if c == [0] { Vec::new() } else { c },
+                    None => {
+                        // A bad cap turns the limiter off rather than keep
+                        // one the user meant to replace.
+                        self.fps_limit = Vec::new();
+                        return Err(format!("a cap in fps from 0 (off) to {MAX_FPS_LIMIT}, or caps joined by +, e.g. 60+144+0; the cap is off"));
+                    }
+                }
+            }
+            "fps_limit_method" => {
+                self.fps_limit_method = match value.to_ascii_lowercase().as_str() {
+                    "late" => LimitMethod::Late,
+                    "early" => LimitMethod::Early,
+                    _ => return Err("late or early".into()),
+                }
+            }
+            "window_seconds" => match value.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 && v <= 600.0 => self.window_seconds = v,
+                _ => return Err("a number of seconds > 0 and ≤ 600".into()),
+            },
+            "stutter_threshold" => match value.parse::<f64>() {
+                Ok(v) if v.is_finite() && v > 0.0 => self.stutter_threshold = v,
+                _ => return Err("a number > 0, e.g. 0.2".into()),
+            },
+            "log_dir" => {
+                if value.is_empty() || value.contains('\0') {
+                    return Err("a folder path".into());
+                }
+                self.log_dir = Some(expand_home(value));
+            }
+            "hud_hidden" => self.hud_hidden = parse_bool(value)?,
+            "blacklist" => self.blacklist = blacklist::parse_edits(value)?,
+            "control" => self.control = parse_bool(value)?,
+            "display_timing" => self.display_timing = parse_bool(value)?,
+            "sensor_hz" => match value.parse::<u32>() {
+                Ok(v) if v <= MAX_SENSOR_HZ => self.sensor_hz = v,
+                _ => return Err(format!("a whole number from 0 (off) to {MAX_SENSOR_HZ}")),
+            },
+            "hud_sensor_rows" => {
+                let rows: Vec<String> = value
+                    .split('+')
+                    .map(|n| n.trim().to_ascii_lowercase())
+                    .collect();
+                if rows == ["none"] {
+                    self.hud_sensor_rows = Vec::new();
+                } else if rows
+                    .iter()
+                    .all(|r| steadyhud_sensors::ROW_NAMES.contains(&r.as_str()))
+                {
+                    self.hud_sensor_rows = rows;
+                } else {
+                    return Err(format!(
+                        "none, or rows of {} joined by +",
+                        steadyhud_sensors::ROW_NAMES.join(", ")
+                    ));
+                }
+            }
+            "log" => self.log = parse_bool(value)?,
+            "counters" => self.counters = parse_bool(value)?,
+            "gpu_timing" => {
+                self.gpu_timing = if value.eq_ignore_ascii_case("auto") {
+                    GpuTiming::Auto
+                } else {
+                    match parse_bool(value) {
+                        Ok(true) => GpuTiming::On,
+                        Ok(false) => GpuTiming::Off,
+                        Err(e) => return Err(format!("auto, {e}")),
+                    }
+                }
+            }
+            "hud_counters" => self.hud_counters = parse_bool(value)?,
+            "hud_counter_names" => {
+                let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();
+                let ok = names.len() <= MAX_HUD_COUNTERS
+                    && names.iter().all(|n| {
+                        !n.is_empty()
+                            && n.bytes()
+                                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+                    });
+                if !ok {
+                    return Err(format!("up to {MAX_HUD_COUNTERS} counter column names joined by +, e.g. pipeline_create_ms+submits"));
+                }
+                self.hud_counter_names = names;
+            }
+            "target_fps" => match value.parse::<u32>() {
+                Ok(v) if (1..=1000).contains(&v) => self.target_fps = v,
+                _ => return Err("a whole number from 1 to 1000".into()),
+            },
+            _ => return Err(format!("one of the keys {}", KEYS.join(", "))),
+        }
+        Ok(())
+    }
+
+    /// The current value of `key` as config text.
+    pub fn value_of(&self, key: &str) -> String {
+        match key {
+            "position" => self.position.name().into(),
+            "toggle_key" => self.toggle_key.clone(),
+            "window_seconds" => self.window_seconds.to_string(),
+            "stutter_threshold" => self.stutter_threshold.to_string(),
+            "log_dir" => self
+                .log_dir
+                .as_ref()
+                .map_or("(default)".into(), |p| p.display().to_string()),
+            "hud_hidden" => self.hud_hidden.to_string(),
+            "log" => self.log.to_string(),
+            "target_fps" => self.target_fps.to_string(),
+            "counters" => self.counters.to_string(),
+            "hud_counters" => self.hud_counters.to_string(),
+            "hud_counter_names" => self.hud_counter_names.join("+"),
+            "gpu_timing" => self.gpu_timing.name().into(),
+            "fps_limit" => match self.fps_limit.as_slice() {
+                [] => "0".into(),
+                caps => caps
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join("+"),
+            },
+            "fps_limit_method" => match self.fps_limit_method {
+                LimitMethod::Late => "late".into(),
+                LimitMethod::Early => "early".into(),
+            },
+            "toggle_fps_limit" => self.toggle_fps_limit.clone(),
+            "control" => self.control.to_string(),
+            "blacklist" => self.blacklist.join("+"),
+            "display_timing" => self.display_timing.to_string(),
+            "sensor_hz" => self.sensor_hz.to_string(),
+            "hud_sensor_rows" => match self.hud_sensor_rows.as_slice() {
+                [] => "none".into(),
+                rows => rows.join("+"),
+            },
+            _ => String::new(),
+        }
+    }
+
+    /// The folder session logs go to: `log_dir`, else
+    /// [`steadyhud_log::default_log_dir`].
+    pub fn resolved_log_dir(&self) -> Option<PathBuf> {
+        self.log_dir.clone().or_else(steadyhud_log::default_log_dir)
+    }
+}
+
+/// A key combination: X11 keysym names joined by `+`.
+fn key_combo(value: &str) -> Result<String, String> {
+    let ok = !value.is_empty()
+        && value
+            .split('+')
+            .all(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+    if ok {
+        Ok(value.to_string())
+    } else {
+        Err("X11 key names joined by +, e.g. Shift_R+F12".into())
+    }
+}
+
+/// `$XDG_CONFIG_HOME/steadyhud/steadyhud.conf`, else
+/// `$HOME/.config/steadyhud/steadyhud.conf`.
+pub fn config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME")
+        .filter(|d| Path::new(d).is_absolute())
+        .map(PathBuf::from)
+        .or_else(|| {
+            env("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| Path::new(&h).join(".config"))
+        })?;
+    Some(base.join("steadyhud").join("steadyhud.conf"))
+}
+
+fn parse_bool(v: &str) -> Result<bool, String> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("1/0, true/false, yes/no or on/off".into()),
+    }
+}
+
+fn expand_home(v: &str) -> PathBuf {
+    match v.strip_prefix("~/") {
+        Some(rest) => {
+            steadyhud_sys::home::home_dir().map_or_else(|| PathBuf::from(v), |h| h.join(rest))
+        }
+        None => PathBuf::from(v),
+    }
+}
+
+/// `s` with control characters escaped, so a kept value set earlier (a
+/// `log_dir` from `STEADYHUD_CONFIG` may hold a newline) cannot split a
+/// warning over several lines (found by fuzzing).
+fn printable(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}
+
+fn clip(s: &str) -> String {
+    let mut out: String = s.chars().take(60).collect();
+    if s.chars().nth(60).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(text: &str) -> (Config, Vec<String>) {
+        Config::parse(text, &Source::File(PathBuf::from("/c/steadyhud.conf")))
+    }
+
+    fn env(text: &str) -> (Config, Vec<String>) {
+        Config::parse(text, &Source::Env)
+    }
+
+    #[test]
+    fn empty_text_gives_defaults() {
+        assert_eq!(file(""), (Config::default(), vec![]));
+        assert_eq!(env(""), (Config::default(), vec![]));
+    }
+
+    #[test]
+    fn every_key_parses() {
+        let (c, w) = file(
+            "# comment\n\nposition = bottom-right\ntoggle_key=Control_L+F10\nwindow_seconds=2.5\n\
+             stutter_threshold=0.35\nlog_dir=/tmp/x\nhud_hidden=yes\nlog=off\ntarget_fps=144\n",
+        );
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(c.position, Position::BottomRight);
+        assert_eq!(c.toggle_key, "Control_L+F10");
+        assert_eq!(c.window_seconds, 2.5);
+        assert_eq!(c.stutter_threshold, 0.35);
+        assert_eq!(c.log_dir, Some(PathBuf::from("/tmp/x")));
+        assert!(c.hud_hidden);
+        assert!(!c.log);
+        assert_eq!(c.target_fps, 144);
+    }
+
+    /// Frame cap keys: caps, lists, methods, the hotkey; a bad cap is one
+    /// warning naming its source and turns the cap off.
+    #[test]
+    fn frame_cap_keys() {
+        let (c, w) = env("fps_limit=60+144+0,fps_limit_method=early,toggle_fps_limit=Control_L+F2");
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(c.fps_limit, [60, 144, 0]);
+        assert_eq!(c.fps_limit_method, LimitMethod::Early);
+        assert_eq!(c.toggle_fps_limit, "Control_L+F2");
+        assert_eq!(Config::default().fps_limit_method, LimitMethod::Late);
+        assert!(env("fps_limit=0").0.fps_limit.is_empty());
+        for bad in ["-5", "abc", "1001", "60+x", "nan", ""] {
+            let (c, w) = file(&format!("fps_limit=144\nfps_limit={bad}\n"));
+            assert!(c.fps_limit.is_empty(), "{bad:?}: {:?}", c.fps_limit);
+            assert_eq!(w.len(), 1, "{bad:?}: {w:?}");
+            assert!(w[0].contains(":2") && w[0].contains("fps_limit"), "{w:?}");
+        }
+        assert_eq!(env("fps_limit_method=sometimes").1.len(), 1);
+    }
+
+    #[test]
+    fn positions() {
+        for (v, p) in [
+            ("top-left", Position::TopLeft),
+            ("TOP-RIGHT", Position::TopRight),
+            ("bottom_left", Position::BottomLeft),
+            ("bottom-right", Position::BottomRight),
+        ] {
+            assert_eq!(env(&format!("position={v}")).0.position, p);
+        }
+        let (c, w) = env("position=middle");
+        assert_eq!(c.position, Position::TopLeft);
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("STEADYHUD_CONFIG item 1") && w[0].contains("keeping top-left"),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn warnings_stay_one_line_when_the_kept_value_has_a_newline() {
+        // Fuzzer input, reduced: a log_dir with a newline from the
+        // environment, then a bad log_dir that reports the kept one.
+        let (c, w) = env("log_dir=/tmp/a\n# b\u{1b}[31m,log_dir=");
+        assert_eq!(c.log_dir, Some(PathBuf::from("/tmp/a\n# b\u{1b}[31m")));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(!w[0].contains('\n') && !w[0].contains('\u{1b}'), "{w:?}");
+        assert!(w[0].contains("keeping /tmp/a\\n# b\\u{1b}[31m"), "{w:?}");
+    }
+
+    #[test]
+    fn booleans() {
+        for (v, b) in [
+            ("1", true),
+            ("0", false),
+            ("true", true),
+            ("False", false),
+            ("yes", true),
+            ("no", false),
+            ("on", true),
+            ("off", false),
+        ] {
+            assert_eq!(env(&format!("hud_hidden={v}")).0.hud_hidden, b, "{v}");
+            assert_eq!(env(&format!("log={v}")).0.log, b, "{v}");
+        }
+        let (c, w) = env("log=maybe");
+        assert!(c.log);
+        assert!(w[0].contains("bad value \"maybe\" for log"), "{w:?}");
+    }
+
+    /// `gpu_timing` is `auto` by default, takes `auto` and every boolean
+    /// spelling, warns on anything else, and prints back as it parses.
+    #[test]
+    fn gpu_timing_is_auto_on_or_off() {
+        assert_eq!(Config::default().gpu_timing, GpuTiming::Auto);
+        for (v, want) in [
+            ("auto", GpuTiming::Auto),
+            ("AUTO", GpuTiming::Auto),
+            ("1", GpuTiming::On),
+            ("on", GpuTiming::On),
+            ("true", GpuTiming::On),
+            ("Yes", GpuTiming::On),
+            ("0", GpuTiming::Off),
+            ("off", GpuTiming::Off),
+            ("FALSE", GpuTiming::Off),
+            ("no", GpuTiming::Off),
+        ] {
+            let (c, w) = env(&format!("gpu_timing={v}"));
+            assert_eq!((c.gpu_timing, w.len()), (want, 0), "{v}");
+            let again = env(&format!("gpu_timing={}", c.value_of("gpu_timing"))).0;
+            assert_eq!(again.gpu_timing, want, "{v} printed back");
+        }
+        let (c, w) = file("gpu_timing=0\ngpu_timing=sometimes\n");
+        assert_eq!(c.gpu_timing, GpuTiming::Off);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains(":2: bad value \"sometimes\" for gpu_timing (expected auto, 1/0")
+                && w[0].ends_with("keeping false"),
+            "{w:?}"
+        );
+    }
+
+    /// Who gets GPU timing: `auto` all but CPU devices, `on`/`off` every
+    /// device.
+    #[test]
+    fn gpu_timing_wanted_by_device_type() {
+        for (setting, cpu, want) in [
+            (GpuTiming::Auto, false, true),
+            (GpuTiming::Auto, true, false),
+            (GpuTiming::On, false, true),
+            (GpuTiming::On, true, true),
+            (GpuTiming::Off, false, false),
+            (GpuTiming::Off, true, false),
+        ] {
+            assert_eq!(setting.wanted(cpu), want, "{setting:?}, CPU device {cpu}");
+        }
+    }
+
+    #[test]
+    fn hud_counter_names_are_column_names_joined_by_plus() {
+        let (c, w) = env("hud_counters=1,hud_counter_names=alloc_bytes+pipelines+submit_ms");
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(
+            c.hud_counter_names,
+            ["alloc_bytes", "pipelines", "submit_ms"]
+        );
+        assert_eq!(
+            c.value_of("hud_counter_names"),
+            "alloc_bytes+pipelines+submit_ms"
+        );
+        assert_eq!(Config::default().hud_counter_names, DEFAULT_HUD_COUNTERS);
+        for bad in ["", "a++b", "a b", "pipelines+x-y", "a+b+c+d+e+f+g+h+i"] {
+            let (c, w) = env(&format!("hud_counter_names={bad}"));
+            assert_eq!(c.hud_counter_names, DEFAULT_HUD_COUNTERS, "{bad}");
+            assert_eq!(w.len(), 1, "{bad}");
+        }
+    }
+
+    #[test]
+    fn numeric_ranges() {
+        assert_eq!(env("window_seconds=600").0.window_seconds, 600.0);
+        for bad in ["0", "-1", "600.5", "nan", "inf", "ten"] {
+            let (c, w) = env(&format!("window_seconds={bad}"));
+            assert_eq!(c.window_seconds, 10.0, "{bad}");
+            assert_eq!(w.len(), 1, "{bad}");
+        }
+        for bad in ["0", "-0.1", "NaN", "x"] {
+            let (c, w) = env(&format!("stutter_threshold={bad}"));
+            assert_eq!((c.stutter_threshold, w.len()), (0.20, 1), "{bad}");
+        }
+        assert_eq!(env("target_fps=1").0.target_fps, 1);
+        assert_eq!(env("target_fps=1000").0.target_fps, 1000);
+        for bad in ["0", "1001", "60.5", "-60", ""] {
+            let (c, w) = env(&format!("target_fps={bad}"));
+            assert_eq!((c.target_fps, w.len()), (60, 1), "{bad}");
+        }
+    }
+
+    #[test]
+    fn toggle_key_syntax() {
+        assert_eq!(env("toggle_key=F12").0.toggle_key, "F12");
+        for bad in ["", "Shift_R+", "+F12", "Shift R", "F12;rm"] {
+            let (c, w) = env(&format!("toggle_key={bad}"));
+            assert_eq!(
+                (c.toggle_key.as_str(), w.len()),
+                ("Shift_R+F12", 1),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_keys_and_junk_name_their_line() {
+        let (c, w) = file("position=top-right\npostion=bottom-left\njunk\n\u{0}=\u{1}\n");
+        assert_eq!(c.position, Position::TopRight);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].starts_with("/c/steadyhud.conf:2: unknown key \"postion\""),
+            "{w:?}"
+        );
+        assert!(
+            w[1].starts_with("/c/steadyhud.conf:3: expected key=value"),
+            "{w:?}"
+        );
+        assert!(
+            w[2].starts_with("/c/steadyhud.conf:4: unknown key"),
+            "{w:?}"
+        );
+        let (_, w) = env("log=1,,nope=2");
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].starts_with("STEADYHUD_CONFIG item 3: unknown key \"nope\""),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn layering_file_then_env_then_log_dir_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("steadyhud");
+        std::fs::create_dir_all(&conf).unwrap();
+        std::fs::write(
+            conf.join("steadyhud.conf"),
+            "target_fps=30\nposition=bottom-left\nlog_dir=/from/file\nbad=1\n",
+        )
+        .unwrap();
+        let xdg = dir.path().to_string_lossy().into_owned();
+        let vars = |extra: &'static [(&'static str, &'static str)]| {
+            let xdg = xdg.clone();
+            move |k: &str| -> Option<String> {
+                if k == "XDG_CONFIG_HOME" {
+                    return Some(xdg.clone());
+                }
+                extra
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let (c, w) = Config::load_with(&vars(&[]));
+        assert_eq!((c.target_fps, c.position), (30, Position::BottomLeft));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/from/file")));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].contains("steadyhud.conf:4: unknown key \"bad\""),
+            "{w:?}"
+        );
+        let (c, w) = Config::load_with(&vars(&[(
+            "STEADYHUD_CONFIG",
+            "target_fps=90,log_dir=/from/env",
+        )]));
+        assert_eq!((c.target_fps, c.position), (90, Position::BottomLeft));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/from/env")));
+        assert_eq!(w.len(), 1);
+        let (c, _) = Config::load_with(&vars(&[
+            ("STEADYHUD_CONFIG", "log_dir=/from/env"),
+            ("STEADYHUD_LOG_DIR", "/from/log_dir_env"),
+        ]));
+        assert_eq!(c.log_dir, Some(PathBuf::from("/from/log_dir_env")));
+    }
+
+    #[test]
+    fn missing_file_is_silent_and_home_is_the_fallback() {
+        let (c, w) = Config::load_with(&|k| (k == "HOME").then(|| "/nonexistent-home".to_string()));
+        assert_eq!((c, w), (Config::default(), vec![]));
+        let p = config_path(&|k| (k == "HOME").then(|| "/h".to_string())).unwrap();
+        assert_eq!(p, PathBuf::from("/h/.config/steadyhud/steadyhud.conf"));
+        // A relative XDG_CONFIG_HOME is invalid per the spec: ignored.
+        let p = config_path(&|k| match k {
+            "HOME" => Some("/h".into()),
+            "XDG_CONFIG_HOME" => Some("rel".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(p, PathBuf::from("/h/.config/steadyhud/steadyhud.conf"));
+    }
+
+    #[test]
+    fn unreadable_file_is_one_warning() {
+        let dir = tempfile::tempdir().unwrap();
+        // A directory where the file should be: read fails, not NotFound.
+        std::fs::create_dir_all(dir.path().join("steadyhud/steadyhud.conf")).unwrap();
+        let xdg = dir.path().to_string_lossy().into_owned();
+        let (c, w) = Config::load_with(&|k| (k == "XDG_CONFIG_HOME").then(|| xdg.clone()));
+        assert_eq!(c, Config::default());
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("cannot read"), "{w:?}");
+    }
+
+    /// The README's configuration table has one row per key, so a new key
+    /// cannot go undocumented.
+    #[test]
+    fn readme_documents_every_key() {
+        let readme = include_str!("../../../README.md");
+        for key in KEYS {
+            let row = format!("| `{key}` |");
+            assert_eq!(readme.matches(&row).count(), 1, "README row for {key}");
+        }
+    }
+
+    #[test]
+    fn sensor_keys() {
+        let (c, w) = env("sensor_hz=4,hud_sensor_rows=ram+GPU");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(
+            (c.sensor_hz, c.hud_sensor_rows.clone()),
+            (4, vec!["ram".to_string(), "gpu".to_string()])
+        );
+        assert_eq!(c.value_of("hud_sensor_rows"), "ram+gpu");
+        let d = Config::default();
+        assert_eq!(
+            (d.sensor_hz, d.value_of("hud_sensor_rows").as_str()),
+            (10, "cpu+gpu+vram+ram")
+        );
+        assert_eq!(
+            env("hud_sensor_rows=none").0.hud_sensor_rows,
+            Vec::<String>::new()
+        );
+        assert_eq!(env("sensor_hz=0").0.sensor_hz, 0);
+        for bad in [
+            "sensor_hz=101",
+            "sensor_hz=-1",
+            "hud_sensor_rows=cpu+disk",
+            "hud_sensor_rows=",
+        ] {
+            let (c, w) = env(bad);
+            assert_eq!(w.len(), 1, "{bad}");
+            assert_eq!((c.sensor_hz, c.hud_sensor_rows.len()), (10, 4), "{bad}");
+        }
+    }
+}
