@@ -1,0 +1,15 @@
+//! What can go wrong with a session log ([`LogError`]).
+
+use std::io;
+use std::path::PathBuf;
+
+/// A session log that could not be created or written.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("cannot create log folder {}: {source}", path.display())]
+    CreateDir { path: PathBuf, source: io::Error },
+    #[error("cannot create session log {}: {source}", path.display())]
+    Create { path: PathBuf, source: io::Error },
+    #[error("cannot write session log {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}

@@ -1,0 +1,416 @@
+//! The CSV the analysis thread streams ([`SessionLog`]): its name, header
+//! and comment lines, rows, and where logs go by default.
+
+use crate::error::LogError;
+use crate::summary::{write_summary, Progress, SessionExtra, SummaryTarget};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+use steadyhud_metrics::{StkPoint, Summary};
+use steadyhud_sys::home::home_dir;
+use steadyhud_sys::time::local_time;
+
+/// First characters of every session log.
+pub const MAGIC: &str = "# steadyhud";
+/// The CSV header line.
+pub const HEADER: &str = "frame,present_ns,frametime_ms";
+/// Prefix of the comment line that records lost timestamps.
+pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
+/// Prefix of the comment line that records a frame cap change.
+pub const FPS_LIMIT_PREFIX: &str = "# fps_limit: ";
+/// Prefix of the comment line of a mark (`steadyhud ctl mark`).
+pub const MARK_PREFIX: &str = "# mark: ";
+/// Start of the comment line that records frames whose counters were lost.
+pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
+/// Prefix of the comment line naming the program.
+pub const EXE_PREFIX: &str = "# exe: ";
+/// Prefix of the comment line with the process id (the layer writes it).
+pub const PID_PREFIX: &str = "# pid: ";
+/// Last line of the CSV of a session that ended cleanly.
+pub const END_LINE: &str = "# end: complete";
+
+/// An open session log. Rows are buffered and reach the file on
+/// [`SessionLog::flush`] (call it at least once a second).
+///
+/// Write errors are reported once: the first failing call returns the error,
+/// later calls do nothing and return `Ok`, so a full disk costs one message.
+pub struct SessionLog {
+    csv_path: PathBuf,
+    out: BufWriter<File>,
+    exe: String,
+    start: SystemTime,
+    start_local: String,
+    frames: u64,
+    lost: u64,
+    overflow_events: u64,
+    failed: bool,
+    /// Units of the columns after `frametime_ms` (see [`SessionLog::create_with_columns`]).
+    extra_units: Vec<steadyhud_counters::Unit>,
+    /// Text columns after those (see [`SessionLog::create_with_text_columns`]).
+    text_columns: usize,
+}
+
+impl SessionLog {
+    /// Creates `dir` if missing and a new `<exe>_<local start time>.csv` in
+    /// it, and writes the comment header and the CSV header.
+    pub fn create(dir: &Path, exe_name: &str, start: SystemTime) -> Result<SessionLog, LogError> {
+        Self::create_with_columns(dir, exe_name, None, start, &[], "")
+    }
+
+    /// [`SessionLog::create`] with extra per-frame columns after
+    /// `frametime_ms`: `(name, unit)`; `Unit::Nanos` values are written as ms
+    /// with six decimals, others as integers. `about` is a comment line
+    /// (without `# `) explaining them, written when non-empty. `pid`, when
+    /// given, is written as a `# pid: N` line after `# exe:`, so logs of
+    /// several processes of one game tell their process.
+    pub fn create_with_columns(
+        dir: &Path,
+        exe_name: &str,
+        pid: Option<u32>,
+        start: SystemTime,
+        columns: &[(String, steadyhud_counters::Unit)],
+        about: &str,
+    ) -> Result<SessionLog, LogError> {
+        Self::create_with_text_columns(dir, exe_name, pid, start, columns, &[], &[about])
+    }
+
+    /// [`SessionLog::create_with_columns`] with, after the numeric columns,
+    /// columns whose cells the caller formats (`text_columns`, e.g. the
+    /// system readings, whose cells may be empty), and one comment line per
+    /// non-empty entry of `abouts`. Rows then come through
+    /// [`SessionLog::write_frame_text`].
+    pub fn create_with_text_columns(
+        dir: &Path,
+        exe_name: &str,
+        pid: Option<u32>,
+        start: SystemTime,
+        columns: &[(String, steadyhud_counters::Unit)],
+        text_columns: &[&str],
+        abouts: &[&str],
+    ) -> Result<SessionLog, LogError> {
+        fs::create_dir_all(dir).map_err(|source| LogError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        let exe = sanitize(exe_name);
+        let tm = local_time(start);
+        let stem = format!(
+            "{}_{:04}-{:02}-{:02}_{:02}-{:02}-{:02}",
+            exe, tm.year, tm.month, tm.day, tm.hour, tm.minute, tm.second
+        );
+        let (csv_path, file) = create_unique(dir, &stem)?;
+        let unix = start
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs_f64())
+            .unwrap_or(0.0);
+        let mut log = SessionLog {
+            out: BufWriter::with_capacity(64 * 1024, file),
+            exe,
+            start,
+            start_local: tm.iso(),
+            frames: 0,
+            lost: 0,
+            overflow_events: 0,
+            failed: false,
+            csv_path,
+            extra_units: columns.iter().map(|c| c.1).collect(),
+            text_columns: text_columns.len(),
+        };
+        let mut header = HEADER.to_string();
+        for name in columns
+            .iter()
+            .map(|c| c.0.as_str())
+            .chain(text_columns.iter().copied())
+        {
+            header.push(',');
+            header.push_str(name);
+        }
+        let about: String = abouts
+            .iter()
+            .filter(|a| !a.is_empty())
+            .map(|a| format!("# {a}\n"))
+            .collect();
+        let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
+        let head = format!(
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}# start: {} (unix {unix:.3})\n\
+             # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
+             {about}{header}\n",
+            env!("CARGO_PKG_VERSION"),
+            log.exe,
+            log.start_local,
+        );
+        log.write(|out| out.write_all(head.as_bytes()))?;
+        log.flush()?;
+        Ok(log)
+    }
+
+    /// Path of the CSV.
+    pub fn path(&self) -> &Path {
+        &self.csv_path
+    }
+
+    /// Rows written so far.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// Appends the row of frame `index`: `present_ns` = ns from the first
+    /// present to the present ending this frame, `frame_ns` its duration.
+    pub fn write_frame(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+    ) -> Result<(), LogError> {
+        self.frames += 1;
+        let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
+        self.write(|out| writeln!(out, "{index},{present_ns},{ms}.{frac:06}"))
+    }
+
+    /// [`SessionLog::write_frame`] plus the extra columns' values, in the
+    /// order and units given at creation (missing values are written as 0).
+    pub fn write_frame_with(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+        extra: &[u64],
+    ) -> Result<(), LogError> {
+        self.write_frame_text(index, present_ns, frame_ns, extra, "")
+    }
+
+    /// [`SessionLog::write_frame_with`] plus the text columns' cells:
+    /// `cells` holds each cell preceded by a comma (`",43.1,,power"`), as
+    /// many as text columns were given at creation; cells must not hold
+    /// commas or line breaks (missing cells are written empty).
+    pub fn write_frame_text(
+        &mut self,
+        index: u64,
+        present_ns: u64,
+        frame_ns: u64,
+        extra: &[u64],
+        cells: &str,
+    ) -> Result<(), LogError> {
+        self.frames += 1;
+        let (ms, frac) = (frame_ns / 1_000_000, frame_ns % 1_000_000);
+        let units = std::mem::take(&mut self.extra_units);
+        let text_columns = self.text_columns;
+        let r = self.write(|out| {
+            write!(out, "{index},{present_ns},{ms}.{frac:06}")?;
+            for (k, unit) in units.iter().enumerate() {
+                let v = extra.get(k).copied().unwrap_or(0);
+                match unit {
+                    steadyhud_counters::Unit::Nanos => {
+                        write!(out, ",{}.{:06}", v / 1_000_000, v % 1_000_000)?
+                    }
+                    _ => write!(out, ",{v}")?,
+                }
+            }
+            let given = cells.bytes().filter(|&b| b == b',').count();
+            out.write_all(cells.as_bytes())?;
+            for _ in given..text_columns {
+                out.write_all(b",")?;
+            }
+            out.write_all(b"\n")
+        });
+        self.extra_units = units;
+        r
+    }
+
+    /// Records that `lost` timestamps were dropped by a full ring, as a
+    /// `# ring overflow: N timestamps lost` line at this point of the log.
+    pub fn note_overflow(&mut self, lost: u64) -> Result<(), LogError> {
+        if lost == 0 {
+            return Ok(());
+        }
+        self.lost += lost;
+        self.overflow_events += 1;
+        self.write(|out| writeln!(out, "{OVERFLOW_PREFIX}{lost} timestamps lost"))
+    }
+
+    /// Records that the counters of `lost` frames were dropped by a full
+    /// counter ring (those rows hold 0s), as a
+    /// `# counter ring overflow: N frames' counters lost (written as 0)` line.
+    pub fn note_counter_overflow(&mut self, lost: u64) -> Result<(), LogError> {
+        if lost == 0 {
+            return Ok(());
+        }
+        self.write(|out| {
+            writeln!(
+                out,
+                "{COUNTER_OVERFLOW_PREFIX}{lost} frames' counters lost (written as 0)"
+            )
+        })
+    }
+
+    /// Records a change of the frame cap (`fps` 0 = off) from frame
+    /// `frame` on, as a `# fps_limit: 60 at frame 1234` line.
+    pub fn note_fps_limit(&mut self, fps: u32, frame: u64) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{FPS_LIMIT_PREFIX}{fps} at frame {frame}"))
+    }
+
+    /// Records a mark (`steadyhud ctl mark TEXT`): the segment named `text`
+    /// starts at frame `frame`, as a `# mark: TEXT at frame 1234` line.
+    /// `text` is one line (the control protocol checks it).
+    pub fn note_mark(&mut self, text: &str, frame: u64) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{MARK_PREFIX}{text} at frame {frame}"))
+    }
+
+    /// Pushes buffered rows to the file.
+    pub fn flush(&mut self) -> Result<(), LogError> {
+        self.write(|out| out.flush())
+    }
+
+    /// What a summary write needs of this session as it stands now, for
+    /// [`write_summary`] on another thread while rows keep coming.
+    pub fn summary_target(&self) -> SummaryTarget {
+        SummaryTarget {
+            csv_path: self.csv_path.clone(),
+            exe: self.exe.clone(),
+            start: self.start,
+            start_local: self.start_local.clone(),
+            lost: self.lost,
+            overflow_events: self.overflow_events,
+        }
+    }
+
+    /// Ends the session cleanly: appends [`END_LINE`] (unless a write failed
+    /// earlier, which left a hole, so the CSV is not complete), flushes, and
+    /// writes the summary with `"complete": true`. `summary` is `None` when
+    /// the session had no frame; then only `frames: 0` and the session keys
+    /// are written. Returns the summary's path.
+    pub fn finish(
+        mut self,
+        summary: Option<&Summary>,
+        stk: &[StkPoint],
+        extra: SessionExtra,
+    ) -> Result<PathBuf, LogError> {
+        if !self.failed {
+            self.write(|out| writeln!(out, "{END_LINE}"))?;
+        }
+        // Retry a failed flush once: what is buffered is the end of the log.
+        self.failed = false;
+        self.flush()?;
+        write_summary(
+            &self.summary_target(),
+            summary,
+            stk,
+            extra,
+            Progress::Complete,
+        )
+    }
+
+    fn write(
+        &mut self,
+        f: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
+    ) -> Result<(), LogError> {
+        if self.failed {
+            return Ok(());
+        }
+        f(&mut self.out).map_err(|source| {
+            self.failed = true;
+            LogError::Write {
+                path: self.csv_path.clone(),
+                source,
+            }
+        })
+    }
+}
+
+/// The log folder when the config names none: `STEADYHUD_LOG_DIR`, else
+/// `$XDG_STATE_HOME/steadyhud`, else `~/.local/state/steadyhud`; `None`
+/// only if no home folder can be found.
+pub fn default_log_dir() -> Option<PathBuf> {
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = var("STEADYHUD_LOG_DIR") {
+        return Some(d);
+    }
+    // The XDG spec says relative paths in these variables are invalid.
+    if let Some(d) = var("XDG_STATE_HOME").filter(|p| p.is_absolute()) {
+        return Some(d.join("steadyhud"));
+    }
+    home_dir().map(|h| h.join(".local/state/steadyhud"))
+}
+
+/// File-name-safe program name: letters, digits and `-_.+`, others as `_`.
+fn sanitize(exe: &str) -> String {
+    let s: String = exe
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() {
+        "app".to_string()
+    } else {
+        s
+    }
+}
+
+fn create_unique(dir: &Path, stem: &str) -> Result<(PathBuf, File), LogError> {
+    let mut n = 1;
+    loop {
+        let name = if n == 1 {
+            format!("{stem}.csv")
+        } else {
+            format!("{stem}_{n}.csv")
+        };
+        let path = dir.join(name);
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(f) => return Ok((path, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 10_000 => n += 1,
+            Err(source) => return Err(LogError::Create { path, source }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_safe() {
+        assert_eq!(sanitize("vkcube"), "vkcube");
+        assert_eq!(sanitize("my game/x 2"), "my_game_x_2");
+        assert_eq!(sanitize("..."), "app");
+        assert_eq!(sanitize(""), "app");
+    }
+
+    /// Text columns follow the numeric ones; their cells come as given and
+    /// a row with fewer cells is padded with empty ones.
+    #[test]
+    fn text_columns_after_the_numeric_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let cols = [("submits".to_string(), steadyhud_counters::Unit::Count)];
+        let mut log = SessionLog::create_with_text_columns(
+            dir.path(),
+            "app",
+            None,
+            SystemTime::now(),
+            &cols,
+            &["cpu_load_pct", "gpu_throttle"],
+            &["counters: x", "", "sensors: y"],
+        )
+        .unwrap();
+        log.write_frame_text(0, 10, 10_000_000, &[3], ",43.5,power|thermal")
+            .unwrap();
+        log.write_frame_text(1, 20, 10_000_000, &[4], ",").unwrap();
+        log.flush().unwrap();
+        let text = fs::read_to_string(log.path()).unwrap();
+        assert!(
+            text.contains("# counters: x\n# sensors: y\nframe,present_ns,frametime_ms,submits,cpu_load_pct,gpu_throttle\n0,10,10.000000,3,43.5,power|thermal\n1,20,10.000000,4,,\n"),
+            "{text}"
+        );
+    }
+}

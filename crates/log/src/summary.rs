@@ -1,0 +1,148 @@
+//! The session's `.summary.json`: what it holds and how it is written
+//! whole ([`write_summary`]), where it is ([`summary_path_for`]).
+
+use crate::error::LogError;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+use steadyhud_metrics::{StkPoint, Summary};
+
+/// Extra keys for the summary JSON (a JSON object; anything else is ignored).
+pub type SessionExtra = serde_json::Value;
+
+/// Layout of `<stem>.summary.json`: METRICS.md keys first, in order.
+#[derive(serde::Serialize)]
+struct SummaryFile<'a> {
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    summary: Option<&'a Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frames: Option<u64>,
+    stk_curve: serde_json::Value,
+    ring_overflows: serde_json::Value,
+    ring_overflow_events: serde_json::Value,
+    pub(crate) exe: serde_json::Value,
+    pub(crate) start: serde_json::Value,
+    start_unix_s: serde_json::Value,
+    wall_s: serde_json::Value,
+    log: serde_json::Value,
+    tool: serde_json::Value,
+    complete: bool,
+    frames_so_far: usize,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The session side of a summary write: where the files are and the
+/// session keys (see [`SessionLog::summary_target`]).
+#[derive(Clone, Debug)]
+pub struct SummaryTarget {
+    pub(crate) csv_path: PathBuf,
+    pub(crate) exe: String,
+    pub(crate) start: SystemTime,
+    pub(crate) start_local: String,
+    pub(crate) lost: u64,
+    pub(crate) overflow_events: u64,
+}
+
+impl SummaryTarget {
+    /// `<stem>.summary.json`.
+    pub fn path(&self) -> PathBuf {
+        summary_path_for(&self.csv_path)
+    }
+}
+
+/// Whether a summary write is the session's last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Progress {
+    /// Written while the session runs: `"complete": false`.
+    Running,
+    /// Written at the clean end: `"complete": true`.
+    Complete,
+}
+
+/// Writes `<stem>.summary.json`: the summary keys (module doc) with
+/// `complete` and `frames_so_far` (= `frames`) from `summary` and
+/// `progress`. Whole or absent: written to `<stem>.summary.json.tmp`
+/// (removed again if that fails) and renamed over the old summary, so a
+/// reader sees the previous write or this one, never a mix. Returns the
+/// summary's path.
+pub fn write_summary(
+    target: &SummaryTarget,
+    summary: Option<&Summary>,
+    stk: &[StkPoint],
+    extra: SessionExtra,
+    progress: Progress,
+) -> Result<PathBuf, LogError> {
+    let mut extra = match extra {
+        serde_json::Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    };
+    let unix = target
+        .start
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let wall = SystemTime::now()
+        .duration_since(target.start)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let file_name = target
+        .csv_path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // Summary keys win over extra keys of the same name, and so do the
+    // progress keys (they describe this write); session keys take the
+    // caller's value when it gives one.
+    if let Some(Ok(serde_json::Value::Object(keys))) = summary.map(serde_json::to_value) {
+        for k in keys.keys() {
+            extra.remove(k);
+        }
+    }
+    extra.remove("complete");
+    extra.remove("frames_so_far");
+    let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
+    let out = SummaryFile {
+        summary,
+        frames: summary.is_none().then_some(0),
+        stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
+        ring_overflows: take("ring_overflows", target.lost.into()),
+        ring_overflow_events: take("ring_overflow_events", target.overflow_events.into()),
+        exe: take("exe", target.exe.clone().into()),
+        start: take("start", target.start_local.clone().into()),
+        start_unix_s: take("start_unix_s", unix.into()),
+        wall_s: take("wall_s", wall.into()),
+        log: take("log", file_name.into()),
+        tool: take(
+            "tool",
+            format!("steadyhud {}", env!("CARGO_PKG_VERSION")).into(),
+        ),
+        complete: progress == Progress::Complete,
+        frames_so_far: summary.map_or(0, |s| s.frames),
+        extra,
+    };
+    let path = target.path();
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    let werr = |source| LogError::Write {
+        path: path.clone(),
+        source,
+    };
+    if let Err(e) = fs::write(&tmp, text + "\n") {
+        // A full disk leaves an empty or partial temporary file: not a
+        // file anyone should find next to the log.
+        let _ = fs::remove_file(&tmp);
+        return Err(werr(e));
+    }
+    fs::rename(&tmp, &path).map_err(werr)?;
+    Ok(path)
+}
+
+/// `<stem>.summary.json` beside a session CSV.
+pub fn summary_path_for(csv: &Path) -> PathBuf {
+    let stem = csv
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    csv.with_file_name(format!("{stem}.summary.json"))
+}
