@@ -107,7 +107,7 @@ fn log_columns_hold_real_proc_readings() {
         .iter()
         .map(String::as_str)
         .filter(|c| {
-            steadyhud_sensors::COLUMNS.iter().any(|k| k.name() == *c)
+            steadyhud_sensors::COLUMNS.iter().any(|k| k.column() == *c)
                 || *c == steadyhud_sensors::THROTTLE_COLUMN
         })
         .collect();

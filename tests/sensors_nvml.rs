@@ -71,7 +71,7 @@ fn nvml_readings_through_the_sampler() {
                 "the GPU is read: {m}"
             );
         }
-        let names: Vec<&str> = sampler.columns().iter().map(|c| c.name()).collect();
+        let names: Vec<&str> = sampler.columns().iter().map(|c| c.column()).collect();
         for want in [
             "gpu_load_pct",
             "gpu_mhz",
@@ -117,7 +117,7 @@ fn nvml_readings_through_the_sampler() {
     assert!(!sampler
         .columns()
         .iter()
-        .any(|c| c.name().starts_with("gpu_")));
+        .any(|c| c.column().starts_with("gpu_")));
     let missing = missing.expect("a line");
     assert!(
         missing.contains("nvmlDeviceGetHandleByPciBusId_v2 failed (error 6)"),
@@ -138,7 +138,7 @@ fn missing_nvml_is_one_line() {
     assert!(!sampler
         .columns()
         .iter()
-        .any(|c| c.name().starts_with("gpu_")));
+        .any(|c| c.column().starts_with("gpu_")));
     let m = missing.expect("a line");
     assert!(!m.contains('\n'));
     assert!(m.contains("NVML not loaded (libno-such-nvml.so.1"), "{m}");

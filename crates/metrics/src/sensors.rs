@@ -28,22 +28,39 @@ pub type Reasons = Runs<String>;
 /// `*_c` °C, `*_w` W, `*_mb` MiB).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Sensor {
+    /// Busy share of all CPUs, % (`/proc/stat`).
     CpuLoadPct,
+    /// Busy share of the busiest core, %.
     CpuBusiestPct,
+    /// Mean current clock of the cores, MHz (cpufreq `scaling_cur_freq`).
     CpuMhz,
+    /// CPU temperature, °C (hwmon `k10temp`, `coretemp`, `zenpower`).
     CpuTempC,
+    /// CPU package power, W (RAPL powercap `energy_uj` deltas).
     CpuPowerW,
+    /// The process's CPU time over the interval, % of one core (all threads).
     ProcCpuPct,
+    /// System RAM in use (MemTotal − MemAvailable), MB.
     RamUsedMb,
+    /// Swap in use, MB.
     SwapUsedMb,
+    /// The process's resident set, MB.
     RssMb,
+    /// GPU load, %.
     GpuLoadPct,
+    /// GPU core clock, MHz.
     GpuMhz,
+    /// GPU temperature, °C.
     GpuTempC,
+    /// GPU power, W.
     GpuPowerW,
+    /// Video memory in use (whole device), MB.
     VramUsedMb,
+    /// Video memory size, MB.
     VramTotalMb,
+    /// The process's busiest GPU engine over the interval, % (DRM fdinfo).
     ProcGpuPct,
+    /// The process's video memory, MB (DRM fdinfo).
     ProcVramMb,
 }
 
@@ -89,6 +106,19 @@ impl Sensor {
             Sensor::VramTotalMb => "vram_total_mb",
             Sensor::ProcGpuPct => "proc_gpu_pct",
             Sensor::ProcVramMb => "proc_vram_mb",
+        }
+    }
+
+    /// Position in [`Sensor::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Decimals steadyhud's session log writes (clocks in whole MHz).
+    pub fn log_decimals(self) -> usize {
+        match self {
+            Sensor::CpuMhz | Sensor::GpuMhz => 0,
+            _ => 1,
         }
     }
 

@@ -127,7 +127,7 @@ impl Sampler {
             if first.get(c).is_some() {
                 add(c);
             } else {
-                missing.push(c.name());
+                missing.push(c.column());
             }
         }
         for c in s.gpu.iter().flat_map(GpuSysfs::columns) {

@@ -62,7 +62,7 @@ fn near(got: Option<f32>, want: f64, what: &str) {
 }
 
 fn names(s: &Sampler) -> Vec<&'static str> {
-    s.columns().iter().map(|c| c.name()).collect()
+    s.columns().iter().map(|c| c.column()).collect()
 }
 
 /// An AMD desktop: /proc, cpufreq, k10temp, RAPL and an amdgpu card with

@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
-use steadyhud_metrics::sensors::{Sensor, SensorColumn, SensorColumns};
+use steadyhud_metrics::sensors::{SensorColumn, SensorColumns};
 use steadyhud_sensors::{hud_row, Column, HudRow, Sample, THROTTLE_COLUMN};
 
 /// Samples kept: rows are written at most a few frames after their
@@ -81,29 +81,26 @@ pub type SharedFeed = Arc<Mutex<Feed>>;
 impl Feed {
     /// Log column names (numeric, then `gpu_throttle` if any).
     pub fn names(&self) -> Vec<&'static str> {
-        let mut n: Vec<&'static str> = self.columns.iter().map(|c| c.name()).collect();
+        let mut n: Vec<&'static str> = self.columns.iter().map(|c| c.column()).collect();
         if self.throttle {
             n.push(THROTTLE_COLUMN);
         }
         n
     }
 
-    /// A [`Recorder`] for a log with this feed's columns (`None`: a column
-    /// the summary does not know, which a test rules out).
-    pub fn recorder(&self) -> Option<Recorder> {
-        let columns = self
+    /// A [`Recorder`] for a log with this feed's columns.
+    pub fn recorder(&self) -> Recorder {
+        let columns: Vec<SensorColumn> = self
             .columns
             .iter()
-            .map(|c| {
-                Some(SensorColumn {
-                    sensor: Sensor::of_column(c.name())?,
-                    source: c.name().to_string(),
-                    values: Default::default(),
-                })
+            .map(|&sensor| SensorColumn {
+                sensor,
+                source: sensor.column().to_string(),
+                values: Default::default(),
             })
-            .collect::<Option<Vec<_>>>()?;
+            .collect();
         let n = columns.len();
-        Some(Recorder {
+        Recorder {
             columns: SensorColumns {
                 columns,
                 throttle: self.throttle.then(Default::default),
@@ -112,7 +109,7 @@ impl Feed {
             last_cells: String::from("\u{0}"),
             values: vec![f64::NAN; n],
             throttle: String::new(),
-        })
+        }
     }
 
     /// The latest sample taken at or before `t_ns`, with its cells.
@@ -138,7 +135,7 @@ impl Feed {
         for &c in &self.columns {
             out.push(',');
             if let Some(v) = s.and_then(|s| s.get(c)) {
-                let _ = write!(out, "{v:.*}", c.decimals());
+                let _ = write!(out, "{v:.*}", c.log_decimals());
             }
         }
         if self.throttle {
@@ -205,22 +202,6 @@ mod tests {
         assert_eq!(f.names(), ["cpu_load_pct", "gpu_mhz", "gpu_throttle"]);
     }
 
-    /// Every column the layer can write is a sensor the summary (and
-    /// `analyze`) knows, under the same name.
-    #[test]
-    fn every_log_column_is_a_known_sensor() {
-        for c in steadyhud_sensors::COLUMNS {
-            assert!(Sensor::of_column(c.name()).is_some(), "{}", c.name());
-        }
-        assert_eq!(THROTTLE_COLUMN, steadyhud_metrics::sensors::THROTTLE_COLUMN);
-        let all = Feed {
-            columns: steadyhud_sensors::COLUMNS.to_vec(),
-            throttle: true,
-            ..Feed::default()
-        };
-        assert!(all.recorder().is_some());
-    }
-
     /// The recorder keeps what the rows say: the cells read back (rounded
     /// as written), empty cells as no reading, the throttle text.
     #[test]
@@ -230,15 +211,15 @@ mod tests {
             throttle: true,
             ..Feed::default()
         };
-        let mut r = f.recorder().expect("known columns");
+        let mut r = f.recorder();
         for cells in [",,,", ",12.3,1800,", ",12.3,1800,", ",50.0,,power"] {
             r.push(cells);
         }
         let c = r.columns();
-        let cpu: Vec<f64> = c.get(Sensor::CpuLoadPct).unwrap().iter().copied().collect();
+        let cpu: Vec<f64> = c.get(Column::CpuLoadPct).unwrap().iter().copied().collect();
         assert!(cpu[0].is_nan());
         assert_eq!(cpu[1..], [12.3, 12.3, 50.0]);
-        let gpu: Vec<f64> = c.get(Sensor::GpuMhz).unwrap().iter().copied().collect();
+        let gpu: Vec<f64> = c.get(Column::GpuMhz).unwrap().iter().copied().collect();
         assert!(gpu[0].is_nan() && gpu[3].is_nan());
         assert_eq!(gpu[1..3], [1800.0, 1800.0]);
         let t: Vec<&String> = c.throttle.as_ref().unwrap().iter().collect();

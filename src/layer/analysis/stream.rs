@@ -208,7 +208,7 @@ impl StreamAnalysis {
                     Some(f) => {
                         use steadyhud_sys::lock::Recover;
                         let f = f.lock_or_recover();
-                        (f.names(), f.recorder())
+                        (f.names(), Some(f.recorder()))
                     }
                     None => (Vec::new(), None),
                 };
