@@ -18,11 +18,53 @@ use crate::layer::device::{Device, Link};
 use crate::layer::display_timing;
 use crate::layer::gpu_timing;
 use crate::layer::handles::dispatch_key;
+use crate::layer::instance::Instance;
 use crate::layer::loader::{self, next_fn};
 use crate::layer::state::{layer, Layer};
 use ash::vk;
 use std::ffi::c_void;
 use std::sync::Arc;
+
+/// What every `vkCreateDevice` of the layer (followed or inert) needs
+/// first: the app's instance record, and from the loader's link (the chain
+/// advanced past us) the next layer's `vkGetDeviceProcAddr` and
+/// `vkCreateDevice`; `None` after one line when one is missing (the
+/// caller fails the call).
+///
+/// # Safety
+/// `physical_device` is one of the app's live physical devices (a
+/// dispatchable handle) and `info` its valid create info with the `pNext`
+/// chain the loader built for this layer.
+pub(super) unsafe fn link_device(
+    l: &Layer,
+    physical_device: vk::PhysicalDevice,
+    info: *const vk::DeviceCreateInfo,
+) -> Option<(
+    Arc<Instance>,
+    vk::PFN_vkGetDeviceProcAddr,
+    vk::PFN_vkCreateDevice,
+)> {
+    let linked = guard::contain(None, || {
+        // SAFETY: a live dispatchable handle (caller's contract).
+        let inst = l
+            .instance(unsafe { dispatch_key(physical_device) })
+            .or_else(|| l.only_instance())?;
+        // SAFETY: the app's valid create info with the loader's chain
+        // (caller's contract).
+        let (gipa, gdpa) = unsafe { loader::take_device_link(&*info) }?;
+        // SAFETY: the next layer's gipa, asked on our live instance;
+        // `PFN_vkCreateDevice` is the name's type.
+        let create: vk::PFN_vkCreateDevice =
+            unsafe { next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice") }?;
+        Some((inst, gdpa, create))
+    });
+    if linked.is_none() {
+        guard::say(format_args!(
+            "steadyhud: vkCreateDevice without instance data or loader link; failing"
+        ));
+    }
+    linked
+}
 
 pub(super) unsafe extern "system" fn create_device(
     physical_device: vk::PhysicalDevice,
@@ -31,25 +73,8 @@ pub(super) unsafe extern "system" fn create_device(
     out: *mut vk::Device,
 ) -> vk::Result {
     let l = layer();
-    let linked = guard::contain(None, || {
-        // SAFETY: `physical_device` is one of the app's live physical
-        // devices (caller's contract): a dispatchable handle.
-        let inst = l
-            .instance(unsafe { dispatch_key(physical_device) })
-            .or_else(|| l.only_instance())?;
-        // SAFETY: `info` is the app's valid create info with the `pNext`
-        // chain the loader built for this layer (caller's contract).
-        let (gipa, gdpa) = unsafe { loader::take_device_link(&*info) }?;
-        // SAFETY: the next layer's gipa, asked on our live instance;
-        // `PFN_vkCreateDevice` is the name's type.
-        let create: vk::PFN_vkCreateDevice =
-            unsafe { next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice") }?;
-        Some((inst, gdpa, create))
-    });
-    let Some((inst, gdpa, create)) = linked else {
-        guard::say(format_args!(
-            "steadyhud: vkCreateDevice without instance data or loader link; failing"
-        ));
+    // SAFETY: the app's arguments (caller's contract).
+    let Some((inst, gdpa, create)) = (unsafe { link_device(l, physical_device, info) }) else {
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     // Whether this device gets GPU timing (config `gpu_timing`, and `auto`

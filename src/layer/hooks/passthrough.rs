@@ -10,7 +10,7 @@
 
 use crate::guard;
 use crate::layer::handles::dispatch_key;
-use crate::layer::loader::{self, next_fn};
+use crate::layer::loader::next_fn;
 use crate::layer::passthrough::PassDevice;
 use crate::layer::state::layer;
 use ash::vk;
@@ -44,22 +44,9 @@ pub(super) unsafe extern "system" fn create_device(
     out: *mut vk::Device,
 ) -> vk::Result {
     let l = layer();
-    let linked = guard::contain(None, || {
-        // SAFETY: the app's live physical device: a dispatchable handle.
-        let inst = l
-            .instance(unsafe { dispatch_key(physical_device) })
-            .or_else(|| l.only_instance())?;
-        // SAFETY: the app's valid create info with the loader's chain.
-        let (gipa, gdpa) = unsafe { loader::take_device_link(&*info) }?;
-        // SAFETY: the next layer's gipa on our live instance.
-        let create: vk::PFN_vkCreateDevice =
-            unsafe { next_fn(|n| gipa(inst.handle, n), c"vkCreateDevice") }?;
-        Some((gdpa, create))
-    });
-    let Some((gdpa, create)) = linked else {
-        guard::say(format_args!(
-            "steadyhud: vkCreateDevice without instance data or loader link; failing"
-        ));
+    // SAFETY: the app's arguments (caller's contract).
+    let Some((_, gdpa, create)) = (unsafe { super::device::link_device(l, physical_device, info) })
+    else {
         return vk::Result::ERROR_INITIALIZATION_FAILED;
     };
     // SAFETY: the next layer's `vkCreateDevice` with the app's arguments,
