@@ -371,13 +371,7 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
         "Frame time, time-weighted",
         "(Pp: a share 1-p of the time is spent in frames at least this long)".into(),
     );
-    for (k, v) in [
-        ("P50", s.p50_ms),
-        ("P90", s.p90_ms),
-        ("P95", s.p95_ms),
-        ("P99", s.p99_ms),
-        ("P99.9", s.p99_9_ms),
-    ] {
+    for (k, v) in s.percentiles_ms() {
         row(&format!("  {k}"), format!("{v:>9.3} ms"));
     }
     row("", String::new());

@@ -33,13 +33,7 @@ pub fn table(d: &DisplayStats) -> String {
                 format!("{} over {:.3} s", s.frames, s.duration_s),
             );
             row("Average FPS (displayed)", format!("{:.2}", s.average_fps));
-            for (k, v) in [
-                ("P50", s.p50_ms),
-                ("P90", s.p90_ms),
-                ("P95", s.p95_ms),
-                ("P99", s.p99_ms),
-                ("P99.9", s.p99_9_ms),
-            ] {
+            for (k, v) in s.percentiles_ms() {
                 row(&format!("  {k} display interval"), format!("{v:>9.3} ms"));
             }
             row("Steady FPS (displayed)", s.steady_fps.to_string());

@@ -48,6 +48,18 @@ pub trait TimeDistribution {
 }
 
 impl TimeMetrics {
+    /// The time-weighted frame-time percentiles with their short names,
+    /// P50 to P99.9, ms (for tables).
+    pub fn percentiles_ms(&self) -> [(&'static str, f64); 5] {
+        [
+            ("P50", self.p50_ms),
+            ("P90", self.p90_ms),
+            ("P95", self.p95_ms),
+            ("P99", self.p99_ms),
+            ("P99.9", self.p99_9_ms),
+        ]
+    }
+
     /// The metrics of `d`; `None` if it has no frame.
     pub fn of(d: &impl TimeDistribution) -> Option<TimeMetrics> {
         let (n, t) = (d.frames(), d.total_ns());
