@@ -53,7 +53,8 @@ median() {
 
 # The environment of a measuring mode (see overhead.sh's usage). `hidden`
 # is the default config (gpu_timing=auto: GPU timing off on a CPU device
-# such as lavapipe); `gpu-on` forces GPU timing with gpu_timing=1.
+# such as lavapipe); `gpu-on` forces GPU timing with gpu_timing=1;
+# `inert` is a blacklisted process (the layer loaded but passing through).
 mode_env() {
   case $1 in
     none)         echo DISABLE_STEADYHUD=1 ;;
@@ -65,6 +66,7 @@ mode_env() {
     gpu-on)       echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,counters=1,gpu_timing=1 ;;
     sensors-off)  echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,sensor_hz=0 ;;
     sensors-on)   echo STEADYHUD=1 STEADYHUD_CONFIG=hud_hidden=1,sensor_hz=10 ;;
-    *) echo "unknown mode $1 (none hidden shown mangohud counters-off counters-on gpu-on sensors-off sensors-on)" >&2; return 2 ;;
+    inert)        echo STEADYHUD=1 STEADYHUD_CONFIG=blacklist=vkcube ;;
+    *) echo "unknown mode $1 (none hidden shown mangohud counters-off counters-on gpu-on sensors-off sensors-on inert)" >&2; return 2 ;;
   esac
 }
