@@ -263,6 +263,8 @@ fn gpu_columns_from_a_fixture_card() {
         "no sensors block in the summary: {summary}"
     );
     assert_same_json(live, analyzed, "sensors");
+    let analyzed_causes = &h.analyze(&log.csv)["sensor_causes"];
+    assert_same_json(&summary["sensor_causes"], analyzed_causes, "sensor_causes");
     let power = column(&header, &rows, "gpu_power_w");
     let ms = column(&header, &rows, "frametime_ms");
     let (joules, frames) = power

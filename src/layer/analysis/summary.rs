@@ -2,12 +2,14 @@
 //! and the periodic rewrites of [`super::upkeep`]).
 
 use steadyhud_metrics::histogram::TimeHistogram;
+use steadyhud_metrics::sensor_causes::sensor_causes;
 use steadyhud_metrics::sensors::SensorColumns;
 use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary};
 
 /// The whole-session numbers of `durations`, as every summary write (final
 /// or periodic) computes them: the summary (`None` for no frame) and the
-/// STK curve; with `sensors` (the rows' readings) a `sensors` key. O(n log n): the cost [`upkeep`] budgets.
+/// STK curve; with `sensors` (the rows' readings) the `sensors` and
+/// `sensor_causes` keys. O(n log n): the cost [`upkeep`] budgets.
 pub(super) fn whole_session(
     durations: &[u64],
     sensors: Option<&SensorColumns>,
@@ -15,15 +17,24 @@ pub(super) fn whole_session(
     extra: &mut serde_json::Value,
 ) -> (Option<Summary>, Vec<StkPoint>) {
     let summary = metrics::summarize(durations, opts);
-    // The readings, time-weighted, and the energy per frame: the `sensors`
-    // block `analyze --json` gives for the same log.
-    if let (Some(map), Some(Ok(s))) = (
-        extra.as_object_mut(),
-        sensors
-            .and_then(|c| metrics::sensors::summarize(durations, c))
-            .map(serde_json::to_value),
-    ) {
-        map.insert("sensors".into(), s);
+    if let (Some(map), Some(cols)) = (extra.as_object_mut(), sensors) {
+        // The readings, time-weighted, and the energy per frame; the
+        // stutters the readings explain: the `sensors` and `sensor_causes`
+        // keys `analyze --json` gives for the same log.
+        if let Some(Ok(s)) = metrics::sensors::summarize(durations, cols).map(serde_json::to_value)
+        {
+            map.insert("sensors".into(), s);
+        }
+        let stutters = summary.as_ref().map_or(&[][..], |s| &s.stutter_frames[..]);
+        let causes: Vec<serde_json::Value> = sensor_causes(stutters, cols)
+            .iter()
+            .filter_map(|c| {
+                let mut v = serde_json::to_value(c).ok()?;
+                v.as_object_mut()?.insert("text".into(), c.text().into());
+                Some(v)
+            })
+            .collect();
+        map.insert("sensor_causes".into(), causes.into());
     }
     let stk = metrics::stk_curve(durations, stk_max_fps(durations));
     // The mergeable time histogram: summed over sessions it gives fleet-wide
