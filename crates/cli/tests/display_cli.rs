@@ -12,20 +12,14 @@
 //! `input_to_present`) can only be checked to be `null`; their values are
 //! checked on the worked example of docs/metrics.md only.
 
+mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
+use cli_run::steadyhud;
 use data::shared_data;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn steadyhud(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_steadyhud"))
-        .args(args)
-        .output()
-        .expect("run steadyhud")
-}
 
 fn display_json(path: &Path) -> Value {
     let out = steadyhud(&["analyze", path.to_str().unwrap(), "--display", "--json"]);

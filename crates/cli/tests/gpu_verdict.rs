@@ -6,21 +6,15 @@
 //! "GPU work" for the stutter whose GPU work spiked (and only for it);
 //! `compare` and `report` show the same numbers.
 
+mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
+use cli_run::steadyhud;
 use data::shared_data;
 
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn steadyhud(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_steadyhud"))
-        .args(args)
-        .output()
-        .expect("run steadyhud")
-}
 
 fn analyze_json(path: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["analyze", path.to_str().unwrap(), "--json"];

@@ -6,20 +6,15 @@
 //! `compare` and `report` showing frames per joule. Every expected number
 //! is computed here from the raw files, or worked by hand in the docs.
 
+mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
+use cli_run::steadyhud;
 use data::shared_data;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn steadyhud(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_steadyhud"))
-        .args(args)
-        .output()
-        .expect("run steadyhud")
-}
+use std::process::Output;
 
 fn ok(out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);

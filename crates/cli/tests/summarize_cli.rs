@@ -4,8 +4,10 @@
 //! of all frames, a bad log must not stop the others, and the progress bar
 //! must appear on a terminal only.
 
+mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
+use cli_run::steadyhud;
 use data::data_dir;
 #[path = "../../../tests/require/mod.rs"]
 mod require;
@@ -15,13 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use steadyhud_formats::{read_path, ReadOptions};
 use steadyhud_metrics::{summarize, Options, TimeHistogram};
-
-fn steadyhud(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_steadyhud"))
-        .args(args)
-        .output()
-        .expect("run steadyhud")
-}
 
 fn ok(out: &Output, what: &str) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);
