@@ -15,7 +15,7 @@
 mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
-use cli_run::steadyhud;
+use cli_run::{steadyhud, steadyhud_ok};
 use data::shared_data;
 
 use serde_json::Value;
@@ -489,7 +489,7 @@ fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
 
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("r.html");
-    let out = steadyhud(&[
+    steadyhud_ok(&[
         "report",
         csgo.to_str().unwrap(),
         plain.to_str().unwrap(),
@@ -497,11 +497,6 @@ fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
         "-o",
         html.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let page = std::fs::read_to_string(&html).unwrap();
     // One displayed-vs-presented chart for each run with display columns
     // (1 and 3), none for the MangoHud log (2).
@@ -535,12 +530,7 @@ fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
     args.extend(["--frame-times", "-o"].map(String::from));
     args.push(html.to_string_lossy().into_owned());
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = steadyhud(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    steadyhud_ok(&args);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<body class=\"many-runs\">"));
     assert_eq!(page.matches("<svg id=\"displayed-").count(), logs.len() - 1);

@@ -9,7 +9,7 @@
 mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
-use cli_run::steadyhud;
+use cli_run::{steadyhud, steadyhud_ok};
 use data::shared_data;
 
 use serde_json::Value;
@@ -388,18 +388,13 @@ fn compare_and_report_show_performance_per_watt() {
     assert!(jpf.contains("-50.0%") && jpf.ends_with("better"), "{jpf}");
     assert!(out.contains("GPU power (mean) (W)"), "{out}");
     let html = dir.path().join("r.html");
-    let out = steadyhud(&[
+    steadyhud_ok(&[
         "report",
         a.to_str().unwrap(),
         b.to_str().unwrap(),
         "-o",
         html.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let page = std::fs::read_to_string(&html).unwrap();
     let at = page
         .find("<td>Frames per joule, GPU (frames/J)</td>")
@@ -426,12 +421,7 @@ fn many_runs_report_has_a_per_watt_table() {
     let html = dir.path().join("many.html");
     args.extend(["-o".into(), html.to_str().unwrap().into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = steadyhud(&args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    steadyhud_ok(&args);
     let page = std::fs::read_to_string(&html).unwrap();
     let at = page.find("<table id=\"sensors\">").expect("sensors table");
     let table = &page[at..at + page[at..].find("</table>").unwrap()];

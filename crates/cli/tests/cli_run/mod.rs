@@ -10,3 +10,15 @@ pub fn steadyhud(args: &[&str]) -> Output {
         .output()
         .expect("run steadyhud")
 }
+
+/// [`steadyhud`], asserted to exit 0 (its stderr in the failure).
+#[allow(dead_code)]
+pub fn steadyhud_ok(args: &[&str]) -> Output {
+    let out = steadyhud(args);
+    assert!(
+        out.status.success(),
+        "steadyhud {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
