@@ -8,7 +8,6 @@
 mod common;
 
 use common::*;
-use std::path::PathBuf;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 use steadyhud::hud::view;
@@ -53,16 +52,12 @@ fn shot(h: &Harness) -> Vec<u8> {
 }
 
 fn save(px: &[u8], name: &str) {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../hud-shots");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join(format!("{name}.png"));
     Screenshot {
         width: W,
         height: H,
         rgb: px.to_vec(),
     }
-    .save_png(&png);
-    eprintln!("screenshot: {}", png.display());
+    .keep(name);
 }
 
 /// Presses the default toggle, holding it long enough for the 50 ms poll

@@ -27,16 +27,12 @@ fn shot(h: &Harness) -> Vec<u8> {
 }
 
 fn save(px: &[u8], name: &str) {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../hud-shots");
-    std::fs::create_dir_all(&dir).unwrap();
-    let png = dir.join(format!("{name}.png"));
     Screenshot {
         width: W,
         height: H,
         rgb: px.to_vec(),
     }
-    .save_png(&png);
-    eprintln!("screenshot: {}", png.display());
+    .keep(name);
 }
 
 /// Pixels differing from `base` in the quadrant `(qx, qy)` (0/1 each:

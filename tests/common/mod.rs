@@ -1034,6 +1034,18 @@ impl Screenshot {
         n as f64 / area as f64
     }
 
+    /// Keeps the screenshot as `target/hud-shots/<name>.png` for a human to
+    /// look at (printed on stderr); its path.
+    #[allow(dead_code)]
+    pub fn keep(&self, name: &str) -> PathBuf {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("../hud-shots");
+        std::fs::create_dir_all(&dir).expect("create target/hud-shots");
+        let png = dir.join(format!("{name}.png"));
+        self.save_png(&png);
+        eprintln!("screenshot: {}", png.display());
+        png
+    }
+
     /// Saves as PNG (via ImageMagick) for looking at a failure.
     pub fn save_png(&self, path: &Path) {
         let mut ppm = format!("P6\n{} {}\n255\n", self.width, self.height).into_bytes();

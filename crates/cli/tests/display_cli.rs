@@ -352,17 +352,20 @@ fn check(name: &str) -> usize {
     busy_samples
 }
 
+/// The shared captures with display columns.
+const DISPLAY_CAPTURES: [&str; 7] = [
+    "presentmon-test_case_0.csv",
+    "presentmon-test_case_0_v1.csv",
+    "presentmon-test_case_0_v2.csv",
+    "presentmon-test_case_3.csv",
+    "presentmon1-csgo.csv",
+    "capframex-re2.csv",
+    "ocat-metroexodus.csv",
+];
+
 #[test]
 fn every_capture_with_display_columns_matches_an_independent_computation() {
-    for name in [
-        "presentmon-test_case_0.csv",
-        "presentmon-test_case_0_v1.csv",
-        "presentmon-test_case_0_v2.csv",
-        "presentmon-test_case_3.csv",
-        "presentmon1-csgo.csv",
-        "capframex-re2.csv",
-        "ocat-metroexodus.csv",
-    ] {
+    for name in DISPLAY_CAPTURES {
         let busy = check(name);
         // The real captures with `MsCPUBusy` values do compare FS2P.
         if !name.contains("_v1") && name.starts_with("presentmon-test_case_") {
@@ -512,16 +515,10 @@ fn compare_and_report_show_the_displayed_frames_next_to_the_presented_ones() {
 
     // The many-runs layout: a chart under each strip of a run with
     // display columns, with --frame-times.
-    let logs = [
-        "presentmon-test_case_0.csv",
-        "presentmon-test_case_0_v1.csv",
-        "presentmon-test_case_0_v2.csv",
-        "presentmon-test_case_3.csv",
-        "presentmon1-csgo.csv",
-        "capframex-re2.csv",
-        "ocat-metroexodus.csv",
-        "mangohud-0.6.8-vkcube.csv",
-    ];
+    let logs: Vec<&str> = DISPLAY_CAPTURES
+        .into_iter()
+        .chain(["mangohud-0.6.8-vkcube.csv"])
+        .collect();
     let mut args: Vec<String> = vec!["report".into()];
     args.extend(
         logs.iter()
