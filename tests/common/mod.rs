@@ -744,11 +744,20 @@ pub struct Running {
 pub fn spawn(cmd: &mut Command) -> Running {
     let start = Instant::now();
     let program = cmd.get_program().to_string_lossy().into_owned();
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("spawn {program}: {e}"));
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    // A program a test has just written (an installed copy) can be
+    // "Text file busy" for a moment: another test thread's fork may hold
+    // the writing fd until its exec. Retry that, not other errors.
+    let mut tries = 0;
+    let mut child = loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => break r.unwrap_or_else(|e| panic!("spawn {program}: {e}")),
+        }
+    };
     let lines = Arc::new(Mutex::new(Vec::<(Duration, String)>::new()));
     let stdout = child.stdout.take().expect("piped stdout");
     let sink = Arc::clone(&lines);
