@@ -2,14 +2,15 @@
 //! headless Chromium; the charts must be drawn (non-empty paths in the DOM,
 //! the expected labels, the series colours present in the screenshot), and
 //! no text may overlap another, be cut by its chart or stick out of the
-//! page (the probe of `report_probe`). At 100 logs the many-runs layout
+//! page (the probe of `report_probe`), under each font setup of
+//! [`Fonts::ALL`] (DejaVu alone, Noto alone). At 100 logs the many-runs layout
 //! must rank the runs exactly as the metrics do.
 
 #[path = "../../../tests/data/mod.rs"]
 mod data;
 mod report_probe;
 use data::shared_data;
-use report_probe::{count_colour, measure, screenshot};
+use report_probe::{count_colour, measure, screenshot, Fonts};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -78,7 +79,7 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
 
     let profile = tmp.path().join("profile");
     let url = format!("file://{}", out.display());
-    let dom = report_probe::chromium_cmd(&profile)
+    let dom = report_probe::chromium_cmd(&profile, Fonts::DejaVu)
         .arg("--dump-dom")
         .arg(&url)
         .output()
@@ -99,22 +100,25 @@ fn report_of_two_logs_renders_its_charts_in_chromium() {
             );
         }
     }
-    measure(&out, &profile, NARROW).assert_readable("two logs");
-
-    let shot = tmp.path().join("shot.png");
-    screenshot(&out, &profile, &shot, NARROW, 1900);
-    // The first two palette colours are the two series; both must be drawn.
-    let blue = count_colour(&shot, [0x00, 0x72, 0xb2]);
-    let orange = count_colour(&shot, [0xd5, 0x5e, 0x00]);
-    assert!(
-        blue > 500 && orange > 500,
-        "series pixels: blue {blue}, orange {orange}"
-    );
+    for fonts in Fonts::ALL {
+        measure(&out, &profile, NARROW, fonts).assert_readable(&format!("two logs, {fonts}"));
+        let shot = tmp.path().join(format!("shot-{fonts:?}.png"));
+        screenshot(&out, &profile, &shot, NARROW, 1900, fonts);
+        // The first two palette colours are the two series; both must be drawn.
+        let blue = count_colour(&shot, [0x00, 0x72, 0xb2]);
+        let orange = count_colour(&shot, [0xd5, 0x5e, 0x00]);
+        assert!(
+            blue > 500 && orange > 500,
+            "{fonts}: series pixels: blue {blue}, orange {orange}"
+        );
+    }
 }
 
-/// The probe must see what it is there to catch: overlapping labels, a label
-/// cut by its chart, a page wider than the window. (If Chromium stopped
-/// running the probe, or the boxes came back empty, this fails.)
+/// The probe must see what it is there to catch, under each font setup:
+/// overlapping labels, a label cut by its chart, a page wider than the
+/// window. (If Chromium stopped running the probe, or the boxes came back
+/// empty, this fails.) And the font pin must take effect: the same text
+/// is laid out at different widths under DejaVu and under Noto.
 #[test]
 fn the_layout_probe_catches_overlap_clipping_and_overflow() {
     let tmp = tempfile::tempdir().unwrap();
@@ -129,23 +133,36 @@ fn the_layout_probe_catches_overlap_clipping_and_overflow() {
             .replace("{}", &"wide ".repeat(400)),
     )
     .unwrap();
-    let layout = measure(&page, &tmp.path().join("profile"), 200);
-    let pairs: Vec<(&str, &str)> = layout
-        .overlaps()
-        .iter()
-        .map(|(a, b)| (a.text.as_str(), b.text.as_str()))
-        .collect();
-    assert_eq!(pairs, [("Steady 58", "Mostly 60")]);
-    let clipped: Vec<&str> = layout.clipped().iter().map(|b| b.text.as_str()).collect();
-    assert_eq!(clipped, ["Typical 144"]);
+    let mut widths = Vec::new();
+    for fonts in Fonts::ALL {
+        let layout = measure(&page, &tmp.path().join("profile"), 200, fonts);
+        let pairs: Vec<(&str, &str)> = layout
+            .overlaps()
+            .iter()
+            .map(|(a, b)| (a.text.as_str(), b.text.as_str()))
+            .collect();
+        assert_eq!(pairs, [("Steady 58", "Mostly 60")], "{fonts}");
+        let clipped: Vec<&str> = layout.clipped().iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(clipped, ["Typical 144"], "{fonts}");
+        assert!(
+            layout.scroll_width > layout.inner_width,
+            "{fonts}: {} px page in a {} px window",
+            layout.scroll_width,
+            layout.inner_width
+        );
+        assert_eq!(layout.off_page().len(), 1, "{fonts}");
+        assert_eq!(
+            layout.problems().len(),
+            3,
+            "{fonts}: {:?}",
+            layout.problems()
+        );
+        widths.push(layout.widest_text());
+    }
     assert!(
-        layout.scroll_width > layout.inner_width,
-        "{} px page in a {} px window",
-        layout.scroll_width,
-        layout.inner_width
+        (widths[0] - widths[1]).abs() > 50.0,
+        "the long cell is as wide under DejaVu as under Noto ({widths:?} px): the font pin did not take effect"
     );
-    assert_eq!(layout.off_page().len(), 1);
-    assert_eq!(layout.problems().len(), 3, "{:?}", layout.problems());
 }
 
 /// One generated log: a real capture, resampled from a per-log offset,
@@ -366,18 +383,29 @@ fn report_of_100_logs_ranks_every_run_and_reads_in_chromium() {
 
     // In Chromium: nothing overlaps, nothing is cut, nothing sticks out.
     let profile = tmp.path().join("profile");
-    let layout = measure(&out, &profile, WIDE);
-    layout.assert_readable("100 logs");
-    // Every table cell was measured: the check above was not vacuous.
-    assert!(
-        layout.boxes.len() > 100 * 30,
-        "{} texts",
-        layout.boxes.len()
-    );
-    let ids: Vec<&str> = layout.svgs.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["ranking", "stk-slow", "stk-excess", "percentiles"]);
+    let mut height = 0.0;
+    for fonts in Fonts::ALL {
+        let layout = measure(&out, &profile, WIDE, fonts);
+        height = f64::max(height, layout.height);
+        layout.assert_readable(&format!("100 logs, {fonts}"));
+        // Every table cell was measured: the check above was not vacuous.
+        assert!(
+            layout.boxes.len() > 100 * 30,
+            "{fonts}: {} texts",
+            layout.boxes.len()
+        );
+        let ids: Vec<&str> = layout.svgs.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["ranking", "stk-slow", "stk-excess", "percentiles"]);
+    }
     let shot = tmp.path().join("report-100.png");
-    screenshot(&out, &profile, &shot, WIDE, layout.height.ceil() as u32);
+    screenshot(
+        &out,
+        &profile,
+        &shot,
+        WIDE,
+        height.ceil() as u32,
+        Fonts::DejaVu,
+    );
     for (what, rgb, min) in [
         ("Steady bars", [0x00, 0x72, 0xb2], 5_000),
         ("best row", [0xd9, 0xf0, 0xde], 5_000),
@@ -439,7 +467,10 @@ fn report_and_compare_work_on_every_shared_capture() {
         let n = svg(&html, id).matches("class=\"series\"").count();
         assert!((3..=4).contains(&n), "{id}: {n} series");
     }
-    measure(&out, &tmp.path().join("profile"), WIDE).assert_readable("shared captures");
+    for fonts in Fonts::ALL {
+        measure(&out, &tmp.path().join("profile"), WIDE, fonts)
+            .assert_readable(&format!("shared captures, {fonts}"));
+    }
 
     for pair in logs.windows(2) {
         let st = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
@@ -500,7 +531,10 @@ fn report_of_100_logs_of_100k_frames() {
             size as f64 / 1024.0
         );
         if extra.is_none() {
-            measure(&out, &tmp.path().join("profile"), WIDE).assert_readable("100 × 100k");
+            for fonts in Fonts::ALL {
+                measure(&out, &tmp.path().join("profile"), WIDE, fonts)
+                    .assert_readable(&format!("100 × 100k, {fonts}"));
+            }
         }
     }
 }

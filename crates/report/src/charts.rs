@@ -237,20 +237,16 @@ fn stk_chart(series: &[Series], curves: &[Vec<StkPoint>], max_fps: u32, share: S
         let pts: Vec<(f64, f64)> = curve.iter().map(|p| (p.fps as f64, pick(p))).collect();
         c.line(&pts, s.colour, "series");
     }
-    // One label row per (series, metric): labels of nearby rules sit on
-    // different rows instead of on top of each other.
-    for (i, s) in series.iter().enumerate() {
+    // The chart places the labels apart from each other (Chart::finish).
+    for s in series {
         let m = &s.run.summary;
-        for (k, (name, f)) in [
+        for (name, f) in [
             ("Steady", m.steady_fps),
             ("Mostly", m.mostly_steady_fps),
             ("Typical", m.typical_fps),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        ] {
             if f > 0 {
-                c.vrule(f as f64, s.colour, &format!("{name} {f}"), i * 3 + k);
+                c.vrule(f as f64, s.colour, &format!("{name} {f}"));
             }
         }
     }

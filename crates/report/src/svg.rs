@@ -27,6 +27,39 @@ pub struct Chart {
     /// y on a log scale (frame times spanning orders of magnitude).
     log_y: bool,
     body: String,
+    /// Labels of the vertical rules, placed when the chart is finished
+    /// (they need to see each other to stay apart).
+    rule_labels: Vec<RuleLabel>,
+}
+
+/// A vertical rule's label: its rule's pixel x, colour and text.
+struct RuleLabel {
+    x: f64,
+    colour: String,
+    text: String,
+}
+
+/// Font size of the rule labels (`.rule-label` in the report's style).
+const RULE_FONT_PX: f64 = 11.0;
+
+/// Width `text` may take at `font_px`, whatever font the browser picks:
+/// 0.72 em for an ASCII character (DejaVu Sans, the widest common sans,
+/// has digits of 0.64 em and capitals up to 0.86 em; Noto and Liberation
+/// are narrower) and 1.1 em for anything else (CJK, emoji from a fallback
+/// font), plus a pixel of anti-aliasing each side.
+pub fn text_width_bound(text: &str, font_px: f64) -> f64 {
+    let em: f64 = text
+        .chars()
+        .map(|c| if c.is_ascii() { 0.72 } else { 1.1 })
+        .sum();
+    em * font_px + 2.0
+}
+
+/// Height of one line of text at `font_px` in any common font: Noto Sans'
+/// box (ascent to descent) is 1.36 em, DejaVu's 1.16 em; 1.5 em leaves a
+/// gap between stacked lines.
+pub fn line_height_bound(font_px: f64) -> f64 {
+    (font_px * 1.5).ceil()
 }
 
 impl Chart {
@@ -44,6 +77,7 @@ impl Chart {
             y: widen(y),
             log_y: false,
             body: String::new(),
+            rule_labels: Vec::new(),
         }
     }
 
@@ -165,27 +199,91 @@ impl Chart {
         }
     }
 
-    /// A dashed vertical rule at data x with a label at its top.
-    pub fn vrule(&mut self, x: f64, colour: &str, label: &str, row: usize) {
+    /// A dashed vertical rule at data x, labelled near the top of the plot
+    /// (the labels are placed by [`Chart::finish`], apart from each other).
+    pub fn vrule(&mut self, x: f64, colour: &str, label: &str) {
         let px = self.px(x);
         let (t, b) = (self.top, self.height - self.bottom);
-        let ly = t + 12.0 + 12.0 * row as f64;
         let _ = write!(
             self.body,
-            r#"<line class="rule" x1="{px:.1}" y1="{t}" x2="{px:.1}" y2="{b}" stroke="{colour}" stroke-dasharray="4 3"/><text class="rule-label" x="{:.1}" y="{ly:.1}" fill="{colour}">{}</text>"#,
-            px + 3.0,
-            escape(label)
+            r#"<line class="rule" x1="{px:.1}" y1="{t}" x2="{px:.1}" y2="{b}" stroke="{colour}" stroke-dasharray="4 3"/>"#
         );
+        self.rule_labels.push(RuleLabel {
+            x: px,
+            colour: colour.to_string(),
+            text: label.to_string(),
+        });
     }
 
-    /// The finished `<svg>` element.
-    pub fn finish(self, id: &str) -> String {
-        format!(
+    /// The finished `<svg>` element, then (only when some rule labels found
+    /// no room in the plot) a line of text under it naming them.
+    pub fn finish(mut self, id: &str) -> String {
+        let left_over = self.place_rule_labels();
+        let mut out = format!(
             r#"<svg id="{id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}">{}</svg>"#,
             self.body,
             w = self.width,
             h = self.height
-        )
+        );
+        if !left_over.is_empty() {
+            out.push_str(r#"<p class="note rule-legend">Also marked: "#);
+            for (k, l) in left_over.iter().enumerate() {
+                let _ = write!(
+                    out,
+                    r#"{}<span style="color:{}">{}</span>"#,
+                    if k == 0 { "" } else { " · " },
+                    l.colour,
+                    escape(&l.text)
+                );
+            }
+            out.push_str("</p>");
+        }
+        out
+    }
+
+    /// Writes the rule labels into the plot without overlap, whatever the
+    /// font: each label is a box as wide as [`text_width_bound`] and as
+    /// tall as [`line_height_bound`]; left to right, each goes to the
+    /// first row from the top where its box meets no other (right of its
+    /// rule, or left of it where the right side would leave the plot).
+    /// Returns the labels no row of the plot had room for.
+    fn place_rule_labels(&mut self) -> Vec<RuleLabel> {
+        let mut labels = std::mem::take(&mut self.rule_labels);
+        labels.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let (l, r) = (self.left, self.width - self.right);
+        let (t, b) = (self.top, self.height - self.bottom);
+        let pitch = line_height_bound(RULE_FONT_PX);
+        let rows = ((b - t - 4.0) / pitch).floor().max(0.0) as usize;
+        // Boxes taken in each row: (x0, x1).
+        let mut taken: Vec<Vec<(f64, f64)>> = vec![Vec::new(); rows];
+        let mut left_over = Vec::new();
+        for label in labels {
+            let w = text_width_bound(&label.text, RULE_FONT_PX);
+            let x0 = if label.x + 3.0 + w <= r {
+                label.x + 3.0
+            } else {
+                (label.x - 3.0 - w).max(l + 1.0)
+            };
+            let x1 = x0 + w;
+            let free = taken
+                .iter()
+                .position(|row| row.iter().all(|&(a, z)| x1 + 4.0 <= a || z + 4.0 <= x0));
+            let Some(k) = free else {
+                left_over.push(label);
+                continue;
+            };
+            taken[k].push((x0, x1));
+            // The baseline sits 0.8 of a row below the row's top, where any
+            // common font's ascent ends.
+            let y = t + 2.0 + pitch * (k as f64 + 0.8);
+            let _ = write!(
+                self.body,
+                r#"<text class="rule-label" x="{x0:.1}" y="{y:.1}" fill="{}">{}</text>"#,
+                label.colour,
+                escape(&label.text)
+            );
+        }
+        left_over
     }
 }
 
@@ -312,6 +410,60 @@ pub fn escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `<text class="rule-label">` boxes of a finished chart (by the
+    /// bounds the placement uses) and the text after the `</svg>`.
+    fn rule_boxes(html: &str) -> (Vec<(f64, f64, f64, f64)>, &str) {
+        let pitch = line_height_bound(RULE_FONT_PX);
+        let boxes = html
+            .split(r#"<text class="rule-label" x=""#)
+            .skip(1)
+            .map(|t| {
+                let x: f64 = t[..t.find('"').unwrap()].parse().unwrap();
+                let y_at = t.find(r#"y=""#).unwrap() + 3;
+                let y: f64 = t[y_at..y_at + t[y_at..].find('"').unwrap()]
+                    .parse()
+                    .unwrap();
+                let text = &t[t.find('>').unwrap() + 1..t.find("</text>").unwrap()];
+                let w = text_width_bound(text, RULE_FONT_PX);
+                (x, y - 0.8 * pitch, x + w, y + 0.2 * pitch)
+            })
+            .collect();
+        (boxes, &html[html.find("</svg>").unwrap() + 6..])
+    }
+
+    /// Rules close together, and more labels than the plot has rows for:
+    /// no two label boxes meet, every box stays inside the plot, and the
+    /// labels left over are named under the chart, none lost.
+    #[test]
+    fn rule_labels_never_meet_and_none_is_lost() {
+        // (rules, their spread in data units: 1 is 3 px)
+        for (rules, spread) in [(6, 10.0), (18, 200.0), (60, 0.5)] {
+            let mut c = Chart::new(960.0, 320.0, (1.0, 300.0), (0.0, 100.0));
+            for k in 0..rules {
+                let x = 290.0 - spread * k as f64 / rules as f64;
+                c.vrule(x, colour(k), &format!("Typical {k:03}"));
+            }
+            let html = c.finish("t");
+            let (boxes, after) = rule_boxes(&html);
+            for (i, a) in boxes.iter().enumerate() {
+                assert!(
+                    a.0 >= 64.0 && a.2 <= 944.0 && a.1 >= 28.0 && a.3 <= 272.0,
+                    "{a:?} leaves the plot"
+                );
+                for b in &boxes[i + 1..] {
+                    // (Boxes of adjacent rows touch: 0.01 px for rounding.)
+                    let e = 0.01;
+                    let apart =
+                        a.2 <= b.0 + e || b.2 <= a.0 + e || a.3 <= b.1 + e || b.3 <= a.1 + e;
+                    assert!(apart, "{rules} rules: {a:?} meets {b:?}");
+                }
+            }
+            let listed = after.matches("<span").count();
+            assert_eq!(boxes.len() + listed, rules, "{rules} rules: {after}");
+            assert_eq!(listed > 0, rules == 60, "{rules} rules: {after}");
+        }
+    }
 
     #[test]
     fn ticks_are_round_and_cover_the_range() {

@@ -1,6 +1,13 @@
 //! Headless-Chromium checks of a rendered report: screenshots, and a layout
 //! probe that finds overlapping or cut-off text.
 //!
+//! Chromium lays text out with whatever fonts fontconfig offers it, and a
+//! user's machine may have any: every run here is pinned to one of
+//! [`Fonts::ALL`] (its own `FONTCONFIG_FILE` listing one font folder), so
+//! a layout passes under DejaVu alone (a bare Debian) and under Noto (many
+//! desktops, and games such as warzone2100 pull it in), whatever else
+//! this machine has installed.
+//!
 //! The report itself has no script. The probe renders a copy with one
 //! appended: it measures every line of HTML text (`Range.getClientRects`)
 //! and every SVG `<text>` (its bounding box) after layout, and writes them
@@ -20,9 +27,65 @@ pub fn chromium() -> PathBuf {
         .expect("chromium is not installed: .ci/run installs it (apt-get install chromium)")
 }
 
-/// Headless Chromium with a private profile and no network activity of its own.
-pub fn chromium_cmd(profile: &Path) -> Command {
+/// A set of fonts Chromium may use: the only folder its fontconfig lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fonts {
+    /// DejaVu alone (`fonts-dejavu-core`), what a bare Debian has.
+    DejaVu,
+    /// Noto alone (`fonts-noto-core`): narrower letters, taller lines.
+    Noto,
+}
+
+impl Fonts {
+    /// The setups every layout test runs under.
+    pub const ALL: [Fonts; 2] = [Fonts::DejaVu, Fonts::Noto];
+
+    /// The font folder and the Debian package that fills it.
+    fn folder(self) -> (&'static str, &'static str) {
+        match self {
+            Fonts::DejaVu => ("/usr/share/fonts/truetype/dejavu", "fonts-dejavu-core"),
+            Fonts::Noto => ("/usr/share/fonts/truetype/noto", "fonts-noto-core"),
+        }
+    }
+
+    /// A fontconfig file in `dir` that offers only this setup's folder
+    /// (its cache in `dir` too); panics naming the package when the
+    /// folder is missing.
+    fn config(self, dir: &Path) -> PathBuf {
+        let (folder, package) = self.folder();
+        assert!(
+            Path::new(folder).is_dir(),
+            "{folder} is missing: .ci/run installs it (apt-get install {package})"
+        );
+        let file = dir.join(format!("fonts-{self:?}.conf"));
+        let cache = dir.join(format!("fontcache-{self:?}"));
+        std::fs::write(
+            &file,
+            format!(
+                "<?xml version=\"1.0\"?>\n<!DOCTYPE fontconfig SYSTEM \"fonts.dtd\">\n\
+                 <fontconfig><dir>{folder}</dir><cachedir>{}</cachedir></fontconfig>\n",
+                cache.display()
+            ),
+        )
+        .unwrap();
+        file
+    }
+}
+
+impl std::fmt::Display for Fonts {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "fonts: {} only", self.folder().1)
+    }
+}
+
+/// Headless Chromium with a private profile, no network activity of its
+/// own, and only the fonts of `fonts` (its fontconfig file beside the
+/// profile).
+pub fn chromium_cmd(profile: &Path, fonts: Fonts) -> Command {
+    let dir = profile.parent().unwrap_or(profile);
+    std::fs::create_dir_all(dir).unwrap();
     let mut c = Command::new(chromium());
+    c.env("FONTCONFIG_FILE", fonts.config(dir));
     c.args([
         "--headless",
         "--no-sandbox",
@@ -34,13 +97,13 @@ pub fn chromium_cmd(profile: &Path) -> Command {
         "--disable-sync",
         "--hide-scrollbars",
     ])
-    .arg(format!("--user-data-dir={}", profile.display()));
+    .arg(format!("--user-data-dir={}-{fonts:?}", profile.display()));
     c
 }
 
 /// A screenshot of `html` in a `width`×`height` window.
-pub fn screenshot(html: &Path, profile: &Path, png: &Path, width: u32, height: u32) {
-    let st = chromium_cmd(profile)
+pub fn screenshot(html: &Path, profile: &Path, png: &Path, width: u32, height: u32, fonts: Fonts) {
+    let st = chromium_cmd(profile, fonts)
         .arg(format!("--screenshot={}", png.display()))
         .arg(format!("--window-size={width},{height}"))
         .arg(format!("file://{}", html.display()))
@@ -126,13 +189,14 @@ const out={boxes,svgs,scroll_width:document.documentElement.scrollWidth,inner_wi
 const pre=document.createElement('pre');pre.id='probe';pre.textContent=JSON.stringify(out);document.body.appendChild(pre);
 })();</script>"#;
 
-/// Lays `html` out in a window `width` pixels wide and measures its text.
-pub fn measure(html: &Path, profile: &Path, width: u32) -> Layout {
+/// Lays `html` out in a window `width` pixels wide with `fonts` and
+/// measures its text.
+pub fn measure(html: &Path, profile: &Path, width: u32, fonts: Fonts) -> Layout {
     let page = std::fs::read_to_string(html).unwrap();
     let end = page.rfind("</body>").expect("report has a </body>");
     let probed = html.with_extension("probe.html");
     std::fs::write(&probed, format!("{}{PROBE}{}", &page[..end], &page[end..])).unwrap();
-    let out = chromium_cmd(profile)
+    let out = chromium_cmd(profile, fonts)
         .arg(format!("--window-size={width},1000"))
         .arg("--dump-dom")
         .arg(format!("file://{}", probed.display()))
@@ -239,6 +303,12 @@ impl Layout {
             ));
         }
         out
+    }
+
+    /// The width of the page's widest text box: the same page under two
+    /// font setups gives two widths when the pin took effect.
+    pub fn widest_text(&self) -> f64 {
+        self.boxes.iter().map(|b| b.x1 - b.x0).fold(0.0, f64::max)
     }
 
     /// Panics with [`Layout::problems`] unless there are none.
