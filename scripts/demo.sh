@@ -1,24 +1,27 @@
 #!/usr/bin/env bash
-# The main job in one command: build steadyhud, run a real Vulkan app (vkcube
-# by default) with the HUD on for a fixed time, take a screenshot while it
-# runs, check that the screenshot shows the HUD, and analyse the session log
-# it leaves. Without a display it starts its own Xvfb, so on a machine with
-# no GPU it runs on Mesa's lavapipe.
+# The main job in one command: install what the machine lacks (Debian's
+# lavapipe, vkcube, Xvfb, ImageMagick, a C compiler: scripts/setup.sh),
+# build steadyhud, run a real Vulkan app (vkcube by default) with the HUD on
+# for a fixed time, take a screenshot while it runs, check that the
+# screenshot shows the HUD, and analyse the session log it leaves. Without a
+# display it starts its own Xvfb, so on a machine with no GPU it runs on
+# Mesa's lavapipe.
 #
-#   scripts/demo.sh                 # vkcube
-#   scripts/demo.sh -- vkd3d-gears  # any Vulkan program that opens a window
+#   scripts/demo.sh                       # vkcube
+#   scripts/demo.sh -- vkd3d-gears        # any Vulkan program that opens a window
+#   scripts/demo.sh --update-docs         # also refresh docs/demo.png
 #
 # The app runs for STEADYHUD_DEMO_SECONDS (default 6) and the screenshot is
 # taken a second before the end. A time, not a frame count: how many frames
 # a machine draws in a second varies a hundredfold (vkcube --c 1500 ended
 # before the screenshot on lavapipe, which left it black).
 #
-# Output goes to target/demo/ (STEADYHUD_DEMO_OUT): the session log (.csv,
-# .summary.json), the screenshot (screenshot.png, the whole screen; the
-# app's window alone in window.png), the HUD's corner with and without the
-# layer (corner-*.png), the HTML report (report.html). With the default app
-# the app's window is also copied to docs/demo.png, the picture the README
-# shows.
+# Everything it writes goes to target/demo/ (STEADYHUD_DEMO_OUT): the
+# session log (.csv, .summary.json), the screenshot (screenshot.png, the
+# whole screen; the app's window alone in window.png), the HUD's corner with
+# and without the layer (corner-*.png), the HTML report (report.html). The
+# tracked tree is left as it was: only --update-docs (with the default app)
+# copies the app's window to docs/demo.png, the picture the README shows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +29,15 @@ out=${STEADYHUD_DEMO_OUT:-target/demo}
 secs=${STEADYHUD_DEMO_SECONDS:-6}
 app=(vkcube)
 default_app=1
+update_docs=0
+if [ "${1:-}" = "--update-docs" ]; then
+  update_docs=1
+  shift
+fi
+if [ -n "${1:-}" ] && [ "$1" != "--" ]; then
+  echo "demo: unknown argument $1 (usage: scripts/demo.sh [--update-docs] [-- PROGRAM ARGS])" >&2
+  exit 2
+fi
 if [ "${1:-}" = "--" ]; then
   shift
   [ $# -gt 0 ] || { echo "demo: nothing after --: give a program to run" >&2; exit 2; }
@@ -34,13 +46,13 @@ fi
 case $secs in '' | *[!0-9]* | 0 | 1) echo "demo: STEADYHUD_DEMO_SECONDS must be a whole number >= 2" >&2; exit 2 ;; esac
 shot_at=$((secs - 1))
 
-# The screenshot and the HUD check need ImageMagick, and finding the app's
-# window x11-utils: fail before the build rather than after.
-for tool in import:imagemagick convert:imagemagick compare:imagemagick xwininfo:x11-utils xdpyinfo:x11-utils; do
-  command -v "${tool%%:*}" >/dev/null || { echo "demo: ${tool%%:*} not found: install ${tool#*:}" >&2; exit 1; }
-done
-
-cargo build --release --quiet
+# What the build, the app, the screenshot and the HUD check need; then the
+# build (the first one fetches and compiles every crate: a few minutes).
+. scripts/setup.sh
+need_rust demo
+need_packages demo "${SETUP_BUILD[@]}" "${SETUP_DEMO[@]}"
+echo "demo: building steadyhud (cargo build --release)"
+cargo build --release
 bin=target/release/steadyhud
 mkdir -p "$out"
 rm -f "$out"/*.csv "$out"/*.summary.json "$out"/screenshot.png "$out"/corner-*.png "$out"/window.png
@@ -214,9 +226,12 @@ if ! [ "$hud_pct" -ge 50 ]; then
 fi
 echo "demo: the HUD is in the screenshot"
 
-# The README's picture: the app's window only, refreshed when the default
-# app passed the check (another app's picture is not what the README shows).
-if [ "$default_app" = 1 ]; then
+# The README's picture: the app's window only, refreshed when asked and the
+# default app passed the check (another app's picture is not what the
+# README shows).
+if [ "$update_docs" = 1 ] && [ "$default_app" = 0 ]; then
+  echo "demo: --update-docs refreshes docs/demo.png only with the default app (vkcube); left as it is"
+elif [ "$update_docs" = 1 ]; then
   convert "$out/window.png" -strip docs/demo.png
   echo "demo: copied the app's window to docs/demo.png ($(wc -c < docs/demo.png) bytes)"
 fi

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The whole test suite in one command, on a fresh Debian 12 machine with a
+# Rust toolchain: installs what the machine lacks (scripts/setup.sh), then
+# lints, tests, tests again with 32-bit games, and fuzzes. Nothing is
+# skipped: a test whose tool is missing fails (STEADYHUD_REQUIRE_TOOLS=1,
+# tests/require). `.ci/run` runs exactly this.
+#
+#   scripts/test.sh
+#
+# Runs as root (apt-get and dpkg for the 32-bit side; tests/control.rs runs
+# a game as another user, tests/packages.rs installs the .debs in a private
+# mount namespace): started as another user, it runs itself again through
+# sudo when sudo is there, and otherwise stops with one line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+
+if [ "$(id -u)" != 0 ]; then
+  if command -v sudo >/dev/null; then
+    echo "test.sh: the tests need root (apt-get, dpkg, a game run as another user): running again through sudo"
+    exec sudo --preserve-env env "PATH=$PATH" "$0" "$@"
+  fi
+  echo "test.sh: run it as root (apt-get and dpkg install the test bed, tests/control.rs runs a game as another user); there is no sudo here" >&2
+  exit 1
+fi
+
+need_rust test.sh lint
+need_packages test.sh "${SETUP_BUILD[@]}" "${SETUP_DEMO[@]}" "${SETUP_TEST[@]}"
+
+# The fleet query test (crates/cli/tests/fleet_duckdb.rs) runs
+# docs/fleet.sql in DuckDB through its Python package, kept in a virtual
+# environment in the checkout (.venv-duckdb/, git-ignored).
+if ! .venv-duckdb/bin/python -c 'import duckdb' >/dev/null 2>&1; then
+  echo "test.sh: installing: duckdb (Python, into .venv-duckdb)"
+  python3 -m venv .venv-duckdb
+  .venv-duckdb/bin/pip install --quiet --disable-pip-version-check duckdb
+fi
+
+# Every test that needs an outside tool (the programs above, DuckDB, root
+# for tests/control.rs) fails when it is missing instead of skipping
+# (tests/require/mod.rs).
+export STEADYHUD_REQUIRE_TOOLS=1
+
+# The 32-bit side: Debian's rustc-web 1.85 with the i386 std and libraries
+# (the machine's toolchain has no i686 std), then the 32-bit layer and test
+# app. Before the tests: the package test ships the 32-bit library.
+scripts/build-i686.sh
+
+# The packages test (tests/packages.rs) builds .debs with cargo-deb, pinned.
+if ! cargo deb --version >/dev/null 2>&1; then
+  echo "test.sh: installing: cargo-deb 3.8.0"
+  cargo install --locked cargo-deb --version 3.8.0
+fi
+
+# Lints first: formatting and clippy (all targets, warnings are errors).
+cargo fmt --check
+cargo clippy --release --all-targets -- -D warnings
+
+cargo test --release
+
+# The layer tests again with 32-bit games (the test app, vkcube and
+# vkd3d-gears built for i686, on 32-bit lavapipe); the tools stay 64-bit.
+STEADYHUD_TEST_ARCH=i686 cargo test --release --test layer_capture --test layer_testapp \
+  --test gpu_timing --test limiter --test control --test layer_real_games \
+  --test counters_attribution --test counters_hud --test layer_apps --test sensors \
+  --test steam_proton
+
+# Every log parser and the config parser fuzzed for a bounded time (zero
+# crashes), after the tests so a test failure is reported first.
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "test.sh: installing: cargo-fuzz"
+  cargo install --locked cargo-fuzz
+fi
+scripts/fuzz.sh 10
+echo "test.sh: all passed"
