@@ -12,6 +12,7 @@ use super::analysis::{Analysis, Settings};
 use super::capture::{now_ns, Stream};
 use super::counters::DeviceCounters;
 use super::gpu_timing::GpuTimer;
+use super::handles::HandleMap;
 use super::instance::Instance;
 use super::limiter::Pacer;
 use super::lineage::Lineage;
@@ -22,11 +23,10 @@ use super::swapchain::Swapchain;
 use crate::guard;
 use crate::hud::{self, HudCache, HudDevice, SwapchainHud};
 use ash::vk;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
-use steadyhud_sys::lock::{Recover, RecoverRw};
+use std::sync::{Arc, Mutex};
+use steadyhud_sys::lock::Recover;
 
 /// Device extensions the app enabled that decide which hooks exist.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -79,8 +79,8 @@ pub struct Device {
     surface_caps2: Option<vk::PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR>,
     /// Every queue the app created with flags 0.
     pub queues: Vec<QueueInfo>,
-    /// Live swapchains; read-locked only to clone one entry.
-    swapchains: RwLock<HashMap<vk::SwapchainKHR, Arc<Swapchain>>>,
+    /// Live swapchains by handle, read without a lock by their presents.
+    swapchains: HandleMap<Swapchain>,
     lineage: Mutex<Lineage<Arc<Stream>>>,
     /// Statistics counters (`None` with config `counters=0`).
     pub counters: Option<DeviceCounters>,
@@ -225,7 +225,7 @@ impl Device {
                 .surface_caps2
                 .filter(|_| inst.ext.surface_capabilities2),
             queues,
-            swapchains: RwLock::new(HashMap::new()),
+            swapchains: HandleMap::default(),
             lineage: Mutex::new(Lineage::default()),
             counters,
             gpu,
@@ -256,9 +256,14 @@ impl Device {
         }
     }
 
-    /// The live swapchain `sc` (the read lock is held only for the clone).
-    pub fn swapchain(&self, sc: vk::SwapchainKHR) -> Option<Arc<Swapchain>> {
-        self.swapchains.read_or_recover().get(&sc).cloned()
+    /// The live swapchain `sc`, without a lock.
+    ///
+    /// # Safety
+    /// Inside one of the app's calls on `sc` (a present): the app may not
+    /// destroy it meanwhile, which keeps the record alive.
+    pub unsafe fn swapchain(&self, sc: vk::SwapchainKHR) -> Option<&Swapchain> {
+        // SAFETY: the caller's contract is the map's.
+        unsafe { self.swapchains.get(vk::Handle::as_raw(sc)) }
     }
 
     /// The layer's knowledge of the app's queue `q`.
@@ -369,7 +374,7 @@ impl Device {
         alloc: *const vk::AllocationCallbacks,
     ) {
         guard::contain((), || {
-            let removed = self.swapchains.write_or_recover().remove(&swapchain);
+            let removed = self.swapchains.remove(vk::Handle::as_raw(swapchain));
             if let Some(sc) = removed {
                 sc.destroy_hud(&self.hud(), &self.hud_cache);
             }
@@ -395,9 +400,9 @@ impl Device {
     /// and ends the device's session logs.
     pub fn teardown(&self) {
         let dev = self.hud();
-        let left: Vec<_> = self.swapchains.write_or_recover().drain().collect();
+        let left = self.swapchains.drain();
         let mut freed = true;
-        for (_, sc) in left {
+        for sc in left {
             freed &= sc.destroy_hud(&dev, &self.hud_cache);
         }
         if freed {
@@ -455,7 +460,16 @@ impl Device {
             hud: Mutex::new(hud),
             failed: Mutex::new(None),
         });
-        self.swapchains.write_or_recover().insert(sc, state);
+        if self
+            .swapchains
+            .insert(vk::Handle::as_raw(sc), state)
+            .is_err()
+        {
+            guard::say(format_args!(
+                "steadyhud: more than {} live swapchains on one device: this one is not followed",
+                super::handles::CAPACITY
+            ));
+        }
         self.add_setup_time(t0);
     }
 

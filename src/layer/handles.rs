@@ -1,8 +1,10 @@
-//! The handle map the hot path reads: dispatch key → record, looked up
-//! without a lock, a reference count or an allocation.
+//! The handle maps the hot path reads: a device's dispatch key → its
+//! record, a swapchain's handle → its record, looked up without a lock, a
+//! reference count, a hash or an allocation.
 //!
 //! Vulkan's external-synchronization rules make this simple: a record is
-//! removed only by the call that destroys its object (`vkDestroyDevice`),
+//! removed only by the call that destroys its object (`vkDestroyDevice`,
+//! `vkDestroySwapchainKHR`),
 //! and the app must not use that object, or anything made from it, during
 //! or after that call. So a lookup can hand out a plain reference that stays
 //! valid while the caller is inside a call on the object, and concurrent
@@ -13,7 +15,7 @@
 
 use ash::vk;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use steadyhud_sys::lock::Recover;
 
@@ -33,16 +35,18 @@ pub unsafe fn dispatch_key<H: vk::Handle>(handle: H) -> usize {
     }
 }
 
-/// Records a process may hold at once (live `VkDevice`s); one more is
-/// refused with `VK_ERROR_TOO_MANY_OBJECTS`.
+/// Records a map holds at once (live `VkDevice`s of the process, live
+/// swapchains of a device); one more device is refused with
+/// `VK_ERROR_TOO_MANY_OBJECTS`, one more swapchain is not followed.
 pub const CAPACITY: usize = 256;
 
 struct Slot<T> {
-    key: AtomicUsize,
+    key: AtomicU64,
     value: AtomicPtr<T>,
 }
 
-/// A fixed-capacity map from non-zero keys to `Arc<T>`.
+/// A fixed-capacity map from non-zero keys (a dispatch key, or a
+/// non-dispatchable handle, 64-bit on every platform) to `Arc<T>`.
 pub struct HandleMap<T> {
     slots: Box<[Slot<T>]>,
     writers: Mutex<()>,
@@ -63,7 +67,7 @@ impl<T> HandleMap<T> {
     pub fn with_capacity(capacity: usize) -> Self {
         let slots = (0..capacity)
             .map(|_| Slot {
-                key: AtomicUsize::new(0),
+                key: AtomicU64::new(0),
                 value: AtomicPtr::new(std::ptr::null_mut()),
             })
             .collect();
@@ -74,7 +78,7 @@ impl<T> HandleMap<T> {
     }
 
     /// Adds (or replaces) `key`'s record. `key` must not be 0.
-    pub fn insert(&self, key: usize, value: Arc<T>) -> Result<(), Full> {
+    pub fn insert(&self, key: u64, value: Arc<T>) -> Result<(), Full> {
         debug_assert_ne!(key, 0);
         let _w = self.writers.lock_or_recover();
         if let Some(old) = self.take_locked(key) {
@@ -92,12 +96,12 @@ impl<T> HandleMap<T> {
     }
 
     /// Removes `key`'s record and returns it.
-    pub fn remove(&self, key: usize) -> Option<Arc<T>> {
+    pub fn remove(&self, key: u64) -> Option<Arc<T>> {
         let _w = self.writers.lock_or_recover();
         self.take_locked(key)
     }
 
-    fn take_locked(&self, key: usize) -> Option<Arc<T>> {
+    fn take_locked(&self, key: u64) -> Option<Arc<T>> {
         let slot = self
             .slots
             .iter()
@@ -115,7 +119,7 @@ impl<T> HandleMap<T> {
     /// otherwise knows the record is not removed while the reference lives):
     /// the reference is valid until `remove(key)`.
     #[inline]
-    pub unsafe fn get(&self, key: usize) -> Option<&T> {
+    pub unsafe fn get(&self, key: u64) -> Option<&T> {
         if key == 0 {
             return None;
         }
@@ -130,7 +134,7 @@ impl<T> HandleMap<T> {
     }
 
     /// A counted reference to `key`'s record (cold paths: teardown, tests).
-    pub fn get_arc(&self, key: usize) -> Option<Arc<T>> {
+    pub fn get_arc(&self, key: u64) -> Option<Arc<T>> {
         let _w = self.writers.lock_or_recover();
         let slot = self
             .slots
@@ -145,9 +149,23 @@ impl<T> HandleMap<T> {
         }
     }
 
+    /// Removes every record and returns them (cold paths: teardown).
+    pub fn drain(&self) -> Vec<Arc<T>> {
+        let _w = self.writers.lock_or_recover();
+        let keys: Vec<u64> = self
+            .slots
+            .iter()
+            .map(|s| s.key.load(Ordering::Relaxed))
+            .filter(|&k| k != 0)
+            .collect();
+        keys.into_iter()
+            .filter_map(|k| self.take_locked(k))
+            .collect()
+    }
+
     /// Every record (cold paths).
     pub fn all(&self) -> Vec<Arc<T>> {
-        let keys: Vec<usize> = self
+        let keys: Vec<u64> = self
             .slots
             .iter()
             .map(|s| s.key.load(Ordering::Acquire))
@@ -216,9 +234,9 @@ mod tests {
         std::thread::scope(|s| {
             let m2 = m.clone();
             s.spawn(move || {
-                for i in 0..20_000usize {
+                for i in 0..20_000u64 {
                     let k = 100 + i % 5;
-                    m2.insert(k, Arc::new(k as u64)).unwrap();
+                    m2.insert(k, Arc::new(k)).unwrap();
                     m2.remove(k);
                 }
             });

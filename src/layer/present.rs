@@ -10,8 +10,10 @@
 //!   queue for its duration); presents from a family without graphics get
 //!   no HUD ([`super::queue::hud_role`]);
 //! * no allocation, no I/O, no lock held across a draw: the swapchain map is
-//!   read-locked only to clone one entry, the HUD's own lock is taken only
-//!   by this swapchain's presents, scratch buffers belong to the queue;
+//!   read without a lock ([`super::handles`]), the HUD's own lock is taken
+//!   only by this swapchain's presents, scratch buffers belong to the queue
+//!   (and a hidden HUD takes neither: few cache lines, since on a game's
+//!   cold cache each line the present touches is a miss);
 //! * once a HUD submission has consumed the app's wait semaphores, the real
 //!   present waits on the HUD's semaphore even if the layer's code panics
 //!   after it (the app's binary semaphores are no longer pending, and
@@ -79,12 +81,14 @@ impl Device {
         // SAFETY: `info` is the app's valid present info (caller's contract).
         let app = unsafe { &*info };
         let qi = self.queue(queue);
-        let mut scratch = qi.map(|q| q.scratch.lock_or_recover());
+        // A hidden HUD draws nothing: no scratch, no regions to patch.
+        let visible = self.settings.hud_visible.load(Ordering::Relaxed);
+        let mut scratch = qi.filter(|_| visible).map(|q| q.scratch.lock_or_recover());
         let mut out = HudOutcome::default();
         // SAFETY: inside the app's present on `queue` (`qi` is its record),
         // with its valid present info.
         guard::contain((), || unsafe {
-            self.before_present::<FAULTS>(qi, app, t, scratch.as_deref_mut(), &mut out)
+            self.before_present::<FAULTS>(qi, visible, app, t, scratch.as_deref_mut(), &mut out)
         });
 
         let mut patched = *app;
@@ -151,10 +155,12 @@ impl Device {
     /// Called inside the app's `vkQueuePresentKHR` on this device, with its
     /// `info` valid per the Vulkan spec (arrays of `swapchain_count`
     /// swapchains of this device and image indices they acquired); `qi` is
-    /// the present queue's record, if the layer knows the queue.
+    /// the present queue's record, if the layer knows the queue; `visible`
+    /// whether the HUD is shown.
     unsafe fn before_present<const FAULTS: bool>(
         &self,
         qi: Option<&QueueInfo>,
+        visible: bool,
         info: &vk::PresentInfoKHR,
         t: u64,
         mut scratch: Option<&mut Scratch>,
@@ -177,7 +183,7 @@ impl Device {
         });
         // The HUD draws on this queue if it is shown and the queue may.
         let draw_on = match qi.map(|q| (q, hud_role(Some(q.flags)))) {
-            _ if !self.settings.hud_visible.load(Ordering::Relaxed) => None,
+            _ if !visible => None,
             Some((q, HudRole::Draw)) => Some(q),
             other => {
                 if let HudRole::Off(why) = other.map_or(hud_role(None), |(_, r)| r) {
@@ -192,7 +198,8 @@ impl Device {
         // Several swapchains in one present: the HUD draws are chained, each
         // waiting on the previous one's semaphore, the first on the app's.
         for (i, (&sc, &index)) in swapchains.iter().zip(indices).enumerate() {
-            let Some(s) = self.swapchain(sc) else {
+            // SAFETY: inside the app's present of `sc` (caller).
+            let Some(s) = (unsafe { self.swapchain(sc) }) else {
                 continue;
             };
             s.stream.record_with(t, values.take());

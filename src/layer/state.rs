@@ -117,6 +117,6 @@ impl Layer {
     #[inline]
     pub unsafe fn device(&self, key: usize) -> Option<&Device> {
         // SAFETY: the caller's contract is the map's.
-        unsafe { self.devices.get(key) }
+        unsafe { self.devices.get(key as u64) }
     }
 }

@@ -144,18 +144,20 @@ pub enum CounterError {
 /// A fixed table of per-frame accumulators. Share it (`Arc`) between the
 /// threads that add and the one that latches.
 pub struct Counters {
-    /// One cache line per counter: the threads that add to different
-    /// counters (a game's pipeline-compile threads, its submit thread, the
-    /// present) never contend for one line.
+    /// The accumulators, side by side: the present's latch reads them all,
+    /// and a few cache lines cost it far less than one line per counter
+    /// (measured with benches/present_cost.rs: on a game's cold cache every
+    /// line the present touches is a miss). Threads that add to counters
+    /// sharing a line (a submit thread, the present) may contend for it
+    /// for the length of one add.
     slots: [Slot; MAX_COUNTERS],
     /// Registered slots; a slot's info is pushed before `len` grows.
     len: AtomicUsize,
     infos: Mutex<Vec<CounterInfo>>,
 }
 
-/// A counter's accumulator, alone on its cache line.
+/// A counter's accumulator.
 #[derive(Default)]
-#[repr(align(64))]
 struct Slot(AtomicU64);
 
 impl Default for Counters {

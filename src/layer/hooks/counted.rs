@@ -1,8 +1,8 @@
 //! The layer's built-in statistics counters ([`steadyhud_counters`]): tiny
 //! timed calls on the functions that usually explain a stutter. Each
 //! finds its device without a lock ([`super::lookup`]), takes a timestamp, call the next layer, add the elapsed CPU time and the
-//! count to the device's counters (relaxed atomic adds, each counter on its
-//! own cache line; no lock, no allocation).
+//! count to the device's counters (relaxed atomic adds into one packed
+//! table; no lock, no allocation).
 //!
 //! The entry points are handed out by `vkGetDeviceProcAddr` only when the
 //! config key `counters` is on and the next layer has the function; with

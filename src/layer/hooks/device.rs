@@ -148,7 +148,7 @@ pub(super) unsafe extern "system" fn create_device(
         let dev = unsafe { Device::new(link, l.settings(), &l.analysis) }
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         l.devices
-            .insert(dev.key, Arc::new(dev))
+            .insert(dev.key as u64, Arc::new(dev))
             .map_err(|_| vk::Result::ERROR_TOO_MANY_OBJECTS)
     });
     if let Err(e) = added {
@@ -182,8 +182,9 @@ pub(super) unsafe extern "system" fn destroy_device(
     let l = layer();
     // SAFETY: a non-null `device` is the app's live device (caller's
     // contract); only the call below destroys it.
-    let Some(dev) = guard::contain(None, || l.devices.remove(unsafe { dispatch_key(device) }))
-    else {
+    let Some(dev) = guard::contain(None, || {
+        l.devices.remove(unsafe { dispatch_key(device) } as u64)
+    }) else {
         return;
     };
     guard::contain((), || dev.teardown());
