@@ -40,6 +40,15 @@ impl KeyWatch {
         }
     }
 
+    /// The socket that becomes readable when a key moves, where keys come
+    /// as events (X11 with XInput 2); `None`: [`KeyWatch::poll`] every 50 ms.
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        match self {
+            KeyWatch::X11(h) => h.fd(),
+            KeyWatch::Wayland(_) => None,
+        }
+    }
+
     /// True once per press of the whole combination.
     pub fn poll(&mut self) -> bool {
         match self {

@@ -48,9 +48,10 @@ use std::sync::{Mutex, OnceLock};
 use steadyhud_config::GpuTiming;
 use steadyhud_sys::lock::Recover;
 
-/// Timed intervals (submit calls, normally) in flight per queue. A slot is freed as soon as the
-/// analysis thread (every 5 ms) sees its results, so 256 covers bursts of
-/// many small submits; a full ring skips timing, it never waits.
+/// Timed intervals (submit calls, normally) in flight per queue. A slot is
+/// freed as soon as the analysis thread (every 10 ms while a device times
+/// its submits) sees its results, so 256 covers bursts of many small
+/// submits; a full ring skips timing, it never waits.
 pub const SLOTS: usize = 256;
 
 /// A slot whose submission failed (nothing will ever be written).

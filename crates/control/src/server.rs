@@ -1,5 +1,6 @@
 //! The layer's side of the control socket: a non-blocking server the
-//! analysis thread polls every few milliseconds.
+//! analysis thread polls whenever one of its sockets is ready
+//! ([`Server::interest`]) and at its regular ticks.
 //!
 //! Nothing here ever waits: the listener and every connection are
 //! non-blocking, each poll does bounded work (at most [`ACCEPTS_PER_POLL`]
@@ -37,7 +38,7 @@ pub const READ_PER_POLL: usize = 4096;
 /// Requests answered on one connection per poll.
 pub const REQUESTS_PER_POLL: usize = 16;
 /// Requests answered per poll over all connections (the rest wait for the
-/// next poll, 5 ms later).
+/// next poll, at once: [`Server::interest`] says work is waiting).
 pub const REQUESTS_PER_POLL_TOTAL: usize = 64;
 /// A connection with no complete request for this long is closed.
 pub const IDLE: Duration = Duration::from_secs(2);
@@ -182,6 +183,36 @@ impl Server {
     /// Connections open now.
     pub fn connections(&self) -> usize {
         self.conns.len()
+    }
+
+    /// What the server waits for, for a thread that sleeps in `poll(2)`
+    /// until then: appends one `pollfd` per socket with something to wait
+    /// for (the listener for connections, each connection for its next
+    /// request or for room to send its reply), and says whether work is
+    /// already waiting without any socket becoming ready (a request read
+    /// but not answered yet, past the per-poll budget).
+    pub fn interest(&self, fds: &mut Vec<libc::pollfd>) -> bool {
+        let fd = |f: &dyn AsRawFd, events| libc::pollfd {
+            fd: f.as_raw_fd(),
+            events,
+            revents: 0,
+        };
+        fds.push(fd(&self.listener, libc::POLLIN));
+        let mut pending = false;
+        for c in &self.conns {
+            let mut events = 0;
+            if !c.closing && !c.input_ended && c.input.len() < MAX_LINE {
+                events |= libc::POLLIN;
+            }
+            if !c.output.is_empty() {
+                events |= libc::POLLOUT;
+            }
+            if events != 0 {
+                fds.push(fd(&c.stream, events));
+            }
+            pending |= c.input.contains(&b'\n') || (c.input_ended && !c.closing);
+        }
+        pending
     }
 
     /// Accepts, reads, answers (through `handle`) and writes what is ready

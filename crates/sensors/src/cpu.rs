@@ -7,8 +7,7 @@
 //! softirq steal …` in USER_HZ ticks; `/proc/pid/stat` fields 14 utime and
 //! 15 stime, in clock ticks); cpufreq: Documentation/admin-guide/pm/cpufreq.rst.
 
-use crate::root::Root;
-use std::path::PathBuf;
+use crate::root::{Kept, Root};
 
 /// Clock ticks per second of `/proc` times (USER_HZ, 100 on every Linux
 /// architecture's user ABI).
@@ -52,7 +51,7 @@ fn pct(new: Ticks, old: Ticks) -> Option<f64> {
 
 /// Load of all CPUs and of the busiest core, from `/proc/stat` deltas.
 pub struct CpuLoad {
-    path: PathBuf,
+    file: Kept,
     buf: String,
     total: Option<Ticks>,
     cores: Vec<Ticks>,
@@ -62,7 +61,7 @@ impl CpuLoad {
     /// `None` when `/proc/stat` has no `cpu` line.
     pub fn open(root: &Root) -> Option<CpuLoad> {
         let mut s = CpuLoad {
-            path: root.path("proc/stat"),
+            file: Kept::new(root.path("proc/stat")),
             buf: String::new(),
             total: None,
             cores: Vec::new(),
@@ -73,7 +72,7 @@ impl CpuLoad {
     /// (total %, busiest core %) since the previous call; `None` on the
     /// first call.
     pub fn read(&mut self) -> Option<(Option<f64>, Option<f64>)> {
-        Root::read_into(&self.path, &mut self.buf)?;
+        self.file.read_into(&mut self.buf)?;
         let mut total = None;
         let mut busiest: Option<f64> = None;
         let mut core = 0;
@@ -104,7 +103,7 @@ impl CpuLoad {
 
 /// The process's CPU time as a share of one core, from `/proc/self/stat`.
 pub struct ProcCpu {
-    path: PathBuf,
+    file: Kept,
     buf: String,
     last: Option<(u64, u64)>,
 }
@@ -125,7 +124,7 @@ impl ProcCpu {
         let path = root.path("proc/self/stat");
         parse_proc_ticks(&Root::read(&path)?)?;
         Some(ProcCpu {
-            path,
+            file: Kept::new(path),
             buf: String::new(),
             last: None,
         })
@@ -133,7 +132,7 @@ impl ProcCpu {
 
     /// % of one core since the previous call at `t_ns`.
     pub fn read(&mut self, t_ns: u64) -> Option<f64> {
-        Root::read_into(&self.path, &mut self.buf)?;
+        self.file.read_into(&mut self.buf)?;
         let ticks = parse_proc_ticks(&self.buf)?;
         let old = self.last.replace((t_ns, ticks));
         let (t0, k0) = old?;
@@ -144,13 +143,13 @@ impl ProcCpu {
 
 /// Mean current clock of the cores, from cpufreq.
 pub struct CpuFreq {
-    files: Vec<PathBuf>,
+    files: Vec<Kept>,
 }
 
 impl CpuFreq {
     /// `None` when no core has a readable `scaling_cur_freq`.
     pub fn open(root: &Root) -> Option<CpuFreq> {
-        let files: Vec<PathBuf> = Root::list(&root.path("sys/devices/system/cpu"), "cpu")
+        let files: Vec<Kept> = Root::list(&root.path("sys/devices/system/cpu"), "cpu")
             .into_iter()
             .filter(|p| {
                 p.file_name()
@@ -160,16 +159,17 @@ impl CpuFreq {
             .map(|p| p.join("cpufreq/scaling_cur_freq"))
             .filter(|p| Root::read_u64(p).is_some())
             .take(MAX_FREQ_FILES)
+            .map(Kept::new)
             .collect();
         (!files.is_empty()).then_some(CpuFreq { files })
     }
 
     /// Mean clock, MHz.
-    pub fn read(&self) -> Option<f64> {
+    pub fn read(&mut self) -> Option<f64> {
         let (sum, n) = self
             .files
-            .iter()
-            .filter_map(|p| Root::read_u64(p))
+            .iter_mut()
+            .filter_map(Kept::read_u64)
             .fold((0u64, 0u64), |(s, n), khz| (s + khz, n + 1));
         (n > 0).then(|| sum as f64 / n as f64 / 1000.0)
     }

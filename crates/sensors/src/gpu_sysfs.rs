@@ -16,9 +16,9 @@
 //!   system-wide busy needs the i915/xe PMU (perf), which is not read.
 //! - nvidia: nothing in sysfs; NVML (outside this crate) reads it.
 
-use crate::hwmon::{self, first_readable, read_temp};
+use crate::hwmon::{self, first_readable};
 use crate::rapl::EnergyMeter;
-use crate::root::Root;
+use crate::root::{KeptFiles, Root};
 use crate::sample::{Column, Sample, Throttle};
 use std::fmt;
 use std::path::PathBuf;
@@ -117,6 +117,9 @@ pub struct GpuSysfs {
     vram_used: Option<PathBuf>,
     vram_total: Option<PathBuf>,
     throttle: Vec<(PathBuf, Throttle)>,
+    /// The handles the samples read through.
+    files: KeptFiles,
+    buf: String,
 }
 
 impl GpuSysfs {
@@ -146,6 +149,8 @@ impl GpuSysfs {
             vram_used: None,
             vram_total: None,
             throttle: Vec::new(),
+            files: KeptFiles::default(),
+            buf: String::new(),
         };
         match driver {
             GpuDriver::Amdgpu => {
@@ -223,29 +228,32 @@ impl GpuSysfs {
     }
 
     pub fn read(&mut self, t_ns: u64, s: &mut Sample) {
-        let num = |p: &Option<PathBuf>| p.as_deref().and_then(Root::read_u64);
+        let files = &mut self.files;
+        let mut num = |p: &Option<PathBuf>| files.read_u64(p.as_deref()?);
         s.set(Column::GpuLoadPct, num(&self.busy).map(|v| v as f64));
         let mhz = num(&self.freq_hz)
             .map(|hz| hz as f64 / 1e6)
-            .or_else(|| num(&self.freq_mhz).map(|m| m as f64))
-            .or_else(|| {
-                let t = Root::read(self.sclk_table.as_deref()?)?;
-                current_sclk(&t)
-            });
+            .or_else(|| num(&self.freq_mhz).map(|m| m as f64));
+        let mhz = mhz.or_else(|| {
+            files.read_into(self.sclk_table.as_deref()?, &mut self.buf)?;
+            current_sclk(&self.buf)
+        });
         s.set(Column::GpuMhz, mhz);
-        s.set(Column::GpuTempC, self.temp.as_deref().and_then(read_temp));
+        let temp = self.temp.as_deref().and_then(|p| files.read_u64(p));
+        s.set(Column::GpuTempC, temp.map(|m| m as f64 / 1000.0));
+        let mut num = |p: &Option<PathBuf>| files.read_u64(p.as_deref()?);
         let watts = match self.energy.as_mut() {
             Some(e) => e.read(t_ns),
             None => num(&self.power).map(|uw| uw as f64 / 1e6),
         };
         s.set(Column::GpuPowerW, watts);
-        let mb = |p: &Option<PathBuf>| num(p).map(|b| b as f64 / (1024.0 * 1024.0));
+        let mut mb = |p: &Option<PathBuf>| num(p).map(|b| b as f64 / (1024.0 * 1024.0));
         s.set(Column::VramUsedMb, mb(&self.vram_used));
         s.set(Column::VramTotalMb, mb(&self.vram_total));
         if !self.throttle.is_empty() {
             let mut t = Throttle::default();
             for (p, reason) in &self.throttle {
-                if Root::read_u64(p).is_some_and(|v| v != 0) {
+                if files.read_u64(p).is_some_and(|v| v != 0) {
                     t.add(*reason);
                 }
             }

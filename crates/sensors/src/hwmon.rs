@@ -7,7 +7,7 @@
 //! (`Tctl`, `Tdie`), coretemp.rst (`Package id N`) and zenpower (out of
 //! tree, `Tdie`/`Tctl` like k10temp).
 
-use crate::root::Root;
+use crate::root::{Kept, Root};
 use std::path::{Path, PathBuf};
 
 /// hwmon drivers whose temperature is the CPU's.
@@ -62,6 +62,6 @@ pub fn first_readable(dir: &Path, names: &[&str]) -> Option<PathBuf> {
 }
 
 /// Millidegrees → °C.
-pub fn read_temp(p: &Path) -> Option<f64> {
-    Root::read_u64(p).map(|m| m as f64 / 1000.0)
+pub fn read_temp(p: &mut Kept) -> Option<f64> {
+    p.read_u64().map(|m| m as f64 / 1000.0)
 }

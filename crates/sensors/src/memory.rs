@@ -2,8 +2,7 @@
 //! (`MemTotal − MemAvailable`, `SwapTotal − SwapFree`, kB), the process's
 //! resident set from `/proc/self/status` (`VmRSS`, kB). Formats: `proc(5)`.
 
-use crate::root::Root;
-use std::path::PathBuf;
+use crate::root::{Kept, Root};
 
 fn kb(text: &str, key: &str) -> Option<u64> {
     let line = text.lines().find(|l| {
@@ -29,8 +28,8 @@ pub fn meminfo(text: &str) -> Option<(f64, Option<f64>)> {
 
 /// RAM, swap and RSS.
 pub struct Memory {
-    meminfo: PathBuf,
-    status: PathBuf,
+    meminfo: Kept,
+    status: Kept,
     buf: String,
 }
 
@@ -45,21 +44,21 @@ pub struct MemoryReading {
 impl Memory {
     pub fn open(root: &Root) -> Memory {
         Memory {
-            meminfo: root.path("proc/meminfo"),
-            status: root.path("proc/self/status"),
+            meminfo: Kept::new(root.path("proc/meminfo")),
+            status: Kept::new(root.path("proc/self/status")),
             buf: String::new(),
         }
     }
 
     pub fn read(&mut self) -> MemoryReading {
         let mut r = MemoryReading::default();
-        if Root::read_into(&self.meminfo, &mut self.buf).is_some() {
+        if self.meminfo.read_into(&mut self.buf).is_some() {
             if let Some((ram, swap)) = meminfo(&self.buf) {
                 r.ram = Some(ram);
                 r.swap = swap;
             }
         }
-        if Root::read_into(&self.status, &mut self.buf).is_some() {
+        if self.status.read_into(&mut self.buf).is_some() {
             r.rss = kb(&self.buf, "VmRSS").map(|k| k as f64 / 1024.0);
         }
         r

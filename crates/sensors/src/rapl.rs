@@ -8,12 +8,12 @@
 //! subzones, not summed). Since Linux 5.10 `energy_uj` is readable by root
 //! only on most distributions: then there is no `cpu_power_w`.
 
-use crate::root::Root;
+use crate::root::{Kept, Root};
 use std::path::PathBuf;
 
 /// One energy counter.
 struct Counter {
-    file: PathBuf,
+    file: Kept,
     /// Value at which it wraps to 0 (`None`: unknown, a drop is skipped).
     range: Option<u64>,
     last: Option<u64>,
@@ -51,7 +51,7 @@ impl EnergyMeter {
             .into_iter()
             .filter(|(f, _)| Root::read_u64(f).is_some())
             .map(|(file, range)| Counter {
-                file,
+                file: Kept::new(file),
                 range,
                 last: None,
             })
@@ -68,7 +68,7 @@ impl EnergyMeter {
         let mut uj = 0u64;
         let mut whole = true;
         for c in &mut self.counters {
-            let Some(now) = Root::read_u64(&c.file) else {
+            let Some(now) = c.file.read_u64() else {
                 whole = false;
                 continue;
             };

@@ -8,9 +8,8 @@ use crate::gpu_sysfs::{GpuDriver, GpuSysfs, PciBusId};
 use crate::hwmon::{self, read_temp};
 use crate::memory::Memory;
 use crate::rapl::EnergyMeter;
-use crate::root::Root;
+use crate::root::{Kept, Root};
 use crate::sample::{Column, Sample, COLUMNS};
-use std::path::PathBuf;
 
 /// A GPU source outside this crate (NVML), read at each sample.
 pub trait GpuReader: Send {
@@ -27,7 +26,7 @@ pub struct Sampler {
     cpu: Option<CpuLoad>,
     proc_cpu: Option<ProcCpu>,
     freq: Option<CpuFreq>,
-    temp: Option<PathBuf>,
+    temp: Option<Kept>,
     rapl: Option<EnergyMeter>,
     memory: Memory,
     gpu: Option<GpuSysfs>,
@@ -93,7 +92,7 @@ impl Sampler {
             cpu,
             proc_cpu,
             freq,
-            temp,
+            temp: temp.map(Kept::new),
             rapl,
             memory: Memory::open(root),
             gpu,
@@ -175,8 +174,8 @@ impl Sampler {
         if let Some(p) = self.proc_cpu.as_mut() {
             s.set(Column::ProcCpuPct, p.read(t_ns));
         }
-        s.set(Column::CpuMhz, self.freq.as_ref().and_then(CpuFreq::read));
-        s.set(Column::CpuTempC, self.temp.as_deref().and_then(read_temp));
+        s.set(Column::CpuMhz, self.freq.as_mut().and_then(CpuFreq::read));
+        s.set(Column::CpuTempC, self.temp.as_mut().and_then(read_temp));
         if let Some(r) = self.rapl.as_mut() {
             s.set(Column::CpuPowerW, r.read(t_ns));
         }

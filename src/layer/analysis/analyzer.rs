@@ -100,6 +100,26 @@ impl Analyzer {
         }
     }
 
+    /// When the streams have work due next: live statistics while the HUD
+    /// is shown, the next flush (which also checks the summary's upkeep).
+    pub(super) fn next_due(&self) -> Instant {
+        let flush = self.last_flush + FLUSH_EVERY;
+        // GPU timing's results are read at every turn.
+        if self.times_gpu() {
+            return Instant::now();
+        }
+        if self.settings.hud_visible.load(Ordering::Relaxed) {
+            flush.min(self.last_live + LIVE_EVERY)
+        } else {
+            flush
+        }
+    }
+
+    /// Whether a stream's device times its submits (GPU timing).
+    pub(super) fn times_gpu(&self) -> bool {
+        self.streams.iter().any(|s| s.gpu.is_some())
+    }
+
     pub(super) fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
         let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
             .into_iter()

@@ -90,6 +90,17 @@ impl Control {
         }
     }
 
+    /// The sockets to wait for, and whether requests wait already
+    /// ([`Server::interest`]).
+    pub fn interest(&self, fds: &mut Vec<libc::pollfd>) -> bool {
+        self.server.interest(fds)
+    }
+
+    /// Whether connections are open (they time out when idle).
+    pub fn has_connections(&self) -> bool {
+        self.server.connections() > 0
+    }
+
     /// Serves what is ready; `streams` is locked only for requests that
     /// need it (`mark`, and `status` when its cache is stale).
     pub fn poll<S: Streams>(&mut self, settings: &Settings, streams: &Mutex<S>) {

@@ -10,7 +10,8 @@
 //!   poller; `sensor_feed`: the samples the streams' rows and HUD rows
 //!   read, and the rows' readings kept for the summary);
 //! - `upkeep`: the summary writer thread; `summary`: what every summary
-//!   write computes; `settings`: the process-wide state the thread reads.
+//!   write computes; `settings`: the process-wide state the thread reads;
+//!   `wake`: how the thread sleeps (sockets, shutdown, the next tick).
 
 mod analyzer;
 mod control;
@@ -25,6 +26,7 @@ mod stream;
 mod summary;
 mod thread;
 mod upkeep;
+mod wake;
 
 pub use settings::Settings;
 pub use thread::Analysis;

@@ -26,24 +26,87 @@ pub(super) enum AfterPanic {
     Ignore,
 }
 
+/// The grid the thread's wake-ups fall on: every job's period is a
+/// multiple of it (polled keys 50 ms, live statistics 100 ms, system
+/// readings 100 ms at 10 Hz, log flushes 250 ms), so jobs due near one
+/// another share one wake-up.
+pub(super) const TICK: Duration = Duration::from_millis(50);
+
+/// The longest sleep, whatever is due: the rings hold seconds of frames,
+/// and a key event queued inside Xlib (not on its socket) waits no longer.
+pub(super) const MAX_SLEEP: Duration = Duration::from_secs(1);
+
+/// The grid while a device times its submits: a GPU-timing slot is freed
+/// only when the thread reads its results, and a queue has
+/// [`crate::layer::gpu_timing::SLOTS`] of them (25,600 submits a second).
+const GPU_TICK: Duration = Duration::from_millis(10);
+
 /// One job of the analysis thread.
 pub(super) trait Poller: Send {
     /// One turn, `now` being this tick's time. Bounded work; never blocks.
     fn poll(&mut self, now: Instant, settings: &Settings, analyzer: &Mutex<Analyzer>);
     /// What a panic in [`Poller::poll`] costs.
     fn after_panic(&self) -> AfterPanic;
+    /// The sockets the poller waits for (appended to `fds`, for the
+    /// thread's sleep); true when work is waiting already.
+    fn interest(&self, _fds: &mut Vec<libc::pollfd>) -> bool {
+        false
+    }
+    /// How long the thread may sleep from `now` before this poller has
+    /// work due (`None`: nothing is due but what its sockets bring).
+    fn max_sleep(&self, _now: Instant) -> Option<Duration> {
+        None
+    }
+    /// The grid this poller's work needs the wake-ups on.
+    fn grid(&self) -> Duration {
+        TICK
+    }
+    /// Whether what the poller holds must be left to the OS when the
+    /// process exits, rather than closed: at exit other libraries may be
+    /// torn down already (libX11's global lock, which closing a display
+    /// with XInput's hooks takes: a crash seen with mpv).
+    fn leak_at_exit(&self) -> bool {
+        false
+    }
 }
 
 /// Drains every stream's rings into rows, live stats and summaries.
-pub(super) struct Streams;
+pub(super) struct Streams {
+    /// A stream's device times its submits: shorter sleeps.
+    gpu: bool,
+    /// When the streams have work due next (live statistics, a flush).
+    next: Instant,
+}
+
+impl Default for Streams {
+    fn default() -> Self {
+        Streams {
+            gpu: false,
+            next: Instant::now(),
+        }
+    }
+}
 
 impl Poller for Streams {
     fn poll(&mut self, now: Instant, _: &Settings, analyzer: &Mutex<Analyzer>) {
         use steadyhud_sys::lock::Recover;
-        analyzer.lock_or_recover().tick(now);
+        let mut a = analyzer.lock_or_recover();
+        a.tick(now);
+        self.gpu = a.times_gpu();
+        self.next = a.next_due();
     }
     fn after_panic(&self) -> AfterPanic {
         AfterPanic::Retry("steadyhud: analysis step failed; retrying")
+    }
+    fn max_sleep(&self, now: Instant) -> Option<Duration> {
+        Some(self.next.saturating_duration_since(now))
+    }
+    fn grid(&self) -> Duration {
+        if self.gpu {
+            GPU_TICK
+        } else {
+            TICK
+        }
     }
 }
 
@@ -53,6 +116,13 @@ impl Poller for Control {
     }
     fn after_panic(&self) -> AfterPanic {
         AfterPanic::Drop("steadyhud: control socket failed; closed (the game keeps running)")
+    }
+    fn interest(&self, fds: &mut Vec<libc::pollfd>) -> bool {
+        Control::interest(self, fds)
+    }
+    fn max_sleep(&self, _: Instant) -> Option<Duration> {
+        // Open connections are checked for idleness.
+        self.has_connections().then_some(Duration::from_millis(500))
     }
 }
 
@@ -101,7 +171,8 @@ impl Key {
 
 impl Poller for Key {
     fn poll(&mut self, now: Instant, settings: &Settings, _: &Mutex<Analyzer>) {
-        if now < self.next {
+        // Events are read at every turn; a polled key every KEY_EVERY.
+        if self.watch.fd().is_none() && now < self.next {
             return;
         }
         self.next = now + KEY_EVERY;
@@ -118,5 +189,24 @@ impl Poller for Key {
     }
     fn after_panic(&self) -> AfterPanic {
         AfterPanic::Ignore
+    }
+    fn interest(&self, fds: &mut Vec<libc::pollfd>) -> bool {
+        if let Some(fd) = self.watch.fd() {
+            fds.push(libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
+        false
+    }
+    fn max_sleep(&self, now: Instant) -> Option<Duration> {
+        match self.watch.fd() {
+            Some(_) => None,
+            None => Some(self.next.saturating_duration_since(now)),
+        }
+    }
+    fn leak_at_exit(&self) -> bool {
+        true
     }
 }

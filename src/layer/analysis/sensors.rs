@@ -102,4 +102,7 @@ impl Poller for Sensors {
             "steadyhud: system readings failed; stopped (the log goes on without new values)",
         )
     }
+    fn max_sleep(&self, now: Instant) -> Option<Duration> {
+        Some(self.next.saturating_duration_since(now))
+    }
 }

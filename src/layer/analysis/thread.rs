@@ -2,7 +2,9 @@
 //! stream (first swapchain) and stopped (joined) when the last instance is
 //! destroyed or the process exits (see `on_unload` in `layer/mod.rs`).
 //!
-//! Every ≤ 5 ms it drains each stream's ring, turns consecutive presents of
+//! Every ≤ 50 ms ([`super::pollers::TICK`]; 10 ms while a device times
+//! its submits), and at once when a control request comes in
+//! ([`super::wake`]), it drains each stream's ring, turns consecutive presents of
 //! the stream into frame durations, streams one log row per frame (flushed
 //! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
 //! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
@@ -30,21 +32,24 @@ use super::session::Log;
 use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
+use super::wake::Waker;
 use crate::guard;
 use crate::layer::capture::Stream;
 use crate::layer::gpu_timing::GpuTimer;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use steadyhud_metrics::Options;
 use steadyhud_sys::lock::Recover;
-
-const TICK: Duration = Duration::from_millis(5);
 
 struct Running {
     analyzer: Arc<Mutex<Analyzer>>,
     stop: Arc<AtomicBool>,
+    /// Ends the thread's sleep (shutdown).
+    waker: Arc<Waker>,
+    /// The shutdown is the process's exit (see [`Poller::leak_at_exit`]).
+    exiting: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     /// Process that started the thread (a forked child must not join it).
     pid: u32,
@@ -81,11 +86,14 @@ impl Analysis {
             writer: upkeep::Writer::default(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
+        let exiting = Arc::new(AtomicBool::new(false));
+        let waker = Arc::new(Waker::new());
         let feed = SharedFeed::default();
-        let (a, s, f) = (analyzer.clone(), stop.clone(), feed.clone());
+        let (a, f) = (analyzer.clone(), feed.clone());
+        let ends = (stop.clone(), exiting.clone(), waker.clone());
         let thread = std::thread::Builder::new()
             .name("steadyhud-analysis".into())
-            .spawn(move || run(a, s, settings, (pci, f)))
+            .spawn(move || run(a, ends, settings, (pci, f)))
             .map_err(|e| {
                 guard::say(format_args!(
                     "steadyhud: cannot start the analysis thread: {e}; no log or live stats"
@@ -95,6 +103,8 @@ impl Analysis {
         Running {
             analyzer,
             stop,
+            waker,
+            exiting,
             thread,
             pid: std::process::id(),
             feed,
@@ -161,6 +171,16 @@ impl Analysis {
     /// Stops and joins the thread and finishes every stream. Idempotent;
     /// does nothing in a forked child.
     pub fn shutdown(&self) {
+        self.shutdown_as(false);
+    }
+
+    /// [`Analysis::shutdown`] at the process's exit: what the pollers hold
+    /// of other libraries is left to the OS ([`Poller::leak_at_exit`]).
+    pub fn shutdown_at_exit(&self) {
+        self.shutdown_as(true);
+    }
+
+    fn shutdown_as(&self, exiting: bool) {
         let Some(mut r) = lock(&self.running).take() else {
             return;
         };
@@ -168,9 +188,10 @@ impl Analysis {
             std::mem::forget(r);
             return;
         }
+        r.exiting.store(exiting, Ordering::Release);
         r.stop.store(true, Ordering::Release);
         if let Some(t) = r.thread.take() {
-            t.thread().unpark();
+            r.waker.wake();
             let _ = t.join();
         }
         let mut analyzer = lock(&r.analyzer);
@@ -179,15 +200,18 @@ impl Analysis {
     }
 }
 
-/// The thread: every [`TICK`], each poller's turn, a panic in one
-/// contained and answered as that poller says.
+/// The thread: each poller's turn (a panic in one contained and answered
+/// as that poller says), then a sleep until a socket a poller waits for is
+/// ready, or the shortest [`Poller::max_sleep`] passes.
 fn run(
     analyzer: Arc<Mutex<Analyzer>>,
-    stop: Arc<AtomicBool>,
+    (stop, exiting, waker): (Arc<AtomicBool>, Arc<AtomicBool>, Arc<Waker>),
     settings: Settings,
     sensors: (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) {
     let mut pollers = pollers(&settings, sensors);
+    let mut fds = Vec::new();
+    let epoch = Instant::now();
     while !stop.load(Ordering::Acquire) {
         let now = Instant::now();
         pollers.retain_mut(|p| {
@@ -204,8 +228,52 @@ fn run(
             }
             true
         });
-        std::thread::park_timeout(TICK);
+        fds.clear();
+        let busy = pollers
+            .iter()
+            .fold(false, |busy, p| p.interest(&mut fds) | busy);
+        let now = Instant::now();
+        let due = pollers
+            .iter()
+            .filter_map(|p| p.max_sleep(now))
+            .min()
+            .unwrap_or(pollers::MAX_SLEEP);
+        let grid = pollers
+            .iter()
+            .map(|p| p.grid())
+            .min()
+            .unwrap_or(pollers::TICK);
+        if !stop.load(Ordering::Acquire) {
+            waker.sleep(on_grid(epoch, now, due, grid), busy, &mut fds);
+        }
     }
+    if exiting.load(Ordering::Acquire) {
+        for p in pollers {
+            if p.leak_at_exit() {
+                std::mem::forget(p);
+            }
+        }
+    }
+}
+
+/// How long to sleep from `now` for work `due` later: to the first point
+/// of the `grid` (counted from `epoch`) after `now` and at or after the
+/// work (taken as at most [`pollers::MAX_SLEEP`] away), so that jobs due
+/// close together share a wake-up.
+fn on_grid(
+    epoch: Instant,
+    now: Instant,
+    due: std::time::Duration,
+    grid: std::time::Duration,
+) -> std::time::Duration {
+    let due = due
+        .min(pollers::MAX_SLEEP)
+        .max(std::time::Duration::from_nanos(1));
+    let tick = grid.as_nanos().max(1);
+    let at = (now - epoch + due).as_nanos();
+    let grid = at.div_ceil(tick) * tick;
+    let wait = grid - (now - epoch).as_nanos();
+    std::time::Duration::from_nanos(wait.min(u64::MAX as u128) as u64)
 }
 
 /// The thread's jobs: the system readings (opened before any stream's log,
@@ -222,7 +290,7 @@ fn pollers(
     if let Some(s) = guard::try_run(|| Sensors::start(settings, pci, &feed)).flatten() {
         list.push(Box::new(s));
     }
-    list.push(Box::new(pollers::Streams));
+    list.push(Box::<pollers::Streams>::default());
     if let Some(c) = control {
         list.push(Box::new(c));
     }
@@ -244,4 +312,26 @@ fn pollers(
         }
     }
     list
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// Wake-ups fall on the grid, at or after the work due and no later
+    /// than the next grid point after it (work due later than the longest
+    /// sleep counts as due then).
+    #[test]
+    fn sleeps_end_on_the_grid() {
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let at = |now: Duration, due: Duration| on_grid(epoch, epoch + now, due, ms(50));
+        assert_eq!(at(ms(0), ms(100)), ms(100));
+        assert_eq!(at(ms(30), ms(100)), ms(120), "to 150, the point after 130");
+        assert_eq!(at(ms(30), ms(0)), ms(20), "due now: the next point");
+        assert_eq!(at(ms(50), ms(0)), ms(50), "on a point: the one after it");
+        assert_eq!(at(ms(10), ms(10_000)), pollers::MAX_SLEEP + ms(40));
+        assert_eq!(on_grid(epoch, epoch + ms(3), ms(1), ms(10)), ms(7));
+    }
 }

@@ -16,7 +16,7 @@ extern "C" fn on_unload() {
     if l.pid != std::process::id() {
         return;
     }
-    guard::contain((), || l.analysis.shutdown());
+    guard::contain((), || l.analysis.shutdown_at_exit());
 }
 
 #[used]
