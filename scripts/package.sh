@@ -125,6 +125,16 @@ CARGO_TARGET_DIR=$staging/x86_64 cargo deb -p steadyhud --no-build --multiarch s
 say "cargo deb (i386: $lib32)"
 CARGO_TARGET_DIR=$staging/i686 cargo deb -p steadyhud --variant i386 \
   --target i686-unknown-linux-gnu --no-build --multiarch same -o "$dist/"
+# cargo-deb gives every variant the CLI crate's one-line description ("the
+# command line: …"); the i386 package holds only the 32-bit layer, so its
+# control file gets a line that says so (the long description is the
+# variant's own, in crates/cli/Cargo.toml).
+deb32=$(ls "$dist"/steadyhud_*_i386.deb)
+fix=$staging/i386-control
+rm -rf "$fix"
+dpkg-deb -R "$deb32" "$fix"
+sed -i 's/^Description: .*/Description: 32-bit Vulkan layer of steadyhud, a frame pacing HUD and logger/' "$fix/DEBIAN/control"
+dpkg-deb --root-owner-group -Zxz -b "$fix" "$deb32" >/dev/null
 
 # --- 5. the tarball -------------------------------------------------------------
 name=steadyhud-$version

@@ -194,6 +194,13 @@ fn debs_are_one_multiarch_package_with_the_files_in_place() {
         assert_eq!(field(deb, "Multi-Arch"), "same", "{}", deb.display());
         assert!(field(deb, "Depends").contains("libc6"), "{}", deb.display());
     }
+    // Each says what it holds: the i386 one only the 32-bit layer.
+    let (d64, d32) = (field(&dist.deb64, "Description"), field(&dist.deb32, "Description"));
+    assert!(d64.contains("command line"), "{d64}");
+    assert!(
+        d32.starts_with("32-bit Vulkan layer") && !d32.contains("command line:"),
+        "{d32}"
+    );
     let files64 = deb_files(&dist.deb64);
     let files32 = deb_files(&dist.deb32);
     let lib64 = format!("/usr/{LIB64_DIR}/steadyhud/libsteadyhud.so");
