@@ -7,9 +7,10 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use ringbuf::traits::Consumer;
-use steadyhud::layer::capture::{now_ns, Stream};
+use steadyhud_capture::rings::Stream;
 use steadyhud_counters::health::{HealthRule, Tracker};
 use steadyhud_counters::{Counters, BUILTIN, MAX_COUNTERS};
+use steadyhud_sys::clock::now_ns;
 
 fn table() -> Counters {
     let c = Counters::new();

@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
-use steadyhud::input::x11::{Hotkey, HotkeyError};
+use steadyhud_input::x11::{Hotkey, HotkeyError};
 
 /// An Xvfb server on a free display number, killed on drop.
 struct Xvfb {

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use steadyhud::hud::encoding::{self, Encoding};
 use steadyhud::hud::{plan, view, Drawn, HudCache, HudDevice, Plan, SwapchainHud};
-use steadyhud::live::LiveStats;
+use steadyhud_capture::live::LiveStats;
 use steadyhud_config::{Config, Position};
 use steadyhud_gfx::color_range;
 use steadyhud_gfx::{bind_pipeline_and_set, whole_image_copy};
@@ -613,7 +613,7 @@ fn stats() -> LiveStats {
         ring_overflows: 0,
         counters: Vec::new(),
         last_stutter: None,
-        gpu: Some(steadyhud::live::LiveGpu {
+        gpu: Some(steadyhud_capture::live::LiveGpu {
             busy_ms: 7.9,
             bound_pct: 84.0,
         }),
@@ -1535,7 +1535,7 @@ fn the_panel_follows_new_stats() {
         let sc = FakeSwapchain::new(&gpu, vk::Format::B8G8R8A8_UNORM, 640, 480, 2);
         let mut hud = gpu.hud(&sc, &sc.create_info(true), &config);
         let sem = gpu.semaphore();
-        let cell = steadyhud::live::LiveCell::default();
+        let cell = steadyhud_capture::live::LiveCell::default();
         let stutter = to_bytes(view::colors::STUTTER);
         let mut last = Vec::new();
         for frame in 0..8 {

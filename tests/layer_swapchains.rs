@@ -1,6 +1,6 @@
 //! Issue 3, several swapchains and swapchain recreation, with the validation
 //! layer on: no crash, no `VUID-` line, and logs that follow the layer's
-//! documented multi-swapchain semantics (src/layer/analysis/stream.rs): one session
+//! documented multi-swapchain semantics (crates/capture/src/analysis/stream.rs): one session
 //! log per presented window, kept across swapchain recreation, whose frames
 //! are that window's consecutive presents. So a window presented P times has
 //! P-1 rows, and the logs' rows sum to (total presents) - (windows).

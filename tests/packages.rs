@@ -195,7 +195,10 @@ fn debs_are_one_multiarch_package_with_the_files_in_place() {
         assert!(field(deb, "Depends").contains("libc6"), "{}", deb.display());
     }
     // Each says what it holds: the i386 one only the 32-bit layer.
-    let (d64, d32) = (field(&dist.deb64, "Description"), field(&dist.deb32, "Description"));
+    let (d64, d32) = (
+        field(&dist.deb64, "Description"),
+        field(&dist.deb32, "Description"),
+    );
     assert!(d64.contains("command line"), "{d64}");
     assert!(
         d32.starts_with("32-bit Vulkan layer") && !d32.contains("command line:"),

@@ -64,7 +64,7 @@ fn nvml_readings_through_the_sampler() {
     let so_text = so.to_str().unwrap();
     {
         let (mut sampler, missing) =
-            steadyhud::sensors::open(&root, Some(PCI), so_text, 1_000_000_000);
+            steadyhud_capture::gpu_source::open(&root, Some(PCI), so_text, 1_000_000_000);
         if let Some(m) = &missing {
             assert!(
                 !m.contains("NVML") && !m.split(", ").any(|p| p.starts_with("GPU")),
@@ -113,7 +113,7 @@ fn nvml_readings_through_the_sampler() {
     let other = PciBusId { bus: 2, ..PCI };
     let tree2 = sysfs_with("nvidia", "0000:02:00.0");
     let (sampler, missing) =
-        steadyhud::sensors::open(&Root::new(tree2.path()), Some(other), so_text, 1);
+        steadyhud_capture::gpu_source::open(&Root::new(tree2.path()), Some(other), so_text, 1);
     assert!(!sampler
         .columns()
         .iter()
@@ -129,7 +129,7 @@ fn nvml_readings_through_the_sampler() {
 #[test]
 fn missing_nvml_is_one_line() {
     let tree = sysfs_with("nvidia", "0000:01:00.0");
-    let (sampler, missing) = steadyhud::sensors::open(
+    let (sampler, missing) = steadyhud_capture::gpu_source::open(
         &Root::new(tree.path()),
         Some(PCI),
         "libno-such-nvml.so.1",
@@ -148,7 +148,7 @@ fn missing_nvml_is_one_line() {
 #[test]
 fn other_drivers_do_not_load_nvml() {
     let tree = sysfs_with("amdgpu", "0000:01:00.0");
-    let (_, missing) = steadyhud::sensors::open(
+    let (_, missing) = steadyhud_capture::gpu_source::open(
         &Root::new(tree.path()),
         Some(PCI),
         "libno-such-nvml.so.1",

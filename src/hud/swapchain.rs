@@ -6,10 +6,10 @@ use super::device::{HudDevice, HudError};
 use super::plan::Plan;
 use super::upload::Step;
 use super::{panel, render, view};
-use crate::live::LiveStats;
 use ash::vk;
 use std::sync::Arc;
 use std::time::Instant;
+use steadyhud_capture::live::LiveStats;
 use steadyhud_config::Config;
 
 /// What one draw records with: the slot's command buffer (recording), the

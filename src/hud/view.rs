@@ -5,10 +5,10 @@
 //! on a UNORM swapchain) whatever the swapchain; the fragment shader encodes
 //! them for the target (see [`super::encoding`]).
 
-use crate::live::LiveStats;
 use ash::vk;
 use imgui::{Condition, ImColor32, StyleColor, Ui, WindowFlags};
 use std::fmt::Write;
+use steadyhud_capture::live::LiveStats;
 use steadyhud_config::{Config, Position};
 
 /// Base font height in pixels at 720p.
@@ -424,12 +424,12 @@ mod tests {
     fn counter_section_only_when_configured() {
         let stats = LiveStats {
             counters: vec![
-                crate::live::LiveCounter {
+                steadyhud_capture::live::LiveCounter {
                     label: "pipeline creation".into(),
                     unit: "ms",
                     recent: vec![0.0, 41.0, 0.5],
                 },
-                crate::live::LiveCounter {
+                steadyhud_capture::live::LiveCounter {
                     label: "queue submit".into(),
                     unit: "ms",
                     recent: vec![0.2; 3],
@@ -468,7 +468,7 @@ mod tests {
             "off {off} on {on}"
         );
         // The last stutter and its cause: two more lines.
-        let last = crate::live::LastStutter {
+        let last = steadyhud_capture::live::LastStutter {
             excess_ms: 41.2,
             cause: "pipeline creation 41.0 ms".into(),
         };

@@ -8,13 +8,10 @@
 //! pipelines, images and buffers without one, and uploads and draws for the
 //! first time inside a present, on the present queue.
 
-use super::analysis::{Analysis, Settings};
-use super::capture::{now_ns, Stream};
 use super::counters::DeviceCounters;
 use super::gpu_timing::GpuTimer;
 use super::handles::HandleMap;
 use super::instance::Instance;
-use super::limiter::Pacer;
 use super::lineage::Lineage;
 use super::loader;
 use super::next::DeviceNext;
@@ -26,6 +23,10 @@ use ash::vk;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use steadyhud_capture::analysis::{Analysis, Settings};
+use steadyhud_capture::limiter::Pacer;
+use steadyhud_capture::rings::Stream;
+use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
 /// Device extensions the app enabled that decide which hooks exist.
@@ -240,11 +241,18 @@ impl Device {
                     guard::contain(None, || {
                         // SAFETY: the live physical device of `inst`, an
                         // instance of Vulkan 1.1 or later.
-                        unsafe { crate::sensors::pci_bus_of(&inst.ash, physical_device) }
+                        unsafe { super::pci::pci_bus_of(&inst.ash, physical_device) }
                     })
                 })
                 .flatten(),
         })
+    }
+
+    /// The device's GPU timer, as the capture core reads it.
+    fn gpu_times(&self) -> Option<Arc<dyn steadyhud_capture::gpu_times::GpuTimes>> {
+        self.gpu
+            .clone()
+            .map(|g| g as Arc<dyn steadyhud_capture::gpu_times::GpuTimes>)
     }
 
     /// The view of this device the HUD gets.
@@ -441,7 +449,7 @@ impl Device {
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
                 self.analysis
-                    .new_stream(self.settings, self.key, table, self.gpu.clone(), self.pci)
+                    .new_stream(self.settings, self.key, table, self.gpu_times(), self.pci)
             });
             if recreation {
                 if let Some(dc) = self.counters.as_ref() {

@@ -39,13 +39,14 @@
 //! made inside the app's first submit on it (recording needs no queue) and
 //! booked as the layer's setup time.
 
-use super::capture::now_ns;
 use crate::guard;
 use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use steadyhud_capture::gpu_times::{Collected, GpuTimes, Interval};
 use steadyhud_config::GpuTiming;
+use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
 /// Timed intervals (submit calls, normally) in flight per queue. A slot is
@@ -64,44 +65,6 @@ const GIVE_UP_NS: u64 = 2_000_000_000;
 /// Intervals older than this (by submit time) are dropped from
 /// [`Collected`], whether or not a stream looked at them.
 const KEEP_NS: u64 = 10_000_000_000;
-
-/// One timed interval (a submit call's timed batches, see
-/// [`build_patched`]): CPU time of the call, GPU start and end mapped to
-/// CLOCK_MONOTONIC (ns).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Interval {
-    pub submit_ns: u64,
-    pub start_ns: u64,
-    pub end_ns: u64,
-}
-
-/// Intervals read so far, in submit order per queue (merged by submit time),
-/// and how far they are complete.
-#[derive(Default)]
-pub struct Collected {
-    pub intervals: VecDeque<Interval>,
-    /// Every batch submitted before this CPU time has its interval in
-    /// `intervals` (or was given up).
-    pub complete_before_ns: u64,
-    /// CPU ns − GPU ns from the last calibration, and when it was made.
-    calibrated: Option<(i128, u64)>,
-    /// Without calibration: the largest (submit − GPU start) seen, ns.
-    estimate: Option<i128>,
-}
-
-impl Collected {
-    /// The offset that maps GPU ns to CPU ns for a batch submitted at
-    /// `submit` that started at `gpu_start` (updating the estimate).
-    fn offset(&mut self, submit: u64, gpu_start: u64) -> i128 {
-        if let Some((o, _)) = self.calibrated {
-            return o;
-        }
-        let bound = submit as i128 - gpu_start as i128;
-        let e = self.estimate.map_or(bound, |e| e.max(bound));
-        self.estimate = Some(e);
-        e
-    }
-}
 
 /// The device extension that maps GPU timestamps to the CPU clock.
 pub const CALIBRATION_EXTENSION: &std::ffi::CStr = c"VK_EXT_calibrated_timestamps";
@@ -636,11 +599,11 @@ impl GpuTimer {
         let now = now_ns();
         let mut collected = self.collected.lock_or_recover();
         if collected
-            .calibrated
-            .is_none_or(|(_, at)| now.saturating_sub(at) >= CALIBRATE_EVERY_NS)
+            .calibrated_at()
+            .is_none_or(|at| now.saturating_sub(at) >= CALIBRATE_EVERY_NS)
         {
             if let Some(o) = self.calibrate() {
-                collected.calibrated = Some((o, now));
+                collected.calibrate(o, now);
             }
         }
         let mut complete = now.saturating_sub(1_000_000);
@@ -685,11 +648,6 @@ impl GpuTimer {
             )
         };
         (r == vk::Result::SUCCESS).then(|| ts[1] as i128 - (ts[0] as f64 * self.period_ns) as i128)
-    }
-
-    /// The intervals read so far (analysis thread).
-    pub fn collected(&self) -> std::sync::MutexGuard<'_, Collected> {
-        self.collected.lock_or_recover()
     }
 
     /// Stops polling and frees the layer's objects.
@@ -919,6 +877,22 @@ impl QueueObjects {
             }
         }
         Ok(all.chunks(2).map(|p| (p[0], p[1])).unzip())
+    }
+}
+
+/// What the analysis thread reads of the timer.
+impl GpuTimes for GpuTimer {
+    fn poll(&self) {
+        GpuTimer::poll(self);
+    }
+    fn collected(&self) -> std::sync::MutexGuard<'_, Collected> {
+        self.collected.lock_or_recover()
+    }
+    fn ring_full(&self) -> u64 {
+        self.ring_full.load(Ordering::Relaxed)
+    }
+    fn given_up(&self) -> u64 {
+        self.given_up.load(Ordering::Relaxed)
     }
 }
 

@@ -24,22 +24,19 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod analysis;
-pub mod capture;
 mod counters;
 mod device;
 pub mod display_timing;
-mod faults;
 pub mod gpu_timing;
 mod handles;
 mod hooks;
 mod identity;
 mod instance;
-mod limiter;
 mod lineage;
 pub mod loader;
 mod next;
 mod passthrough;
+mod pci;
 mod present;
 mod queue;
 mod regions;

@@ -3,7 +3,7 @@
 //! (waiting on the app's semaphores, signalling the HUD's) → real present
 //! waiting on the HUD's semaphore, with the HUD's rectangle added to the
 //! app's present regions; with a frame cap, the limiter's wait
-//! ([`super::limiter`]) after the real present (or, `early`, first).
+//! (`steadyhud_capture::limiter`) after the real present (or, `early`, first).
 //!
 //! Rules kept here:
 //! * the layer submits only on `queue`, inside this call (the app owns the
@@ -21,17 +21,17 @@
 //! * the test-only fault switches exist only in `present::<true>`, which
 //!   the entry table hands out only when one is set.
 
-use super::capture::now_ns;
 use super::device::Device;
-use super::faults::Site;
-use super::limiter;
 use super::queue::{hud_role, HudRole, QueueInfo};
 use super::regions::{self, Scratch};
 use crate::guard;
 use crate::hud::{Drawn, HudError};
 use ash::vk;
 use std::sync::atomic::Ordering;
+use steadyhud_capture::faults::Site;
+use steadyhud_capture::limiter;
 use steadyhud_config::LimitMethod;
+use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
 /// A Vulkan array argument as a slice.

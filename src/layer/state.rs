@@ -4,22 +4,22 @@
 //! analysis thread. It is the only global holding the layer's state besides
 //! the `.fini_array` hook (docs/design.md, "Where state lives"); everything
 //! else lives in per-instance, per-device and per-swapchain records reached
-//! through it, or is handed down from it (`src/input` gets its
+//! through it, or is handed down from it (`steadyhud_input` gets its
 //! [`WaylandKeys`]).
 
-use super::analysis::{Analysis, Settings};
 use super::device::Device;
-use super::faults::Faults;
 use super::handles::HandleMap;
 use super::identity::Identity;
 use super::instance::Instance;
-use super::limiter::FpsLimit;
 use super::passthrough::Passthrough;
-use crate::input::wayland::WaylandKeys;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
+use steadyhud_capture::analysis::{Analysis, Settings};
+use steadyhud_capture::faults::Faults;
+use steadyhud_capture::limiter::FpsLimit;
 use steadyhud_config::Config;
+use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_sys::lock::Recover;
 
 /// The layer's state in this process.
@@ -40,7 +40,7 @@ pub struct Layer {
     pub instances: Mutex<HashMap<usize, Arc<Instance>>>,
     /// Devices by dispatch key (their queues share it): read without a lock.
     pub devices: HandleMap<Device>,
-    /// The Wayland hotkeys: surface map, binding, libraries (`src/input`
+    /// The Wayland hotkeys: surface map, binding, libraries (`steadyhud_input`
     /// keeps no global; it gets this record from here).
     pub wayland: WaylandKeys,
     pub analysis: Analysis,

@@ -4,10 +4,10 @@
 //! the layer's GPU-timing objects for its queue books its whole time as
 //! `layer_setup_ms` instead, as for the HUD's first draw.
 
-use super::capture::now_ns;
 use super::device::Device;
 use super::gpu_timing::Batch;
 use ash::vk;
+use steadyhud_sys::clock::now_ns;
 
 impl Device {
     /// `vkQueueSubmit`.

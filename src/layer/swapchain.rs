@@ -2,9 +2,9 @@
 //! HUD. Locked only by presents of this swapchain (which the app
 //! serializes) and by its destruction, so never contended.
 
-use super::capture::Stream;
 use crate::hud::{HudCache, HudDevice, SwapchainHud};
 use std::sync::{Arc, Mutex};
+use steadyhud_capture::rings::Stream;
 use steadyhud_sys::lock::Recover;
 
 /// One live swapchain.

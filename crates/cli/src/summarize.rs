@@ -215,7 +215,16 @@ pub fn histogram_csv(rows: &[LogRow]) -> csv::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(histogram::CSV_HEADER)?;
     for r in rows {
-        r.histogram.write_csv(&mut w, &[&r.file])?;
+        for b in r.histogram.rows() {
+            w.write_record([
+                r.file.clone(),
+                b.bucket.to_string(),
+                b.lo_ns.to_string(),
+                b.hi_ns.to_string(),
+                b.frames.to_string(),
+                b.time_ns.to_string(),
+            ])?;
+        }
     }
     w.into_inner().map_err(|e| e.into_error().into())
 }

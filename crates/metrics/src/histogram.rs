@@ -280,27 +280,6 @@ impl TimeHistogram {
         Self::from_rows(j.buckets.iter().copied())
     }
 
-    /// Writes the long CSV form, one row per bucket, `prefix` fields first
-    /// (e.g. the log's file name). No header: see [`CSV_HEADER`].
-    pub fn write_csv<W: std::io::Write>(
-        &self,
-        w: &mut csv::Writer<W>,
-        prefix: &[&str],
-    ) -> csv::Result<()> {
-        for r in self.rows() {
-            let mut rec: Vec<String> = prefix.iter().map(|s| s.to_string()).collect();
-            rec.extend([
-                r.bucket.to_string(),
-                r.lo_ns.to_string(),
-                r.hi_ns.to_string(),
-                r.frames.to_string(),
-                r.time_ns.to_string(),
-            ]);
-            w.write_record(&rec)?;
-        }
-        Ok(())
-    }
-
     /// N.
     pub fn frames(&self) -> u64 {
         self.bins.iter().map(|(_, b)| b.frames).sum()

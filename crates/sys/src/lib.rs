@@ -1,8 +1,11 @@
 //! What steadyhud asks of the operating system, in one small crate so the
 //! crates above it can forbid `unsafe`: the monotonic clock, local time, the
-//! home folder, and locks that outlive a contained panic.
+//! home folder, locks that outlive a contained panic, and the containment
+//! itself ([`guard`]: code that runs inside somebody else's game never
+//! takes it down).
 
 pub mod clock;
+pub mod guard;
 pub mod home;
 pub mod lock;
 pub mod time;

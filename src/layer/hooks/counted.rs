@@ -30,11 +30,11 @@
 //! them on to the next layer unchanged.
 
 use super::lookup::on_device;
-use crate::layer::capture::now_ns;
 use crate::layer::counters::DeviceCounters;
 use crate::layer::next::DeviceNext;
 use ash::vk;
 use steadyhud_counters::CounterId;
+use steadyhud_sys::clock::now_ns;
 
 /// Times `call` into counter `ns` (and adds `count` to `n`, if given).
 #[inline]

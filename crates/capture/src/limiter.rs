@@ -18,8 +18,8 @@
 //! `limiter_wait_ms` counter and is not counted in `in_present_ms` nor in
 //! `cpu_busy_ms`.
 
-use super::capture::now_ns;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use steadyhud_sys::clock::now_ns;
 
 /// Spin this long before a deadline instead of sleeping to it.
 pub const SPIN_NS: u64 = 200_000;

@@ -15,7 +15,7 @@
 //!   `VK_GOOGLE_display_timing`; not measured yet, reported as `"n/a"`.
 
 use crate::guard;
-use crate::layer::capture::{CounterFrame, Stream};
+use crate::rings::{CounterFrame, Stream};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use steadyhud_counters::health::{HealthRule, Tracker};

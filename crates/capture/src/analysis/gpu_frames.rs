@@ -6,7 +6,7 @@
 //! clock), and its **busy** time is how long, within that span, at least
 //! one of the app's batches (any queue of the device, whenever submitted)
 //! was running on the GPU: the union of the batches' GPU intervals
-//! ([`crate::layer::gpu_timing`], mapped to the CPU clock) clipped to the span.
+//! (the client's [`GpuTimes`], mapped to the CPU clock) clipped to the span.
 //! Its **wait** time is the rest of the span from the first such GPU start
 //! to the last such end. So a frame's busy time never exceeds its duration
 //! and the session's busy time is exactly the GPU's busy time while frames
@@ -22,7 +22,7 @@
 //! submitted), or at most [`LATE_NS`]; a frame decided without all of its
 //! results is counted in `late_frames`.
 
-use crate::layer::gpu_timing::GpuTimer;
+use crate::gpu_times::GpuTimes;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use steadyhud_counters::FrameValues;
@@ -82,7 +82,7 @@ pub fn busy_in_span(
 
 /// GPU timing of one stream on the analysis thread.
 pub struct GpuFrames {
-    timer: Arc<GpuTimer>,
+    timer: Arc<dyn GpuTimes>,
     busy_col: usize,
     wait_col: usize,
     pending: VecDeque<Pending>,
@@ -98,7 +98,7 @@ impl GpuFrames {
     /// counters in the frame values.
     /// `window_ns`, `max_frames`: the HUD's rolling window.
     pub fn new(
-        timer: Arc<GpuTimer>,
+        timer: Arc<dyn GpuTimes>,
         busy_col: usize,
         wait_col: usize,
         window_ns: u64,
@@ -188,8 +188,8 @@ impl GpuFrames {
                 serde_json::json!({
                     "frames": self.totals.frames(),
                     "late_frames": self.late_frames,
-                    "ring_full_batches": self.timer.ring_full.load(std::sync::atomic::Ordering::Relaxed),
-                    "given_up_batches": self.timer.given_up.load(std::sync::atomic::Ordering::Relaxed),
+                    "ring_full_batches": self.timer.ring_full(),
+                    "given_up_batches": self.timer.given_up(),
                 }),
             );
         }

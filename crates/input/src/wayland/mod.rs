@@ -63,12 +63,12 @@
 pub mod ffi;
 pub mod tracker;
 
-use crate::guard;
 use ffi::{Keymap, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, Xkb, MARSHAL_DESTROY};
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use steadyhud_sys::guard;
 use steadyhud_sys::lock::Recover;
 use tracker::Tracker;
 

@@ -10,11 +10,11 @@ use super::session::Log;
 use super::settings::Settings;
 use super::summary::whole_session;
 use super::upkeep::{self, Schedule, Snapshot};
+use crate::faults::Site;
+use crate::gpu_times::GpuTimes;
 use crate::guard;
-use crate::layer::capture::{CounterFrame, Stream};
-use crate::layer::faults::Site;
-use crate::layer::gpu_timing::GpuTimer;
 use crate::live::LiveStats;
+use crate::rings::{CounterFrame, Stream};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -89,7 +89,7 @@ impl StreamAnalysis {
         (cons, vcons, gpu): (
             HeapCons<u64>,
             Option<HeapCons<CounterFrame>>,
-            Option<Arc<GpuTimer>>,
+            Option<Arc<dyn GpuTimes>>,
         ),
         log: Log,
         window_s: f64,
@@ -612,7 +612,7 @@ mod tests {
     /// every frame still has its row.
     #[test]
     fn counter_ring_overflow_is_logged() {
-        use crate::layer::capture::COUNTER_RING_CAPACITY;
+        use crate::rings::COUNTER_RING_CAPACITY;
         use steadyhud_counters::{Counters, Unit, MAX_COUNTERS};
         let dir = tempfile::tempdir().unwrap();
         let table = Arc::new(Counters::new());
@@ -701,7 +701,7 @@ mod tests {
     }
 
     fn capture_capacity() -> usize {
-        crate::layer::capture::RING_CAPACITY
+        crate::rings::RING_CAPACITY
     }
 
     #[test]

@@ -33,9 +33,9 @@ use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use super::wake::Waker;
+use crate::gpu_times::GpuTimes;
 use crate::guard;
-use crate::layer::capture::Stream;
-use crate::layer::gpu_timing::GpuTimer;
+use crate::rings::Stream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -120,7 +120,7 @@ impl Analysis {
         settings: Settings,
         device_key: usize,
         counters: Option<Arc<steadyhud_counters::Counters>>,
-        gpu: Option<Arc<GpuTimer>>,
+        gpu: Option<Arc<dyn GpuTimes>>,
         pci: Option<steadyhud_sensors::PciBusId>,
     ) -> Arc<Stream> {
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;

@@ -1,10 +1,10 @@
 //! What the analysis thread reads of the layer's process-wide state.
 
-use crate::input::wayland::WaylandKeys;
-use crate::layer::faults::Faults;
-use crate::layer::limiter::FpsLimit;
+use crate::faults::Faults;
+use crate::limiter::FpsLimit;
 use std::sync::atomic::AtomicBool;
 use steadyhud_config::Config;
+use steadyhud_input::wayland::WaylandKeys;
 
 /// What the analysis thread reads of the layer's state (which lives for the
 /// whole process, hence `'static`).

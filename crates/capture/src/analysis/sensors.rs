@@ -65,7 +65,7 @@ impl Sensors {
         }
         let (root, pci) = stand_in(pci);
         let (sampler, missing) =
-            crate::sensors::open(&root, pci, crate::sensors::NVML_LIB, now_ns());
+            crate::gpu_source::open(&root, pci, crate::gpu_source::NVML_LIB, now_ns());
         if let Some(m) = missing {
             guard::say(format_args!("steadyhud: system readings: {m}"));
         }

@@ -6,7 +6,7 @@ use super::gpu_frames::GpuFrames;
 use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
-use crate::layer::capture::Stream;
+use crate::rings::Stream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use steadyhud_metrics::Rolling;

@@ -6,11 +6,11 @@ use super::analyzer::Analyzer;
 use super::control::Control;
 use super::settings::Settings;
 use crate::guard;
-use crate::input::wayland::WaylandKeys;
-use crate::input::KeyWatch;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use steadyhud_input::wayland::WaylandKeys;
+use steadyhud_input::KeyWatch;
 
 /// How often a key combination is polled: each poll of an X11 key is a
 /// round trip to the X server.
@@ -38,7 +38,7 @@ pub(super) const MAX_SLEEP: Duration = Duration::from_secs(1);
 
 /// The grid while a device times its submits: a GPU-timing slot is freed
 /// only when the thread reads its results, and a queue has
-/// [`crate::layer::gpu_timing::SLOTS`] of them (25,600 submits a second).
+/// 256 of them in the Vulkan layer (25,600 submits a second).
 const GPU_TICK: Duration = Duration::from_millis(10);
 
 /// One job of the analysis thread.

@@ -5,7 +5,8 @@
 //! (installed once; it only sees panics of this library's own copy of std)
 //! prints a single `steadyhud:` line instead of the default multi-line report.
 //!
-//! Test-only fault switches live in [`super::faults`].
+//! Test-only fault switches live in the capture core
+//! (`crates/capture/src/faults.rs`).
 
 use std::cell::Cell;
 use std::panic::{self, AssertUnwindSafe};
