@@ -132,9 +132,15 @@ CARGO_TARGET_DIR=$staging/i686 cargo deb -p steadyhud --variant i386 \
 deb32=$(ls "$dist"/steadyhud_*_i386.deb)
 fix=$staging/i386-control
 rm -rf "$fix"
-dpkg-deb -R "$deb32" "$fix"
-sed -i 's/^Description: .*/Description: 32-bit Vulkan layer of steadyhud, a frame pacing HUD and logger/' "$fix/DEBIAN/control"
-dpkg-deb --root-owner-group -Zxz -b "$fix" "$deb32" >/dev/null
+mkdir -p "$fix/control"
+# Only the control member changes; the data member stays as cargo-deb
+# made it (ar keeps the members' order: debian-binary, control, data).
+(cd "$fix" && ar x "$deb32" && tar -C control -xJf control.tar.xz)
+sed -i 's/^Description: .*/Description: 32-bit Vulkan layer of steadyhud, a frame pacing HUD and logger/' "$fix/control/control"
+tar -C "$fix/control" --sort=name --owner=0 --group=0 --numeric-owner \
+  --mtime="@$(git log -1 --format=%ct 2>/dev/null || date +%s)" -cJf "$fix/control.tar.xz" ./control
+rm -f "$deb32"
+(cd "$fix" && ar rc "$deb32" debian-binary control.tar.xz data.tar.*)
 
 # --- 5. the tarball -------------------------------------------------------------
 name=steadyhud-$version
