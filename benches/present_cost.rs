@@ -983,8 +983,8 @@ fn main() {
     let logs = tempfile::tempdir().unwrap();
     // Per mode: each round's result fields, and each round's (thread, %).
     type Fields = Vec<(String, f64)>;
-    let mut table: Vec<(&str, Vec<Fields>, Vec<(String, f64)>)> =
-        modes.iter().map(|m| (*m, Vec::new(), Vec::new())).collect();
+    type ModeRow<'a> = (&'a str, Vec<Fields>, Vec<(String, f64)>);
+    let mut table: Vec<ModeRow> = modes.iter().map(|m| (*m, Vec::new(), Vec::new())).collect();
     for round in 0..rounds {
         let mut order = modes.clone();
         if round % 2 == 1 {

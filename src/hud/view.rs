@@ -9,6 +9,11 @@ use ash::vk;
 use imgui::{Condition, ImColor32, StyleColor, Ui, WindowFlags};
 use std::fmt::Write;
 use steadyhud_capture::live::LiveStats;
+
+/// A metric's short label, as the catalog declares it for every table.
+fn short(key: &'static str) -> &'static str {
+    steadyhud_metrics::catalog::metric(key).map_or(key, |m| m.short)
+}
 use steadyhud_config::{Config, Position};
 
 /// Base font height in pixels at 720p.
@@ -190,7 +195,7 @@ impl View {
 
     fn contents(&mut self, ui: &Ui, stats: &LiveStats) {
         let p = &self.palette;
-        let col_x = ui.calc_text_size("Mostly steady")[0] + 14.0 * self.scale;
+        let col_x = ui.calc_text_size(short("mostly_steady_fps"))[0] + 14.0 * self.scale;
         let shadow = self.scale.round().max(1.0);
         let text_at_cursor = |color: [f32; 4], text: &str| {
             let pos = ui.cursor_screen_pos();
@@ -211,12 +216,18 @@ impl View {
                     let _ = text.write_fmt(args);
                     row(label, text);
                 };
-                line("Steady", format_args!("{} fps", s.steady_fps));
-                line("Mostly steady", format_args!("{} fps", s.mostly_steady_fps));
-                line("Typical", format_args!("{} fps", s.typical_fps));
-                line("Average", format_args!("{:.1} fps", s.average_fps));
+                line(short("steady_fps"), format_args!("{} fps", s.steady_fps));
+                line(
+                    short("mostly_steady_fps"),
+                    format_args!("{} fps", s.mostly_steady_fps),
+                );
+                line(short("typical_fps"), format_args!("{} fps", s.typical_fps));
+                line(
+                    short("average_fps"),
+                    format_args!("{:.1} fps", s.average_fps),
+                );
                 line("Frame", format_args!("{:.1} ms", stats.last_frame_ms));
-                line("P99 (time)", format_args!("{:.1} ms", s.p99_ms));
+                line(short("p99_ms"), format_args!("{:.1} ms", s.p99_ms));
                 if stats.fps_cap != 0 {
                     line("Cap", format_args!("{} fps", stats.fps_cap));
                 }

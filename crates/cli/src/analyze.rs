@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use steadyhud_formats::{self as formats, Filter, Format, FrameLog, ParseError, ReadOptions};
+use steadyhud_metrics::catalog::{self, Group};
 use steadyhud_metrics::display::DisplayStats;
 use steadyhud_metrics::gpu::{GpuKeys, GpuStats};
 use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
@@ -346,45 +347,15 @@ pub fn json_full(
 /// Stutters listed in the table.
 const STUTTERS_SHOWN: usize = 5;
 
-/// The human-readable table.
-pub fn table(a: &Analysis, opts: &Options) -> String {
-    let s = &a.summary;
-    let m = &a.log.meta;
-    let mut rows: Vec<(String, String)> = Vec::new();
-    let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
-    row("File", a.path.display().to_string());
-    row("Format", format!("{}; column {}", m.detail, m.column));
-    row(
-        "Source",
-        m.source
-            .clone()
-            .unwrap_or_else(|| "not named in the log".into()),
-    );
-    row("", String::new());
-    row("Frames", s.frames.to_string());
-    row("Duration", format!("{:.3} s", s.duration_s));
-    row("Average FPS", fps(s.average_fps));
-    row("1% low FPS", fps(s.low_1pct_fps));
-    row("0.1% low FPS", fps(s.low_0_1pct_fps));
-    row("", String::new());
-    row(
-        "Frame time, time-weighted",
-        "(Pp: a share 1-p of the time is spent in frames at least this long)".into(),
-    );
-    for (k, v) in s.percentiles_ms() {
-        row(&format!("  {k}"), format!("{v:>9.3} ms"));
-    }
-    row("", String::new());
-    row("Steady FPS", s.steady_fps.to_string());
-    row("Mostly Steady FPS", s.mostly_steady_fps.to_string());
-    row("Typical FPS", s.typical_fps.to_string());
-    row("", String::new());
-    row(
-        "Stutters",
-        format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold),
-    );
+/// The rows under the stutter count: each stutter (with what the system
+/// readings say of it), then, with counters, the stutters by main cause.
+fn stutter_rows(a: &Analysis, row: &mut impl FnMut(&str, String)) {
     let sensor_causes = a.sensor_causes.as_deref().unwrap_or(&[]);
-    for line in stutter_lines(&a.log.durations_ns, &s.stutter_frames, sensor_causes) {
+    for line in stutter_lines(
+        &a.log.durations_ns,
+        &a.summary.stutter_frames,
+        sensor_causes,
+    ) {
         row("", line);
     }
     if let Some(causes) = a.stutter_causes.as_ref().filter(|c| !c.is_empty()) {
@@ -411,10 +382,55 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
             );
         }
     }
+}
+
+/// The human-readable table.
+pub fn table(a: &Analysis, opts: &Options) -> String {
+    let s = &a.summary;
+    let m = &a.log.meta;
+    let mut rows: Vec<(String, String)> = Vec::new();
+    let mut row = |k: &str, v: String| rows.push((k.to_string(), v));
+    row("File", a.path.display().to_string());
+    row("Format", format!("{}; column {}", m.detail, m.column));
     row(
-        "OSC (oscillation)",
-        if s.osc { "yes" } else { "no" }.to_string(),
+        "Source",
+        m.source
+            .clone()
+            .unwrap_or_else(|| "not named in the log".into()),
     );
+    // The summary's metrics, from the catalog, group by group in its order.
+    let mut group = None;
+    for m in catalog::METRICS {
+        let v = m.of(s);
+        if group != Some(m.group) {
+            // A blank line between groups (sizes and rates share a block).
+            if !(group == Some(Group::Size) && m.group == Group::Rates) {
+                row("", String::new());
+            }
+            if m.group == Group::Percentiles {
+                row(
+                    "Frame time, time-weighted",
+                    "(Pp: a share 1-p of the time is spent in frames at least this long)".into(),
+                );
+            }
+            group = Some(m.group);
+        }
+        match (m.group, v) {
+            (Group::Percentiles, catalog::Value::Float(ms)) => {
+                row(&format!("  {}", m.short), format!("{ms:>9.3} ms"))
+            }
+            (Group::Rates, catalog::Value::Float(f)) => row(m.label, fps(f)),
+            (Group::Size, catalog::Value::Float(f)) => row(m.label, format!("{f:.3} {}", m.unit)),
+            _ if m.key == "stutter_count" => {
+                row(
+                    m.label,
+                    format!("{} (threshold {})", s.stutter_count, opts.stutter_threshold),
+                );
+                stutter_rows(a, &mut row);
+            }
+            _ => row(m.label, m.show(v)),
+        }
+    }
     row("", String::new());
     row("GPU-bound", gpu_text(a.gpu.as_ref()));
     if let Some(sensors) = &a.sensors {
@@ -422,6 +438,7 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
         for (k, v) in steadyhud_report::sensors::analyze_rows(sensors) {
             row(&k, v);
         }
+        let sensor_causes = a.sensor_causes.as_deref().unwrap_or(&[]);
         if !sensor_causes.is_empty() {
             row(
                 "  stutters explained",

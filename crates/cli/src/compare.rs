@@ -7,7 +7,7 @@
 
 use super::load::load_run;
 use std::path::PathBuf;
-use steadyhud_report::table::{self, CAUSE_ROW, ROWS};
+use steadyhud_report::table::{self, CAUSE_ROW};
 use steadyhud_report::Run;
 
 #[derive(clap::Args)]
@@ -38,30 +38,34 @@ pub fn render(a: &Run, b: &Run) -> String {
         "change".into(),
         String::new(),
     ]];
-    for row in ROWS {
-        let (va, vb) = ((row.get)(&a.summary), (row.get)(&b.summary));
+    for row in table::rows() {
+        let (va, vb) = (table::value(row, &a.summary), table::value(row, &b.summary));
         let label = if row.unit.is_empty() {
             row.label.to_string()
         } else {
             format!("{} ({})", row.label, row.unit)
         };
-        let (fa, fb) = (table::fmt_value(row, va), table::fmt_value(row, vb));
+        let (fa, fb) = (
+            table::fmt_value(row.decimals, va),
+            table::fmt_value(row.decimals, vb),
+        );
         rows.push([
             label,
             fa,
             fb,
             table::fmt_change(va, vb),
-            table::verdict_word(row, va, vb).into(),
+            table::verdict_word(row.higher_is_better, va, vb).into(),
         ]);
     }
-    let yn = |x: bool| if x { "yes" } else { "no" }.to_string();
-    rows.push([
-        "Oscillation (OSC)".into(),
-        yn(a.summary.osc),
-        yn(b.summary.osc),
-        String::new(),
-        String::new(),
-    ]);
+    for f in table::flags() {
+        rows.push([
+            f.label.into(),
+            f.show(f.of(&a.summary)),
+            f.show(f.of(&b.summary)),
+            String::new(),
+            String::new(),
+        ]);
+    }
     for row in &table::GPU_ROWS {
         let (ga, gb) = (a.gpu.as_ref(), b.gpu.as_ref());
         rows.push([
@@ -119,7 +123,7 @@ pub fn render(a: &Run, b: &Run) -> String {
         let (change, v) = match (c.counts[0], c.counts[1]) {
             (Some(x), Some(y)) => (
                 table::fmt_change(x as f64, y as f64),
-                table::verdict_word(&CAUSE_ROW, x as f64, y as f64),
+                table::verdict_word(CAUSE_ROW.higher_is_better, x as f64, y as f64),
             ),
             _ => (String::new(), ""),
         };

@@ -13,6 +13,7 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use steadyhud_metrics::catalog::{self, Group, Merge};
 use steadyhud_metrics::histogram::{self, BucketRow, HistogramError, HistogramJson};
 use steadyhud_metrics::{TimeHistogram, TimeMetrics};
 
@@ -60,11 +61,70 @@ pub enum MergeError {
     Empty,
 }
 
-/// The merged histogram and how many logs went into it.
+/// The merged histogram and how many logs went into it; and, for the
+/// catalog's shares of time ([`Merge::TimeShare`]), their values weighted
+/// by each input's duration.
 #[derive(Debug, Default)]
 pub struct Merged {
     pub histogram: TimeHistogram,
     pub logs: usize,
+    /// Inputs read (files' objects, or CSV files).
+    inputs: usize,
+    /// Per share-of-time key: Σ value × duration_s, Σ duration_s, inputs
+    /// that carried it.
+    shares: Vec<(&'static str, f64, f64, usize)>,
+}
+
+impl Merged {
+    /// One input's value of every share of time it carries (with its
+    /// `duration_s`), from its JSON keys.
+    fn add_shares(&mut self, keys: &serde_json::Map<String, serde_json::Value>) {
+        self.inputs += 1;
+        let Some(duration) = keys.get("duration_s").and_then(|v| v.as_f64()) else {
+            return;
+        };
+        for m in catalog::METRICS
+            .iter()
+            .filter(|m| m.merge == Merge::TimeShare)
+        {
+            let Some(v) = keys.get(m.key).and_then(|v| v.as_f64()) else {
+                continue;
+            };
+            match self.shares.iter_mut().find(|s| s.0 == m.key) {
+                Some(s) => {
+                    s.1 += v * duration;
+                    s.2 += duration;
+                    s.3 += 1;
+                }
+                None => self.shares.push((m.key, v * duration, duration, 1)),
+            }
+        }
+    }
+
+    /// The merged share of time of `key`, when every input carried it.
+    fn share(&self, key: &str) -> Option<f64> {
+        let s = self.shares.iter().find(|s| s.0 == key)?;
+        (s.3 == self.inputs && s.2 > 0.0).then(|| s.1 / s.2)
+    }
+
+    /// Every mergeable metric of the catalog with its value (`None`: a share
+    /// of time some input lacks) and its bound.
+    fn metrics<'a>(
+        &'a self,
+        t: &'a TimeMetrics,
+    ) -> impl Iterator<
+        Item = (
+            &'static catalog::Metric,
+            Option<catalog::Value>,
+            &'static str,
+        ),
+    > + 'a {
+        catalog::METRICS.iter().filter_map(move |m| match m.merge {
+            Merge::Histogram { bound } => Some((m, m.of_time(t), bound)),
+            Merge::TimeShare => Some((m, self.share(m.key).map(catalog::Value::Float), "exact")),
+            Merge::No => None,
+        })
+    }
 }
 
 /// Adds every histogram of the file at `path` to `into`.
@@ -94,6 +154,9 @@ struct JsonItem {
     logs: Option<u64>,
     scheme: Option<String>,
     buckets: Option<Vec<BucketRow>>,
+    /// The other keys: a log's metrics (its shares of time).
+    #[serde(flatten)]
+    keys: serde_json::Map<String, serde_json::Value>,
 }
 
 fn merge_json(path: &Path, bytes: &[u8], array: bool, into: &mut Merged) -> Result<(), MergeError> {
@@ -137,6 +200,7 @@ fn merge_json(path: &Path, bytes: &[u8], array: bool, into: &mut Merged) -> Resu
         let hist = TimeHistogram::from_json(&j).map_err(hist_err)?;
         into.histogram.merge(&hist).map_err(hist_err)?;
         into.logs += item.logs.unwrap_or(1) as usize;
+        into.add_shares(&item.keys);
     }
     Ok(())
 }
@@ -214,19 +278,34 @@ fn merge_csv(path: &Path, bytes: &[u8], into: &mut Merged) -> Result<(), MergeEr
         }
     }
     into.logs += if file.is_some() { files.len() } else { 1 };
+    // Histogram rows carry no metrics: no share of time from this input.
+    into.inputs += 1;
     Ok(())
 }
 
-/// `merge --json`: the metrics, then what went in and the merged histogram
-/// (so a merge can be merged again).
-#[derive(Serialize)]
+/// `merge --json`: the logs, the catalog's mergeable metrics, then what
+/// went in and the merged histogram (so a merge can be merged again).
 struct JsonOut<'a> {
-    logs: usize,
-    #[serde(flatten)]
+    merged: &'a Merged,
     summary: &'a TimeMetrics,
-    resolution: f64,
     inputs: Vec<String>,
-    histogram: HistogramJson,
+}
+
+impl Serialize for JsonOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("logs", &self.merged.logs)?;
+        for (metric, v, _) in self.merged.metrics(self.summary) {
+            if let Some(v) = v {
+                m.serialize_entry(metric.key, &v.json())?;
+            }
+        }
+        m.serialize_entry("resolution", &histogram::RESOLUTION)?;
+        m.serialize_entry("inputs", &self.inputs)?;
+        m.serialize_entry("histogram", &self.merged.histogram.to_json())?;
+        m.end()
+    }
 }
 
 /// The human-readable table.
@@ -235,29 +314,31 @@ pub fn table(m: &Merged, s: &TimeMetrics) -> String {
         "Fleet of {} log(s), merged from their time histograms (bucket width ≤ 1 %)\n\n",
         m.logs
     );
-    let rows: Vec<(&str, String, &str)> = vec![
-        ("Frames", s.frames.to_string(), "exact"),
-        ("Duration", format!("{:.3} s", s.duration_s), "exact"),
-        ("Average FPS", format!("{:.2}", s.average_fps), "exact"),
-        ("1% low FPS", format!("{:.2}", s.low_1pct_fps), "within 1 %"),
-        (
-            "0.1% low FPS",
-            format!("{:.2}", s.low_0_1pct_fps),
-            "within 1 %",
-        ),
-        ("P50", format!("{:.3} ms", s.p50_ms), "within 1 %"),
-        ("P90", format!("{:.3} ms", s.p90_ms), "within 1 %"),
-        ("P95", format!("{:.3} ms", s.p95_ms), "within 1 %"),
-        ("P99", format!("{:.3} ms", s.p99_ms), "within 1 %"),
-        ("P99.9", format!("{:.3} ms", s.p99_9_ms), "within 1 %"),
-        ("Steady FPS", s.steady_fps.to_string(), "within 1 % + 1"),
-        (
-            "Mostly Steady FPS",
-            s.mostly_steady_fps.to_string(),
-            "within 1 % + 1",
-        ),
-        ("Typical FPS", s.typical_fps.to_string(), "within 1 % + 1"),
-    ];
+    let rows: Vec<(&str, String, &str)> = m
+        .metrics(s)
+        .map(|(metric, v, bound)| {
+            let text = match v {
+                None => "n/a".to_string(),
+                Some(v) => match (metric.group, v) {
+                    (Group::Percentiles, catalog::Value::Float(ms)) => format!("{ms:.3} ms"),
+                    (Group::Size, catalog::Value::Float(f)) => format!("{f:.3} {}", metric.unit),
+                    (_, catalog::Value::Float(f)) if metric.unit == "fps" => format!("{f:.2}"),
+                    _ => metric.show(v),
+                },
+            };
+            let bound = if v.is_some() {
+                bound
+            } else {
+                "not in every input"
+            };
+            let label = if metric.group == Group::Percentiles {
+                metric.short
+            } else {
+                metric.label
+            };
+            (label, text, bound)
+        })
+        .collect();
     let kw = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let vw = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
     for (k, v, bound) in rows {
@@ -288,15 +369,13 @@ fn run_inner(args: &Args) -> Result<String, MergeError> {
     let summary = merged.histogram.summary().ok_or(MergeError::Empty)?;
     Ok(if args.json {
         let out = JsonOut {
-            logs: merged.logs,
+            merged: &merged,
             summary: &summary,
-            resolution: histogram::RESOLUTION,
             inputs: args
                 .inputs
                 .iter()
                 .map(|p| p.display().to_string())
                 .collect(),
-            histogram: merged.histogram.to_json(),
         };
         serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into()) + "\n"
     } else {

@@ -19,7 +19,9 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use steadyhud_formats::{self as formats, ErrorKind, ParseError, ReadOptions};
-use steadyhud_metrics::{self as metrics, histogram, Options, Summary, TimeHistogram, TimeMetrics};
+use steadyhud_metrics::{
+    self as metrics, catalog, histogram, Options, Summary, TimeHistogram, TimeMetrics,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -76,134 +78,61 @@ pub fn summarize_path(path: &Path, opts: &Options) -> Result<LogRow, ParseError>
 }
 
 /// The per-log columns of `--csv`, in order: file, format, source, then
-/// the summary keys ([`metrics::SUMMARY_KEYS`]) but the list of stutter
-/// frames (its length is `stutter_count`). `--json` has the same keys, then
-/// `notes` and `histogram`.
-pub const COLUMNS: [&str; 18] = columns();
-
-const fn columns() -> [&'static str; 18] {
-    let mut out = [""; 18];
-    out[0] = "file";
-    out[1] = "format";
-    out[2] = "source";
-    let (mut i, mut o) = (0, 3);
-    while i < metrics::SUMMARY_KEYS.len() {
-        let key = metrics::SUMMARY_KEYS[i];
-        if !same(key, "stutter_frames") {
-            out[o] = key;
-            o += 1;
-        }
-        i += 1;
-    }
-    out
+/// every metric of the catalog ([`catalog::METRICS`]: the summary keys but
+/// the list of stutter frames, whose length is `stutter_count`). `--json`
+/// has the same keys, then `notes` and `histogram`.
+pub fn columns() -> Vec<&'static str> {
+    ["file", "format", "source"]
+        .into_iter()
+        .chain(catalog::METRICS.iter().map(|m| m.key))
+        .collect()
 }
 
-/// `a == b`, for [`columns`] (str equality is not const).
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-/// The values of [`COLUMNS`] for one log. Floats print in Rust's shortest
+/// The values of [`columns`] for one log. Floats print in Rust's shortest
 /// round-trip form, so a reader gets back the exact `f64`.
-fn values(r: &LogRow) -> [String; 18] {
-    let s = &r.summary;
+fn values(r: &LogRow) -> Vec<String> {
     [
         r.file.clone(),
         r.format.to_string(),
         r.source.clone().unwrap_or_default(),
-        s.frames.to_string(),
-        s.duration_s.to_string(),
-        s.average_fps.to_string(),
-        s.low_1pct_fps.to_string(),
-        s.low_0_1pct_fps.to_string(),
-        s.p50_ms.to_string(),
-        s.p90_ms.to_string(),
-        s.p95_ms.to_string(),
-        s.p99_ms.to_string(),
-        s.p99_9_ms.to_string(),
-        s.steady_fps.to_string(),
-        s.mostly_steady_fps.to_string(),
-        s.typical_fps.to_string(),
-        s.stutter_count.to_string(),
-        s.osc.to_string(),
     ]
+    .into_iter()
+    .chain(catalog::METRICS.iter().map(|m| m.of(&r.summary).csv()))
+    .collect()
 }
 
-/// One `--json` element. `stutter_frames` is left out (per-frame detail,
-/// in `analyze --json`); `stutter_count` stays.
-#[derive(Serialize)]
-struct JsonRow<'a> {
-    file: &'a str,
-    format: &'a str,
-    source: Option<&'a str>,
-    frames: usize,
-    duration_s: f64,
-    average_fps: f64,
-    low_1pct_fps: f64,
-    low_0_1pct_fps: f64,
-    p50_ms: f64,
-    p90_ms: f64,
-    p95_ms: f64,
-    p99_ms: f64,
-    p99_9_ms: f64,
-    steady_fps: u32,
-    mostly_steady_fps: u32,
-    typical_fps: u32,
-    stutter_count: usize,
-    osc: bool,
-    notes: &'a [String],
-    histogram: histogram::HistogramJson,
-}
+/// One `--json` element: file, format, source, the catalog's metrics (so
+/// `stutter_frames` is left out: per-frame detail, in `analyze --json`;
+/// `stutter_count` stays), notes, the time histogram.
+struct JsonRow<'a>(&'a LogRow);
 
-impl<'a> JsonRow<'a> {
-    fn new(r: &'a LogRow) -> Self {
-        let s = &r.summary;
-        JsonRow {
-            file: &r.file,
-            format: r.format,
-            source: r.source.as_deref(),
-            frames: s.frames,
-            duration_s: s.duration_s,
-            average_fps: s.average_fps,
-            low_1pct_fps: s.low_1pct_fps,
-            low_0_1pct_fps: s.low_0_1pct_fps,
-            p50_ms: s.p50_ms,
-            p90_ms: s.p90_ms,
-            p95_ms: s.p95_ms,
-            p99_ms: s.p99_ms,
-            p99_9_ms: s.p99_9_ms,
-            steady_fps: s.steady_fps,
-            mostly_steady_fps: s.mostly_steady_fps,
-            typical_fps: s.typical_fps,
-            stutter_count: s.stutter_count,
-            osc: s.osc,
-            notes: &r.notes,
-            histogram: r.histogram.to_json(),
+impl Serialize for JsonRow<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("file", &r.file)?;
+        m.serialize_entry("format", r.format)?;
+        m.serialize_entry("source", &r.source)?;
+        for metric in catalog::METRICS {
+            m.serialize_entry(metric.key, &metric.of(&r.summary).json())?;
         }
+        m.serialize_entry("notes", &r.notes)?;
+        m.serialize_entry("histogram", &r.histogram.to_json())?;
+        m.end()
     }
 }
 
 /// `--json`: the array of per-log objects.
 pub fn json(rows: &[LogRow]) -> String {
-    let out: Vec<JsonRow> = rows.iter().map(JsonRow::new).collect();
+    let out: Vec<JsonRow> = rows.iter().map(JsonRow).collect();
     serde_json::to_string_pretty(&out).unwrap_or_else(|_| "[]".into()) + "\n"
 }
 
 /// `--csv`: header and one row per log.
 pub fn csv(rows: &[LogRow]) -> csv::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(COLUMNS)?;
+    w.write_record(columns())?;
     for r in rows {
         w.write_record(values(r))?;
     }
@@ -395,7 +324,7 @@ mod tests {
         let text = String::from_utf8(csv(&rows).unwrap()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3);
-        assert_eq!(lines[0], COLUMNS.join(","));
+        assert_eq!(lines[0], columns().join(","));
         assert!(
             lines[1].starts_with("\"a,b.txt\",plain,,10,0.1,100,"),
             "{}",

@@ -75,7 +75,7 @@ fn csv_rows_equal_analyze_for_every_capture() {
     let text = ok(&steadyhud(&args), "summarize --csv");
     let mut r = csv::Reader::from_reader(text.as_bytes());
     let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    assert_eq!(header, steadyhud_cli::summarize::COLUMNS);
+    assert_eq!(header, steadyhud_cli::summarize::columns());
     let rows: Vec<csv::StringRecord> = r.records().map(Result::unwrap).collect();
     assert_eq!(rows.len(), logs.len());
     for (row, log) in rows.iter().zip(&logs) {

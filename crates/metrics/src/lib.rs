@@ -20,12 +20,15 @@
 //! - [`sensor_causes`]: stutters named by GPU throttling or a clock drop.
 //! - `time_metrics`: the order-free metrics, assembled once for both
 //!   ([`TimeMetrics`]).
+//! - [`catalog`]: every metric of the summary declared once (key, label,
+//!   unit, direction, how `merge` combines it), for every output to list.
 //!
 //! Decisions are exact integer arithmetic on ns (u128 sums, percentiles as
 //! parts per million); reported values are `f64`.
 
 #![forbid(unsafe_code)]
 
+pub mod catalog;
 pub mod display;
 pub mod gpu;
 pub mod histogram;
@@ -50,5 +53,5 @@ pub use stutter::{
     stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape, P90Above,
     WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
-pub use summary::{stk_curve, summarize, Summary, SUMMARY_KEYS};
+pub use summary::{stk_curve, summarize, Summary};
 pub use time_metrics::{TimeDistribution, TimeMetrics};

@@ -6,7 +6,7 @@
 use super::charts::{bucket_min_max, end_times_s, WIDTH};
 use super::run::{Run, RunDisplay};
 use super::svg::{truncate_middle, Chart};
-use super::table::{fmt_change, fmt_value, verdict_word, Row};
+use super::table::{fmt_change, fmt_value, verdict_word};
 use steadyhud_metrics::display::{DisplayStats, Shown};
 
 /// One displayed-frame metric; `get` is `None` where the run has no such
@@ -17,20 +17,6 @@ pub struct DisplayRow {
     pub higher_is_better: Option<bool>,
     pub decimals: usize,
     pub get: fn(&DisplayStats) -> Option<f64>,
-}
-
-impl DisplayRow {
-    /// As a [`Row`] for the shared formatting and verdict.
-    fn row(&self) -> Row {
-        Row {
-            label: self.label,
-            short: self.label,
-            unit: self.unit,
-            higher_is_better: self.higher_is_better,
-            decimals: self.decimals,
-            get: |_| f64::NAN,
-        }
-    }
 }
 
 fn latency(d: &DisplayStats, key: &str, p99: bool) -> Option<f64> {
@@ -175,7 +161,7 @@ pub fn value(row: &DisplayRow, d: Option<&RunDisplay>) -> Option<f64> {
 
 /// The cell text: the value, or `n/a`.
 pub fn fmt(row: &DisplayRow, d: Option<&RunDisplay>) -> String {
-    value(row, d).map_or_else(|| "n/a".into(), |v| fmt_value(&row.row(), v))
+    value(row, d).map_or_else(|| "n/a".into(), |v| fmt_value(row.decimals, v))
 }
 
 /// The change from `a` to `b` and whether it is better / worse (empty
@@ -186,7 +172,7 @@ pub fn change(
     b: Option<&RunDisplay>,
 ) -> (String, &'static str) {
     match (value(row, a), value(row, b)) {
-        (Some(x), Some(y)) => (fmt_change(x, y), verdict_word(&row.row(), x, y)),
+        (Some(x), Some(y)) => (fmt_change(x, y), verdict_word(row.higher_is_better, x, y)),
         _ => (String::new(), ""),
     }
 }

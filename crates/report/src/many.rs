@@ -225,14 +225,17 @@ fn runs_table(runs: &[Run], order: &[usize], picks: &Picks) -> String {
          (green: better, red: worse).</p><table id=\"runs\"><thead><tr><th>#</th><th>run</th>",
         escape(&runs[picks.baseline].name)
     );
-    for row in table::ROWS {
+    for row in table::rows() {
         let _ = write!(s, "<th>{}", row.short);
         if !row.unit.is_empty() {
             let _ = write!(s, "<br><span class=\"unit\">{}</span>", row.unit);
         }
         s.push_str("</th>");
     }
-    s.push_str("<th>OSC</th></tr></thead><tbody>");
+    for f in table::flags() {
+        let _ = write!(s, "<th>{}</th>", f.short);
+    }
+    s.push_str("</tr></thead><tbody>");
     for (k, &i) in order.iter().enumerate() {
         let r = &runs[i];
         let roles = picks.roles(i);
@@ -247,25 +250,24 @@ fn runs_table(runs: &[Run], order: &[usize], picks: &Picks) -> String {
             let _ = write!(s, " <span class=\"tag\">{role}</span>");
         }
         s.push_str("</td>");
-        for row in table::ROWS {
-            let v = (row.get)(&r.summary);
-            let _ = write!(s, "<td>{}", table::fmt_value(row, v));
+        for row in table::rows() {
+            let v = table::value(row, &r.summary);
+            let _ = write!(s, "<td>{}", table::fmt_value(row.decimals, v));
             if i != picks.baseline {
-                let b = (row.get)(base);
+                let b = table::value(row, base);
                 let _ = write!(
                     s,
                     "<br><small class=\"{}\">{}</small>",
-                    table::verdict_word(row, b, v),
+                    table::verdict_word(row.higher_is_better, b, v),
                     short_change(b, v)
                 );
             }
             s.push_str("</td>");
         }
-        let _ = write!(
-            s,
-            "<td>{}</td></tr>",
-            if r.summary.osc { "yes" } else { "no" }
-        );
+        for f in table::flags() {
+            let _ = write!(s, "<td>{}</td>", f.show(f.of(&r.summary)));
+        }
+        s.push_str("</tr>");
     }
     s.push_str("</tbody></table>");
     s

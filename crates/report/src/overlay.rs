@@ -67,12 +67,12 @@ fn metrics_table(runs: &[Run], base: usize) -> String {
         }
     }
     s.push_str("</tr>");
-    for row in table::ROWS {
+    for row in table::rows() {
         let _ = write!(s, "<tr><td>{}{}</td>", row.label, unit_suffix(row.unit));
-        let b = (row.get)(&runs[base].summary);
+        let b = table::value(row, &runs[base].summary);
         for (i, r) in runs.iter().enumerate() {
-            let v = (row.get)(&r.summary);
-            let _ = write!(s, "<td>{}</td>", table::fmt_value(row, v));
+            let v = table::value(row, &r.summary);
+            let _ = write!(s, "<td>{}</td>", table::fmt_value(row.decimals, v));
             if i != base {
                 s.push_str(&change_cell(row, b, v));
             }
@@ -127,14 +127,17 @@ fn metrics_table(runs: &[Run], base: usize) -> String {
             s.push_str("</tr>");
         }
     }
-    s.push_str("<tr><td>Oscillation (OSC)</td>");
-    for (i, r) in runs.iter().enumerate() {
-        let _ = write!(s, "<td>{}</td>", if r.summary.osc { "yes" } else { "no" });
-        if i != base {
-            s.push_str("<td></td>");
+    for f in table::flags() {
+        let _ = write!(s, "<tr><td>{}</td>", f.label);
+        for (i, r) in runs.iter().enumerate() {
+            let _ = write!(s, "<td>{}</td>", f.show(f.of(&r.summary)));
+            if i != base {
+                s.push_str("<td></td>");
+            }
         }
+        s.push_str("</tr>");
     }
-    s.push_str("</tr></table>");
+    s.push_str("</table>");
     s
 }
 
@@ -142,7 +145,7 @@ fn metrics_table(runs: &[Run], base: usize) -> String {
 fn change_cell(row: &table::Row, base: f64, v: f64) -> String {
     format!(
         "<td class=\"{}\">{}</td>",
-        table::verdict_word(row, base, v),
+        table::verdict_word(row.higher_is_better, base, v),
         table::fmt_change(base, v)
     )
 }

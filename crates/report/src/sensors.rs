@@ -3,7 +3,7 @@
 //! for `analyze`, `compare` and the HTML report
 //! ([`steadyhud_metrics::sensors`] has the definitions).
 
-use super::table::{fmt_change, Row};
+use super::table::fmt_change;
 use steadyhud_metrics::sensors::{Energy, EnergySummary, Sensor, SensorSummary};
 
 /// One row over several runs; `None`: the run has no such reading.
@@ -49,15 +49,7 @@ impl SensorRow {
         else {
             return "";
         };
-        let row = Row {
-            label: "",
-            short: "",
-            unit: "",
-            higher_is_better: Some(higher),
-            decimals: 0,
-            get: |_| 0.0,
-        };
-        super::table::verdict_word(&row, x, y)
+        super::table::verdict_word(Some(higher), x, y)
     }
 }
 

@@ -3,138 +3,41 @@
 //! for logs with statistics counters also the stutters by main cause.
 
 use steadyhud_counters::{by_main_cause, Cause};
+use steadyhud_metrics::catalog::{self, Group};
 use steadyhud_metrics::gpu::GpuStats;
 use steadyhud_metrics::Summary;
 
-/// One comparable metric of a [`Summary`].
-pub struct Row {
-    pub label: &'static str,
-    /// Column header where a table has one column per metric (many-runs report).
-    pub short: &'static str,
-    pub unit: &'static str,
-    /// Whether a larger value is an improvement (`None`: neither, e.g. the
-    /// frame count of a run).
-    pub higher_is_better: Option<bool>,
-    /// Decimals shown.
-    pub decimals: usize,
-    pub get: fn(&Summary) -> f64,
+/// One comparable metric of a [`Summary`]: the catalog's declaration
+/// ([`catalog::METRICS`]), where its label, unit and direction are.
+pub use catalog::Metric as Row;
+
+/// The order the report and `compare` show the metrics in, by group:
+/// Steady / Mostly Steady / Typical first, as the report's point.
+const ORDER: [Group; 5] = [
+    Group::Steady,
+    Group::Rates,
+    Group::Percentiles,
+    Group::Stutters,
+    Group::Size,
+];
+
+/// Every numeric metric of the catalog, in report order (the yes-or-no
+/// ones are [`flags`]).
+pub fn rows() -> impl Iterator<Item = &'static Row> {
+    ORDER
+        .iter()
+        .flat_map(|g| catalog::METRICS.iter().filter(move |m| m.group == *g))
 }
 
-/// Every numeric metric of METRICS.md, in report order.
-pub const ROWS: &[Row] = &[
-    Row {
-        label: "Steady FPS",
-        short: "Steady",
-        unit: "fps",
-        higher_is_better: Some(true),
-        decimals: 0,
-        get: |s| s.steady_fps as f64,
-    },
-    Row {
-        label: "Mostly Steady FPS",
-        short: "Mostly Steady",
-        unit: "fps",
-        higher_is_better: Some(true),
-        decimals: 0,
-        get: |s| s.mostly_steady_fps as f64,
-    },
-    Row {
-        label: "Typical FPS",
-        short: "Typical",
-        unit: "fps",
-        higher_is_better: Some(true),
-        decimals: 0,
-        get: |s| s.typical_fps as f64,
-    },
-    Row {
-        label: "Average FPS",
-        short: "Average",
-        unit: "fps",
-        higher_is_better: Some(true),
-        decimals: 2,
-        get: |s| s.average_fps,
-    },
-    Row {
-        label: "1% low (by count)",
-        short: "1% low",
-        unit: "fps",
-        higher_is_better: Some(true),
-        decimals: 2,
-        get: |s| s.low_1pct_fps,
-    },
-    Row {
-        label: "0.1% low (by count)",
-        short: "0.1% low",
-        unit: "fps",
-        higher_is_better: Some(true),
-        decimals: 2,
-        get: |s| s.low_0_1pct_fps,
-    },
-    Row {
-        label: "P50 (time-weighted)",
-        short: "P50",
-        unit: "ms",
-        higher_is_better: Some(false),
-        decimals: 2,
-        get: |s| s.p50_ms,
-    },
-    Row {
-        label: "P90 (time-weighted)",
-        short: "P90",
-        unit: "ms",
-        higher_is_better: Some(false),
-        decimals: 2,
-        get: |s| s.p90_ms,
-    },
-    Row {
-        label: "P95 (time-weighted)",
-        short: "P95",
-        unit: "ms",
-        higher_is_better: Some(false),
-        decimals: 2,
-        get: |s| s.p95_ms,
-    },
-    Row {
-        label: "P99 (time-weighted)",
-        short: "P99",
-        unit: "ms",
-        higher_is_better: Some(false),
-        decimals: 2,
-        get: |s| s.p99_ms,
-    },
-    Row {
-        label: "P99.9 (time-weighted)",
-        short: "P99.9",
-        unit: "ms",
-        higher_is_better: Some(false),
-        decimals: 2,
-        get: |s| s.p99_9_ms,
-    },
-    Row {
-        label: "Stutters",
-        short: "Stutters",
-        unit: "",
-        higher_is_better: Some(false),
-        decimals: 0,
-        get: |s| s.stutter_count as f64,
-    },
-    Row {
-        label: "Frames",
-        short: "Frames",
-        unit: "",
-        higher_is_better: None,
-        decimals: 0,
-        get: |s| s.frames as f64,
-    },
-    Row {
-        label: "Duration",
-        short: "Duration",
-        unit: "s",
-        higher_is_better: None,
-        decimals: 2,
-        get: |s| s.duration_s,
-    },
-];
+/// The catalog's yes-or-no metrics (OSC), shown as `yes` / `no`.
+pub fn flags() -> impl Iterator<Item = &'static Row> {
+    catalog::METRICS.iter().filter(|m| m.group == Group::Flags)
+}
+
+/// A row's number for a run.
+pub fn value(row: &Row, s: &Summary) -> f64 {
+    row.of(s).number()
+}
 
 /// One row of the GPU verdict ([`steadyhud_metrics::gpu`]), which is not part
 /// of the [`Summary`]: a log may lack GPU data (`n/a`).
@@ -165,10 +68,7 @@ pub const GPU_ROWS: [GpuRow; 2] = [
 
 /// A GPU row's cell: the value, or `n/a` for a log without GPU data.
 pub fn fmt_gpu(row: &GpuRow, g: Option<&GpuStats>) -> String {
-    g.map_or_else(
-        || "n/a".into(),
-        |g| format!("{:.*}", row.decimals, (row.get)(g)),
-    )
+    g.map_or_else(|| "n/a".into(), |g| fmt_value(row.decimals, (row.get)(g)))
 }
 
 /// The change between two runs' GPU row, empty unless both have GPU data.
@@ -179,14 +79,18 @@ pub fn fmt_gpu_change(row: &GpuRow, a: Option<&GpuStats>, b: Option<&GpuStats>) 
     }
 }
 
-/// How a "stutters by main cause" count compares (fewer is better).
+/// How a "stutters by main cause" count compares (fewer is better): the
+/// stutter count's declaration under its own label.
 pub const CAUSE_ROW: Row = Row {
+    key: "stutter_count",
     label: "Stutters by main cause",
     short: "Stutters",
     unit: "",
-    higher_is_better: Some(false),
     decimals: 0,
-    get: |s| s.stutter_count as f64,
+    higher_is_better: Some(false),
+    group: Group::Stutters,
+    source: catalog::Source::Log(|s| catalog::Value::Int(s.stutter_count as u64)),
+    merge: catalog::Merge::No,
 };
 
 /// One main cause of stutters and how many each run had (`None`: the run's
@@ -229,24 +133,25 @@ pub fn change_pct(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| (b - a) / a.abs() * 100.0)
 }
 
-/// Whether going from `a` to `b` is better (`Some(true)`), worse, or equal (`None`).
-pub fn verdict(row: &Row, a: f64, b: f64) -> Option<bool> {
-    let higher = row.higher_is_better?;
+/// Whether going from `a` to `b` is better (`Some(true)`), worse, or equal
+/// (`None`), for a metric where `higher_is_better` (`None`: neither way).
+pub fn verdict(higher_is_better: Option<bool>, a: f64, b: f64) -> Option<bool> {
+    let higher = higher_is_better?;
     (a != b).then_some((b > a) == higher)
 }
 
 /// [`verdict`] as a word (and CSS class): `better`, `worse` or empty.
-pub fn verdict_word(row: &Row, a: f64, b: f64) -> &'static str {
-    match verdict(row, a, b) {
+pub fn verdict_word(higher_is_better: Option<bool>, a: f64, b: f64) -> &'static str {
+    match verdict(higher_is_better, a, b) {
         Some(true) => "better",
         Some(false) => "worse",
         None => "",
     }
 }
 
-/// A value formatted for a table cell.
-pub fn fmt_value(row: &Row, v: f64) -> String {
-    format!("{:.*}", row.decimals, v)
+/// A value formatted for a table cell with `decimals` places.
+pub fn fmt_value(decimals: usize, v: f64) -> String {
+    format!("{v:.decimals$}")
 }
 
 /// A change formatted as `+12.3%`, or `n/a`.
@@ -266,11 +171,11 @@ mod tests {
     fn change_and_verdict_follow_the_metric_direction() {
         assert_eq!(change_pct(50.0, 60.0), Some(20.0));
         assert_eq!(change_pct(0.0, 1.0), None);
-        let fps = &ROWS[0];
-        let p99 = ROWS.iter().find(|r| r.label.starts_with("P99 ")).unwrap();
-        assert_eq!(verdict(fps, 50.0, 60.0), Some(true));
-        assert_eq!(verdict(p99, 10.0, 12.0), Some(false));
-        assert_eq!(verdict(p99, 10.0, 10.0), None);
+        let fps = rows().next().unwrap();
+        let p99 = rows().find(|r| r.label.starts_with("P99 ")).unwrap();
+        assert_eq!(verdict(fps.higher_is_better, 50.0, 60.0), Some(true));
+        assert_eq!(verdict(p99.higher_is_better, 10.0, 12.0), Some(false));
+        assert_eq!(verdict(p99.higher_is_better, 10.0, 10.0), None);
         assert_eq!(fmt_change(0.0, 0.0), "0.0%");
         assert_eq!(fmt_change(40.0, 30.0), "-25.0%");
     }

@@ -25,6 +25,14 @@ use steadyhud_metrics::{Options, Rolling};
 /// Bound on the frames the rolling window holds, whatever the frame rate.
 const ROLLING_MAX_FRAMES: usize = 200_000;
 
+/// What a stream's analysis reads: its timestamp ring and, when its device
+/// counts, its counter ring and GPU timer.
+pub(super) type Feeds = (
+    HeapCons<u64>,
+    Option<HeapCons<CounterFrame>>,
+    Option<Arc<dyn GpuTimes>>,
+);
+
 /// Analysis state of one stream.
 pub(super) struct StreamAnalysis {
     pub(super) stream: Arc<Stream>,
@@ -86,11 +94,7 @@ impl StreamAnalysis {
     /// its counter ring and GPU timer.
     pub(super) fn with_counters(
         stream: Arc<Stream>,
-        (cons, vcons, gpu): (
-            HeapCons<u64>,
-            Option<HeapCons<CounterFrame>>,
-            Option<Arc<dyn GpuTimes>>,
-        ),
+        (cons, vcons, gpu): Feeds,
         log: Log,
         window_s: f64,
         opts: Options,
