@@ -604,6 +604,7 @@ fn stats() -> LiveStats {
             },
             stutter_count: 3,
             stutter_frames: vec![100, 180, 260],
+            stutter_time_pct: 1.5,
             osc: false,
         }),
         window_s: 10.0,

@@ -38,6 +38,8 @@ fn json_of(path: &Path, extra: &[&str]) -> Value {
 struct Expected {
     frames: usize,
     total_ms: f64,
+    /// The biggest group's frame times, in order.
+    frames_ms: Vec<f64>,
     app: String,
 }
 
@@ -63,7 +65,8 @@ fn expected_from_csv(path: &Path, column: &str, unit_to_ms: f64) -> Expected {
         .filter_map(|k| header.iter().position(|h| h == k))
         .collect();
     let app_col = header.iter().position(|h| *h == "Application");
-    let mut groups: Vec<(String, String, usize, f64)> = Vec::new();
+    type Group = (String, String, usize, f64, Vec<f64>);
+    let mut groups: Vec<Group> = Vec::new();
     for l in lines {
         let f: Vec<&str> = l.split(',').collect();
         let key: String = key_cols.iter().map(|&i| f[i]).collect::<Vec<_>>().join("/");
@@ -72,26 +75,27 @@ fn expected_from_csv(path: &Path, column: &str, unit_to_ms: f64) -> Expected {
             Some(g) => {
                 g.2 += 1;
                 g.3 += v * unit_to_ms;
+                g.4.push(v * unit_to_ms);
             }
             None => groups.push((
                 key,
                 app_col.map_or(String::new(), |i| f[i].to_string()),
                 1,
                 v * unit_to_ms,
+                vec![v * unit_to_ms],
             )),
         }
     }
     // Biggest group; the first one on ties.
-    let best = groups
-        .iter()
-        .fold(None::<&(String, String, usize, f64)>, |b, g| match b {
-            Some(b) if b.2 >= g.2 => Some(b),
-            _ => Some(g),
-        });
+    let best = groups.iter().fold(None::<&Group>, |b, g| match b {
+        Some(b) if b.2 >= g.2 => Some(b),
+        _ => Some(g),
+    });
     let best = best.unwrap();
     Expected {
         frames: best.2,
         total_ms: best.3,
+        frames_ms: best.4.clone(),
         app: best.1.clone(),
     }
 }
@@ -238,6 +242,101 @@ fn every_shared_capture_parses_with_independently_checked_numbers() {
         assert!(table.contains(&format!("{:<18}", "Frames").trim_end().to_string()));
         assert!(table.contains(&exp.frames.to_string()));
     }
+}
+
+/// The Nsight stutter rule of docs/metrics.md, written again here: frame
+/// i is a stutter when it exceeds the median of its 19-frame window
+/// (clipped at the ends) by more than 4 ms and by more than 20 %.
+fn stutters_by_hand(d: &[f64]) -> Vec<usize> {
+    (0..d.len())
+        .filter(|&i| {
+            let lo = i.saturating_sub(9);
+            let hi = (i + 9).min(d.len() - 1);
+            let mut w: Vec<f64> = d[lo..=hi].to_vec();
+            w.sort_by(f64::total_cmp);
+            let n = w.len();
+            let m = if n % 2 == 1 {
+                w[n / 2]
+            } else {
+                (w[n / 2 - 1] + w[n / 2]) / 2.0
+            };
+            d[i] - m > 4.0 && (d[i] - m) / m > 0.20
+        })
+        .collect()
+}
+
+/// `stutter_time_pct` (docs/metrics.md, "Stutter time") is the share of the
+/// session's time spent in its stutter frames: checked on every shared
+/// capture against the rule and the sum done here from the raw file, in
+/// `analyze --json` and in `analyze`'s table; and `merge` of two captures'
+/// `summarize --json` rows weighs each by its duration, exactly.
+#[test]
+fn stutter_time_pct_is_the_share_of_time_in_stutter_frames() {
+    let cases = [
+        ("capframex-re2.csv", "MsBetweenPresents", 1.0),
+        ("mangohud-0.6.8-vkcube.csv", "frametime", 1e-3),
+        ("ocat-metroexodus.csv", "MsBetweenPresents", 1.0),
+        ("presentmon-test_case_0.csv", "MsBetweenPresents", 1.0),
+        ("presentmon1-csgo.csv", "MsBetweenPresents", 1.0),
+    ];
+    let mut seen_stutters = 0;
+    let mut by_hand = Vec::new();
+    for (file, column, unit) in cases {
+        let path = data_dir().join(file);
+        let v = json_of(&path, &[]);
+        let exp = expected_from_csv(&path, column, unit);
+        let stutters = stutters_by_hand(&exp.frames_ms);
+        let got: Vec<usize> = v["stutter_frames"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_u64().unwrap() as usize)
+            .collect();
+        assert_eq!(got, stutters, "{file}: stutter frames");
+        let in_stutters: f64 = stutters.iter().map(|&i| exp.frames_ms[i]).sum();
+        let want = 100.0 * in_stutters / exp.total_ms;
+        let pct = v["stutter_time_pct"].as_f64().unwrap();
+        assert!((pct - want).abs() < 1e-9, "{file}: {pct} vs {want}");
+        seen_stutters += stutters.len();
+        by_hand.push((path.clone(), want, exp.total_ms));
+        let table = String::from_utf8(analyze(&[path.to_str().unwrap()]).stdout).unwrap();
+        let line = table
+            .lines()
+            .find(|l| l.starts_with("Stutter time"))
+            .unwrap_or_else(|| panic!("{file}: no stutter time row:\n{table}"));
+        assert!(line.ends_with(&format!("{want:.2} %")), "{file}: {line}");
+    }
+    assert!(seen_stutters > 0, "the captures have stutters to weigh");
+
+    // merge: Σ share × duration / Σ duration over the inputs.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for (k, (path, _, _)) in by_hand.iter().take(2).enumerate() {
+        let out = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
+            .args(["summarize", "--json"])
+            .arg(path)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let f = tmp.path().join(format!("rows-{k}.json"));
+        std::fs::write(&f, &out.stdout).unwrap();
+        inputs.push(f);
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
+        .args(["merge", "--json"])
+        .args(&inputs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (a, b) = (&by_hand[0], &by_hand[1]);
+    let want = (a.1 * a.2 + b.1 * b.2) / (a.2 + b.2);
+    let got = merged["stutter_time_pct"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "merge: {got} vs {want}");
 }
 
 #[test]

@@ -326,6 +326,17 @@ pub const METRICS: &[Metric] = &[
         merge: Merge::No,
     },
     Metric {
+        key: "stutter_time_pct",
+        label: "Stutter time (share of time)",
+        short: "Stutter time",
+        unit: "%",
+        decimals: 2,
+        higher_is_better: Some(false),
+        group: Group::Stutters,
+        source: Source::Log(|s| Value::Float(s.stutter_time_pct)),
+        merge: Merge::TimeShare,
+    },
+    Metric {
         key: "osc",
         label: "OSC (oscillation)",
         short: "OSC",

@@ -234,7 +234,7 @@ impl Rolling {
         if self.slots.is_empty() {
             return None;
         }
-        assemble(&self.sorted(), self.shapes())
+        assemble(&self.sorted(), self.shapes(), |i| self.slots[i].d)
     }
 
     /// [`Rolling::summary`] and [`Rolling::stutter_flags`] from one pass.

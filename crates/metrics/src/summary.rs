@@ -18,6 +18,9 @@ pub struct Summary {
     pub time: TimeMetrics,
     pub stutter_count: usize,
     pub stutter_frames: Vec<usize>,
+    /// The share of the session's time spent in stutter frames, %:
+    /// 100 · Σ d_i over the stutter frames / T (docs/metrics.md).
+    pub stutter_time_pct: f64,
     pub osc: bool,
 }
 
@@ -40,7 +43,7 @@ pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
     // frame) and its block sums; the window pass keeps only stutter indices.
     let sorted = SortedDurations::new(durations_ns);
     let (stutter_frames, osc) = stutter::stutters_and_osc(durations_ns, opts.stutter_threshold);
-    assemble_parts(&sorted, stutter_frames, osc)
+    assemble_parts(&sorted, stutter_frames, osc, |i| durations_ns[i])
 }
 
 /// slow(f) and excess(f) for f = 1..=max_fps (empty for no frames).
@@ -48,24 +51,33 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
     SortedDurations::new(durations_ns).stk_curve(max_fps)
 }
 
-/// Builds the [`Summary`] from the sorted durations and the per-frame
-/// shapes; shared by [`summarize`] and [`Rolling`] so both give the same bits.
-pub(crate) fn assemble(sorted: &SortedDurations, mut shapes: WindowShapes) -> Option<Summary> {
+/// Builds the [`Summary`] from the sorted durations, the per-frame shapes
+/// and frame i's duration `d(i)`; shared by [`summarize`] and [`Rolling`]
+/// so both give the same bits.
+pub(crate) fn assemble(
+    sorted: &SortedDurations,
+    mut shapes: WindowShapes,
+    d: impl Fn(usize) -> u64,
+) -> Option<Summary> {
     let osc = shapes.osc();
-    assemble_parts(sorted, shapes.stutter_frames, osc)
+    assemble_parts(sorted, shapes.stutter_frames, osc, d)
 }
 
-/// The [`Summary`] from the sorted durations, the stutter frames and OSC;
-/// `None` for no frame.
+/// The [`Summary`] from the sorted durations, the stutter frames, OSC and
+/// frame i's duration `d(i)`; `None` for no frame.
 fn assemble_parts(
     sorted: &SortedDurations,
     stutter_frames: Vec<usize>,
     osc: bool,
+    d: impl Fn(usize) -> u64,
 ) -> Option<Summary> {
+    let time = TimeMetrics::of(sorted)?;
+    let stutter_ns: u128 = stutter_frames.iter().map(|&i| u128::from(d(i))).sum();
     Some(Summary {
-        time: TimeMetrics::of(sorted)?,
+        time,
         stutter_count: stutter_frames.len(),
         stutter_frames,
+        stutter_time_pct: 100.0 * stutter_ns as f64 / sorted.total_ns() as f64,
         osc,
     })
 }
