@@ -28,7 +28,7 @@ fn table(csv: &Path) -> (Vec<String>, Vec<Vec<String>>) {
     (header, rows)
 }
 
-/// Column `name` as numbers (`None` = empty cell).
+/// Sensor `name` as numbers (`None` = empty cell).
 fn column(header: &[String], rows: &[Vec<String>], name: &str) -> Vec<Option<f64>> {
     let i = header
         .iter()

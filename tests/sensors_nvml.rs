@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use steadyhud_sensors::{Column, PciBusId, Root, Throttle};
+use steadyhud_sensors::{PciBusId, Root, Sensor, Throttle};
 
 fn fake_nvml() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fake-nvml");
@@ -84,12 +84,12 @@ fn nvml_readings_through_the_sampler() {
         }
         assert!(sampler.has_throttle());
         let s = sampler.sample(2_000_000_000);
-        assert_eq!(s.get(Column::GpuLoadPct), Some(97.0));
-        assert_eq!(s.get(Column::GpuMhz), Some(2415.0), "graphics clock");
-        assert_eq!(s.get(Column::GpuTempC), Some(78.0));
-        assert_eq!(s.get(Column::GpuPowerW), Some(212.5), "mW → W");
-        assert_eq!(s.get(Column::VramUsedMb), Some(6144.0));
-        assert_eq!(s.get(Column::VramTotalMb), Some(8192.0));
+        assert_eq!(s.get(Sensor::GpuLoadPct), Some(97.0));
+        assert_eq!(s.get(Sensor::GpuMhz), Some(2415.0), "graphics clock");
+        assert_eq!(s.get(Sensor::GpuTempC), Some(78.0));
+        assert_eq!(s.get(Sensor::GpuPowerW), Some(212.5), "mW → W");
+        assert_eq!(s.get(Sensor::VramUsedMb), Some(6144.0));
+        assert_eq!(s.get(Sensor::VramTotalMb), Some(8192.0));
         assert_eq!(
             s.throttle,
             Some(Throttle(Throttle::POWER.0 | Throttle::THERMAL.0)),

@@ -73,9 +73,6 @@ pub struct Device {
     pub set_loader_data: Option<loader::PfnSetDeviceLoaderData>,
     /// Instance functions of the next layer.
     instance: ash::Instance,
-    /// Device functions of the next layer for the HUD (its command buffers
-    /// are registered with the loader on allocation).
-    hud_device: ash::Device,
     surface_caps: Option<vk::PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR>,
     surface_caps2: Option<vk::PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR>,
     /// Every queue the app created with flags 0.
@@ -109,8 +106,8 @@ pub struct Link<'a> {
     pub info: &'a vk::DeviceCreateInfo<'a>,
     pub gdpa: vk::PFN_vkGetDeviceProcAddr,
     pub device: vk::Device,
-    /// Our `vkAllocateCommandBuffers` wrapper for the HUD's table.
-    pub allocate_hook: *const c_void,
+    /// Our `vkAllocateCommandBuffers` wrapper for the device's table.
+    pub allocate_hook: vk::PFN_vkAllocateCommandBuffers,
     /// Whether the device has `VK_EXT_calibrated_timestamps` enabled.
     pub calibration: bool,
     /// Whether the device gets GPU timing ([`super::gpu_timing::wanted`];
@@ -139,17 +136,12 @@ impl Device {
             gpu_timing,
         } = link;
         // SAFETY: the next layer's gdpa of the live `device` (caller's
-        // contract), called only with NUL-terminated names.
-        let next = unsafe { DeviceNext::load(|n| gdpa(device, n)) };
-        // What the layer cannot do without: destroy the device, register
-        // the HUD's command buffers, fetch the app's queues.
-        let (Some(_), Some(_), Some(get_queue)) = (
-            next.destroy_device,
-            next.allocate_command_buffers,
-            next.get_device_queue,
-        ) else {
-            return None;
-        };
+        // contract), called only with NUL-terminated names; the hook is
+        // our `vkAllocateCommandBuffers` wrapper. `None` without what the
+        // layer cannot do without (destroy the device, register its
+        // command buffers, fetch the app's queues).
+        let next = unsafe { DeviceNext::load(|n| gdpa(device, n), device, allocate_hook) }?;
+        let get_queue = next.core.fp_v1_0().get_device_queue;
         // SAFETY: `info` is the app's create info with the `pNext` chain the
         // loader built (caller's contract).
         let set_loader_data = unsafe { loader::device_loader_data_callback(info) };
@@ -165,23 +157,8 @@ impl Device {
                 set_loader_data,
             )
         }?;
-        // SAFETY: every pointer comes from the next layer's gdpa of the live
-        // `device`, except `vkAllocateCommandBuffers`: our
-        // `hud_allocate_command_buffers`, of the same type, for this device.
-        let hud_device = unsafe {
-            ash::Device::load_with(
-                |name| {
-                    if name.to_bytes() == b"vkAllocateCommandBuffers" {
-                        allocate_hook
-                    } else {
-                        gdpa(device, name.as_ptr()).map_or(std::ptr::null(), |f| f as *const c_void)
-                    }
-                },
-                device,
-            )
-        };
         let counters = if settings.config.counters {
-            DeviceCounters::new(next.set_latency_marker.is_some())
+            DeviceCounters::new(next.ext.set_latency_marker.is_some())
         } else {
             None
         };
@@ -190,14 +167,14 @@ impl Device {
                 let handles: Vec<(vk::Queue, u32)> =
                     queues.iter().map(|q| (q.handle, q.family)).collect();
                 // Only when the extension was enabled on this device.
-                let calibrate = next.get_calibrated_timestamps.filter(|_| calibration);
+                let calibrate = next.ext.get_calibrated_timestamps.filter(|_| calibration);
                 // SAFETY: live handles of this one device: its instance,
-                // physical device, HUD table and queues.
+                // physical device, table and queues.
                 unsafe {
                     gpu_timer(
                         &inst.ash,
                         physical_device,
-                        &hud_device,
+                        &next.core,
                         calibrate,
                         &handles,
                         dc,
@@ -218,7 +195,6 @@ impl Device {
             ext: unsafe { Extensions::of(info) },
             set_loader_data,
             instance: inst.ash.clone(),
-            hud_device,
             surface_caps: inst.next.surface_caps,
             // Only when the app enabled `VK_KHR_get_surface_capabilities2`.
             surface_caps2: inst
@@ -259,7 +235,7 @@ impl Device {
     pub fn hud(&self) -> HudDevice<'_> {
         HudDevice {
             instance: &self.instance,
-            device: &self.hud_device,
+            device: &self.next.core,
             physical_device: self.physical_device,
         }
     }
@@ -307,7 +283,7 @@ impl Device {
         alloc: *const vk::AllocationCallbacks,
         out: *mut vk::SwapchainKHR,
     ) -> vk::Result {
-        let Some(create) = self.next.create_swapchain else {
+        let Some(create) = self.next.ext.create_swapchain else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
         // SAFETY: `info` is the app's valid create info (caller's contract).
@@ -338,7 +314,7 @@ impl Device {
         alloc: *const vk::AllocationCallbacks,
         out: *mut vk::SwapchainKHR,
     ) -> vk::Result {
-        let Some(create) = self.next.create_shared_swapchains else {
+        let Some(create) = self.next.ext.create_shared_swapchains else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
         let app: &[vk::SwapchainCreateInfoKHR] = if infos.is_null() {
@@ -390,7 +366,7 @@ impl Device {
                 .lock_or_recover()
                 .swapchain_destroyed(swapchain);
         });
-        if let Some(destroy) = self.next.destroy_swapchain {
+        if let Some(destroy) = self.next.ext.destroy_swapchain {
             // SAFETY: the next layer's `vkDestroySwapchainKHR` of this device,
             // called with the app's arguments once the HUD's objects of the
             // swapchain are freed.
@@ -534,6 +510,7 @@ impl Device {
     unsafe fn swapchain_images(&self, sc: vk::SwapchainKHR) -> Result<Vec<vk::Image>, vk::Result> {
         let get = self
             .next
+            .ext
             .get_swapchain_images
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         let mut n = 0u32;

@@ -380,16 +380,15 @@ pub fn present_additions(method: (Method, Mode), app: PresentChain) -> Vec<Prese
 ///
 /// # Safety
 /// `next` is a valid Vulkan structure chain.
-pub unsafe fn chained_features(mut next: *const c_void) -> Chained {
+pub unsafe fn chained_features(next: *const c_void) -> Chained {
     let mut c = Chained::default();
-    while !next.is_null() {
-        // SAFETY: every chained structure starts with sType and pNext.
-        let base = unsafe { &*(next as *const vk::BaseInStructure<'_>) };
+    // SAFETY: a valid chain (caller).
+    for l in unsafe { super::chain::links(next) } {
         // SAFETY: read only for the sTypes below, each of which is a
         // feature structure whose first member after sType and pNext is
         // the VkBool32 the method needs.
-        let first = || unsafe { first_bool(next) };
-        match base.s_type.as_raw() {
+        let first = || unsafe { first_bool(l.ptr) };
+        match l.s_type.as_raw() {
             STYPE_PRESENT_TIMING_FEATURES => c.present_timing = Some(first() == vk::TRUE),
             STYPE_PRESENT_ID_2_FEATURES => c.present_id2 = Some(first() == vk::TRUE),
             STYPE_PRESENT_WAIT_2_FEATURES => c.present_wait2 = Some(first() == vk::TRUE),
@@ -401,7 +400,6 @@ pub unsafe fn chained_features(mut next: *const c_void) -> Chained {
             }
             _ => {}
         }
-        next = base.p_next as *const c_void;
     }
     c
 }

@@ -345,21 +345,19 @@ pub fn untimed_reason(
 ///
 /// # Safety
 /// `next` is a valid Vulkan structure chain.
-unsafe fn chain_flags(mut next: *const std::ffi::c_void) -> (bool, bool) {
+unsafe fn chain_flags(next: *const std::ffi::c_void) -> (bool, bool) {
     let (mut protected, mut group) = (false, false);
-    while !next.is_null() {
-        // SAFETY: every chained structure starts with sType and pNext.
-        let base = unsafe { &*(next as *const vk::BaseInStructure<'_>) };
-        match base.s_type {
+    // SAFETY: a valid chain (caller).
+    for l in unsafe { super::chain::links(next) } {
+        match l.s_type {
             vk::StructureType::PROTECTED_SUBMIT_INFO => {
                 // SAFETY: the sType says what it is.
-                let p = unsafe { &*(next as *const vk::ProtectedSubmitInfo<'_>) };
+                let p = unsafe { &*(l.ptr as *const vk::ProtectedSubmitInfo<'_>) };
                 protected |= p.protected_submit == vk::TRUE;
             }
             vk::StructureType::DEVICE_GROUP_SUBMIT_INFO => group = true,
             _ => {}
         }
-        next = base.p_next as *const std::ffi::c_void;
     }
     (protected, group)
 }

@@ -85,13 +85,6 @@ pub struct LayerDeviceCreateInfo {
     pub u: [*mut c_void; 1],
 }
 
-/// Header shared by every `pNext` entry.
-#[repr(C)]
-struct BaseIn {
-    s_type: vk::StructureType,
-    p_next: *const c_void,
-}
-
 /// Walks a `pNext` chain for the loader entry of `s_type` and `function`,
 /// reading only the common header of entries that are not ours.
 ///
@@ -99,27 +92,21 @@ struct BaseIn {
 /// `p` is null or the head of a valid `pNext` chain: every entry starts
 /// with `sType` and `pNext`, and the chain ends in null.
 unsafe fn find_entry(
-    mut p: *const c_void,
+    p: *const c_void,
     s_type: vk::StructureType,
     function: LayerFunction,
 ) -> *mut c_void {
-    while !p.is_null() {
-        // SAFETY: `p` is an entry of a valid `pNext` chain (caller), and
-        // every entry starts with `sType` and `pNext`.
-        let base = unsafe { &*(p as *const BaseIn) };
-        if base.s_type == s_type {
-            // SAFETY: an entry of the loader's `sType`; those all start with
-            // sType, pNext, function (`vk_layer.h`).
-            let f = unsafe {
-                *((p as *const u8).add(std::mem::size_of::<BaseIn>()) as *const LayerFunction)
-            };
-            if f == function {
-                return p as *mut c_void;
-            }
-        }
-        p = base.p_next;
-    }
-    std::ptr::null_mut()
+    // SAFETY: a valid `pNext` chain (caller).
+    let entry = unsafe { super::chain::links(p) }.find(|l| {
+        // SAFETY: an entry of the loader's `sType`; those all start with
+        // sType, pNext, function (`vk_layer.h`).
+        l.s_type == s_type
+            && unsafe {
+                *((l.ptr as *const u8).add(std::mem::size_of::<vk::BaseInStructure<'_>>())
+                    as *const LayerFunction)
+            } == function
+    });
+    entry.map_or(std::ptr::null_mut(), |l| l.ptr as *mut c_void)
 }
 
 /// The instance chain's link entry.

@@ -24,6 +24,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod chain;
 mod counters;
 mod device;
 pub mod display_timing;

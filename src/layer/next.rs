@@ -1,9 +1,10 @@
 //! The next layer's functions: one table per object (instance, device),
-//! each declared once below as a list of (field, Vulkan name, type) and
-//! filled by the one routine the declaration generates, which asks the
-//! object's own `vkGet*ProcAddr` of the next layer. Every function the
-//! layer forwards to or calls itself on that object is a field here; a
-//! function the next layer lacks is `None`.
+//! each filled by one lookup pass of the object's own `vkGet*ProcAddr` of
+//! the next layer. The instance's and a device's optional functions are
+//! declared once below as lists of (field, Vulkan name, type), which
+//! generate their `load`; a device's Vulkan 1.0 functions are ash's core
+//! table, loaded in the same pass ([`DeviceNext`]). A function the next
+//! layer lacks is `None`.
 
 use super::loader::next_fn;
 use ash::vk;
@@ -59,26 +60,91 @@ next_table! {
 }
 
 next_table! {
-    /// The next layer's device-level functions the layer forwards to (its
-    /// hooks, counted or not) or calls itself.
-    pub struct DeviceNext {
-        destroy_device: PFN_vkDestroyDevice = c"vkDestroyDevice",
-        get_device_queue: PFN_vkGetDeviceQueue = c"vkGetDeviceQueue",
-        allocate_command_buffers: PFN_vkAllocateCommandBuffers = c"vkAllocateCommandBuffers",
+    /// The next layer's device functions the core table lacks: extensions,
+    /// and versions the device may not have (each `None` where the next
+    /// layer has no such function).
+    pub struct DeviceExt {
         create_swapchain: PFN_vkCreateSwapchainKHR = c"vkCreateSwapchainKHR",
         create_shared_swapchains: PFN_vkCreateSharedSwapchainsKHR = c"vkCreateSharedSwapchainsKHR",
         destroy_swapchain: PFN_vkDestroySwapchainKHR = c"vkDestroySwapchainKHR",
         get_swapchain_images: PFN_vkGetSwapchainImagesKHR = c"vkGetSwapchainImagesKHR",
         queue_present: PFN_vkQueuePresentKHR = c"vkQueuePresentKHR",
-        queue_submit: PFN_vkQueueSubmit = c"vkQueueSubmit",
         queue_submit2: PFN_vkQueueSubmit2 = c"vkQueueSubmit2" or c"vkQueueSubmit2KHR",
-        create_graphics_pipelines: PFN_vkCreateGraphicsPipelines = c"vkCreateGraphicsPipelines",
-        create_compute_pipelines: PFN_vkCreateComputePipelines = c"vkCreateComputePipelines",
-        allocate_memory: PFN_vkAllocateMemory = c"vkAllocateMemory",
         acquire_next_image: PFN_vkAcquireNextImageKHR = c"vkAcquireNextImageKHR",
         acquire_next_image2: PFN_vkAcquireNextImage2KHR = c"vkAcquireNextImage2KHR",
         set_latency_marker: PFN_vkSetLatencyMarkerNV = c"vkSetLatencyMarkerNV",
         get_calibrated_timestamps: PFN_vkGetCalibratedTimestampsKHR =
             c"vkGetCalibratedTimestampsEXT" or c"vkGetCalibratedTimestampsKHR",
+    }
+}
+
+/// The device's one table of the next layer's functions, filled by one
+/// lookup pass ([`DeviceNext::load`]): the hooks forward through it, the
+/// HUD draws and GPU timing times through it.
+pub struct DeviceNext {
+    /// Vulkan 1.0's functions (every device has them), as ash's table,
+    /// which the HUD and GPU timing call through; its
+    /// `vkAllocateCommandBuffers` is the layer's own wrapper, which gives
+    /// each new command buffer the loader's dispatch pointer (layers below
+    /// would crash on it otherwise).
+    pub core: ash::Device,
+    /// The next layer's own `vkAllocateCommandBuffers` (what the wrapper
+    /// calls).
+    pub allocate_command_buffers: vk::PFN_vkAllocateCommandBuffers,
+    /// Extensions and later versions.
+    pub ext: DeviceExt,
+}
+
+impl DeviceNext {
+    /// The table of `device` from the next layer's `get` (its gdpa bound to
+    /// the device), with `wrapper` as the core table's
+    /// `vkAllocateCommandBuffers`; `None` when the next layer lacks a
+    /// function the layer cannot do without (`vkDestroyDevice`,
+    /// `vkGetDeviceQueue`, `vkAllocateCommandBuffers`).
+    ///
+    /// # Safety
+    /// `get` is the next layer's `vkGetDeviceProcAddr` bound to the live
+    /// `device`, called only with NUL-terminated names; `wrapper` is a
+    /// `PFN_vkAllocateCommandBuffers` of this layer's.
+    pub unsafe fn load(
+        get: impl Fn(*const c_char) -> vk::PFN_vkVoidFunction,
+        device: vk::Device,
+        wrapper: vk::PFN_vkAllocateCommandBuffers,
+    ) -> Option<DeviceNext> {
+        // SAFETY: looked up on the live device (caller), cast to the type
+        // Vulkan gives each name.
+        let (allocate, _, _): (
+            vk::PFN_vkAllocateCommandBuffers,
+            vk::PFN_vkDestroyDevice,
+            vk::PFN_vkGetDeviceQueue,
+        ) = unsafe {
+            (
+                next_fn(&get, c"vkAllocateCommandBuffers")?,
+                next_fn(&get, c"vkDestroyDevice")?,
+                next_fn(&get, c"vkGetDeviceQueue")?,
+            )
+        };
+        // SAFETY: every pointer is the next layer's for the live device,
+        // or null where it has none, except `vkAllocateCommandBuffers`:
+        // the caller's wrapper, of the same type.
+        let core = unsafe {
+            ash::Device::load_with(
+                |name| {
+                    if name.to_bytes() == b"vkAllocateCommandBuffers" {
+                        wrapper as *const std::ffi::c_void
+                    } else {
+                        get(name.as_ptr())
+                            .map_or(std::ptr::null(), |f| f as *const std::ffi::c_void)
+                    }
+                },
+                device,
+            )
+        };
+        Some(DeviceNext {
+            core,
+            allocate_command_buffers: allocate,
+            // SAFETY: as above.
+            ext: unsafe { DeviceExt::load(get) },
+        })
     }
 }

@@ -68,7 +68,7 @@ impl Device {
         queue: vk::Queue,
         info: *const vk::PresentInfoKHR,
     ) -> vk::Result {
-        let Some(next) = self.next.queue_present else {
+        let Some(next) = self.next.ext.queue_present else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         let fps = self.settings.limit.fps();

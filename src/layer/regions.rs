@@ -51,23 +51,17 @@ pub enum Found<'a> {
 /// # Safety
 /// `info.p_next` is a valid chain.
 pub unsafe fn find<'a>(info: &'a vk::PresentInfoKHR<'a>) -> Found<'a> {
-    let mut p = info.p_next as *const vk::BaseInStructure;
-    let mut first = true;
-    while !p.is_null() {
-        // SAFETY: every chain element starts with sType/pNext.
-        let base = unsafe { &*p };
-        if base.s_type == vk::StructureType::PRESENT_REGIONS_KHR {
-            return if first {
-                // SAFETY: the sType says what it is.
-                Found::First(unsafe { &*(p as *const vk::PresentRegionsKHR) })
-            } else {
-                Found::Later
-            };
+    // SAFETY: the app's valid chain (caller).
+    let regions = unsafe { super::chain::links(info.p_next) }
+        .find(|l| l.s_type == vk::StructureType::PRESENT_REGIONS_KHR);
+    match regions {
+        // SAFETY: the sType says what it is.
+        Some(l) if l.index == 0 => {
+            Found::First(unsafe { &*(l.ptr as *const vk::PresentRegionsKHR) })
         }
-        first = false;
-        p = base.p_next;
+        Some(_) => Found::Later,
+        None => Found::None,
     }
-    Found::None
 }
 
 /// The rectangle list of region `r`.

@@ -21,9 +21,7 @@ impl Device {
         submits: *const vk::SubmitInfo<'_>,
         fence: vk::Fence,
     ) -> vk::Result {
-        let Some(next) = self.next.queue_submit else {
-            return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
-        };
+        let next = self.next.core.fp_v1_0().queue_submit;
         // SAFETY: the app's arguments (caller); `next` is the next layer's
         // `vkQueueSubmit`, called with them or with the patched batches.
         unsafe {
@@ -47,7 +45,7 @@ impl Device {
         submits: *const vk::SubmitInfo2<'_>,
         fence: vk::Fence,
     ) -> vk::Result {
-        let Some(next) = self.next.queue_submit2 else {
+        let Some(next) = self.next.ext.queue_submit2 else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
         // SAFETY: as for `queue_submit`, with `vkQueueSubmit2`.

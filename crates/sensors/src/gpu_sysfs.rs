@@ -19,7 +19,7 @@
 use crate::hwmon::{self, first_readable};
 use crate::rapl::EnergyMeter;
 use crate::root::{KeptFiles, Root};
-use crate::sample::{Column, Sample, Throttle};
+use crate::sample::{Sample, Sensor, Throttle};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -200,25 +200,25 @@ impl GpuSysfs {
     }
 
     /// The columns this GPU fills.
-    pub fn columns(&self) -> Vec<Column> {
+    pub fn columns(&self) -> Vec<Sensor> {
         let mut c = Vec::new();
         let mut add = |has: bool, col| {
             if has {
                 c.push(col)
             }
         };
-        add(self.busy.is_some(), Column::GpuLoadPct);
+        add(self.busy.is_some(), Sensor::GpuLoadPct);
         add(
             self.freq_hz.is_some() || self.freq_mhz.is_some() || self.sclk_table.is_some(),
-            Column::GpuMhz,
+            Sensor::GpuMhz,
         );
-        add(self.temp.is_some(), Column::GpuTempC);
+        add(self.temp.is_some(), Sensor::GpuTempC);
         add(
             self.power.is_some() || self.energy.is_some(),
-            Column::GpuPowerW,
+            Sensor::GpuPowerW,
         );
-        add(self.vram_used.is_some(), Column::VramUsedMb);
-        add(self.vram_total.is_some(), Column::VramTotalMb);
+        add(self.vram_used.is_some(), Sensor::VramUsedMb);
+        add(self.vram_total.is_some(), Sensor::VramTotalMb);
         c
     }
 
@@ -230,7 +230,7 @@ impl GpuSysfs {
     pub fn read(&mut self, t_ns: u64, s: &mut Sample) {
         let files = &mut self.files;
         let mut num = |p: &Option<PathBuf>| files.read_u64(p.as_deref()?);
-        s.set(Column::GpuLoadPct, num(&self.busy).map(|v| v as f64));
+        s.set(Sensor::GpuLoadPct, num(&self.busy).map(|v| v as f64));
         let mhz = num(&self.freq_hz)
             .map(|hz| hz as f64 / 1e6)
             .or_else(|| num(&self.freq_mhz).map(|m| m as f64));
@@ -238,18 +238,18 @@ impl GpuSysfs {
             files.read_into(self.sclk_table.as_deref()?, &mut self.buf)?;
             current_sclk(&self.buf)
         });
-        s.set(Column::GpuMhz, mhz);
+        s.set(Sensor::GpuMhz, mhz);
         let temp = self.temp.as_deref().and_then(|p| files.read_u64(p));
-        s.set(Column::GpuTempC, temp.map(|m| m as f64 / 1000.0));
+        s.set(Sensor::GpuTempC, temp.map(|m| m as f64 / 1000.0));
         let mut num = |p: &Option<PathBuf>| files.read_u64(p.as_deref()?);
         let watts = match self.energy.as_mut() {
             Some(e) => e.read(t_ns),
             None => num(&self.power).map(|uw| uw as f64 / 1e6),
         };
-        s.set(Column::GpuPowerW, watts);
+        s.set(Sensor::GpuPowerW, watts);
         let mut mb = |p: &Option<PathBuf>| num(p).map(|b| b as f64 / (1024.0 * 1024.0));
-        s.set(Column::VramUsedMb, mb(&self.vram_used));
-        s.set(Column::VramTotalMb, mb(&self.vram_total));
+        s.set(Sensor::VramUsedMb, mb(&self.vram_used));
+        s.set(Sensor::VramTotalMb, mb(&self.vram_total));
         if !self.throttle.is_empty() {
             let mut t = Throttle::default();
             for (p, reason) in &self.throttle {

@@ -6,7 +6,7 @@
 //! through the same code as the real system. Sources that need a library
 //! (NVIDIA's NVML) live outside this crate and plug in as a [`GpuReader`].
 //!
-//! - `root`: the file reads; `sample`: one sample ([`Sample`], [`Column`],
+//! - `root`: the file reads; `sample`: one sample ([`Sample`], [`Sensor`],
 //!   [`Throttle`]); `cpu`, `memory`, `hwmon`, `rapl`, `gpu_sysfs`,
 //!   `fdinfo`: the sources; `sampler`: which sources a session has and one
 //!   bounded sample of them all; `rows`: the HUD's text rows.
@@ -28,5 +28,5 @@ pub use fdinfo::DrmClients;
 pub use gpu_sysfs::{GpuDriver, PciBusId};
 pub use root::Root;
 pub use rows::{hud_row, HudRow, ROW_NAMES};
-pub use sample::{Column, Sample, Throttle, COLUMNS, THROTTLE_COLUMN};
+pub use sample::{Sample, Sensor, Throttle, COLUMNS, THROTTLE_COLUMN};
 pub use sampler::{GpuReader, Sampler};

@@ -2,7 +2,7 @@
 //! made of the parts of the row that have a value, e.g. `CPU` `43% 4.2 GHz
 //! 71°C`; a row none of whose parts has a value is left out.
 
-use crate::sample::{Column, Sample};
+use crate::sample::{Sample, Sensor};
 use std::fmt::Write;
 
 /// Row names of `hud_sensor_rows`, in default order.
@@ -28,36 +28,36 @@ pub fn hud_row(name: &str, s: &Sample, degree: &str) -> Option<HudRow> {
     let g = |c| s.get(c);
     let label = match name {
         "cpu" => {
-            if let Some(v) = g(Column::CpuLoadPct) {
+            if let Some(v) = g(Sensor::CpuLoadPct) {
                 part(format_args!("{v:.0}%"));
             }
-            if let Some(v) = g(Column::CpuMhz) {
+            if let Some(v) = g(Sensor::CpuMhz) {
                 part(format_args!("{:.1} GHz", v / 1000.0));
             }
-            if let Some(v) = g(Column::CpuTempC) {
+            if let Some(v) = g(Sensor::CpuTempC) {
                 part(format_args!("{v:.0}{degree}"));
             }
-            if let Some(v) = g(Column::CpuPowerW) {
+            if let Some(v) = g(Sensor::CpuPowerW) {
                 part(format_args!("{v:.0} W"));
             }
-            if let Some(v) = g(Column::ProcCpuPct) {
+            if let Some(v) = g(Sensor::ProcCpuPct) {
                 part(format_args!("game {v:.0}%"));
             }
             "CPU"
         }
         "gpu" => {
-            match (g(Column::GpuLoadPct), g(Column::ProcGpuPct)) {
+            match (g(Sensor::GpuLoadPct), g(Sensor::ProcGpuPct)) {
                 (Some(v), _) => part(format_args!("{v:.0}%")),
                 (None, Some(v)) => part(format_args!("game {v:.0}%")),
                 _ => {}
             }
-            if let Some(v) = g(Column::GpuMhz) {
+            if let Some(v) = g(Sensor::GpuMhz) {
                 part(format_args!("{:.1} GHz", v / 1000.0));
             }
-            if let Some(v) = g(Column::GpuTempC) {
+            if let Some(v) = g(Sensor::GpuTempC) {
                 part(format_args!("{v:.0}{degree}"));
             }
-            if let Some(v) = g(Column::GpuPowerW) {
+            if let Some(v) = g(Sensor::GpuPowerW) {
                 part(format_args!("{v:.0} W"));
             }
             if let Some(t) = s.throttle.filter(|t| !t.is_empty()) {
@@ -69,9 +69,9 @@ pub fn hud_row(name: &str, s: &Sample, degree: &str) -> Option<HudRow> {
         }
         "vram" => {
             match (
-                g(Column::VramUsedMb),
-                g(Column::VramTotalMb),
-                g(Column::ProcVramMb),
+                g(Sensor::VramUsedMb),
+                g(Sensor::VramTotalMb),
+                g(Sensor::ProcVramMb),
             ) {
                 (Some(u), Some(t), _) => {
                     part(format_args!("{:.1}/{:.1} GB", u / 1024.0, t / 1024.0))
@@ -83,10 +83,10 @@ pub fn hud_row(name: &str, s: &Sample, degree: &str) -> Option<HudRow> {
             "VRAM"
         }
         "ram" => {
-            if let Some(v) = g(Column::RamUsedMb) {
+            if let Some(v) = g(Sensor::RamUsedMb) {
                 part(format_args!("{:.1} GB", v / 1024.0));
             }
-            if let Some(v) = g(Column::RssMb) {
+            if let Some(v) = g(Sensor::RssMb) {
                 part(format_args!("game {:.2} GB", v / 1024.0));
             }
             "RAM"
@@ -104,16 +104,16 @@ mod tests {
     #[test]
     fn rows_hold_the_parts_that_have_values() {
         let mut s = Sample::default();
-        s.set(Column::CpuLoadPct, Some(43.2));
-        s.set(Column::CpuMhz, Some(4200.0));
-        s.set(Column::CpuTempC, Some(71.0));
-        s.set(Column::GpuLoadPct, Some(97.0));
-        s.set(Column::GpuMhz, Some(2400.0));
-        s.set(Column::GpuTempC, Some(78.0));
-        s.set(Column::GpuPowerW, Some(212.0));
-        s.set(Column::VramUsedMb, Some(6.1 * 1024.0));
-        s.set(Column::VramTotalMb, Some(8192.0));
-        s.set(Column::RamUsedMb, Some(11.2 * 1024.0));
+        s.set(Sensor::CpuLoadPct, Some(43.2));
+        s.set(Sensor::CpuMhz, Some(4200.0));
+        s.set(Sensor::CpuTempC, Some(71.0));
+        s.set(Sensor::GpuLoadPct, Some(97.0));
+        s.set(Sensor::GpuMhz, Some(2400.0));
+        s.set(Sensor::GpuTempC, Some(78.0));
+        s.set(Sensor::GpuPowerW, Some(212.0));
+        s.set(Sensor::VramUsedMb, Some(6.1 * 1024.0));
+        s.set(Sensor::VramTotalMb, Some(8192.0));
+        s.set(Sensor::RamUsedMb, Some(11.2 * 1024.0));
         s.throttle = Some(Throttle::POWER);
         let text = |n| hud_row(n, &s, "°C").map(|r| format!("{} {}", r.label, r.text));
         assert_eq!(text("cpu").unwrap(), "CPU 43% 4.2 GHz 71°C");

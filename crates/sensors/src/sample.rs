@@ -1,15 +1,15 @@
-//! One sample of every reading: a value per [`Column`] (absent when its
+//! One sample of every reading: a value per [`Sensor`] (absent when its
 //! source gave nothing this time) and the GPU's throttle reasons.
 
 /// A reading, named as its session-log column: the metrics core's
 /// [`Sensor`](steadyhud_metrics::sensors::Sensor), one vocabulary for the
 /// layer that logs and the tools that read.
-pub use steadyhud_metrics::sensors::Sensor as Column;
+pub use steadyhud_metrics::sensors::Sensor;
 /// The log name of the throttle column.
 pub use steadyhud_metrics::sensors::THROTTLE_COLUMN;
 
 /// Every numeric column, in log order (`gpu_throttle` follows them).
-pub const COLUMNS: [Column; 17] = Column::ALL;
+pub const COLUMNS: [Sensor; 17] = Sensor::ALL;
 
 /// Why the GPU holds its clock down, as reported by its driver (a set).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -65,11 +65,11 @@ pub struct Sample {
 }
 
 impl Sample {
-    pub fn get(&self, c: Column) -> Option<f32> {
+    pub fn get(&self, c: Sensor) -> Option<f32> {
         self.values[c.index()]
     }
 
-    pub fn set(&mut self, c: Column, v: Option<f64>) {
+    pub fn set(&mut self, c: Sensor, v: Option<f64>) {
         if let Some(v) = v.filter(|v| v.is_finite()) {
             self.values[c.index()] = Some(v as f32);
         }

@@ -9,12 +9,12 @@ use crate::hwmon::{self, read_temp};
 use crate::memory::Memory;
 use crate::rapl::EnergyMeter;
 use crate::root::{Kept, Root};
-use crate::sample::{Column, Sample, COLUMNS};
+use crate::sample::{Sample, Sensor, COLUMNS};
 
 /// A GPU source outside this crate (NVML), read at each sample.
 pub trait GpuReader: Send {
     /// The columns it fills.
-    fn columns(&self) -> Vec<Column>;
+    fn columns(&self) -> Vec<Sensor>;
     /// Whether it reports throttle reasons.
     fn has_throttle(&self) -> bool;
     /// Fills its columns (and `throttle`) of `s`.
@@ -32,7 +32,7 @@ pub struct Sampler {
     gpu: Option<GpuSysfs>,
     clients: Option<DrmClients>,
     external: Option<Box<dyn GpuReader>>,
-    columns: Vec<Column>,
+    columns: Vec<Sensor>,
     throttle: bool,
 }
 
@@ -102,27 +102,27 @@ impl Sampler {
             throttle: false,
         };
         let first = s.sample(t_ns);
-        let mut has: Vec<Column> = Vec::new();
-        let mut add = |c: Column| {
+        let mut has: Vec<Sensor> = Vec::new();
+        let mut add = |c: Sensor| {
             if !has.contains(&c) {
                 has.push(c)
             }
         };
         if s.cpu.is_some() {
-            add(Column::CpuLoadPct);
-            add(Column::CpuBusiestPct);
+            add(Sensor::CpuLoadPct);
+            add(Sensor::CpuBusiestPct);
         }
         for (src, c) in [
-            (s.proc_cpu.is_some(), Column::ProcCpuPct),
-            (s.freq.is_some(), Column::CpuMhz),
-            (s.temp.is_some(), Column::CpuTempC),
-            (s.rapl.is_some(), Column::CpuPowerW),
+            (s.proc_cpu.is_some(), Sensor::ProcCpuPct),
+            (s.freq.is_some(), Sensor::CpuMhz),
+            (s.temp.is_some(), Sensor::CpuTempC),
+            (s.rapl.is_some(), Sensor::CpuPowerW),
         ] {
             if src {
                 add(c);
             }
         }
-        for c in [Column::RamUsedMb, Column::SwapUsedMb, Column::RssMb] {
+        for c in [Sensor::RamUsedMb, Sensor::SwapUsedMb, Sensor::RssMb] {
             if first.get(c).is_some() {
                 add(c);
             } else {
@@ -136,9 +136,9 @@ impl Sampler {
             add(c);
         }
         if s.clients.is_some() {
-            add(Column::ProcGpuPct);
-            if first.get(Column::ProcVramMb).is_some() {
-                add(Column::ProcVramMb);
+            add(Sensor::ProcGpuPct);
+            if first.get(Sensor::ProcVramMb).is_some() {
+                add(Sensor::ProcVramMb);
             }
         }
         has.sort_by_key(|c| c.index());
@@ -151,7 +151,7 @@ impl Sampler {
     }
 
     /// The numeric columns of the session, in log order.
-    pub fn columns(&self) -> &[Column] {
+    pub fn columns(&self) -> &[Sensor] {
         &self.columns
     }
 
@@ -168,21 +168,21 @@ impl Sampler {
             ..Sample::default()
         };
         if let Some((total, busiest)) = self.cpu.as_mut().and_then(CpuLoad::read) {
-            s.set(Column::CpuLoadPct, total);
-            s.set(Column::CpuBusiestPct, busiest);
+            s.set(Sensor::CpuLoadPct, total);
+            s.set(Sensor::CpuBusiestPct, busiest);
         }
         if let Some(p) = self.proc_cpu.as_mut() {
-            s.set(Column::ProcCpuPct, p.read(t_ns));
+            s.set(Sensor::ProcCpuPct, p.read(t_ns));
         }
-        s.set(Column::CpuMhz, self.freq.as_mut().and_then(CpuFreq::read));
-        s.set(Column::CpuTempC, self.temp.as_mut().and_then(read_temp));
+        s.set(Sensor::CpuMhz, self.freq.as_mut().and_then(CpuFreq::read));
+        s.set(Sensor::CpuTempC, self.temp.as_mut().and_then(read_temp));
         if let Some(r) = self.rapl.as_mut() {
-            s.set(Column::CpuPowerW, r.read(t_ns));
+            s.set(Sensor::CpuPowerW, r.read(t_ns));
         }
         let m = self.memory.read();
-        s.set(Column::RamUsedMb, m.ram);
-        s.set(Column::SwapUsedMb, m.swap);
-        s.set(Column::RssMb, m.rss);
+        s.set(Sensor::RamUsedMb, m.ram);
+        s.set(Sensor::SwapUsedMb, m.swap);
+        s.set(Sensor::RssMb, m.rss);
         if let Some(g) = self.gpu.as_mut() {
             g.read(t_ns, &mut s);
         }
@@ -191,8 +191,8 @@ impl Sampler {
         }
         if let Some(c) = self.clients.as_mut() {
             let r = c.read(t_ns);
-            s.set(Column::ProcGpuPct, r.busy_pct);
-            s.set(Column::ProcVramMb, r.vram_mb);
+            s.set(Sensor::ProcGpuPct, r.busy_pct);
+            s.set(Sensor::ProcVramMb, r.vram_mb);
         }
         // Only the session's columns: a value that appeared later has none.
         if !self.columns.is_empty() {

@@ -5,7 +5,7 @@
 
 use std::fs;
 use std::path::Path;
-use steadyhud_sensors::{Column, PciBusId, Root, Sampler, Throttle};
+use steadyhud_sensors::{PciBusId, Root, Sampler, Sensor, Throttle};
 
 const S: u64 = 1_000_000_000;
 
@@ -115,27 +115,27 @@ fn amd_desktop() {
         ),
     );
     let x = s.sample(11 * S);
-    near(x.get(Column::CpuLoadPct), 50.0, "cpu load");
-    near(x.get(Column::CpuBusiestPct), 80.0, "busiest core");
-    near(x.get(Column::CpuMhz), 4000.0, "mean of 4.2 and 3.8 GHz");
-    near(x.get(Column::CpuTempC), 71.25, "Tctl");
-    near(x.get(Column::CpuPowerW), 35.0, "package power");
-    near(x.get(Column::ProcCpuPct), 150.0, "game CPU");
+    near(x.get(Sensor::CpuLoadPct), 50.0, "cpu load");
+    near(x.get(Sensor::CpuBusiestPct), 80.0, "busiest core");
+    near(x.get(Sensor::CpuMhz), 4000.0, "mean of 4.2 and 3.8 GHz");
+    near(x.get(Sensor::CpuTempC), 71.25, "Tctl");
+    near(x.get(Sensor::CpuPowerW), 35.0, "package power");
+    near(x.get(Sensor::ProcCpuPct), 150.0, "game CPU");
     near(
-        x.get(Column::RamUsedMb),
+        x.get(Sensor::RamUsedMb),
         (16384000.0 - 4915200.0) / 1024.0,
         "RAM",
     );
-    near(x.get(Column::SwapUsedMb), 1024.0, "swap");
-    near(x.get(Column::RssMb), 1024.0, "RSS");
-    near(x.get(Column::GpuLoadPct), 97.0, "gpu_busy_percent");
-    near(x.get(Column::GpuMhz), 2400.0, "freq1_input");
-    near(x.get(Column::GpuTempC), 78.0, "edge");
-    near(x.get(Column::GpuPowerW), 212.0, "power1_average");
-    near(x.get(Column::VramUsedMb), 6.1 * 1024.0, "VRAM used");
-    near(x.get(Column::VramTotalMb), 8192.0, "VRAM total");
-    near(x.get(Column::ProcGpuPct), 60.0, "gfx engine");
-    near(x.get(Column::ProcVramMb), 1280.0, "clients 12 and 13");
+    near(x.get(Sensor::SwapUsedMb), 1024.0, "swap");
+    near(x.get(Sensor::RssMb), 1024.0, "RSS");
+    near(x.get(Sensor::GpuLoadPct), 97.0, "gpu_busy_percent");
+    near(x.get(Sensor::GpuMhz), 2400.0, "freq1_input");
+    near(x.get(Sensor::GpuTempC), 78.0, "edge");
+    near(x.get(Sensor::GpuPowerW), 212.0, "power1_average");
+    near(x.get(Sensor::VramUsedMb), 6.1 * 1024.0, "VRAM used");
+    near(x.get(Sensor::VramTotalMb), 8192.0, "VRAM total");
+    near(x.get(Sensor::ProcGpuPct), 60.0, "gfx engine");
+    near(x.get(Sensor::ProcVramMb), 1280.0, "clients 12 and 13");
     assert_eq!(x.throttle, None);
 }
 
@@ -157,8 +157,8 @@ fn amdgpu_sclk_table_and_power_input() {
     );
     let (mut s, _) = Sampler::open(&Root::new(dir.path()), pci(3, 0), None, S);
     let x = s.sample(2 * S);
-    near(x.get(Column::GpuMhz), 1800.0, "pp_dpm_sclk");
-    near(x.get(Column::GpuPowerW), 212.0, "power1_input");
+    near(x.get(Sensor::GpuMhz), 1800.0, "pp_dpm_sclk");
+    near(x.get(Sensor::GpuPowerW), 212.0, "power1_input");
 }
 
 /// RAPL's counter wraps at `max_energy_range_uj`.
@@ -174,7 +174,7 @@ fn rapl_wraps_around() {
     let (mut s, _) = Sampler::open(&Root::new(r), None, None, S);
     put(r, "sys/class/powercap/intel-rapl:0/energy_uj", "15000000\n");
     // 10 J to the wrap, 15 J after it, in half a second.
-    near(s.sample(S + S / 2).get(Column::CpuPowerW), 50.0, "wrapped");
+    near(s.sample(S + S / 2).get(Sensor::CpuPowerW), 50.0, "wrapped");
 }
 
 /// Integrated Intel (i915) with coretemp: clock, PL1 throttling, energy →
@@ -211,10 +211,10 @@ fn intel_i915_laptop() {
         "1\n",
     );
     let x = s.sample(3 * S);
-    near(x.get(Column::CpuTempC), 64.0, "Package id 0");
-    near(x.get(Column::GpuMhz), 1300.0, "gt_cur_freq_mhz");
-    near(x.get(Column::GpuPowerW), 6.0, "12 J in 2 s");
-    near(x.get(Column::ProcGpuPct), 12.5, "render 0.25 s in 2 s");
+    near(x.get(Sensor::CpuTempC), 64.0, "Package id 0");
+    near(x.get(Sensor::GpuMhz), 1300.0, "gt_cur_freq_mhz");
+    near(x.get(Sensor::GpuPowerW), 6.0, "12 J in 2 s");
+    near(x.get(Sensor::ProcGpuPct), 12.5, "render 0.25 s in 2 s");
     assert_eq!(
         x.throttle,
         Some(Throttle(Throttle::POWER.0 | Throttle::THERMAL.0))
@@ -252,11 +252,11 @@ fn intel_xe_card() {
             ),
     );
     let x = s.sample(2 * S);
-    near(x.get(Column::GpuMhz), 2050.0, "cur_freq");
-    near(x.get(Column::GpuTempC), 70.0, "pkg");
-    near(x.get(Column::GpuPowerW), 100.0, "100 J in 1 s");
-    near(x.get(Column::ProcGpuPct), 90.0, "rcs 900k of 1M cycles");
-    near(x.get(Column::ProcVramMb), 2048.0, "drm-resident-vram0");
+    near(x.get(Sensor::GpuMhz), 2050.0, "cur_freq");
+    near(x.get(Sensor::GpuTempC), 70.0, "pkg");
+    near(x.get(Sensor::GpuPowerW), 100.0, "100 J in 1 s");
+    near(x.get(Sensor::ProcGpuPct), 90.0, "rcs 900k of 1M cycles");
+    near(x.get(Sensor::ProcVramMb), 2048.0, "drm-resident-vram0");
     assert_eq!(x.throttle, Some(Throttle::THERMAL));
 }
 
@@ -298,7 +298,7 @@ fn zenpower_and_foreign_chips() {
     put(r, "sys/class/hwmon/hwmon0/temp1_label", "Tdie\n");
     put(r, "sys/class/hwmon/hwmon0/temp1_input", "58500\n");
     let (mut s, _) = Sampler::open(&Root::new(r), None, None, S);
-    near(s.sample(2 * S).get(Column::CpuTempC), 58.5, "Tdie");
+    near(s.sample(2 * S).get(Sensor::CpuTempC), 58.5, "Tdie");
     put(r, "sys/class/hwmon/hwmon0/name", "acpitz\n");
     let (s, missing) = Sampler::open(&Root::new(r), None, None, S);
     assert!(

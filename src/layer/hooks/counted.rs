@@ -99,9 +99,7 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
     // `vkCreateGraphicsPipelines` gets the app's own arguments.
     unsafe {
         with_counters(device, NO_NEXT, |next_layer, dc| {
-            let Some(next) = next_layer.create_graphics_pipelines else {
-                return NO_NEXT;
-            };
+            let next = next_layer.core.fp_v1_0().create_graphics_pipelines;
             let n = Some((dc.ids.pipelines, count as u64));
             timed(dc, dc.ids.pipeline_ns, n, || {
                 next(device, cache, count, infos, alloc, out)
@@ -127,9 +125,7 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
     // `vkCreateComputePipelines` gets the app's own arguments.
     unsafe {
         with_counters(device, NO_NEXT, |next_layer, dc| {
-            let Some(next) = next_layer.create_compute_pipelines else {
-                return NO_NEXT;
-            };
+            let next = next_layer.core.fp_v1_0().create_compute_pipelines;
             let n = Some((dc.ids.pipelines, count as u64));
             timed(dc, dc.ids.pipeline_ns, n, || {
                 next(device, cache, count, infos, alloc, out)
@@ -154,9 +150,7 @@ pub(super) unsafe extern "system" fn allocate_memory(
     // when not null (the app's valid allocate info).
     unsafe {
         with_counters(device, NO_NEXT, |next_layer, dc| {
-            let Some(next) = next_layer.allocate_memory else {
-                return NO_NEXT;
-            };
+            let next = next_layer.core.fp_v1_0().allocate_memory;
             let r = next(device, info, alloc, out);
             if r == vk::Result::SUCCESS && !info.is_null() {
                 dc.add(|b| b.alloc_count, 1);
@@ -184,7 +178,7 @@ pub(super) unsafe extern "system" fn acquire_next_image(
     // `vkAcquireNextImageKHR` gets the app's own arguments.
     unsafe {
         with_counters(device, NO_NEXT, |next_layer, dc| {
-            let Some(next) = next_layer.acquire_next_image else {
+            let Some(next) = next_layer.ext.acquire_next_image else {
                 return NO_NEXT;
             };
             timed(dc, dc.ids.acquire_ns, None, || {
@@ -208,7 +202,7 @@ pub(super) unsafe extern "system" fn acquire_next_image2(
     // `vkAcquireNextImage2KHR` gets the app's own arguments.
     unsafe {
         with_counters(device, NO_NEXT, |next_layer, dc| {
-            let Some(next) = next_layer.acquire_next_image2 else {
+            let Some(next) = next_layer.ext.acquire_next_image2 else {
                 return NO_NEXT;
             };
             timed(dc, dc.ids.acquire_ns, None, || next(device, info, index))
@@ -232,7 +226,7 @@ pub(super) unsafe extern "system" fn set_latency_marker(
     unsafe {
         with_counters(device, (), |next_layer, dc| {
             let t = now_ns();
-            let Some(next) = next_layer.set_latency_marker else {
+            let Some(next) = next_layer.ext.set_latency_marker else {
                 return;
             };
             next(device, swapchain, info);

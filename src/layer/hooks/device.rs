@@ -140,7 +140,7 @@ pub(super) unsafe extern "system" fn create_device(
             info: unsafe { &*info },
             gdpa,
             device,
-            allocate_hook: hud_allocate_command_buffers as *const c_void,
+            allocate_hook: hud_allocate_command_buffers,
             calibration,
             gpu_timing,
         };
@@ -189,7 +189,8 @@ pub(super) unsafe extern "system" fn destroy_device(
     };
     guard::contain((), || dev.teardown());
     // The record exists only when the next layer has `vkDestroyDevice`.
-    if let Some(destroy) = dev.next.destroy_device {
+    {
+        let destroy = dev.next.core.fp_v1_0().destroy_device;
         // SAFETY: the next layer's `vkDestroyDevice`, called with the app's
         // own arguments once the layer's objects of the device are freed.
         unsafe { destroy(device, alloc) };
@@ -210,10 +211,7 @@ pub(super) unsafe extern "system" fn hud_allocate_command_buffers(
         let Some(set) = dev.set_loader_data else {
             return vk::Result::ERROR_INITIALIZATION_FAILED;
         };
-        // The record exists only when the next layer has it.
-        let Some(allocate) = dev.next.allocate_command_buffers else {
-            return vk::Result::ERROR_INITIALIZATION_FAILED;
-        };
+        let allocate = dev.next.allocate_command_buffers;
         // SAFETY: the next layer's `vkAllocateCommandBuffers` of this
         // device, called with the HUD's own valid arguments.
         let r = unsafe { allocate(device, info, out) };

@@ -2,14 +2,12 @@
 //! tick, answered to the control socket, ended with their device.
 
 use super::control::{MarkPlaced, StreamStatus};
-use super::gpu_frames::GpuFrames;
 use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use crate::rings::Stream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use steadyhud_metrics::Rolling;
 
 /// How often the logs are flushed (a killed game loses at most this).
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -28,23 +26,14 @@ pub(super) struct Analyzer {
     pub(super) writer: upkeep::Writer,
 }
 
-impl super::control::Streams for Analyzer {
+impl super::control::ControlStreams for Analyzer {
     fn mark(&mut self, text: &str) -> Vec<MarkPlaced> {
         let mut placed = Vec::new();
         for s in &mut self.streams {
             // Up to date first: the mark goes after every frame presented
             // before the request.
             s.drain(&mut self.buf);
-            let frame = s.durations.len() as u64;
-            if s.log.note_mark(text, frame) {
-                s.log.flush();
-                if let Some(log) = s.log.csv_path() {
-                    placed.push(MarkPlaced {
-                        log: log.to_path_buf(),
-                        frame,
-                    });
-                }
-            }
+            placed.extend(s.mark(text));
         }
         placed
     }
@@ -61,14 +50,7 @@ impl super::control::Streams for Analyzer {
             .iter_mut()
             .map(|s| {
                 s.drain(&mut self.buf);
-                StreamStatus {
-                    stream: s.stream.id,
-                    log: s.log.csv_path().map(Into::into),
-                    frames: s.durations.len() as u64,
-                    window_s,
-                    summary: s.rolling.as_ref().and_then(Rolling::summary),
-                    gpu: s.gpu.as_ref().and_then(GpuFrames::live),
-                }
+                s.status(window_s)
             })
             .collect()
     }
@@ -88,7 +70,7 @@ impl Analyzer {
                 s.publish_live(self.window_s);
             }
             if flush {
-                s.log.flush();
+                s.flush_log();
             }
             s.keep_summary(now, &mut self.writer, streams);
         }
@@ -117,13 +99,13 @@ impl Analyzer {
 
     /// Whether a stream's device times its submits (GPU timing).
     pub(super) fn times_gpu(&self) -> bool {
-        self.streams.iter().any(|s| s.gpu.is_some())
+        self.streams.iter().any(StreamAnalysis::times_gpu)
     }
 
     pub(super) fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
         let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
             .into_iter()
-            .partition(|s| pred(&s.stream));
+            .partition(|s| pred(s.stream()));
         self.streams = keep;
         let streams = self.streams.len() + done.len();
         for s in done {

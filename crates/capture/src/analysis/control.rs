@@ -47,7 +47,7 @@ pub struct MarkPlaced {
 }
 
 /// What the answers need of the analysis thread's streams.
-pub trait Streams {
+pub trait ControlStreams {
     /// Brings every stream up to date, writes the mark into every open log
     /// and says where it went.
     fn mark(&mut self, text: &str) -> Vec<MarkPlaced>;
@@ -103,7 +103,7 @@ impl Control {
 
     /// Serves what is ready; `streams` is locked only for requests that
     /// need it (`mark`, and `status` when its cache is stale).
-    pub fn poll<S: Streams>(&mut self, settings: &Settings, streams: &Mutex<S>) {
+    pub fn poll<S: ControlStreams>(&mut self, settings: &Settings, streams: &Mutex<S>) {
         let now = Instant::now();
         let cache = &mut self.status;
         self.server.poll(now, &mut |request| {
@@ -112,7 +112,7 @@ impl Control {
     }
 }
 
-fn answer<S: Streams>(
+fn answer<S: ControlStreams>(
     request: Request,
     settings: &Settings,
     now: Instant,

@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
 use steadyhud_metrics::sensors::{SensorColumn, SensorColumns};
-use steadyhud_sensors::{hud_row, Column, HudRow, Sample, THROTTLE_COLUMN};
+use steadyhud_sensors::{hud_row, HudRow, Sample, Sensor, THROTTLE_COLUMN};
 
 /// Samples kept: rows are written at most a few frames after their
 /// present (GPU timing holds them back), far less than this many samples.
@@ -24,7 +24,7 @@ pub const ABOUT: &str = "sensors: the latest sample (every 1/sensor_hz s) at the
 #[derive(Default)]
 pub struct Feed {
     /// Numeric columns, log order.
-    pub columns: Vec<Column>,
+    pub columns: Vec<Sensor>,
     pub throttle: bool,
     /// Recent samples, oldest first, each with its log cells (formatted
     /// once, copied into every row that takes it).
@@ -174,7 +174,7 @@ mod tests {
     #[test]
     fn rows_take_the_latest_sample_at_their_present() {
         let mut f = Feed {
-            columns: vec![Column::CpuLoadPct, Column::GpuMhz],
+            columns: vec![Sensor::CpuLoadPct, Sensor::GpuMhz],
             throttle: true,
             ..Feed::default()
         };
@@ -182,13 +182,13 @@ mod tests {
             t_ns: 100,
             ..Sample::default()
         };
-        a.set(Column::CpuLoadPct, Some(12.34));
-        a.set(Column::GpuMhz, Some(1800.4));
+        a.set(Sensor::CpuLoadPct, Some(12.34));
+        a.set(Sensor::GpuMhz, Some(1800.4));
         let mut b = Sample {
             t_ns: 200,
             ..Sample::default()
         };
-        b.set(Column::CpuLoadPct, Some(50.0));
+        b.set(Sensor::CpuLoadPct, Some(50.0));
         b.throttle = Some(steadyhud_sensors::Throttle::POWER);
         f.push(a);
         f.push(b);
@@ -207,7 +207,7 @@ mod tests {
     #[test]
     fn the_recorder_reads_the_rows_cells() {
         let f = Feed {
-            columns: vec![Column::CpuLoadPct, Column::GpuMhz],
+            columns: vec![Sensor::CpuLoadPct, Sensor::GpuMhz],
             throttle: true,
             ..Feed::default()
         };
@@ -216,10 +216,10 @@ mod tests {
             r.push(cells);
         }
         let c = r.columns();
-        let cpu: Vec<f64> = c.get(Column::CpuLoadPct).unwrap().iter().copied().collect();
+        let cpu: Vec<f64> = c.get(Sensor::CpuLoadPct).unwrap().iter().copied().collect();
         assert!(cpu[0].is_nan());
         assert_eq!(cpu[1..], [12.3, 12.3, 50.0]);
-        let gpu: Vec<f64> = c.get(Column::GpuMhz).unwrap().iter().copied().collect();
+        let gpu: Vec<f64> = c.get(Sensor::GpuMhz).unwrap().iter().copied().collect();
         assert!(gpu[0].is_nan() && gpu[3].is_nan());
         assert_eq!(gpu[1..3], [1800.0, 1800.0]);
         let t: Vec<&String> = c.throttle.as_ref().unwrap().iter().collect();

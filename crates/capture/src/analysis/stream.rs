@@ -3,6 +3,7 @@
 //! columns), the rolling window, live statistics for the HUD and the
 //! summary kept current; and its end.
 
+use super::control::{MarkPlaced, StreamStatus};
 use super::counter_columns::{self, CounterTrack};
 use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
@@ -35,39 +36,39 @@ pub(super) type Feeds = (
 
 /// Analysis state of one stream.
 pub(super) struct StreamAnalysis {
-    pub(super) stream: Arc<Stream>,
-    pub(super) cons: HeapCons<u64>,
-    pub(super) last_t: Option<u64>,
-    pub(super) first_t: Option<u64>,
+    stream: Arc<Stream>,
+    cons: HeapCons<u64>,
+    last_t: Option<u64>,
+    first_t: Option<u64>,
     /// Every frame duration of the session (for the exact final summary).
-    pub(super) durations: Vec<u64>,
+    durations: Vec<u64>,
     /// `None` once a panic disabled live statistics for this stream.
-    pub(super) rolling: Option<Rolling>,
-    pub(super) log: Log,
-    pub(super) overflows_logged: u64,
-    pub(super) counter_overflows_logged: u64,
+    rolling: Option<Rolling>,
+    log: Log,
+    overflows_logged: u64,
+    counter_overflows_logged: u64,
     /// Statistics counters of the stream's device, when it counts.
-    pub(super) counters: Option<CounterTrack>,
+    counters: Option<CounterTrack>,
     /// GPU timing of the stream's device (needs counters): rows wait here
     /// until their GPU columns are known.
-    pub(super) gpu: Option<GpuFrames>,
-    pub(super) settings: Settings,
+    gpu: Option<GpuFrames>,
+    settings: Settings,
     /// Windows whose log was opened so far (names the logs).
-    pub(super) windows: Arc<AtomicU64>,
+    windows: Arc<AtomicU64>,
     /// The frame cap last written to the log (`None`: nothing written yet).
-    pub(super) cap_logged: Option<u32>,
-    pub(super) opts: Options,
+    cap_logged: Option<u32>,
+    opts: Options,
     /// When the summary JSON is next rewritten while the session runs.
-    pub(super) upkeep: Schedule,
+    upkeep: Schedule,
     /// System readings (config `sensor_hz`): the log's sensor columns and
     /// the HUD's sensor rows.
-    pub(super) sensors: Option<SharedFeed>,
+    sensors: Option<SharedFeed>,
     /// The sensor columns this stream's log has (fixed when it opens).
-    pub(super) sensor_columns: bool,
+    sensor_columns: bool,
     /// The current row's sensor cells.
-    pub(super) cells: String,
+    cells: String,
     /// Each written row's readings, for the summary's `sensors` block.
-    pub(super) recorded: Option<Recorder>,
+    recorded: Option<Recorder>,
 }
 
 impl StreamAnalysis {
@@ -169,6 +170,47 @@ impl StreamAnalysis {
             }
         }
         cells
+    }
+
+    /// The capture stream this analysis reads.
+    pub(super) fn stream(&self) -> &Stream {
+        &self.stream
+    }
+
+    /// Whether the stream's device times its submits.
+    pub(super) fn times_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// Writes `# mark: TEXT at frame N` (N: the frames so far) into the
+    /// log and flushes it; where it went, when the log is open.
+    pub(super) fn mark(&mut self, text: &str) -> Option<MarkPlaced> {
+        let frame = self.durations.len() as u64;
+        if !self.log.note_mark(text, frame) {
+            return None;
+        }
+        self.log.flush();
+        Some(MarkPlaced {
+            log: self.log.csv_path()?.to_path_buf(),
+            frame,
+        })
+    }
+
+    /// The control socket's view of this stream over a `window_s` window.
+    pub(super) fn status(&self, window_s: f64) -> StreamStatus {
+        StreamStatus {
+            stream: self.stream.id,
+            log: self.log.csv_path().map(Into::into),
+            frames: self.durations.len() as u64,
+            window_s,
+            summary: self.rolling.as_ref().and_then(Rolling::summary),
+            gpu: self.gpu.as_ref().and_then(GpuFrames::live),
+        }
+    }
+
+    /// Hands the log's buffered rows to the file.
+    pub(super) fn flush_log(&mut self) {
+        self.log.flush();
     }
 
     pub(super) fn drain(&mut self, buf: &mut [u64]) {

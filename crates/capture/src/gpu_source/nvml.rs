@@ -4,7 +4,7 @@
 //! Prototypes and constants: NVIDIA's NVML API reference (`nvml.h`).
 
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void, CString};
-use steadyhud_sensors::{Column, GpuReader, PciBusId, Sample, Throttle};
+use steadyhud_sensors::{GpuReader, PciBusId, Sample, Sensor, Throttle};
 
 /// The library the layer loads.
 pub const NVML_LIB: &str = "libnvidia-ml.so.1";
@@ -73,7 +73,7 @@ struct Fns {
 pub struct Nvml {
     fns: Fns,
     device: Device,
-    columns: Vec<Column>,
+    columns: Vec<Sensor>,
     has_throttle: bool,
     _lib: libloading::Library,
 }
@@ -165,7 +165,7 @@ impl Nvml {
 }
 
 impl GpuReader for Nvml {
-    fn columns(&self) -> Vec<Column> {
+    fn columns(&self) -> Vec<Sensor> {
         self.columns.clone()
     }
 
@@ -180,23 +180,23 @@ impl GpuReader for Nvml {
         // SAFETY (every call below): the nvml.h prototypes, the device
         // handle NVML gave, valid out-pointers.
         if unsafe { (f.utilization)(d, &mut u) } == NVML_SUCCESS {
-            s.set(Column::GpuLoadPct, Some(u.gpu as f64));
+            s.set(Sensor::GpuLoadPct, Some(u.gpu as f64));
         }
         let mut m = Memory::default();
         if unsafe { (f.memory)(d, &mut m) } == NVML_SUCCESS {
             const MB: f64 = 1024.0 * 1024.0;
-            s.set(Column::VramUsedMb, Some(m.used as f64 / MB));
-            s.set(Column::VramTotalMb, Some(m.total as f64 / MB));
+            s.set(Sensor::VramUsedMb, Some(m.used as f64 / MB));
+            s.set(Sensor::VramTotalMb, Some(m.total as f64 / MB));
         }
         let mut v: c_uint = 0;
         if unsafe { (f.clock)(d, CLOCK_GRAPHICS, &mut v) } == NVML_SUCCESS {
-            s.set(Column::GpuMhz, Some(v as f64));
+            s.set(Sensor::GpuMhz, Some(v as f64));
         }
         if unsafe { (f.temperature)(d, TEMPERATURE_GPU, &mut v) } == NVML_SUCCESS {
-            s.set(Column::GpuTempC, Some(v as f64));
+            s.set(Sensor::GpuTempC, Some(v as f64));
         }
         if unsafe { (f.power)(d, &mut v) } == NVML_SUCCESS {
-            s.set(Column::GpuPowerW, Some(v as f64 / 1000.0));
+            s.set(Sensor::GpuPowerW, Some(v as f64 / 1000.0));
         }
         let mut bits: c_ulonglong = 0;
         if unsafe { (f.throttle)(d, &mut bits) } == NVML_SUCCESS {
