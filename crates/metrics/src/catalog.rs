@@ -327,7 +327,7 @@ pub const METRICS: &[Metric] = &[
     },
     Metric {
         key: "stutter_time_pct",
-        label: "Stutter time (share of time)",
+        label: "Stutter time",
         short: "Stutter time",
         unit: "%",
         decimals: 2,
