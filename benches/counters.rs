@@ -14,7 +14,7 @@ use steadyhud_sys::clock::now_ns;
 
 fn table() -> Counters {
     let c = Counters::new();
-    for (name, label, unit) in BUILTIN {
+    for &(name, label, unit) in BUILTIN {
         c.register(name, label, unit).unwrap();
     }
     c

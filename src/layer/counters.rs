@@ -1,66 +1,20 @@
-//! A device's statistics counters ([`steadyhud_counters`]): its table, the
-//! ids of the built-in counters, the next-layer functions the counted hooks
-//! forward to ([`super::hooks`]), and the Reflex markers.
+//! A device's statistics counters ([`steadyhud_counters`]): its table with
+//! the built-in counters' ids ([`Builtin`], declared once in the counters
+//! crate by name, label and unit), and the Reflex markers' counters
+//! ([`Reflex`]) on devices that have them. The counted hooks that add to
+//! them are [`super::hooks`]; their latch is in the present path.
 
 use crate::guard;
 use steadyhud_counters::markers::{Marker, MarkerClock, Span};
-use steadyhud_counters::{CounterId, Counters, Unit};
+use steadyhud_counters::{Builtin, CounterId, Counters, Reflex};
 use steadyhud_sys::lock::Recover;
-
-/// Ids of the built-in counters of one device.
-#[derive(Clone, Copy, Debug)]
-pub struct Builtin {
-    pub pipeline_ns: CounterId,
-    pub pipelines: CounterId,
-    pub submit_ns: CounterId,
-    pub submits: CounterId,
-    pub alloc_count: CounterId,
-    pub alloc_bytes: CounterId,
-    pub acquire_ns: CounterId,
-    pub present_ns: CounterId,
-    pub in_present_ns: CounterId,
-    pub swapchain_recreations: CounterId,
-    pub layer_setup_ns: CounterId,
-    pub limiter_wait_ns: CounterId,
-}
-
-use steadyhud_counters::BUILTIN;
-
-impl Builtin {
-    /// Registers the built-in counters in a fresh table.
-    pub fn register(c: &Counters) -> Option<Builtin> {
-        let id = |k: usize| c.register(BUILTIN[k].0, BUILTIN[k].1, BUILTIN[k].2).ok();
-        Some(Builtin {
-            pipeline_ns: id(0)?,
-            pipelines: id(1)?,
-            submit_ns: id(2)?,
-            submits: id(3)?,
-            alloc_count: id(4)?,
-            alloc_bytes: id(5)?,
-            acquire_ns: id(6)?,
-            present_ns: id(7)?,
-            in_present_ns: id(8)?,
-            swapchain_recreations: id(9)?,
-            layer_setup_ns: id(10)?,
-            limiter_wait_ns: id(11)?,
-        })
-    }
-}
-
-/// Counters fed by `VK_NV_low_latency2` markers.
-#[derive(Clone, Copy, Debug)]
-pub struct MarkerIds {
-    pub sim: CounterId,
-    pub submit: CounterId,
-    pub start_to_present: CounterId,
-}
 
 /// A device's counters: the table, the built-in ids, the Reflex markers.
 pub struct DeviceCounters {
     pub table: std::sync::Arc<Counters>,
     pub ids: Builtin,
     /// Present when the device has `vkSetLatencyMarkerNV`.
-    pub markers: Option<(MarkerIds, std::sync::Mutex<MarkerClock>)>,
+    pub markers: Option<(Reflex, std::sync::Mutex<MarkerClock>)>,
 }
 
 impl DeviceCounters {
@@ -70,22 +24,10 @@ impl DeviceCounters {
         let table = std::sync::Arc::new(Counters::new());
         let ids = Builtin::register(&table)?;
         let markers = markers.then_some(()).and_then(|_| {
-            let ids = MarkerIds {
-                sim: table
-                    .register("nv_sim_ms", "simulation (Reflex)", Unit::Nanos)
-                    .ok()?,
-                submit: table
-                    .register("nv_render_submit_ms", "render submit (Reflex)", Unit::Nanos)
-                    .ok()?,
-                start_to_present: table
-                    .register(
-                        "nv_frame_start_to_present_ms",
-                        "frame start to present (Reflex)",
-                        Unit::Nanos,
-                    )
-                    .ok()?,
-            };
-            Some((ids, std::sync::Mutex::new(MarkerClock::default())))
+            Some((
+                Reflex::register(&table)?,
+                std::sync::Mutex::new(MarkerClock::default()),
+            ))
         });
         Some(DeviceCounters {
             table,

@@ -56,6 +56,6 @@ pub use health::{
 };
 pub use history::History;
 pub use table::{
-    label_of_column, unit_of_column, CounterColumns, CounterError, CounterId, CounterInfo,
-    Counters, FrameValues, Unit, BUILTIN, MAX_COUNTERS,
+    label_of_column, unit_of_column, Builtin, CounterColumns, CounterError, CounterId, CounterInfo,
+    Counters, FrameValues, Reflex, Unit, BUILTIN, MAX_COUNTERS, REFLEX,
 };

@@ -72,42 +72,73 @@ pub struct CounterInfo {
     pub unit: Unit,
 }
 
-/// The layer's built-in counters: name (= session-log column), label (for
-/// sentences and the HUD), unit; in column order. `_ms` counters hold ns.
-pub const BUILTIN: [(&str, &str, Unit); 12] = [
-    ("pipeline_create_ms", "pipeline creation", Unit::Nanos),
-    ("pipelines", "pipelines created", Unit::Count),
-    ("submit_ms", "queue submit", Unit::Nanos),
-    ("submits", "queue submits", Unit::Count),
-    ("alloc_count", "memory allocations", Unit::Count),
-    ("alloc_bytes", "memory allocated", Unit::Bytes),
-    ("acquire_ms", "image acquire", Unit::Nanos),
-    ("present_ms", "driver present", Unit::Nanos),
-    ("in_present_ms", "time in present", Unit::Nanos),
+/// Declares a set of counters once, as (field, name, label, unit): the
+/// name is the session-log column, the label words for people, `_ms`
+/// counters hold ns. It makes the list (`$list`, in column order) and a
+/// struct of their ids with one field each, filled by `register` by name,
+/// so a field can never hold another counter's id.
+macro_rules! counter_set {
     (
-        "swapchain_recreations",
-        "swapchain recreations",
-        Unit::Count,
-    ),
-    ("layer_setup_ms", "steadyhud setup", Unit::Nanos),
-    ("limiter_wait_ms", "frame cap wait", Unit::Nanos),
-];
+        $(#[$doc:meta])*
+        $ids:ident, $list:ident {
+            $( $field:ident: $name:literal, $label:literal, $unit:ident; )*
+        }
+    ) => {
+        $(#[$doc])*
+        pub const $list: &[(&str, &str, Unit)] = &[$( ($name, $label, Unit::$unit), )*];
 
-/// Label of a session-log counter column: the built-in label, else the
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug)]
+        pub struct $ids {
+            $( #[doc = $name] pub $field: CounterId, )*
+        }
+
+        impl $ids {
+            /// Registers every counter of the set in `c`; `None` when the
+            /// table has no room.
+            pub fn register(c: &Counters) -> Option<$ids> {
+                Some($ids {
+                    $( $field: c.register($name, $label, Unit::$unit).ok()?, )*
+                })
+            }
+        }
+    };
+}
+
+counter_set! {
+    /// The layer's built-in counters.
+    Builtin, BUILTIN {
+        pipeline_ns: "pipeline_create_ms", "pipeline creation", Nanos;
+        pipelines: "pipelines", "pipelines created", Count;
+        submit_ns: "submit_ms", "queue submit", Nanos;
+        submits: "submits", "queue submits", Count;
+        alloc_count: "alloc_count", "memory allocations", Count;
+        alloc_bytes: "alloc_bytes", "memory allocated", Bytes;
+        acquire_ns: "acquire_ms", "image acquire", Nanos;
+        present_ns: "present_ms", "driver present", Nanos;
+        in_present_ns: "in_present_ms", "time in present", Nanos;
+        swapchain_recreations: "swapchain_recreations", "swapchain recreations", Count;
+        layer_setup_ns: "layer_setup_ms", "steadyhud setup", Nanos;
+        limiter_wait_ns: "limiter_wait_ms", "frame cap wait", Nanos;
+    }
+}
+
+counter_set! {
+    /// The counters fed by `VK_NV_low_latency2` (Reflex) markers, on
+    /// devices that have them ([`crate::markers`]).
+    Reflex, REFLEX {
+        sim: "nv_sim_ms", "simulation (Reflex)", Nanos;
+        submit: "nv_render_submit_ms", "render submit (Reflex)", Nanos;
+        start_to_present: "nv_frame_start_to_present_ms", "frame start to present (Reflex)", Nanos;
+    }
+}
+
+/// Label of a session-log counter column: the declared label, else the
 /// name with `_` as spaces.
 pub fn label_of_column(name: &str) -> String {
-    const MARKERS: [(&str, &str); 3] = [
-        ("nv_sim_ms", "simulation (Reflex)"),
-        ("nv_render_submit_ms", "render submit (Reflex)"),
-        (
-            "nv_frame_start_to_present_ms",
-            "frame start to present (Reflex)",
-        ),
-    ];
     BUILTIN
         .iter()
-        .map(|b| (b.0, b.1))
-        .chain(MARKERS)
+        .chain(REFLEX)
         .find(|b| b.0 == name)
         .map_or_else(|| name.replace('_', " "), |b| b.1.to_string())
 }
