@@ -12,7 +12,8 @@
 //! current on disk by [`super::upkeep`] (`"complete": false`). A stream
 //! ends when its device is destroyed or at shutdown: the rest of the ring
 //! is drained, the CSV gets its `# end: complete` line and the final
-//! summary (METRICS.md keys + STK curves, `"complete": true`) is written.
+//! summary (the keys of docs/metrics.md#the-json-keys + STK curves,
+//! `"complete": true`) is written.
 //!
 //! Logging policy: one session log per stream, i.e. per presented surface
 //! (window) of a device. A window keeps its log across swapchain recreation
