@@ -1,6 +1,12 @@
 //! A device's statistics counters ([`steadyhud_counters`]): its table, the
-//! ids of the built-in counters, the next-layer functions the counted hooks
-//! forward to ([`super::hooks`]), and the Reflex markers.
+//! ids of the built-in counters ([`Builtin`]) and, on a device whose next
+//! layer has `vkSetLatencyMarkerNV`, the Reflex markers' counters and clock
+//! ([`DeviceCounters::mark`]). [`super::device`] makes them when the config
+//! key `counters` is on; the counted hooks (`hooks/counted.rs`) and the
+//! device's submit, present and swapchain code add to them, and
+//! `Device::before_present` (`src/layer/present.rs`) latches them once per
+//! present. The next-layer functions the hooks forward to are the device's
+//! table ([`super::next`]), not kept here.
 
 use crate::guard;
 use steadyhud_counters::markers::{Marker, MarkerClock, Span};
