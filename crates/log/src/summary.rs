@@ -34,7 +34,7 @@ struct SummaryFile<'a> {
 }
 
 /// The session side of a summary write: where the files are and the
-/// session keys (see [`SessionLog::summary_target`]).
+/// session keys (see [`crate::SessionLog::summary_target`]).
 #[derive(Clone, Debug)]
 pub struct SummaryTarget {
     pub(crate) csv_path: PathBuf,

@@ -54,8 +54,8 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
 }
 
 /// Builds the [`Summary`] from the sorted durations, the per-frame shapes
-/// and frame i's duration `d(i)`; shared by [`summarize`] and [`Rolling`]
-/// so both give the same bits.
+/// and frame i's duration `d(i)`; shared by [`summarize`] and
+/// [`super::Rolling`] so both give the same bits.
 pub(crate) fn assemble(
     sorted: &SortedDurations,
     mut shapes: WindowShapes,
