@@ -2,6 +2,10 @@
 //! in backquotes (`src/layer/present.rs`, `crates/log/`, `hooks/counted.rs`,
 //! `scripts/demo.sh`) must be in the tree, so a move that forgets its
 //! documentation fails here rather than misleading the next reader.
+//!
+//! The same holds for the comments of the Rust code: a backquoted path in a
+//! `//`, `///` or `//!` comment must exist, and a section a comment cites as
+//! `docs/<file>.md#<anchor>` must be a heading of that document.
 
 use std::path::{Path, PathBuf};
 
@@ -140,4 +144,226 @@ fn the_check_sees_a_missing_file() {
         named_paths("see `src/a.rs`, `b.rs` and `x y.rs`, `c/`, `target/release/`, `fn`"),
         ["src/a.rs", "b.rs", "c/"]
     );
+}
+
+/// Where the Rust files whose comments are checked live: every `.rs` file
+/// under these (sources, tests, benches, build scripts, fuzz targets).
+const RUST_TOPS: &[&str] = &["src/", "crates/", "tests/", "benches/", "fuzz/"];
+
+fn rust_files(tree: &[String]) -> Vec<&str> {
+    tree.iter()
+        .map(String::as_str)
+        .filter(|p| p.ends_with(".rs") && RUST_TOPS.iter().any(|t| p.starts_with(t)))
+        .collect()
+}
+
+/// The comments of Rust source `text`: each run of consecutive comment lines
+/// (`//`, `///`, `//!`, markers stripped) joined into one text, so a
+/// backquoted span may cross a line break, with the run's first line number.
+fn comment_blocks(text: &str) -> Vec<(usize, String)> {
+    let mut blocks: Vec<(usize, String)> = Vec::new();
+    let mut open = false;
+    for (i, line) in text.lines().enumerate() {
+        let Some(body) = line.trim_start().strip_prefix("//") else {
+            open = false;
+            continue;
+        };
+        let body = body.trim_start_matches(['/', '!']);
+        if open {
+            let block = &mut blocks.last_mut().unwrap().1;
+            block.push('\n');
+            block.push_str(body);
+        } else {
+            blocks.push((i + 1, body.to_string()));
+            open = true;
+        }
+    }
+    blocks
+}
+
+/// GitHub's anchor of a markdown heading's text: lowercase, backquotes and
+/// other punctuation dropped (letters, digits, `-` and `_` stay), each space
+/// a `-` (`Steady / Mostly Steady / Typical FPS` →
+/// `steady--mostly-steady--typical-fps`).
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The anchors of every heading of markdown `text`, as GitHub makes them:
+/// a `#` line inside fenced code is no heading, and a repeated anchor gets
+/// `-1`, `-2`, … (the second `### Input` is `#input-1`).
+fn anchors(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        let hashes = line.len() - line.trim_start_matches('#').len();
+        if fenced || !(1..=6).contains(&hashes) || !line[hashes..].starts_with(' ') {
+            continue;
+        }
+        let base = anchor(line[hashes..].trim_end().trim_end_matches('#'));
+        let mut a = base.clone();
+        let mut n = 0;
+        while out.contains(&a) {
+            n += 1;
+            a = format!("{base}-{n}");
+        }
+        out.push(a);
+    }
+    out
+}
+
+/// The documents `text` cites as `docs/<file>.md`, each with the `#anchor`
+/// that follows it, if any (`docs/metrics.md#stutters` → `docs/metrics.md`
+/// and `stutters`); a full stop after it ends the sentence, not the name.
+fn cited_docs(text: &str) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("docs/") {
+        let before = text[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-')) {
+            continue; // part of a longer path (`../../docs/`, `x/docs/`)
+        }
+        let word: String = text[at..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '#'))
+            .collect();
+        let word = word.trim_end_matches('.');
+        let (file, section) = match word.split_once('#') {
+            Some((f, a)) => (f, Some(a.to_string())),
+            None => (word, None),
+        };
+        if file.ends_with(".md") {
+            out.push((file.to_string(), section));
+        }
+    }
+    out
+}
+
+/// What the comments of Rust file `path` (its text: `text`) name that is not
+/// there, one line each, and how many names were checked: backquoted paths
+/// missing from `tree` (as the documents' are checked, except that a folder
+/// not under a top folder is not checked: comments also name folders outside
+/// the checkout, such as a build's `deps/` or an install's `lib32/`), cited
+/// documents missing from `tree`, and cited anchors missing from
+/// `anchors_of(document)`.
+fn comment_problems(
+    tree: &[String],
+    anchors_of: &dyn Fn(&str) -> Vec<String>,
+    path: &str,
+    text: &str,
+) -> (usize, Vec<String>) {
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for (line, block) in comment_blocks(text) {
+        let ours = |n: &String| !n.ends_with('/') || TOP.iter().any(|t| n.starts_with(t));
+        for name in named_paths(&block).into_iter().filter(ours) {
+            checked += 1;
+            if !exists(tree, &name) {
+                missing.push(format!("{path}:{line}: `{name}`"));
+            }
+        }
+        for (doc, section) in cited_docs(&block) {
+            checked += 1;
+            if !tree.contains(&doc) {
+                missing.push(format!("{path}:{line}: {doc}"));
+            } else if let Some(a) = section {
+                if !anchors_of(&doc).contains(&a) {
+                    missing.push(format!("{path}:{line}: {doc}#{a} (no such heading)"));
+                }
+            }
+        }
+    }
+    (checked, missing)
+}
+
+#[test]
+fn the_code_comments_name_only_what_is_there() {
+    let root = repo_root();
+    let tree = tree(&root);
+    let anchors_of = |doc: &str| {
+        let text = std::fs::read_to_string(root.join(doc)).expect("read the document");
+        anchors(&text)
+    };
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for path in rust_files(&tree) {
+        let text = std::fs::read_to_string(root.join(path)).expect("read the source");
+        let (n, mut m) = comment_problems(&tree, &anchors_of, path, &text);
+        checked += n;
+        missing.append(&mut m);
+    }
+    assert!(
+        checked > 50,
+        "only {checked} names found: is the parser right?"
+    );
+    assert!(
+        missing.is_empty(),
+        "named in a comment but not there ({checked} checked):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn the_comment_check_sees_a_missing_path_and_anchor() {
+    assert_eq!(
+        anchor("Steady / Mostly Steady / Typical FPS"),
+        "steady--mostly-steady--typical-fps"
+    );
+    assert_eq!(
+        anchor("Stutter time (`stutter_time_pct`)"),
+        "stutter-time-stutter_time_pct"
+    );
+    let doc = "# Metrics\n## Stutters\n### Input\n```sh\n# not a heading\n```\n### Input\n";
+    assert_eq!(anchors(doc), ["metrics", "stutters", "input", "input-1"]);
+    let tree: Vec<String> = [
+        "crates/",
+        "crates/capture/",
+        "crates/capture/src/",
+        "crates/capture/src/live.rs",
+        "docs/",
+        "docs/metrics.md",
+    ]
+    .map(String::from)
+    .to_vec();
+    let anchors_of = |_: &str| anchors(doc);
+    // Sources as arrays of lines, so that no line of this file is a comment
+    // naming something missing.
+    let good = [
+        "/// Rolling values (`crates/capture/src/live.rs`, `live.rs`, `deps/`),",
+        "/// by the rule of docs/metrics.md#stutters (docs/metrics.md#input-1).",
+        "fn f() {}",
+    ]
+    .join("\n");
+    let (checked, missing) = comment_problems(&tree, &anchors_of, "good.rs", &good);
+    assert_eq!((checked, missing), (4, vec![]));
+    let bad = [
+        "fn f() {}",
+        "",
+        "    // Moved: `src/live.rs` and `layer/capture.rs`, see `crates/gone/`",
+        "    //! and docs/metrics.md#stutter, or `docs/nothing.md#stutters`.",
+        "let s = \"`src/gone.rs` in a string, docs/metrics.md#nowhere\";",
+        "/// `docs/metrics.md` and docs/metrics.md#stutters are there.",
+    ]
+    .join("\n");
+    let (checked, missing) = comment_problems(&tree, &anchors_of, "bad.rs", &bad);
+    assert_eq!(
+        missing,
+        [
+            "bad.rs:3: `src/live.rs`",
+            "bad.rs:3: `layer/capture.rs`",
+            "bad.rs:3: `crates/gone/`",
+            "bad.rs:3: docs/metrics.md#stutter (no such heading)",
+            "bad.rs:3: docs/nothing.md",
+        ]
+    );
+    assert_eq!(checked, 7);
 }

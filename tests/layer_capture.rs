@@ -36,7 +36,7 @@ fn read_app_durations(path: &std::path::Path) -> Vec<u64> {
 
 fn summary_of(v: &serde_json::Value, what: &str) -> Summary {
     serde_json::from_value(v.clone())
-        .unwrap_or_else(|e| panic!("{what} lacks METRICS.md keys ({e}): {v}"))
+        .unwrap_or_else(|e| panic!("{what} lacks docs/metrics.md#the-json-keys ({e}): {v}"))
 }
 
 /// Integer metrics equal, float metrics equal to 1e-6 relative (a log that

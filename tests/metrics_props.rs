@@ -1,7 +1,7 @@
 //! Property tests: the rolling engine equals the whole-session functions on
 //! the same frames (bit for bit), and percentiles, lows, STK metrics,
 //! stutters and OSC equal plain reference implementations written straight
-//! from METRICS.md (linear scans, full sorts, scanning every f).
+//! from docs/metrics.md (linear scans, full sorts, scanning every f).
 
 use proptest::prelude::*;
 use steadyhud_metrics::{
@@ -111,7 +111,7 @@ proptest! {
     }
 }
 
-// ---- plain reference implementations, straight from METRICS.md ----
+// ---- plain reference implementations, straight from docs/metrics.md ----
 
 /// s_j for the smallest j with Σ_{k≤j} s_k ≥ p·T, p = ppm / 1e6: linear scan.
 fn ref_percentile(d: &[u64], ppm: u64) -> u64 {

@@ -5,7 +5,8 @@ use steadyhud_config::{Config, Source, KEYS};
 use steadyhud_formats::{self as formats, Filter, Format, ReadOptions};
 use steadyhud_metrics::{self as metrics, Options};
 
-/// Largest duration a reader may return (METRICS.md input rules, `value.rs`).
+/// Largest duration a reader may return (input rules of
+/// docs/metrics.md#input-frames-and-their-durations, `value.rs`).
 const MAX_NS: u64 = 1_000_000_000_000_000_000;
 
 /// Reads `data` as a frame log (detected when `format` is `None`) and checks

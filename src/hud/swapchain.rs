@@ -74,9 +74,10 @@ pub struct SwapchainHud {
 
 impl SwapchainHud {
     /// Called by the layer right after the real `vkCreateSwapchainKHR`,
-    /// with `plan` = [`plan::plan`] of `info`. Creates this swapchain's own
-    /// objects and, for the first swapchain of its format, encoding and
-    /// font size, the cache entry. Submits nothing and waits for nothing.
+    /// with `plan` = [`super::plan::plan`] of `info`. Creates this
+    /// swapchain's own objects and, for the first swapchain of its format,
+    /// encoding and font size, the cache entry. Submits nothing and waits for
+    /// nothing.
     ///
     /// # Safety
     /// `info` describes the swapchain whose `images` are given; `dev` is

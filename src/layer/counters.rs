@@ -1,8 +1,13 @@
-//! A device's statistics counters ([`steadyhud_counters`]): its table with
-//! the built-in counters' ids ([`Builtin`], declared once in the counters
-//! crate by name, label and unit), and the Reflex markers' counters
-//! ([`Reflex`]) on devices that have them. The counted hooks that add to
-//! them are [`super::hooks`]; their latch is in the present path.
+//! A device's statistics counters ([`steadyhud_counters`]): its table, the
+//! ids of the built-in counters ([`Builtin`], declared once in the counters
+//! crate by name, label and unit) and, on a device whose next layer has
+//! `vkSetLatencyMarkerNV`, the Reflex markers' counters ([`Reflex`]) and
+//! clock ([`DeviceCounters::mark`]). [`super::device`] makes them when the
+//! config key `counters` is on; the counted hooks (`hooks/counted.rs`) and
+//! the device's submit, present and swapchain code add to them, and
+//! `Device::before_present` (`src/layer/present.rs`) latches them once per
+//! present. The next-layer functions the hooks forward to are the device's
+//! table ([`super::next`]), not kept here.
 
 use crate::guard;
 use steadyhud_counters::markers::{Marker, MarkerClock, Span};

@@ -1,11 +1,12 @@
 //! The implicit Vulkan layer `VK_LAYER_STEADYHUD_overlay`.
 //!
 //! One flow per present (as in Mesa's overlay layer, see [`present`]):
-//! timestamp on entry → push into the window's ring ([`capture`]) → HUD
-//! draw on the present queue (waits on the app's semaphores, signals ours)
-//! → real present waits on ours. The analysis thread ([`analysis`]) drains
-//! the rings, feeds the rolling metrics, publishes live stats for the HUD
-//! and streams the session log.
+//! timestamp on entry → push into the window's ring
+//! ([`steadyhud_capture::rings`]) → HUD draw on the present queue (waits on
+//! the app's semaphores, signals ours) → real present waits on ours. The
+//! analysis thread ([`steadyhud_capture::analysis`]) drains the rings, feeds
+//! the rolling metrics, publishes live stats for the HUD and streams the
+//! session log.
 //!
 //! The records, one per Vulkan object, each in its file: the process's one
 //! [`state::Layer`] (handle maps, config, HUD visibility, fault switches,

@@ -1,7 +1,7 @@
-//! The METRICS.md contract keys, in order: every summary and `analyze
-//! --json` output must carry them. Read from the spec text itself
-//! (docs/metrics.md, "The JSON keys"), not from the code under test, for
-//! the tests that check outputs against it.
+//! The contract keys (docs/metrics.md#the-json-keys), in order: every
+//! summary and `analyze --json` output must carry them. Read from the spec
+//! text itself (docs/metrics.md, "The JSON keys"), not from the code under
+//! test, for the tests that check outputs against it.
 
 /// The keys docs/metrics.md lists under "The JSON keys", in its order.
 pub fn metrics_md_keys() -> Vec<String> {

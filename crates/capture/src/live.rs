@@ -17,13 +17,15 @@ static GENERATION: AtomicU64 = AtomicU64::new(1);
 /// What the HUD draws: the rolling metrics and the recent frame times.
 #[derive(Clone, Debug, Default)]
 pub struct LiveStats {
-    /// METRICS.md values over the rolling window (`None` before two presents).
+    /// The values of docs/metrics.md#live-rolling-values over the rolling
+    /// window (`None` before two presents).
     pub summary: Option<Summary>,
     /// Length of the rolling window, seconds.
     pub window_s: f64,
     /// Frame times of the graph span in ms, oldest first.
     pub recent_ms: Vec<f32>,
-    /// Stutter flag of each entry of `recent_ms` (METRICS.md rule over the window).
+    /// Stutter flag of each entry of `recent_ms` (rule of
+    /// docs/metrics.md#stutters over the window).
     pub recent_stutter: Vec<bool>,
     /// Duration of the newest frame, ms.
     pub last_frame_ms: f32,

@@ -1,6 +1,7 @@
 //! `steadyhud analyze FILE [--json] [--segments] [--stutter-threshold X] [--format F]`:
-//! reads a frame-time log in any supported format and prints the METRICS.md
-//! numbers as an aligned table, or as one JSON object with `--json`.
+//! reads a frame-time log in any supported format and prints the numbers of
+//! docs/metrics.md#the-json-keys as an aligned table, or as one JSON object
+//! with `--json`.
 //! Bad input: `steadyhud: file:line:col: what` on stderr, exit code 2.
 
 use std::io::Write;
@@ -43,7 +44,8 @@ pub struct AnalyzeArgs {
     /// Frame-time log: a steadyhud session log, PresentMon / CapFrameX / OCAT
     /// CSV, MangoHud CSV, or plain text with one frame time in ms per line.
     pub file: PathBuf,
-    /// Print one JSON object (the METRICS.md keys plus format and source).
+    /// Print one JSON object (the keys of docs/metrics.md#the-json-keys plus
+    /// format and source).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -254,9 +256,10 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     }
 }
 
-/// The `--json` object: METRICS.md keys in their order, the GPU verdict
-/// (`gpu_bound_pct`, `gpu_busy_ms_avg`, `null` without GPU data), then
-/// `format`, `format_detail`, `source`, `column`, `file`, `notes`.
+/// The `--json` object: the keys of docs/metrics.md#the-json-keys in their
+/// order, the GPU verdict (`gpu_bound_pct`, `gpu_busy_ms_avg`, `null` without
+/// GPU data), then `format`, `format_detail`, `source`, `column`, `file`,
+/// `notes`.
 pub fn json(a: &Analysis) -> String {
     json_with(a, None)
 }

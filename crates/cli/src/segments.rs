@@ -52,9 +52,10 @@ pub fn split(durations: &[u64], marks: &[Mark], opts: &Options) -> Vec<Segment> 
         .collect()
 }
 
-/// The segments as JSON objects: `label`, `first_frame`, then the
-/// METRICS.md keys (`frames` included; `stutter_frames` counted from the
-/// segment's first frame), `null` metrics for an empty segment.
+/// The segments as JSON objects: `label`, `first_frame`, then the keys of
+/// docs/metrics.md#the-json-keys (`frames` included; `stutter_frames`
+/// counted from the segment's first frame), `null` metrics for an empty
+/// segment.
 pub fn json(segments: &[Segment]) -> serde_json::Value {
     segments
         .iter()

@@ -33,7 +33,7 @@ fn close(got: f64, want: f64) -> bool {
     (got - want).abs() <= 1e-9 * want.abs().max(1.0)
 }
 
-/// ms text → ns, rounded (the input rule of METRICS.md).
+/// ms text → ns, rounded (the input rule of docs/metrics.md#input-frames-and-their-durations).
 fn ns(ms: &str) -> i64 {
     (ms.trim().parse::<f64>().unwrap() * 1e6).round() as i64
 }

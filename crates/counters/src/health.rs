@@ -16,11 +16,12 @@
 //! ```
 //!
 //! i.e. at least one event / one millisecond / one MiB above the local
-//! median and more than 1.5× it. A **stutter** is the METRICS.md rule on the
-//! frame durations (same window). A stutter's **causes** are the counters
-//! that spike in that frame — a CPU-time counter only if its own excess
-//! (v − m) is at least 10% of the stutter's excess, so a 1 ms wobble is not
-//! blamed for a 70 ms hitch — CPU-time counters first, larger values first;
+//! median and more than 1.5× it. A **stutter** is the rule of
+//! docs/metrics.md#stutters on the frame durations (same window). A
+//! stutter's **causes** are the counters that spike in that frame — a
+//! CPU-time counter only if its own excess (v − m) is at least 10% of the
+//! stutter's excess, so a 1 ms wobble is not blamed for a 70 ms hitch —
+//! CPU-time counters first, larger values first;
 //! written as `frame 1234 +45.0 ms: pipeline creation 41.0 ms, pipelines 3`
 //! where +45.0 ms is the frame's duration minus its window median.
 //!
@@ -38,7 +39,7 @@ use steadyhud_metrics::{median_sorted, stutter_excess, window_of, HALF_WINDOW, W
 pub struct HealthRule {
     /// Relative excess over the window median a spike needs.
     pub rel: f64,
-    /// Stutter threshold θ of the frame-duration rule (METRICS.md).
+    /// Stutter threshold θ of the frame-duration rule (docs/metrics.md#stutters).
     pub stutter_threshold: f64,
     /// Share of a stutter's excess a CPU-time spike must explain to be named.
     pub min_share: f64,
@@ -191,7 +192,8 @@ pub fn spikes_by(
     out
 }
 
-/// Stutter check of frame `i` (METRICS.md rule): `Some(excess_ns)` if it stutters.
+/// Stutter check of frame `i` (rule of docs/metrics.md#stutters):
+/// `Some(excess_ns)` if it stutters.
 fn excess_at(durations: impl Fn(usize) -> u64, i: usize, n: usize, theta: f64) -> Option<f64> {
     let m = window_median(&durations, window_of(i, n));
     stutter_excess(durations(i), m, theta)
@@ -593,7 +595,8 @@ mod tests {
             prop_assert_eq!(attribute_columns(&d, &cols, &infos(), &rule), attribute(&d, &v, &infos(), &rule));
         }
 
-        /// A cause is exactly a METRICS.md stutter: same frames as the core.
+        /// A cause is exactly a stutter of docs/metrics.md#stutters: same
+        /// frames as the core.
         #[test]
         fn causes_are_the_cores_stutters(d in proptest::collection::vec(1u64..80_000_000, 1..150)) {
             let v = vec![[0u64; MAX_COUNTERS]; d.len()];

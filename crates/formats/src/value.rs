@@ -1,5 +1,6 @@
-//! One frame-time field → integer nanoseconds, with the METRICS.md input
-//! rules: a value ≤ 0, NaN or infinite is an error naming its row.
+//! One frame-time field → integer nanoseconds, with the input rules of
+//! docs/metrics.md#input-frames-and-their-durations: a value ≤ 0, NaN or
+//! infinite is an error naming its row.
 
 use super::error::{At, ErrorKind, Pos};
 use steadyhud_metrics::gpu::NO_DATA;

@@ -60,7 +60,7 @@
 //!
 //! # Summary JSON
 //!
-//! The METRICS.md keys (`frames` … `osc`) plus `stk_curve`
+//! The keys of docs/metrics.md#the-json-keys (`frames` … `osc`) plus `stk_curve`
 //! (`[{fps, slow, excess}]`), `ring_overflows` (timestamps lost),
 //! `ring_overflow_events`, `exe`, `start` (local ISO 8601), `start_unix_s`,
 //! `wall_s` (session start to this write), `log` (the CSV's file name),

@@ -169,21 +169,11 @@ impl SessionLog {
     }
 
     /// [`SessionLog::write_frame`] plus the extra columns' values, in the
-    /// order and units given at creation (missing values are written as 0).
-    pub fn write_frame_with(
-        &mut self,
-        index: u64,
-        present_ns: u64,
-        frame_ns: u64,
-        extra: &[u64],
-    ) -> Result<(), LogError> {
-        self.write_frame_text(index, present_ns, frame_ns, extra, "")
-    }
-
-    /// [`SessionLog::write_frame_with`] plus the text columns' cells:
-    /// `cells` holds each cell preceded by a comma (`",43.1,,power"`), as
-    /// many as text columns were given at creation; cells must not hold
-    /// commas or line breaks (missing cells are written empty).
+    /// order and units given at creation (missing values are written as 0),
+    /// and the text columns' cells: `cells` holds each cell preceded by a
+    /// comma (`",43.1,,power"`), as many as text columns were given at
+    /// creation; cells must not hold commas or line breaks (missing cells are
+    /// written empty).
     pub fn write_frame_text(
         &mut self,
         index: u64,

@@ -10,7 +10,8 @@ use steadyhud_metrics::{StkPoint, Summary};
 /// Extra keys for the summary JSON (a JSON object; anything else is ignored).
 pub type SessionExtra = serde_json::Value;
 
-/// Layout of `<stem>.summary.json`: METRICS.md keys first, in order.
+/// Layout of `<stem>.summary.json`: the keys of docs/metrics.md#the-json-keys
+/// first, in order.
 #[derive(serde::Serialize)]
 struct SummaryFile<'a> {
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -33,7 +34,7 @@ struct SummaryFile<'a> {
 }
 
 /// The session side of a summary write: where the files are and the
-/// session keys (see [`SessionLog::summary_target`]).
+/// session keys (see [`crate::SessionLog::summary_target`]).
 #[derive(Clone, Debug)]
 pub struct SummaryTarget {
     pub(crate) csv_path: PathBuf,

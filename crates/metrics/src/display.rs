@@ -12,9 +12,10 @@
 //!   screen, D_i. A dropped frame shows nothing, so the frame on screen
 //!   before it simply stays longer: its time goes to the previous displayed
 //!   frame.
-//! - [`DisplayStats::of`]: the METRICS.md summary ([`Summary`]) over the
-//!   D_i in frame order, dropped frames (count, share of present time), and
-//!   per value column the D-weighted mean and P99.
+//! - [`DisplayStats::of`]: the summary ([`Summary`],
+//!   docs/metrics.md#display-intervals) over the D_i in frame order, dropped
+//!   frames (count, share of present time), and per value column the
+//!   D-weighted mean and P99.
 
 use super::gpu::NO_DATA;
 use super::sorted::PPM;
@@ -196,8 +197,8 @@ pub struct DisplayStats {
     pub dropped_frames: usize,
     /// Σ present durations of dropped frames / Σ all present durations × 100.
     pub dropped_time_pct: f64,
-    /// The METRICS.md keys over the display intervals D (`frames` = number
-    /// of intervals); absent when the capture gives none.
+    /// The keys of docs/metrics.md#the-json-keys over the display intervals D
+    /// (`frames` = number of intervals); absent when the capture gives none.
     #[serde(flatten)]
     pub intervals: Option<Summary>,
     /// |animation error|; `null` when the column is there without a value,

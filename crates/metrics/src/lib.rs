@@ -1,4 +1,4 @@
-//! Metrics core: every number of `../shared/METRICS.md`, exactly, over frame
+//! Metrics core: every number of docs/metrics.md, exactly, over frame
 //! durations in integer nanoseconds. Pure Rust, no Vulkan: the layer, HUD,
 //! session log and CLI all use it.
 //!

@@ -3,7 +3,7 @@
 /// Nanoseconds in a second.
 pub const NS_PER_S: u64 = 1_000_000_000;
 
-/// θ of the stutter rule unless set otherwise (METRICS.md).
+/// θ of the stutter rule unless set otherwise (docs/metrics.md#stutters).
 pub const DEFAULT_STUTTER_THRESHOLD: f64 = 0.20;
 
 /// Knobs of the analysis.

@@ -163,8 +163,9 @@ pub fn ppm_of(p: f64) -> u64 {
     }
 }
 
-/// Time-weighted percentile (METRICS.md) of `durations_ns` at fraction `p`
-/// (taken to the nearest part per million); `None` for no frames.
+/// Time-weighted percentile (docs/metrics.md#time-weighted-percentiles) of
+/// `durations_ns` at fraction `p` (taken to the nearest part per million);
+/// `None` for no frames.
 pub fn time_weighted_percentile(durations_ns: &[u64], p: f64) -> Option<u64> {
     SortedDurations::new(durations_ns).percentile_ppm(ppm_of(p))
 }

@@ -79,9 +79,10 @@ pub fn frame_shape(sorted_window: &[u64], d: u64, theta: f64) -> FrameShape {
     }
 }
 
-/// The stutter rule (METRICS.md) for a frame of `d` ns whose window median
-/// is `m`: its excess over the median, in ns, if it stutters (more than
-/// [`STUTTER_MIN_NS`] and more than θ·m). Every stutter judgement uses it.
+/// The stutter rule (docs/metrics.md#stutters) for a frame of `d` ns whose
+/// window median is `m`: its excess over the median, in ns, if it stutters
+/// (more than [`STUTTER_MIN_NS`] and more than θ·m). Every stutter judgement
+/// uses it.
 pub fn stutter_excess(d: u64, m: f64, theta: f64) -> Option<f64> {
     let excess = d as f64 - m;
     (excess > STUTTER_MIN_NS && excess / m > theta).then_some(excess)

@@ -1,6 +1,7 @@
-//! The whole-session summary: the METRICS.md contract keys of a log
-//! ([`Summary`]), computed by [`summarize`] and, over a sliding window, by
-//! [`super::Rolling`] (both through one assembly).
+//! The whole-session summary: the contract keys of a log
+//! (docs/metrics.md#the-json-keys, [`Summary`]), computed by [`summarize`]
+//! and, over a sliding window, by [`super::Rolling`] (both through one
+//! assembly).
 
 use super::options::Options;
 use super::sorted::SortedDurations;
@@ -9,9 +10,9 @@ use super::stutter::{self, WindowShapes};
 use super::time_metrics::TimeMetrics;
 use serde::{Deserialize, Serialize};
 
-/// The METRICS.md contract keys of `steadyhud analyze --json`: the
-/// order-free [`TimeMetrics`] (read through `Deref`, serialized flat) and
-/// the per-frame ones only an ordered log has.
+/// The contract keys (docs/metrics.md#the-json-keys) of `steadyhud analyze
+/// --json`: the order-free [`TimeMetrics`] (read through `Deref`, serialized
+/// flat) and the per-frame ones only an ordered log has.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     #[serde(flatten)]
@@ -33,8 +34,9 @@ impl std::ops::Deref for Summary {
 
 /// All whole-session metrics; `None` for an empty slice.
 ///
-/// Durations should be > 0 (METRICS.md makes ≤ 0 an input error, caught by
-/// the parsers); zeros are tolerated without panicking.
+/// Durations should be > 0 (docs/metrics.md#input-frames-and-their-durations
+/// makes ≤ 0 an input error, caught by the parsers); zeros are tolerated
+/// without panicking.
 pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
     if durations_ns.is_empty() {
         return None;
@@ -52,8 +54,8 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
 }
 
 /// Builds the [`Summary`] from the sorted durations, the per-frame shapes
-/// and frame i's duration `d(i)`; shared by [`summarize`] and [`Rolling`]
-/// so both give the same bits.
+/// and frame i's duration `d(i)`; shared by [`summarize`] and
+/// [`super::Rolling`] so both give the same bits.
 pub(crate) fn assemble(
     sorted: &SortedDurations,
     mut shapes: WindowShapes,

@@ -15,7 +15,8 @@ use super::steady::StkBound;
 use super::steady::{MOSTLY_STEADY, STEADY, TYPICAL};
 use serde::{Deserialize, Serialize};
 
-/// The order-free METRICS.md keys, in the contract's order.
+/// The order-free keys of docs/metrics.md#the-json-keys, in the contract's
+/// order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimeMetrics {
     pub frames: usize,

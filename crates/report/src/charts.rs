@@ -302,7 +302,8 @@ pub fn percentile_chart(series: &[Series], scale: Scale) -> String {
     c.finish("percentiles")
 }
 
-/// (p·100, P(p) in ms) for p in 0..=1 in 0.1% steps, by the METRICS.md rule.
+/// (p·100, P(p) in ms) for p in 0..=1 in 0.1% steps, by the rule of
+/// docs/metrics.md#time-weighted-percentiles.
 pub fn percentile_curve(d: &[u64]) -> Vec<(f64, f64)> {
     let sorted = SortedDurations::new(d);
     (0..=1000u64)

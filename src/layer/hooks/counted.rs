@@ -1,8 +1,9 @@
 //! The layer's built-in statistics counters ([`steadyhud_counters`]): tiny
 //! timed calls on the functions that usually explain a stutter. Each
-//! finds its device without a lock ([`super::lookup`]), takes a timestamp, call the next layer, add the elapsed CPU time and the
-//! count to the device's counters (relaxed atomic adds into one packed
-//! table; no lock, no allocation).
+//! finds its device without a lock ([`super::lookup`]), takes a timestamp,
+//! calls the next layer and adds the elapsed CPU time and the count to the
+//! device's counters (relaxed atomic adds into one packed table; no lock, no
+//! allocation).
 //!
 //! The entry points are handed out by `vkGetDeviceProcAddr` only when the
 //! config key `counters` is on and the next layer has the function; with
@@ -14,10 +15,11 @@
 //! (`nv_sim_ms`, `nv_render_submit_ms`, `nv_frame_start_to_present_ms`, see
 //! [`steadyhud_counters::markers`]), registered only on such devices.
 //!
-//! Counters of a device are latched at every present of that device (see
-//! `swapchain.rs`) and travel with the present's timestamp to the analysis
-//! thread. A device presenting to several windows latches at each of their
-//! presents, so its work is split between their logs in present order.
+//! Counters of a device are latched at every present of that device, in
+//! `Device::before_present` (`src/layer/present.rs`), and travel to the
+//! analysis thread with the timestamp, in the stream of the present's first
+//! swapchain. A device presenting to several windows latches at each of
+//! their presents, so its work is split between their logs in present order.
 //!
 //! # Safety
 //! Every `unsafe extern "system"` function here is a Vulkan command (or the

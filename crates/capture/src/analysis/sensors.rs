@@ -1,7 +1,7 @@
 //! System readings on the analysis thread: a [`Poller`] that samples the
 //! session's sources (`steadyhud_sensors`, NVML) every `1 / sensor_hz`
-//! seconds into the [`Feed`] the streams read. Nothing here runs on the
-//! present path.
+//! seconds into the [`super::sensor_feed::Feed`] the streams read. Nothing
+//! here runs on the present path.
 
 use super::analyzer::Analyzer;
 use super::pollers::{AfterPanic, Poller};

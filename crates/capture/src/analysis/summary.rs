@@ -9,7 +9,7 @@ use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary};
 /// The whole-session numbers of `durations`, as every summary write (final
 /// or periodic) computes them: the summary (`None` for no frame) and the
 /// STK curve; with `sensors` (the rows' readings) the `sensors` and
-/// `sensor_causes` keys. O(n log n): the cost [`upkeep`] budgets.
+/// `sensor_causes` keys. O(n log n): the cost [`super::upkeep`] budgets.
 pub(super) fn whole_session(
     durations: &[u64],
     sensors: Option<&SensorColumns>,

@@ -1,18 +1,21 @@
 //! The analysis thread: one per process, started with the first capture
 //! stream (first swapchain) and stopped (joined) when the last instance is
-//! destroyed or the process exits (see `on_unload` in `layer/mod.rs`).
+//! destroyed or the process exits (see `on_unload` in
+//! `src/layer/hooks/unload.rs`).
 //!
 //! Every ≤ 50 ms ([`super::pollers::TICK`]; 10 ms while a device times
 //! its submits), and at once when a control request comes in
 //! ([`super::wake`]), it drains each stream's ring, turns consecutive presents of
 //! the stream into frame durations, streams one log row per frame (flushed
-//! every 250 ms, so SIGKILL loses at most that), feeds [`Rolling`] and,
-//! while the HUD is visible, publishes [`LiveStats`] ~10×/s; it polls the
-//! HUD hotkey every 50 ms. While a stream runs, its summary JSON is kept
-//! current on disk by [`super::upkeep`] (`"complete": false`). A stream
-//! ends when its device is destroyed or at shutdown: the rest of the ring
-//! is drained, the CSV gets its `# end: complete` line and the final
-//! summary (METRICS.md keys + STK curves, `"complete": true`) is written.
+//! every 250 ms, so SIGKILL loses at most that), feeds
+//! [`steadyhud_metrics::Rolling`] and, while the HUD is visible, publishes
+//! [`crate::live::LiveStats`] ~10×/s; it polls the HUD hotkey every 50 ms.
+//! While a stream runs, its summary JSON is kept current on disk by
+//! [`super::upkeep`] (`"complete": false`). A stream ends when its device is
+//! destroyed or at shutdown: the rest of the ring is drained, the CSV gets
+//! its `# end: complete` line and the final summary (the keys of
+//! docs/metrics.md#the-json-keys + STK curves, `"complete": true`) is
+//! written.
 //!
 //! Logging policy: one session log per stream, i.e. per presented surface
 //! (window) of a device. A window keeps its log across swapchain recreation

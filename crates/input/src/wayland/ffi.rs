@@ -1,5 +1,5 @@
 //! libwayland-client and libxkbcommon, loaded at run time with
-//! `libloading` (no build-time dependency, as for libX11 in `hotkey.rs`).
+//! `libloading` (no build-time dependency, as for libX11 in `x11.rs`).
 //! Only the few functions the keyboard binding uses.
 
 use std::ffi::{c_char, c_int, c_void};
