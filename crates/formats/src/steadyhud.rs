@@ -40,15 +40,18 @@ use steadyhud_metrics::gpu::{self, GpuColumns};
 use steadyhud_metrics::sensors::is_sensor_column;
 
 const COLUMN: &str = "frametime_ms";
-/// Columns that are not counters.
-const NOT_COUNTERS: [&str; 6] = [
-    "frame",
-    "present_ns",
-    COLUMN,
-    "cpu_busy_ms",
-    gpu::BUSY_COLUMN,
-    gpu::WAIT_COLUMN,
-];
+
+/// Whether a column of a session log holds a counter: a declared counter
+/// column, or one no steadyhud declares today (counters come and go with
+/// devices and versions); never a frame, derived, GPU or reading column
+/// ([`steadyhud_log::columns`]).
+fn is_counter(name: &str) -> bool {
+    !name.is_empty()
+        && matches!(
+            steadyhud_log::columns::kind_of(name),
+            None | Some(steadyhud_log::columns::Kind::Counter)
+        )
+}
 
 /// A counter value: `*_ms` columns as decimal ms (→ ns), others as integers.
 fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
@@ -142,10 +145,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                         sensor_rows = m.rows();
                     }
                     for (k, name) in names.iter().enumerate() {
-                        if !NOT_COUNTERS.contains(name)
-                            && !is_sensor_column(name)
-                            && !name.is_empty()
-                        {
+                        if is_counter(name) && !is_sensor_column(name) {
                             counter_cols.push(k);
                             let unit = unit_of_column(name);
                             counters.infos.push(CounterInfo {

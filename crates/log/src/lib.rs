@@ -70,6 +70,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod columns;
 mod error;
 mod session_log;
 mod summary;

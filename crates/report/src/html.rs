@@ -29,7 +29,9 @@ pub fn render_html(runs: &[Run], opts: &ReportOptions) -> String {
     }
     h.push_str("<footer>steadyhud ");
     h.push_str(env!("CARGO_PKG_VERSION"));
-    h.push_str(" — metrics weighted by time, as defined in METRICS.md.</footer></body></html>\n");
+    h.push_str(
+        " — metrics weighted by time, as defined in its docs/metrics.md.</footer></body></html>\n",
+    );
     h
 }
 

@@ -97,7 +97,10 @@ impl CounterTrack {
             .iter()
             .map(|i| (i.name.clone(), i.unit))
             .collect();
-        c.push(("cpu_busy_ms".to_string(), Unit::Nanos));
+        c.push((
+            steadyhud_log::columns::CPU_BUSY.name.to_string(),
+            Unit::Nanos,
+        ));
         c
     }
 
