@@ -229,7 +229,16 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
         super::segments::split(&analysis.log.durations_ns, &analysis.log.meta.marks, &opts)
     });
     let mut text = match (args.json, &segments) {
-        (true, _) => json_full(&analysis, segments.as_deref(), display) + "\n",
+        (true, _) => match json(&analysis, segments.as_deref(), display) {
+            Ok(j) => j + "\n",
+            Err(e) => {
+                eprintln!(
+                    "steadyhud: {}: cannot write the JSON: {e}",
+                    args.file.display()
+                );
+                return ExitCode::from(1);
+            }
+        },
         (false, None) => table(&analysis, &opts),
         (false, Some(s)) => {
             let mut t = table(&analysis, &opts);
@@ -259,24 +268,15 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
 /// The `--json` object: the keys of docs/metrics.md#the-json-keys in their
 /// order, the GPU verdict (`gpu_bound_pct`, `gpu_busy_ms_avg`, `null` without
 /// GPU data), then `format`, `format_detail`, `source`, `column`, `file`,
-/// `notes`.
-pub fn json(a: &Analysis) -> String {
-    json_with(a, None)
-}
-
-/// [`json`] plus, with `--segments`, `marks` and `segments` (see
-/// [`super::segments::json`]).
-pub fn json_with(a: &Analysis, segments: Option<&[super::segments::Segment]>) -> String {
-    json_full(a, segments, None)
-}
-
-/// [`json_with`] plus, with `--display`, the `display` block
-/// ([`DisplayStats`]); the top-level keys stay the present-based ones.
-pub fn json_full(
+/// `notes`; with `--segments` (`segments`), `marks` and `segments` (see
+/// [`super::segments::json`]); with `--display` (`display`), the `display`
+/// block ([`DisplayStats`]), the top-level keys staying the present-based
+/// ones. An object that cannot be written is an error, never `{}`.
+pub fn json(
     a: &Analysis,
     segments: Option<&[super::segments::Segment]>,
     display: Option<&DisplayStats>,
-) -> String {
+) -> Result<String, serde_json::Error> {
     #[derive(serde::Serialize)]
     struct Out<'a> {
         #[serde(flatten)]
@@ -344,7 +344,7 @@ pub fn json_full(
         segments: segments.map(super::segments::json),
         display,
     };
-    serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into())
+    serde_json::to_string_pretty(&out)
 }
 
 /// Stutters listed in the table.

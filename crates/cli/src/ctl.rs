@@ -13,6 +13,9 @@ use std::path::Path;
 use std::process::ExitCode;
 use steadyhud_control::client::{self, ClientError, Socket};
 use steadyhud_control::protocol::{Reply, Request};
+use steadyhud_control::replies::{
+    HelpReply, HudReply, LimitReply, MarkReply, ReplyTypeError, Status,
+};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -48,14 +51,21 @@ pub fn run(args: &Args) -> ExitCode {
         Err(e) => return fail(&e),
     };
     match client::request(&socket.path, &request) {
-        Ok(Reply::Ok(v)) => {
-            let text = if args.json {
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            } else {
-                describe(&request, &v, socket.pid)
+        Ok(reply @ Reply::Ok(_)) => {
+            let text = match (&reply, args.json) {
+                (Reply::Ok(v), true) => serde_json::to_string_pretty(v).map_err(|e| e.to_string()),
+                _ => describe(&request, &reply, socket.pid).map_err(|e| e.to_string()),
             };
-            println!("{text}");
-            ExitCode::SUCCESS
+            match text {
+                Ok(t) => {
+                    println!("{t}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("steadyhud: pid {}: {e}", socket.pid);
+                    ExitCode::from(1)
+                }
+            }
         }
         Ok(Reply::Err(m)) => {
             eprintln!("steadyhud: pid {}: {m}", socket.pid);
@@ -95,87 +105,78 @@ fn fail(e: &ClientError) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// The human line(s) for a successful reply.
-fn describe(request: &Request, v: &serde_json::Value, pid: u32) -> String {
-    let s = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("?").to_string();
-    match request {
-        Request::Hud(_) => format!("HUD {} (pid {pid})", s("hud")),
-        Request::Limit(_) => match v.get("fps_limit").and_then(|x| x.as_u64()) {
-            Some(0) | None => format!("frame cap off (pid {pid})"),
-            Some(n) => format!("frame cap {n} fps (pid {pid})"),
-        },
-        Request::Mark(text) => {
-            let logs = v.get("logs").and_then(|l| l.as_array()).cloned();
-            logs.unwrap_or_default()
-                .iter()
-                .map(|m| {
-                    format!(
-                        "mark {text:?} at frame {} of {}",
-                        m.get("frame").and_then(|f| f.as_u64()).unwrap_or(0),
-                        m.get("log").and_then(|l| l.as_str()).unwrap_or("?")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
+/// The human line(s) for a successful reply, read as the reply type its
+/// request has ([`steadyhud_control::replies`]).
+fn describe(request: &Request, reply: &Reply, pid: u32) -> Result<String, ReplyTypeError> {
+    let text = match request {
+        Request::Hud(_) => {
+            let r: HudReply = read(reply)?;
+            format!("HUD {} (pid {pid})", r.hud)
         }
-        Request::Help => v
-            .get("requests")
-            .and_then(|r| r.as_array())
-            .map(|r| {
-                r.iter()
-                    .filter_map(|x| x.as_str())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            })
-            .unwrap_or_default(),
-        Request::Status => status_text(v),
-    }
+        Request::Limit(_) => match read::<LimitReply>(reply)?.fps_limit {
+            0 => format!("frame cap off (pid {pid})"),
+            n => format!("frame cap {n} fps (pid {pid})"),
+        },
+        Request::Mark(text) => read::<MarkReply>(reply)?
+            .logs
+            .iter()
+            .map(|m| format!("mark {text:?} at frame {} of {}", m.frame, m.log))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Request::Help => read::<HelpReply>(reply)?.requests.join("\n"),
+        Request::Status => status_text(&read(reply)?),
+    };
+    Ok(text)
+}
+
+/// An `ok` reply as `T`.
+fn read<T: serde::de::DeserializeOwned>(reply: &Reply) -> Result<T, ReplyTypeError> {
+    reply.read().unwrap_or_else(|| {
+        Err(ReplyTypeError {
+            json: reply.to_string(),
+            source: serde::de::Error::custom("an err reply"),
+        })
+    })
 }
 
 /// `status` for people: the process, then each window's rolling metrics.
-pub fn status_text(v: &serde_json::Value) -> String {
-    let num = |x: Option<&serde_json::Value>| x.and_then(|x| x.as_f64());
+pub fn status_text(s: &Status) -> String {
     let mut out = format!(
         "pid {}  {}\nHUD {}, frame cap {}\n",
-        v.get("pid").and_then(|p| p.as_u64()).unwrap_or(0),
-        v.get("exe").and_then(|e| e.as_str()).unwrap_or("?"),
-        v.get("hud").and_then(|h| h.as_str()).unwrap_or("?"),
-        match v.get("fps_limit").and_then(|f| f.as_u64()) {
-            Some(0) | None => "off".to_string(),
-            Some(n) => format!("{n} fps"),
+        s.pid,
+        s.exe,
+        s.hud,
+        match s.fps_limit {
+            0 => "off".to_string(),
+            n => format!("{n} fps"),
         }
     );
-    let windows = v.get("windows").and_then(|w| w.as_array());
-    if windows.is_none_or(|w| w.is_empty()) {
+    if s.windows.is_empty() {
         out.push_str("no window presented yet\n");
     }
-    for w in windows.into_iter().flatten() {
+    for w in &s.windows {
         out.push_str(&format!(
             "window {}: {} frames, log {}\n",
-            w.get("stream").and_then(|s| s.as_u64()).unwrap_or(0),
-            w.get("frames").and_then(|f| f.as_u64()).unwrap_or(0),
-            w.get("log")
-                .and_then(|l| l.as_str())
-                .unwrap_or("(none yet)"),
+            w.stream,
+            w.frames,
+            w.log.as_deref().unwrap_or("(none yet)"),
         ));
-        let window_s = num(w.get("window_s")).unwrap_or(0.0);
-        match w.get("metrics").filter(|m| !m.is_null()) {
+        match &w.metrics {
             Some(m) => {
-                let f = |k: &str| num(m.get(k)).unwrap_or(f64::NAN);
                 out.push_str(&format!(
-                    "  last {window_s:.0} s: Steady {:.0} fps, Mostly Steady {:.0}, Typical {:.0}, average {:.2} fps, P99 {:.2} ms, {:.0} stutters\n",
-                    f("steady_fps"),
-                    f("mostly_steady_fps"),
-                    f("typical_fps"),
-                    f("average_fps"),
-                    f("p99_ms"),
-                    f("stutter_count"),
+                    "  last {:.0} s: Steady {} fps, Mostly Steady {}, Typical {}, average {:.2} fps, P99 {:.2} ms, {} stutters\n",
+                    w.window_s,
+                    m.time.steady_fps,
+                    m.time.mostly_steady_fps,
+                    m.time.typical_fps,
+                    m.time.average_fps,
+                    m.time.p99_ms,
+                    m.stutter_count,
                 ));
             }
             None => out.push_str("  no metrics yet (fewer than two presents)\n"),
         }
-        if let (Some(busy), Some(bound)) = (num(w.get("gpu_busy_ms")), num(w.get("gpu_bound_pct")))
-        {
+        if let (Some(busy), Some(bound)) = (w.gpu_busy_ms, w.gpu_bound_pct) {
             out.push_str(&format!("  GPU {busy:.1} ms/frame, {bound:.0}% bound\n"));
         }
     }
@@ -185,7 +186,8 @@ pub fn status_text(v: &serde_json::Value) -> String {
 /// One row of `list`.
 struct Row {
     socket: Socket,
-    status: Result<serde_json::Value, String>,
+    /// The status as sent, and as read.
+    status: Result<(serde_json::Value, Status), String>,
 }
 
 /// `ctl list`: every session's pid, exe, fps, frames and log; sockets
@@ -203,7 +205,11 @@ fn list(dir: &Path, json: bool) -> ExitCode {
                 continue;
             }
             Err(e) => Err(e.to_string()),
-            Ok(Reply::Ok(v)) => Ok(v),
+            Ok(reply @ Reply::Ok(_)) => match (&reply, read::<Status>(&reply)) {
+                (Reply::Ok(v), Ok(s)) => Ok((v.clone(), s)),
+                (_, Err(e)) => Err(e.to_string()),
+                _ => unreachable!("an ok reply"),
+            },
             Ok(Reply::Err(m)) => Err(m),
         };
         if status.is_err() && client::process_gone(socket.pid) {
@@ -216,12 +222,20 @@ fn list(dir: &Path, json: bool) -> ExitCode {
         let out: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| match &r.status {
-                Ok(v) => v.clone(),
+                Ok((v, _)) => v.clone(),
                 Err(m) => serde_json::json!({ "pid": r.socket.pid, "error": m }),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
-        return ExitCode::SUCCESS;
+        return match serde_json::to_string_pretty(&out) {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("steadyhud: cannot write the list as JSON: {e}");
+                ExitCode::from(1)
+            }
+        };
     }
     if rows.is_empty() {
         println!("no running session with steadyhud");
@@ -233,17 +247,13 @@ fn list(dir: &Path, json: bool) -> ExitCode {
     );
     for r in &rows {
         match &r.status {
-            Ok(v) => println!(
+            Ok((_, s)) => println!(
                 "{:>8}  {:<20} {:>8} {:>10}  {}",
                 r.socket.pid,
-                v.get("exe").and_then(|e| e.as_str()).unwrap_or("?"),
-                v.get("fps")
-                    .and_then(|f| f.as_f64())
-                    .map_or("-".into(), |f| format!("{f:.1}")),
-                v.get("frames").and_then(|f| f.as_u64()).unwrap_or(0),
-                v.get("log")
-                    .and_then(|l| l.as_str())
-                    .unwrap_or("(none yet)")
+                s.exe,
+                s.fps.map_or("-".into(), |f| format!("{f:.1}")),
+                s.frames,
+                s.log.as_deref().unwrap_or("(none yet)")
             ),
             Err(m) => println!("{:>8}  (not answering: {m})", r.socket.pid),
         }
@@ -254,25 +264,46 @@ fn list(dir: &Path, json: bool) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use steadyhud_control::replies::{WindowMetrics, WindowStatus};
 
     #[test]
     fn status_text_shows_each_window() {
-        let v = serde_json::json!({
-            "pid": 42, "exe": "vkcube", "hud": "off", "fps_limit": 60,
-            "windows": [{
-                "stream": 1, "frames": 600, "log": "/l/vkcube.csv", "window_s": 10.0,
-                "metrics": {"steady_fps": 58, "mostly_steady_fps": 59, "typical_fps": 60,
-                            "average_fps": 60.01, "p99_ms": 17.1, "stutter_count": 2},
-                "gpu_busy_ms": 0.9, "gpu_bound_pct": 1.0
-            }]
-        });
+        let summary =
+            steadyhud_metrics::summarize(&[16_666_667; 600], &Default::default()).unwrap();
+        let mut metrics = WindowMetrics::from(&summary);
+        metrics.time.steady_fps = 58;
+        metrics.time.mostly_steady_fps = 59;
+        metrics.time.typical_fps = 60;
+        metrics.time.average_fps = 60.01;
+        metrics.time.p99_ms = 17.1;
+        metrics.stutter_count = 2;
+        let v = Status {
+            pid: 42,
+            exe: "vkcube".into(),
+            hud: "off".into(),
+            fps_limit: 60,
+            windows: vec![WindowStatus {
+                stream: 1,
+                frames: 600,
+                log: Some("/l/vkcube.csv".into()),
+                window_s: 10.0,
+                metrics: Some(metrics),
+                gpu_busy_ms: Some(0.9),
+                gpu_bound_pct: Some(1.0),
+            }],
+            ..Default::default()
+        };
         let t = status_text(&v);
         assert_eq!(
             t,
             "pid 42  vkcube\nHUD off, frame cap 60 fps\nwindow 1: 600 frames, log /l/vkcube.csv\n  last 10 s: Steady 58 fps, Mostly Steady 59, Typical 60, average 60.01 fps, P99 17.10 ms, 2 stutters\n  GPU 0.9 ms/frame, 1% bound"
         );
-        let empty =
-            serde_json::json!({"pid": 1, "exe": "x", "hud": "on", "fps_limit": 0, "windows": []});
+        let empty = Status {
+            pid: 1,
+            exe: "x".into(),
+            hud: "on".into(),
+            ..Default::default()
+        };
         assert!(status_text(&empty).ends_with("no window presented yet"));
     }
 }

@@ -59,6 +59,8 @@ pub enum MergeError {
     },
     #[error("no frames in any input")]
     Empty,
+    #[error("cannot encode the merged histogram: {0}")]
+    Encode(serde_json::Error),
 }
 
 /// The merged histogram and how many logs went into it; and, for the
@@ -377,7 +379,7 @@ fn run_inner(args: &Args) -> Result<String, MergeError> {
                 .map(|p| p.display().to_string())
                 .collect(),
         };
-        serde_json::to_string_pretty(&out).unwrap_or_else(|_| "{}".into()) + "\n"
+        serde_json::to_string_pretty(&out).map_err(MergeError::Encode)? + "\n"
     } else {
         table(&merged, &summary)
     })

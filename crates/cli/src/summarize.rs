@@ -124,9 +124,9 @@ impl Serialize for JsonRow<'_> {
 }
 
 /// `--json`: the array of per-log objects.
-pub fn json(rows: &[LogRow]) -> String {
+pub fn json(rows: &[LogRow]) -> Result<String, serde_json::Error> {
     let out: Vec<JsonRow> = rows.iter().map(JsonRow).collect();
-    serde_json::to_string_pretty(&out).unwrap_or_else(|_| "[]".into()) + "\n"
+    Ok(serde_json::to_string_pretty(&out)? + "\n")
 }
 
 /// `--csv`: header and one row per log.
@@ -253,7 +253,9 @@ pub fn run(args: &Args) -> ExitCode {
         }
     }
     let text: Result<Vec<u8>, String> = if args.json {
-        Ok(json(&rows).into_bytes())
+        json(&rows)
+            .map(String::into_bytes)
+            .map_err(|e| e.to_string())
     } else if args.csv && args.histogram {
         histogram_csv(&rows).map_err(|e| e.to_string())
     } else if args.csv {

@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod protocol;
+pub mod replies;
 pub mod server;
 
 use std::io;

@@ -12,4 +12,9 @@ pub enum LogError {
     Create { path: PathBuf, source: io::Error },
     #[error("cannot write session log {}: {source}", path.display())]
     Write { path: PathBuf, source: io::Error },
+    #[error("cannot encode the summary of {}: {source}", path.display())]
+    Serialize {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
 }

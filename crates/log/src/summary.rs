@@ -102,11 +102,17 @@ pub fn write_summary(
     }
     extra.remove("complete");
     extra.remove("frames_so_far");
+    let path = target.path();
+    let serr = |source| LogError::Serialize {
+        path: path.clone(),
+        source,
+    };
+    let stk_curve = serde_json::to_value(stk).map_err(serr)?;
     let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
     let out = SummaryFile {
         summary,
         frames: summary.is_none().then_some(0),
-        stk_curve: take("stk_curve", serde_json::to_value(stk).unwrap_or_default()),
+        stk_curve: take("stk_curve", stk_curve),
         ring_overflows: take("ring_overflows", target.lost.into()),
         ring_overflow_events: take("ring_overflow_events", target.overflow_events.into()),
         exe: take("exe", target.exe.clone().into()),
@@ -122,9 +128,8 @@ pub fn write_summary(
         frames_so_far: summary.map_or(0, |s| s.frames),
         extra,
     };
-    let path = target.path();
     let tmp = path.with_extension("json.tmp");
-    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    let text = serde_json::to_string_pretty(&out).map_err(serr)?;
     let werr = |source| LogError::Write {
         path: path.clone(),
         source,

@@ -15,6 +15,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use steadyhud_control::protocol::{HudChange, Reply, Request, HELP};
+use steadyhud_control::replies::{
+    self, HelpReply, HudReply, LimitReply, MarkReply, MarkedLog, WindowMetrics, WindowStatus,
+};
 use steadyhud_control::server::Server;
 use steadyhud_metrics::Summary;
 use steadyhud_sys::lock::Recover;
@@ -61,7 +64,7 @@ pub trait ControlStreams {
 /// The served socket and the cached status.
 pub struct Control {
     server: Server,
-    status: Option<(Instant, serde_json::Value)>,
+    status: Option<(Instant, Vec<WindowStatus>)>,
 }
 
 impl Control {
@@ -116,13 +119,15 @@ fn answer<S: ControlStreams>(
     request: Request,
     settings: &Settings,
     now: Instant,
-    cache: &mut Option<(Instant, serde_json::Value)>,
+    cache: &mut Option<(Instant, Vec<WindowStatus>)>,
     streams: &Mutex<S>,
 ) -> Reply {
     let hud = settings.hud_visible;
-    let on_off = |on: bool| if on { "on" } else { "off" };
+    let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
     match request {
-        Request::Help => Reply::Ok(serde_json::json!({ "requests": HELP })),
+        Request::Help => replies::ok(&HelpReply {
+            requests: HELP.iter().map(|r| r.to_string()).collect(),
+        }),
         Request::Hud(change) => {
             let on = match change {
                 HudChange::On => {
@@ -135,7 +140,7 @@ fn answer<S: ControlStreams>(
                 }
                 HudChange::Toggle => !hud.fetch_xor(true, Ordering::Relaxed),
             };
-            Reply::Ok(serde_json::json!({ "hud": on_off(on) }))
+            replies::ok(&HudReply { hud: on_off(on) })
         }
         Request::Limit(fps) => {
             // Frames presented before the change count as before it: the
@@ -144,7 +149,9 @@ fn answer<S: ControlStreams>(
             streams.catch_up();
             settings.limit.set(fps.unwrap_or(0));
             streams.catch_up();
-            Reply::Ok(serde_json::json!({ "fps_limit": fps.unwrap_or(0) }))
+            replies::ok(&LimitReply {
+                fps_limit: fps.unwrap_or(0),
+            })
         }
         Request::Mark(text) => {
             let placed = streams.lock_or_recover().mark(&text);
@@ -155,67 +162,63 @@ fn answer<S: ControlStreams>(
                     "no session log is open yet (nothing presented, or logging is off)".into(),
                 );
             }
-            let marks: Vec<serde_json::Value> = placed
+            let logs = placed
                 .iter()
-                .map(|m| serde_json::json!({ "log": m.log, "frame": m.frame }))
+                .map(|m| MarkedLog {
+                    log: m.log.display().to_string(),
+                    frame: m.frame,
+                })
                 .collect();
-            Reply::Ok(serde_json::json!({ "mark": text, "logs": marks }))
+            replies::ok(&MarkReply { mark: text, logs })
         }
         Request::Status => {
             let windows = match cache {
-                Some((at, v)) if now.duration_since(*at) < STATUS_FRESH => v.clone(),
+                Some((at, w)) if now.duration_since(*at) < STATUS_FRESH => w.clone(),
                 _ => {
-                    let v = windows_json(&streams.lock_or_recover().status());
-                    *cache = Some((now, v.clone()));
-                    v
+                    let w = windows(&streams.lock_or_recover().status());
+                    *cache = Some((now, w.clone()));
+                    w
                 }
             };
-            Reply::Ok(status_json(settings, windows))
+            replies::ok(&status(settings, windows))
         }
     }
 }
 
 /// The `status` reply: the process, the HUD and cap in force, and each
-/// window; `frames`, `log` and `fps` repeat the first window's for scripts
-/// that watch a one-window game.
-fn status_json(settings: &Settings, windows: serde_json::Value) -> serde_json::Value {
-    let first = windows.get(0);
-    let pick = |k: &str| first.and_then(|w| w.get(k)).cloned();
-    serde_json::json!({
-        "pid": std::process::id(),
-        "exe": settings.name,
-        "hud": if settings.hud_visible.load(Ordering::Relaxed) { "on" } else { "off" },
-        "fps_limit": settings.limit.fps(),
-        "frames": pick("frames").unwrap_or(0.into()),
-        "log": pick("log").unwrap_or(serde_json::Value::Null),
-        "fps": first
-            .and_then(|w| w.get("metrics"))
-            .and_then(|m| m.get("average_fps"))
-            .cloned()
-            .unwrap_or(serde_json::Value::Null),
-        "windows": windows,
-    })
+/// window; `frames`, `log` and `fps` repeat the first window's.
+fn status(settings: &Settings, windows: Vec<WindowStatus>) -> replies::Status {
+    let first = windows.first();
+    replies::Status {
+        pid: std::process::id(),
+        exe: settings.name.to_string(),
+        hud: if settings.hud_visible.load(Ordering::Relaxed) {
+            "on"
+        } else {
+            "off"
+        }
+        .to_string(),
+        fps_limit: settings.limit.fps(),
+        frames: first.map_or(0, |w| w.frames),
+        log: first.and_then(|w| w.log.clone()),
+        fps: first
+            .and_then(|w| w.metrics.as_ref())
+            .map(|m| m.time.average_fps),
+        windows,
+    }
 }
 
-fn windows_json(streams: &[StreamStatus]) -> serde_json::Value {
+fn windows(streams: &[StreamStatus]) -> Vec<WindowStatus> {
     streams
         .iter()
-        .map(|s| {
-            let metrics = s.summary.as_ref().and_then(|m| {
-                let mut v = serde_json::to_value(m).ok()?;
-                // Indices into the window: meaningless outside the layer.
-                v.as_object_mut()?.remove("stutter_frames");
-                Some(v)
-            });
-            serde_json::json!({
-                "stream": s.stream,
-                "log": s.log,
-                "frames": s.frames,
-                "window_s": s.window_s,
-                "metrics": metrics,
-                "gpu_busy_ms": s.gpu.map(|g| g.busy_ms),
-                "gpu_bound_pct": s.gpu.map(|g| g.bound_pct),
-            })
+        .map(|s| WindowStatus {
+            stream: s.stream,
+            log: s.log.as_ref().map(|l| l.display().to_string()),
+            frames: s.frames,
+            window_s: s.window_s,
+            metrics: s.summary.as_ref().map(WindowMetrics::from),
+            gpu_busy_ms: s.gpu.map(|g| g.busy_ms),
+            gpu_bound_pct: s.gpu.map(|g| g.bound_pct),
         })
         .collect()
 }

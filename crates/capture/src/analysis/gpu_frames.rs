@@ -180,8 +180,8 @@ impl GpuFrames {
     /// Summary keys: `gpu_bound_pct`, `gpu_busy_ms_avg` and how the timing
     /// went (`gpu_timing`).
     pub fn summary(&self) -> serde_json::Value {
-        let mut keys =
-            serde_json::to_value(GpuKeys::of(self.totals.stats().as_ref())).unwrap_or_default();
+        // Two optional numbers: encoding cannot fail (json! unwraps it).
+        let mut keys = serde_json::json!(GpuKeys::of(self.totals.stats().as_ref()));
         if let Some(map) = keys.as_object_mut() {
             map.insert(
                 "gpu_timing".into(),

@@ -1,0 +1,165 @@
+//! What each request's `ok` reply holds, as types the server (the capture
+//! core) writes and the client (`steadyhud ctl`) reads: one declaration of
+//! the socket's JSON, never keys spelled twice. [`ok`] turns one into a
+//! reply line's [`Reply`]; [`Reply::read`] reads it back.
+
+use super::protocol::Reply;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use steadyhud_metrics::{Summary, TimeMetrics};
+
+/// `status`: the process, the HUD and frame cap in force, each window.
+/// `frames`, `log` and `fps` repeat the first window's, for scripts that
+/// watch a one-window game.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    pub pid: u32,
+    pub exe: String,
+    /// `on` or `off`.
+    pub hud: String,
+    /// Frames per second; 0: no cap.
+    pub fps_limit: u32,
+    pub frames: u64,
+    pub log: Option<String>,
+    /// The first window's average FPS over its rolling window.
+    pub fps: Option<f64>,
+    pub windows: Vec<WindowStatus>,
+}
+
+/// One window (stream) of `status`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WindowStatus {
+    pub stream: u64,
+    /// The session log's CSV, once open.
+    pub log: Option<String>,
+    /// Frames so far (presents − 1).
+    pub frames: u64,
+    pub window_s: f64,
+    /// The rolling window's metrics, what the HUD shows (`None` before two
+    /// presents or after live statistics stopped).
+    pub metrics: Option<WindowMetrics>,
+    pub gpu_busy_ms: Option<f32>,
+    pub gpu_bound_pct: Option<f32>,
+}
+
+/// A window's metrics as `status` gives them: the summary's, without the
+/// list of stutter frames (indices into the window mean nothing outside
+/// the game).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowMetrics {
+    #[serde(flatten)]
+    pub time: TimeMetrics,
+    pub stutter_count: usize,
+    pub stutter_time_pct: f64,
+    pub osc: bool,
+}
+
+impl From<&Summary> for WindowMetrics {
+    fn from(s: &Summary) -> Self {
+        WindowMetrics {
+            time: s.time.clone(),
+            stutter_count: s.stutter_count,
+            stutter_time_pct: s.stutter_time_pct,
+            osc: s.osc,
+        }
+    }
+}
+
+/// `hud on|off|toggle`: the HUD now, `on` or `off`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HudReply {
+    pub hud: String,
+}
+
+/// `limit N|off`: the cap now (0: none).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LimitReply {
+    pub fps_limit: u32,
+}
+
+/// `mark TEXT`: the text and where it went.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MarkReply {
+    pub mark: String,
+    pub logs: Vec<MarkedLog>,
+}
+
+/// One log a mark went into, and the first frame of the marked segment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MarkedLog {
+    pub log: String,
+    pub frame: u64,
+}
+
+/// `help`: the request forms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HelpReply {
+    pub requests: Vec<String>,
+}
+
+/// The `ok` reply holding `value`; an `err` naming what failed if it
+/// cannot be written as JSON (never an empty `ok {}`).
+pub fn ok<T: Serialize>(value: &T) -> Reply {
+    match serde_json::to_value(value) {
+        Ok(v) => Reply::Ok(v),
+        Err(e) => Reply::Err(format!(
+            "internal error: the reply could not be written: {e}"
+        )),
+    }
+}
+
+/// Why an `ok` reply is not the type asked for.
+#[derive(Debug, thiserror::Error)]
+#[error("unexpected reply {json}: {source}")]
+pub struct ReplyTypeError {
+    pub json: String,
+    pub source: serde_json::Error,
+}
+
+impl Reply {
+    /// The `ok` reply's JSON as `T` (`None` for an `err`).
+    pub fn read<T: DeserializeOwned>(&self) -> Option<Result<T, ReplyTypeError>> {
+        match self {
+            Reply::Ok(v) => {
+                Some(
+                    serde_json::from_value(v.clone()).map_err(|source| ReplyTypeError {
+                        json: v.to_string(),
+                        source,
+                    }),
+                )
+            }
+            Reply::Err(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_round_trips_through_a_reply_line() {
+        let s = Status {
+            pid: 42,
+            exe: "vkcube".into(),
+            hud: "on".into(),
+            fps_limit: 60,
+            frames: 10,
+            log: Some("/tmp/a.csv".into()),
+            fps: Some(59.9),
+            windows: vec![WindowStatus {
+                stream: 1,
+                frames: 10,
+                window_s: 10.0,
+                ..Default::default()
+            }],
+        };
+        let line = ok(&s).to_string();
+        let back = Reply::parse(&line).unwrap();
+        assert_eq!(back.read::<Status>().unwrap().unwrap(), s);
+        assert!(Reply::Err("x".into()).read::<Status>().is_none());
+        assert!(ok(&HudReply { hud: "on".into() })
+            .read::<Status>()
+            .unwrap()
+            .is_err());
+    }
+}
