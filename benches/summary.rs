@@ -12,12 +12,13 @@ mod common;
 use common::frames;
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use std::time::SystemTime;
-use steadyhud_log::{write_summary, Progress, SessionLog};
+use steadyhud_log::{write_summary, Layout, Progress, SessionLog};
 use steadyhud_metrics::{self as metrics, Options};
 
 fn bench_rewrite(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let log = SessionLog::create(dir.path(), "bench", SystemTime::now()).expect("session log");
+    let log = SessionLog::create(dir.path(), "bench", SystemTime::now(), &Layout::default())
+        .expect("session log");
     let target = log.summary_target();
     let opts = Options::default();
     let mut g = c.benchmark_group("summary rewrite");

@@ -6,7 +6,7 @@ mod keys;
 use std::io::Write;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use steadyhud_formats::{self as formats, ErrorKind, Format, ReadOptions};
-use steadyhud_log::{summary_path_for, LogError, SessionLog};
+use steadyhud_log::{summary_path_for, Layout, LogError, SessionLog};
 use steadyhud_metrics::{self as metrics, Options};
 
 fn start() -> SystemTime {
@@ -38,7 +38,7 @@ fn write_all(log: &mut SessionLog, d: &[u64]) {
 fn written_log_reads_back_exactly_and_summary_has_the_keys() {
     let dir = tempfile::tempdir().unwrap();
     let logdir = dir.path().join("a/b"); // created on demand
-    let mut log = SessionLog::create(&logdir, "vk cube", start()).unwrap();
+    let mut log = SessionLog::create(&logdir, "vk cube", start(), &Layout::default()).unwrap();
     let name = log
         .path()
         .file_name()
@@ -110,9 +110,9 @@ fn written_log_reads_back_exactly_and_summary_has_the_keys() {
 #[test]
 fn names_are_made_unique() {
     let dir = tempfile::tempdir().unwrap();
-    let a = SessionLog::create(dir.path(), "game", start()).unwrap();
-    let b = SessionLog::create(dir.path(), "game", start()).unwrap();
-    let c = SessionLog::create(dir.path(), "game", start()).unwrap();
+    let a = SessionLog::create(dir.path(), "game", start(), &Layout::default()).unwrap();
+    let b = SessionLog::create(dir.path(), "game", start(), &Layout::default()).unwrap();
+    let c = SessionLog::create(dir.path(), "game", start(), &Layout::default()).unwrap();
     assert_ne!(a.path(), b.path());
     assert!(b.path().to_string_lossy().ends_with("_2.csv"));
     assert!(c.path().to_string_lossy().ends_with("_3.csv"));
@@ -130,7 +130,7 @@ fn names_are_made_unique() {
 #[test]
 fn killed_mid_row_reads_all_complete_rows() {
     let dir = tempfile::tempdir().unwrap();
-    let mut log = SessionLog::create(dir.path(), "killed", start()).unwrap();
+    let mut log = SessionLog::create(dir.path(), "killed", start(), &Layout::default()).unwrap();
     let d = frames();
     write_all(&mut log, &d);
     log.flush().unwrap();
@@ -169,7 +169,7 @@ fn unwritable_folder_is_an_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, "x").unwrap();
-    match SessionLog::create(&file.join("logs"), "g", start()) {
+    match SessionLog::create(&file.join("logs"), "g", start(), &Layout::default()) {
         Err(LogError::CreateDir { path, .. }) => assert_eq!(path, file.join("logs")),
         other => panic!(
             "expected CreateDir error, got {:?}",
@@ -181,7 +181,7 @@ fn unwritable_folder_is_an_error_not_a_panic() {
 #[test]
 fn empty_session_finishes_with_zero_frames() {
     let dir = tempfile::tempdir().unwrap();
-    let log = SessionLog::create(dir.path(), "idle", start()).unwrap();
+    let log = SessionLog::create(dir.path(), "idle", start(), &Layout::default()).unwrap();
     let csv = log.path().to_path_buf();
     let path = log.finish(None, &[], serde_json::Value::Null).unwrap();
     let v: serde_json::Value =

@@ -452,6 +452,7 @@ fn steadyhud_session_log_analyzed_even_when_cut_off() {
         dir.path(),
         "vkcube",
         UNIX_EPOCH + Duration::from_secs(1),
+        &steadyhud_log::Layout::default(),
     )
     .unwrap();
     let mut t = 0;

@@ -45,50 +45,48 @@ pub struct SessionLog {
     lost: u64,
     overflow_events: u64,
     failed: bool,
-    /// Units of the columns after `frametime_ms` (see [`SessionLog::create_with_columns`]).
+    /// Units of the columns after `frametime_ms` (see [`Layout::columns`]).
     extra_units: Vec<steadyhud_counters::Unit>,
-    /// Text columns after those (see [`SessionLog::create_with_text_columns`]).
+    /// Text columns after those (see [`Layout::text_columns`]).
     text_columns: usize,
+}
+
+/// What a session log carries beyond the fixed columns ([`HEADER`]); the
+/// default is a plain log (no pid line, no extra columns, no comments).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Layout<'a> {
+    /// Written as a `# pid: N` line after `# exe:`, so logs of several
+    /// processes of one game tell their process.
+    pub pid: Option<u32>,
+    /// Numeric per-frame columns after `frametime_ms`: `(name, unit)`;
+    /// `Unit::Nanos` values are written as ms with six decimals, others as
+    /// integers. Rows give them through [`SessionLog::write_frame`].
+    pub columns: &'a [(String, steadyhud_counters::Unit)],
+    /// Columns after those whose cells the caller formats (the system
+    /// readings, whose cells may be empty); rows then come through
+    /// [`SessionLog::write_frame_text`].
+    pub text_columns: &'a [&'a str],
+    /// One comment line (without `# `) per non-empty entry, explaining
+    /// the extra columns.
+    pub abouts: &'a [&'a str],
 }
 
 impl SessionLog {
     /// Creates `dir` if missing and a new `<exe>_<local start time>.csv` in
-    /// it, and writes the comment header and the CSV header.
-    pub fn create(dir: &Path, exe_name: &str, start: SystemTime) -> Result<SessionLog, LogError> {
-        Self::create_with_columns(dir, exe_name, None, start, &[], "")
-    }
-
-    /// [`SessionLog::create`] with extra per-frame columns after
-    /// `frametime_ms`: `(name, unit)`; `Unit::Nanos` values are written as ms
-    /// with six decimals, others as integers. `about` is a comment line
-    /// (without `# `) explaining them, written when non-empty. `pid`, when
-    /// given, is written as a `# pid: N` line after `# exe:`, so logs of
-    /// several processes of one game tell their process.
-    pub fn create_with_columns(
+    /// it, and writes the comment header and the CSV header with the
+    /// columns `layout` adds.
+    pub fn create(
         dir: &Path,
         exe_name: &str,
-        pid: Option<u32>,
         start: SystemTime,
-        columns: &[(String, steadyhud_counters::Unit)],
-        about: &str,
+        layout: &Layout,
     ) -> Result<SessionLog, LogError> {
-        Self::create_with_text_columns(dir, exe_name, pid, start, columns, &[], &[about])
-    }
-
-    /// [`SessionLog::create_with_columns`] with, after the numeric columns,
-    /// columns whose cells the caller formats (`text_columns`, e.g. the
-    /// system readings, whose cells may be empty), and one comment line per
-    /// non-empty entry of `abouts`. Rows then come through
-    /// [`SessionLog::write_frame_text`].
-    pub fn create_with_text_columns(
-        dir: &Path,
-        exe_name: &str,
-        pid: Option<u32>,
-        start: SystemTime,
-        columns: &[(String, steadyhud_counters::Unit)],
-        text_columns: &[&str],
-        abouts: &[&str],
-    ) -> Result<SessionLog, LogError> {
+        let Layout {
+            pid,
+            columns,
+            text_columns,
+            abouts,
+        } = *layout;
         fs::create_dir_all(dir).map_err(|source| LogError::CreateDir {
             path: dir.to_path_buf(),
             source,
@@ -383,16 +381,13 @@ mod tests {
     fn text_columns_after_the_numeric_ones() {
         let dir = tempfile::tempdir().unwrap();
         let cols = [("submits".to_string(), steadyhud_counters::Unit::Count)];
-        let mut log = SessionLog::create_with_text_columns(
-            dir.path(),
-            "app",
-            None,
-            SystemTime::now(),
-            &cols,
-            &["cpu_load_pct", "gpu_throttle"],
-            &["counters: x", "", "sensors: y"],
-        )
-        .unwrap();
+        let layout = Layout {
+            columns: &cols,
+            text_columns: &["cpu_load_pct", "gpu_throttle"],
+            abouts: &["counters: x", "", "sensors: y"],
+            ..Layout::default()
+        };
+        let mut log = SessionLog::create(dir.path(), "app", SystemTime::now(), &layout).unwrap();
         log.write_frame_text(0, 10, 10_000_000, &[3], ",43.5,power|thermal")
             .unwrap();
         log.write_frame_text(1, 20, 10_000_000, &[4], ",").unwrap();

@@ -6,8 +6,7 @@
 use crate::guard;
 use std::path::PathBuf;
 use std::time::SystemTime;
-use steadyhud_counters::Unit;
-use steadyhud_log::{default_log_dir, SessionLog, SummaryTarget};
+use steadyhud_log::{default_log_dir, Layout, SessionLog, SummaryTarget};
 use steadyhud_metrics::{StkPoint, Summary};
 
 /// Session log of one stream.
@@ -30,21 +29,10 @@ impl Log {
 
     /// Opens the log of the `ordinal`-th window of this session (1 = plain
     /// `<name>`, later windows `<name>-<n>`; `name` is the game name, see
-    /// [`steadyhud_config::game_name`]) with extra per-frame columns (see
-    /// [`SessionLog::create_with_columns`]), text columns after them (the
-    /// system readings; see [`SessionLog::create_with_text_columns`]) and
-    /// one comment line per non-empty `abouts` entry. The CSV's header
-    /// names the process (`# exe:` and `# pid:` lines).
-    #[allow(clippy::too_many_arguments)]
-    pub fn open_with_all(
-        &mut self,
-        name: &str,
-        ordinal: u64,
-        start: SystemTime,
-        columns: &[(String, Unit)],
-        text_columns: &[&str],
-        abouts: &[&str],
-    ) {
+    /// [`steadyhud_config::game_name`]) with the columns and comment lines
+    /// `layout` adds; the CSV's header names the process (`# exe:` and
+    /// `# pid:` lines).
+    pub fn open(&mut self, name: &str, ordinal: u64, start: SystemTime, layout: Layout) {
         let Log::Pending(dir) = self else { return };
         let Some(dir) = dir.take().or_else(default_log_dir) else {
             guard::say(format_args!("steadyhud: no log folder (HOME unset and no STEADYHUD_LOG_DIR); this session is not logged"));
@@ -55,15 +43,11 @@ impl Log {
             0 | 1 => name.to_string(),
             n => format!("{name}-{n}"),
         };
-        *self = match SessionLog::create_with_text_columns(
-            &dir,
-            &exe,
-            Some(std::process::id()),
-            start,
-            columns,
-            text_columns,
-            abouts,
-        ) {
+        let layout = Layout {
+            pid: Some(std::process::id()),
+            ..layout
+        };
+        *self = match SessionLog::create(&dir, &exe, start, &layout) {
             Ok(l) => Log::Open(l),
             Err(e) => {
                 guard::say(format_args!(

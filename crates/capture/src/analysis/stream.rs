@@ -265,13 +265,16 @@ impl StreamAnalysis {
                 } else {
                     ""
                 };
-                self.log.open_with_all(
+                self.log.open(
                     self.settings.name,
                     ordinal,
                     SystemTime::now(),
-                    &columns,
-                    &names,
-                    &[about, sensors_about],
+                    steadyhud_log::Layout {
+                        columns: &columns,
+                        text_columns: &names,
+                        abouts: &[about, sensors_about],
+                        ..Default::default()
+                    },
                 );
             }
             Some(prev) => {

@@ -361,8 +361,13 @@ mod tests {
     #[test]
     fn a_periodic_write_never_lands_after_the_final_one() {
         let dir = tempfile::tempdir().unwrap();
-        let log = steadyhud_log::SessionLog::create(dir.path(), "t", std::time::SystemTime::now())
-            .unwrap();
+        let log = steadyhud_log::SessionLog::create(
+            dir.path(),
+            "t",
+            std::time::SystemTime::now(),
+            &steadyhud_log::Layout::default(),
+        )
+        .unwrap();
         let snap = |frames: usize| Snapshot {
             target: log.summary_target(),
             durations: vec![10_000_000; frames],
