@@ -1,13 +1,14 @@
 //! Everything the analysis thread works on: the streams, stepped every
 //! tick, answered to the control socket, ended with their device.
 
-use super::control::{MarkPlaced, StreamStatus};
+use super::control::MarkPlaced;
 use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use crate::rings::Stream;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
+use steadyhud_control::replies::WindowStatus;
 
 /// How often the logs are flushed (a killed game loses at most this).
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -44,7 +45,7 @@ impl super::control::ControlStreams for Analyzer {
         }
     }
 
-    fn status(&mut self) -> Vec<StreamStatus> {
+    fn status(&mut self) -> Vec<WindowStatus> {
         let window_s = self.window_s;
         self.streams
             .iter_mut()

@@ -9,37 +9,20 @@
 
 use super::settings::Settings;
 use crate::guard;
-use crate::live::LiveGpu;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use steadyhud_control::protocol::{HudChange, Reply, Request, HELP};
 use steadyhud_control::replies::{
-    self, HelpReply, HudReply, LimitReply, MarkReply, MarkedLog, WindowMetrics, WindowStatus,
+    self, HelpReply, HudReply, LimitReply, MarkReply, MarkedLog, WindowStatus,
 };
 use steadyhud_control::server::Server;
-use steadyhud_metrics::Summary;
 use steadyhud_sys::lock::Recover;
 
 /// How long a status reply's stream part is reused: a flood of `status`
 /// requests costs one computation per this period.
 const STATUS_FRESH: Duration = Duration::from_millis(100);
-
-/// One stream (window) as `status` reports it.
-#[derive(Clone, Debug, Default)]
-pub struct StreamStatus {
-    pub stream: u64,
-    /// The session log's CSV, once open.
-    pub log: Option<PathBuf>,
-    /// Frames so far (presents − 1).
-    pub frames: u64,
-    pub window_s: f64,
-    /// The rolling window's metrics, what the HUD shows (`None` before two
-    /// presents or after live statistics stopped).
-    pub summary: Option<Summary>,
-    pub gpu: Option<LiveGpu>,
-}
 
 /// Where a mark landed.
 #[derive(Clone, Debug)]
@@ -55,7 +38,7 @@ pub trait ControlStreams {
     /// and says where it went.
     fn mark(&mut self, text: &str) -> Vec<MarkPlaced>;
     /// Every stream's status.
-    fn status(&mut self) -> Vec<StreamStatus>;
+    fn status(&mut self) -> Vec<WindowStatus>;
     /// Brings every stream up to date (drains its ring; a changed frame
     /// cap is logged at the frame count this reaches).
     fn catch_up(&mut self);
@@ -175,7 +158,7 @@ fn answer<S: ControlStreams>(
             let windows = match cache {
                 Some((at, w)) if now.duration_since(*at) < STATUS_FRESH => w.clone(),
                 _ => {
-                    let w = windows(&streams.lock_or_recover().status());
+                    let w = streams.lock_or_recover().status();
                     *cache = Some((now, w.clone()));
                     w
                 }
@@ -206,19 +189,4 @@ fn status(settings: &Settings, windows: Vec<WindowStatus>) -> replies::Status {
             .map(|m| m.time.average_fps),
         windows,
     }
-}
-
-fn windows(streams: &[StreamStatus]) -> Vec<WindowStatus> {
-    streams
-        .iter()
-        .map(|s| WindowStatus {
-            stream: s.stream,
-            log: s.log.as_ref().map(|l| l.display().to_string()),
-            frames: s.frames,
-            window_s: s.window_s,
-            metrics: s.summary.as_ref().map(WindowMetrics::from),
-            gpu_busy_ms: s.gpu.map(|g| g.busy_ms),
-            gpu_bound_pct: s.gpu.map(|g| g.bound_pct),
-        })
-        .collect()
 }

@@ -3,7 +3,7 @@
 //! columns), the rolling window, live statistics for the HUD and the
 //! summary kept current; and its end.
 
-use super::control::{MarkPlaced, StreamStatus};
+use super::control::MarkPlaced;
 use super::counter_columns::{self, CounterTrack};
 use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
@@ -21,6 +21,7 @@ use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
+use steadyhud_control::replies::{WindowMetrics, WindowStatus};
 use steadyhud_metrics::{Options, Rolling};
 
 /// Bound on the frames the rolling window holds, whatever the frame rate.
@@ -197,14 +198,21 @@ impl StreamAnalysis {
     }
 
     /// The control socket's view of this stream over a `window_s` window.
-    pub(super) fn status(&self, window_s: f64) -> StreamStatus {
-        StreamStatus {
+    pub(super) fn status(&self, window_s: f64) -> WindowStatus {
+        let gpu = self.gpu.as_ref().and_then(GpuFrames::live);
+        WindowStatus {
             stream: self.stream.id,
-            log: self.log.csv_path().map(Into::into),
+            log: self.log.csv_path().map(|l| l.display().to_string()),
             frames: self.durations.len() as u64,
             window_s,
-            summary: self.rolling.as_ref().and_then(Rolling::summary),
-            gpu: self.gpu.as_ref().and_then(GpuFrames::live),
+            metrics: self
+                .rolling
+                .as_ref()
+                .and_then(Rolling::summary)
+                .as_ref()
+                .map(WindowMetrics::from),
+            gpu_busy_ms: gpu.map(|g| g.busy_ms),
+            gpu_bound_pct: gpu.map(|g| g.bound_pct),
         }
     }
 
