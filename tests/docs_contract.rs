@@ -1,6 +1,7 @@
 //! docs/metrics.md and the declarations it documents say the same, both
 //! ways: the session log's column table is `steadyhud_log::columns::all()`
-//! (names, units, kinds, in order). (The summary's keys are held to the
+//! (names, units, kinds, in order), and its counter table explains every
+//! declared counter. (The summary's keys are held to the
 //! metric catalog by `metrics_examples::json_keys_are_the_contract`.)
 
 use steadyhud_log::columns::{self, Kind};
@@ -91,4 +92,38 @@ fn the_check_sees_a_missing_and_an_extra_column() {
     );
     assert!(!columns::all().any(|c| c.name == "bogus_ms"));
     assert!(columns::all().any(|c| !got.iter().any(|g| g.0 == c.name)));
+}
+
+/// The column names of the table under `### Counter columns` (a row may
+/// name several: `` `submit_ms`, `submits` ``), in order.
+fn documented_counter_columns(doc: &str) -> Vec<String> {
+    let section = doc
+        .split("\n### Counter columns\n")
+        .nth(1)
+        .expect("docs/metrics.md has a section \"Counter columns\"");
+    let table = section.split("\n\n").find(|p| p.starts_with("| column"));
+    table
+        .expect("a table in \"Counter columns\"")
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .flat_map(|l| {
+            let first = l.trim_matches('|').split('|').next().unwrap_or("");
+            first
+                .split(',')
+                .map(|n| n.trim().trim_matches('`').to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The counter table explains every declared counter and `cpu_busy_ms`,
+/// no other column, in the log's order.
+#[test]
+fn the_counter_table_is_the_declared_counters() {
+    let documented = documented_counter_columns(&metrics_md());
+    let declared: Vec<String> = columns::all()
+        .filter(|c| matches!(c.kind, Kind::Counter | Kind::Derived))
+        .map(|c| c.name.to_string())
+        .collect();
+    assert_eq!(documented, declared);
 }

@@ -25,6 +25,23 @@ fn columns(csv: &Path, names: &[&str]) -> Vec<Vec<f64>> {
         .trim_end()
         .split(',')
         .collect();
+    // The layer writes its columns in the order steadyhud_log declares
+    // them (docs/metrics.md#session-log-columns).
+    let declared: Vec<&str> = steadyhud_log::columns::all().map(|c| c.name).collect();
+    let at: Vec<usize> = header
+        .iter()
+        .map(|h| {
+            declared
+                .iter()
+                .position(|d| d == h)
+                .unwrap_or_else(|| panic!("{}: column {h} is not declared", csv.display()))
+        })
+        .collect();
+    assert!(
+        at.windows(2).all(|w| w[0] < w[1]),
+        "{}: header {header:?} is not in the declared order {declared:?}",
+        csv.display()
+    );
     let idx: Vec<usize> = names
         .iter()
         .map(|n| {

@@ -624,30 +624,24 @@ fn usage_from(info: &vk::SwapchainCreateInfoKHR) -> UsageFrom {
 unsafe fn gpu_timer(
     instance: &ash::Instance,
     physical_device: vk::PhysicalDevice,
-    hud_device: &ash::Device,
+    device: &ash::Device,
     calibrate: Option<vk::PFN_vkGetCalibratedTimestampsKHR>,
     queues: &[(vk::Queue, u32)],
     dc: &DeviceCounters,
 ) -> Option<Arc<GpuTimer>> {
     use steadyhud_counters::Unit;
     // SAFETY: live handles (caller).
-    let Some(timer) = (unsafe {
-        GpuTimer::new(
-            instance,
-            physical_device,
-            hud_device.clone(),
-            calibrate,
-            queues,
-        )
-    }) else {
+    let Some(timer) =
+        (unsafe { GpuTimer::new(instance, physical_device, device.clone(), calibrate, queues) })
+    else {
         guard::say(format_args!(
             "steadyhud: GPU timing off: no queue family of this device has timestamps"
         ));
         return None;
     };
-    use steadyhud_metrics::gpu::{BUSY_COLUMN, GPU_WORK_LABEL, WAIT_COLUMN};
+    use steadyhud_metrics::gpu::{BUSY_COLUMN, GPU_WAIT_LABEL, GPU_WORK_LABEL, WAIT_COLUMN};
     let busy = dc.table.register(BUSY_COLUMN, GPU_WORK_LABEL, Unit::Nanos);
-    let wait = dc.table.register(WAIT_COLUMN, "GPU wait", Unit::Nanos);
+    let wait = dc.table.register(WAIT_COLUMN, GPU_WAIT_LABEL, Unit::Nanos);
     if busy.is_err() || wait.is_err() {
         guard::say(format_args!(
             "steadyhud: GPU timing off: the counter table is full"

@@ -34,7 +34,7 @@ use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
 use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use steadyhud_log::{
-    COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, HEADER, MARK_PREFIX, OVERFLOW_PREFIX,
+    columns, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, MARK_PREFIX, OVERFLOW_PREFIX,
 };
 use steadyhud_metrics::gpu::{self, GpuColumns};
 use steadyhud_metrics::sensors::is_sensor_column;
@@ -46,11 +46,7 @@ const COLUMN: &str = "frametime_ms";
 /// devices and versions); never a frame, derived, GPU or reading column
 /// ([`steadyhud_log::columns`]).
 fn is_counter(name: &str) -> bool {
-    !name.is_empty()
-        && matches!(
-            steadyhud_log::columns::kind_of(name),
-            None | Some(steadyhud_log::columns::Kind::Counter)
-        )
+    !name.is_empty() && matches!(columns::kind_of(name), None | Some(columns::Kind::Counter))
 }
 
 /// A counter value: `*_ms` columns as decimal ms (→ ns), others as integers.
@@ -161,7 +157,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                     return Err(At::new(
                         Pos::new(line.no, 1),
                         ErrorKind::NoColumn {
-                            expected: format!("{COLUMN} (header {HEADER})"),
+                            expected: format!("{COLUMN} (header {})", columns::frame_header()),
                             found: clip(text, 80),
                         },
                     ))
@@ -243,7 +239,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             Pos::new(last_line, 1),
             ErrorKind::NoHeader {
                 what: "CSV",
-                expected: HEADER.to_string(),
+                expected: columns::frame_header(),
             },
         ));
     }
@@ -381,8 +377,9 @@ mod tests {
     #[test]
     fn huge_overflow_counts_saturate_instead_of_panicking() {
         let text = format!(
-            "# steadyhud\n{OVERFLOW_PREFIX}{} timestamps lost\n{OVERFLOW_PREFIX}7 timestamps lost\n{HEADER}\n0,1,16.6\n",
-            u64::MAX
+            "# steadyhud\n{OVERFLOW_PREFIX}{} timestamps lost\n{OVERFLOW_PREFIX}7 timestamps lost\n{}\n0,1,16.6\n",
+            u64::MAX,
+            columns::frame_header()
         );
         let log = read(text.as_bytes()).unwrap();
         assert_eq!(log.durations_ns, vec![16_600_000]);

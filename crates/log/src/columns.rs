@@ -63,7 +63,8 @@ pub const FRAME: [Column; 3] = [
     },
 ];
 
-/// The column after the counters: the frame's own CPU time.
+/// The column after the counters (GPU timing's included): the frame's own
+/// CPU time.
 pub const CPU_BUSY: Column = Column {
     name: "cpu_busy_ms",
     unit: "ms",
@@ -97,8 +98,9 @@ fn counter_unit(u: Unit) -> &'static str {
 }
 
 /// Every column a session log can have, in the order a log writes them:
-/// the frame's, the counters (built-in, then Reflex), `cpu_busy_ms`, the
-/// GPU's, the readings.
+/// the frame's, the counters (built-in, then Reflex, then GPU timing's,
+/// which the device registers as counters when it starts timing),
+/// `cpu_busy_ms`, the readings.
 pub fn all() -> impl Iterator<Item = Column> {
     let counters = BUILTIN
         .iter()
@@ -124,8 +126,8 @@ pub fn all() -> impl Iterator<Item = Column> {
     FRAME
         .into_iter()
         .chain(counters)
-        .chain([CPU_BUSY])
         .chain(GPU)
+        .chain([CPU_BUSY])
         .chain(sensors)
         .chain([throttle])
 }
@@ -142,18 +144,26 @@ pub fn frame_header() -> String {
     FRAME.map(|c| c.name).join(",")
 }
 
+/// The comment line (without `# `) a session log explains its frame
+/// columns with: `frame: 0-based index of the frame; …`.
+pub fn frame_about() -> String {
+    FRAME
+        .map(|c| format!("{}: {}", c.name, c.meaning))
+        .join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_the_header_is_the_frame_columns() {
+    fn names_are_unique_and_kinds_are_found() {
         let names: Vec<&str> = all().map(|c| c.name).collect();
         let mut sorted = names.clone();
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "{names:?}");
-        assert_eq!(frame_header(), crate::HEADER);
+        assert_eq!(frame_header(), "frame,present_ns,frametime_ms");
         assert_eq!(kind_of("submits"), Some(Kind::Counter));
         assert_eq!(kind_of("cpu_busy_ms"), Some(Kind::Derived));
         assert_eq!(kind_of("gpu_busy_ms"), Some(Kind::Gpu));

@@ -16,7 +16,7 @@
 //! # exe: vkcube
 //! # pid: 4242
 //! # start: 2026-11-22T07:10:02+01:00 (unix 1795327802.123)
-//! # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame
+//! # frame: 0-based index of the frame; present_ns: from the session's first present to the present that ends the frame; frametime_ms: duration of the frame
 //! frame,present_ns,frametime_ms
 //! 0,16666667,16.666667
 //! 1,33333334,16.666667
@@ -26,17 +26,14 @@
 //!
 //! With statistics counters on (config `counters`, the default in the
 //! layer) the header goes on with one column per counter and
-//! `cpu_busy_ms`, e.g. `…,frametime_ms,pipeline_create_ms,pipelines,…,cpu_busy_ms`
-//! (list and meaning in [`steadyhud_counters`] and the README); `_ms` columns
-//! have six decimals, the others are integers. Logs without them are still
-//! valid: readers find columns by name. With system readings on (config
-//! `sensor_hz`) the numeric columns are followed by the readable ones of
-//! `cpu_load_pct`, `cpu_busiest_pct`, `cpu_mhz`, `cpu_temp_c`, `cpu_power_w`,
-//! `proc_cpu_pct`, `ram_used_mb`, `swap_used_mb`, `rss_mb`, `gpu_load_pct`,
-//! `gpu_mhz`, `gpu_temp_c`, `gpu_power_w`, `vram_used_mb`, `vram_total_mb`,
-//! `proc_gpu_pct`, `proc_vram_mb` and `gpu_throttle` (the latest sample at
-//! the frame's present; a cell is empty when that sample lacks the value;
-//! `gpu_throttle` is empty or reasons joined by `|`, like `power|thermal`).
+//! `cpu_busy_ms`, with GPU timing `gpu_busy_ms` and `gpu_wait_ms`, with
+//! system readings (config `sensor_hz`) the readable ones of the readings
+//! (the latest sample at the frame's present; a cell is empty when that
+//! sample lacks the value; `gpu_throttle` is empty or reasons joined by
+//! `|`, like `power|thermal`): every column, its unit and order, is
+//! declared in [`columns`] (docs/metrics.md#session-log-columns). `_ms`
+//! columns have six decimals, the others are integers. Logs without them
+//! are still valid: readers find columns by name.
 //! Frames whose counters a full
 //! counter ring dropped hold 0s, announced by a
 //! `# counter ring overflow: N frames' counters lost (written as 0)` line.
@@ -78,6 +75,6 @@ mod summary;
 pub use error::LogError;
 pub use session_log::{
     default_log_dir, Layout, SessionLog, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX,
-    FPS_LIMIT_PREFIX, HEADER, MAGIC, MARK_PREFIX, OVERFLOW_PREFIX, PID_PREFIX,
+    FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX, OVERFLOW_PREFIX, PID_PREFIX,
 };
 pub use summary::{summary_path_for, write_summary, Progress, SessionExtra, SummaryTarget};

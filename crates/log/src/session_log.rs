@@ -13,8 +13,6 @@ use steadyhud_sys::time::local_time;
 
 /// First characters of every session log.
 pub const MAGIC: &str = "# steadyhud";
-/// The CSV header line.
-pub const HEADER: &str = "frame,present_ns,frametime_ms";
 /// Prefix of the comment line that records lost timestamps.
 pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
 /// Prefix of the comment line that records a frame cap change.
@@ -51,7 +49,7 @@ pub struct SessionLog {
     text_columns: usize,
 }
 
-/// What a session log carries beyond the fixed columns ([`HEADER`]); the
+/// What a session log carries beyond the frame columns ([`crate::columns::FRAME`]); the
 /// default is a plain log (no pid line, no extra columns, no comments).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Layout<'a> {
@@ -115,7 +113,7 @@ impl SessionLog {
             extra_units: columns.iter().map(|c| c.1).collect(),
             text_columns: text_columns.len(),
         };
-        let mut header = HEADER.to_string();
+        let mut header = crate::columns::frame_header();
         for name in columns
             .iter()
             .map(|c| c.0.as_str())
@@ -132,11 +130,11 @@ impl SessionLog {
         let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
         let head = format!(
             "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}# start: {} (unix {unix:.3})\n\
-             # frame: 0-based index; present_ns: ns from the session's first present to the present that ends the frame; frametime_ms: duration of the frame\n\
-             {about}{header}\n",
+             # {}\n{about}{header}\n",
             env!("CARGO_PKG_VERSION"),
             log.exe,
             log.start_local,
+            crate::columns::frame_about(),
         );
         log.write(|out| out.write_all(head.as_bytes()))?;
         log.flush()?;

@@ -51,6 +51,8 @@ pub const BUSY_COLUMN: &str = "gpu_busy_ms";
 pub const WAIT_COLUMN: &str = "gpu_wait_ms";
 /// Label of the GPU busy time in stutter causes (`GPU work 12.0 ms`).
 pub const GPU_WORK_LABEL: &str = "GPU work";
+/// The label of [`WAIT_COLUMN`] where counters are listed (the HUD).
+pub const GPU_WAIT_LABEL: &str = "GPU wait";
 
 /// Whether a frame of `duration_ns` whose GPU was busy `busy_ns` is
 /// GPU-bound: `busy ≥ 0.85 × duration`, exactly. A frame without data
