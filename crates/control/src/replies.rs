@@ -10,7 +10,13 @@ use steadyhud_metrics::{Summary, TimeMetrics};
 /// `status`: the process, the HUD and frame cap in force, each window.
 /// `frames`, `log` and `fps` repeat the first window's, for scripts that
 /// watch a one-window game.
+///
+/// Read leniently, so a `steadyhud ctl` and a game's layer of another
+/// version still talk: a key the reader does not know is ignored, a
+/// missing one takes its default, and a window's metrics that do not read
+/// (another version's set, or a value JSON cannot carry) read as none.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Status {
     pub pid: u32,
     pub exe: String,
@@ -27,6 +33,7 @@ pub struct Status {
 
 /// One window (stream) of `status`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct WindowStatus {
     pub stream: u64,
     /// The session log's CSV, once open.
@@ -36,6 +43,7 @@ pub struct WindowStatus {
     pub window_s: f64,
     /// The rolling window's metrics, what the HUD shows (`None` before two
     /// presents or after live statistics stopped).
+    #[serde(deserialize_with = "metrics_or_none")]
     pub metrics: Option<WindowMetrics>,
     pub gpu_busy_ms: Option<f32>,
     pub gpu_bound_pct: Option<f32>,
@@ -51,6 +59,14 @@ pub struct WindowMetrics {
     pub stutter_count: usize,
     pub stutter_time_pct: f64,
     pub osc: bool,
+}
+
+/// A window's metrics, or none when they do not read as this version's.
+fn metrics_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<WindowMetrics>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
 }
 
 impl From<&Summary> for WindowMetrics {
@@ -158,8 +174,21 @@ mod tests {
         assert_eq!(back.read::<Status>().unwrap().unwrap(), s);
         assert!(Reply::Err("x".into()).read::<Status>().is_none());
         assert!(ok(&HudReply { hud: "on".into() })
-            .read::<Status>()
+            .read::<LimitReply>()
             .unwrap()
             .is_err());
+    }
+
+    /// Another version's status still reads: unknown keys ignored, missing
+    /// ones defaulted, metrics that do not read (a key missing, a `null`
+    /// where a NaN was) read as none.
+    #[test]
+    fn another_versions_status_reads() {
+        let line = r#"ok {"pid":7,"exe":"g","hud":"off","future_key":1,"windows":[{"stream":2,"frames":5,"metrics":{"steady_fps":null}}]}"#;
+        let s: Status = Reply::parse(line).unwrap().read().unwrap().unwrap();
+        assert_eq!((s.pid, s.exe.as_str(), s.fps_limit), (7, "g", 0));
+        assert_eq!(s.windows.len(), 1);
+        assert_eq!((s.windows[0].stream, s.windows[0].frames), (2, 5));
+        assert_eq!(s.windows[0].metrics, None);
     }
 }
