@@ -137,8 +137,11 @@ mkdir -p "$fix/control"
 # made it (ar keeps the members' order: debian-binary, control, data).
 (cd "$fix" && ar x "$deb32" && tar -C control -xJf control.tar.xz)
 sed -i 's/^Description: .*/Description: 32-bit Vulkan layer of steadyhud, a frame pacing HUD and logger/' "$fix/control/control"
+# Every member goes back (control, md5sums, …), only the one line changed.
+members=$(cd "$fix/control" && find . -mindepth 1 -maxdepth 1 | sort)
+# shellcheck disable=SC2086  # one member per word: cargo-deb's plain names
 tar -C "$fix/control" --sort=name --owner=0 --group=0 --numeric-owner \
-  --mtime="@$(git log -1 --format=%ct 2>/dev/null || date +%s)" -cJf "$fix/control.tar.xz" ./control
+  --mtime="@$(git log -1 --format=%ct 2>/dev/null || date +%s)" -cJf "$fix/control.tar.xz" $members
 rm -f "$deb32"
 (cd "$fix" && ar rc "$deb32" debian-binary control.tar.xz data.tar.*)
 

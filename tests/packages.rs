@@ -204,6 +204,24 @@ fn debs_are_one_multiarch_package_with_the_files_in_place() {
         d32.starts_with("32-bit Vulkan layer") && !d32.contains("command line:"),
         "{d32}"
     );
+    // Rewriting the i386 description keeps every control member cargo-deb
+    // made (md5sums too, in versions that write them).
+    let members = |deb: &Path| {
+        let tar = ok(Command::new("sh")
+            .arg("-c")
+            .arg("dpkg-deb --ctrl-tarfile \"$0\" | tar -t")
+            .arg(deb));
+        let mut m: Vec<String> = tar
+            .lines()
+            .map(|l| l.trim_start_matches("./").to_string())
+            .collect();
+        m.retain(|l| !l.is_empty());
+        m.sort();
+        m
+    };
+    let m64 = members(&dist.deb64);
+    assert!(m64.contains(&"control".to_string()), "{m64:?}");
+    assert_eq!(members(&dist.deb32), m64);
     let files64 = deb_files(&dist.deb64);
     let files32 = deb_files(&dist.deb32);
     let lib64 = format!("/usr/{LIB64_DIR}/steadyhud/libsteadyhud.so");
