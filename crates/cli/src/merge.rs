@@ -79,8 +79,12 @@ pub struct Merged {
 
 impl Merged {
     /// One input's value of every share of time it carries (with its
-    /// `duration_s`), from its JSON keys.
-    fn add_shares(&mut self, keys: &serde_json::Map<String, serde_json::Value>) {
+    /// `duration_s`), from its JSON keys. An input without frames has no
+    /// time to weigh and does not count.
+    fn add_shares(&mut self, keys: &serde_json::Map<String, serde_json::Value>, empty: bool) {
+        if empty {
+            return;
+        }
         self.inputs += 1;
         let Some(duration) = keys.get("duration_s").and_then(|v| v.as_f64()) else {
             return;
@@ -202,7 +206,7 @@ fn merge_json(path: &Path, bytes: &[u8], array: bool, into: &mut Merged) -> Resu
         let hist = TimeHistogram::from_json(&j).map_err(hist_err)?;
         into.histogram.merge(&hist).map_err(hist_err)?;
         into.logs += item.logs.unwrap_or(1) as usize;
-        into.add_shares(&item.keys);
+        into.add_shares(&item.keys, hist.is_empty());
     }
     Ok(())
 }
@@ -388,6 +392,31 @@ fn run_inner(args: &Args) -> Result<String, MergeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A log without frames has no time to weigh: the others' share of
+    /// time stands; an input with frames but no share makes it unknown.
+    #[test]
+    fn an_empty_input_leaves_the_share_of_time_alone() {
+        let keys = |pairs: &[(&str, f64)]| -> serde_json::Map<String, serde_json::Value> {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), (*v).into()))
+                .collect()
+        };
+        let mut m = Merged::default();
+        m.add_shares(
+            &keys(&[("duration_s", 10.0), ("stutter_time_pct", 4.0)]),
+            false,
+        );
+        m.add_shares(
+            &keys(&[("duration_s", 30.0), ("stutter_time_pct", 8.0)]),
+            false,
+        );
+        m.add_shares(&keys(&[]), true);
+        assert_eq!(m.share("stutter_time_pct"), Some(7.0));
+        m.add_shares(&keys(&[("duration_s", 5.0)]), false);
+        assert_eq!(m.share("stutter_time_pct"), None);
+    }
 
     #[test]
     fn bucket_times_beyond_u64_read_back_exactly() {
