@@ -11,7 +11,7 @@ use steadyhud_formats::{self as formats, Filter, Format, FrameLog, ParseError, R
 use steadyhud_metrics::catalog::{self, Group};
 use steadyhud_metrics::display::DisplayStats;
 use steadyhud_metrics::gpu::{GpuKeys, GpuStats};
-use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
+use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause, SensorCauseJson};
 use steadyhud_metrics::sensors::SensorSummary;
 use steadyhud_metrics::{self as metrics, Options, Summary};
 
@@ -292,7 +292,7 @@ pub fn json(
         /// `null` when the log has no sensor columns.
         sensors: Option<&'a SensorSummary>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        sensor_causes: Option<Vec<SensorCauseOut<'a>>>,
+        sensor_causes: Option<Vec<SensorCauseJson<'a>>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         stutter_causes: Option<&'a [steadyhud_counters::Cause]>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -302,15 +302,9 @@ pub fn json(
         #[serde(skip_serializing_if = "Option::is_none")]
         marks: Option<&'a [formats::Mark]>,
         #[serde(skip_serializing_if = "Option::is_none")]
-        segments: Option<serde_json::Value>,
+        segments: Option<Vec<super::segments::SegmentJson<'a>>>,
         #[serde(skip_serializing_if = "Option::is_none")]
         display: Option<&'a DisplayStats>,
-    }
-    #[derive(serde::Serialize)]
-    struct SensorCauseOut<'a> {
-        #[serde(flatten)]
-        cause: &'a SensorCause,
-        text: String,
     }
     let m = &a.log.meta;
     let out = Out {
@@ -323,14 +317,10 @@ pub fn json(
         file: a.path.display().to_string(),
         notes: &m.notes,
         sensors: a.sensors.as_ref(),
-        sensor_causes: a.sensor_causes.as_ref().map(|c| {
-            c.iter()
-                .map(|cause| SensorCauseOut {
-                    cause,
-                    text: cause.text(),
-                })
-                .collect()
-        }),
+        sensor_causes: a
+            .sensor_causes
+            .as_ref()
+            .map(|c| c.iter().map(SensorCause::json).collect()),
         stutter_causes: a.stutter_causes.as_deref(),
         stutter_causes_text: a
             .stutter_causes

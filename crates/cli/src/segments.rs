@@ -6,6 +6,7 @@
 //! Steady FPS weigh only its own time, and the stutter rule's 19-frame
 //! medians stop at its edges.
 
+use serde::Serialize;
 use steadyhud_formats::Mark;
 use steadyhud_metrics::{self as metrics, Options, Summary};
 
@@ -52,28 +53,30 @@ pub fn split(durations: &[u64], marks: &[Mark], opts: &Options) -> Vec<Segment> 
         .collect()
 }
 
-/// The segments as JSON objects: `label`, `first_frame`, then the keys of
+/// A segment as a JSON object: `label`, `first_frame`, then the keys of
 /// docs/metrics.md#the-json-keys (`frames` included; `stutter_frames`
-/// counted from the segment's first frame), `null` metrics for an empty
-/// segment.
-pub fn json(segments: &[Segment]) -> serde_json::Value {
+/// counted from the segment's first frame); an empty segment has only
+/// `frames` (0) after `first_frame`.
+#[derive(Serialize)]
+pub struct SegmentJson<'a> {
+    label: &'a str,
+    first_frame: u64,
+    /// Only without a summary, which has its own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    frames: Option<u64>,
+    #[serde(flatten)]
+    summary: Option<&'a Summary>,
+}
+
+/// The segments as JSON objects ([`SegmentJson`]).
+pub fn json(segments: &[Segment]) -> Vec<SegmentJson<'_>> {
     segments
         .iter()
-        .map(|s| {
-            let mut v = serde_json::json!({
-                "label": s.label,
-                "first_frame": s.first_frame,
-                "frames": s.frames,
-            });
-            if let (Some(map), Some(serde_json::Value::Object(keys))) = (
-                v.as_object_mut(),
-                s.summary
-                    .as_ref()
-                    .and_then(|m| serde_json::to_value(m).ok()),
-            ) {
-                map.extend(keys);
-            }
-            v
+        .map(|s| SegmentJson {
+            label: &s.label,
+            first_frame: s.first_frame,
+            frames: s.summary.is_none().then_some(s.frames),
+            summary: s.summary.as_ref(),
         })
         .collect()
 }
@@ -164,10 +167,12 @@ mod tests {
         let whole = split(&d, &[], &opts);
         assert_eq!(whole.len(), 1);
         assert_eq!(whole[0].summary, metrics::summarize(&d, &opts));
-        let j = json(&s);
+        let j = serde_json::to_value(json(&s)).unwrap();
         assert_eq!(j[2]["label"], "c");
         assert_eq!(j[2]["average_fps"], 100.0);
+        assert_eq!(j[2]["frames"], 5);
         assert!(j[1].get("average_fps").is_none());
+        assert_eq!(j[1]["frames"], 0);
         let t = table(&s);
         assert!(t.contains("no frames"), "{t}");
     }

@@ -76,7 +76,24 @@ pub struct SensorCause {
     pub reasons: Vec<SensorReason>,
 }
 
+/// A cause as the JSON outputs give it (the summary's and `analyze
+/// --json`'s `sensor_causes`): its fields and its [`SensorCause::text`].
+#[derive(Serialize)]
+pub struct SensorCauseJson<'a> {
+    #[serde(flatten)]
+    pub cause: &'a SensorCause,
+    pub text: String,
+}
+
 impl SensorCause {
+    /// This cause with its text, as JSON outputs write it.
+    pub fn json(&self) -> SensorCauseJson<'_> {
+        SensorCauseJson {
+            cause: self,
+            text: self.text(),
+        }
+    }
+
     /// `GPU throttle: power, GPU clock 2.4→1.1 GHz`.
     pub fn text(&self) -> String {
         let parts: Vec<String> = self.reasons.iter().map(|r| r.to_string()).collect();

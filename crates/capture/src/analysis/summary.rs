@@ -2,7 +2,7 @@
 //! and the periodic rewrites of [`super::upkeep`]).
 
 use steadyhud_metrics::histogram::TimeHistogram;
-use steadyhud_metrics::sensor_causes::sensor_causes;
+use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
 use steadyhud_metrics::sensors::SensorColumns;
 use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary};
 
@@ -21,31 +21,35 @@ pub(super) fn whole_session(
         // The readings, time-weighted, and the energy per frame; the
         // stutters the readings explain: the `sensors` and `sensor_causes`
         // keys `analyze --json` gives for the same log.
-        if let Some(Ok(s)) = metrics::sensors::summarize(durations, cols).map(serde_json::to_value)
-        {
-            map.insert("sensors".into(), s);
+        if let Some(s) = metrics::sensors::summarize(durations, cols) {
+            insert(map, "sensors", serde_json::to_value(s));
         }
         let stutters = summary.as_ref().map_or(&[][..], |s| &s.stutter_frames[..]);
-        let causes: Vec<serde_json::Value> = sensor_causes(stutters, cols)
-            .iter()
-            .filter_map(|c| {
-                let mut v = serde_json::to_value(c).ok()?;
-                v.as_object_mut()?.insert("text".into(), c.text().into());
-                Some(v)
-            })
-            .collect();
-        map.insert("sensor_causes".into(), causes.into());
+        let causes = sensor_causes(stutters, cols);
+        let causes: Vec<_> = causes.iter().map(SensorCause::json).collect();
+        insert(map, "sensor_causes", serde_json::to_value(causes));
     }
     let stk = metrics::stk_curve(durations, stk_max_fps(durations));
     // The mergeable time histogram: summed over sessions it gives fleet-wide
     // metrics (`steadyhud merge` reads a summary's `histogram` key).
-    if let (Some(map), Ok(h)) = (
-        extra.as_object_mut(),
-        serde_json::to_value(TimeHistogram::from_durations(durations)),
-    ) {
-        map.insert("histogram".into(), h);
+    if let Some(map) = extra.as_object_mut() {
+        let h = serde_json::to_value(TimeHistogram::from_durations(durations));
+        insert(map, "histogram", h);
     }
     (summary, stk)
+}
+
+/// Puts `key` in the summary; a value that could not be encoded leaves
+/// `<key>_error` saying why instead, so the file tells what it lacks.
+fn insert(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    key: &str,
+    value: Result<serde_json::Value, serde_json::Error>,
+) {
+    match value {
+        Ok(v) => map.insert(key.into(), v),
+        Err(e) => map.insert(format!("{key}_error"), e.to_string().into()),
+    };
 }
 
 /// Upper end of the STK curves: just past the fastest frame's rate (beyond
