@@ -7,7 +7,7 @@
 
 use super::load::load_run;
 use std::path::PathBuf;
-use steadyhud_report::table::{self, CAUSE_ROW};
+use steadyhud_report::table::{self, cause_row};
 use steadyhud_report::Run;
 
 #[derive(clap::Args)]
@@ -111,7 +111,7 @@ pub fn render(a: &Run, b: &Run) -> String {
     let causes = table::cause_rows(&[a.stutter_causes.as_deref(), b.stutter_causes.as_deref()]);
     if !causes.is_empty() {
         rows.push([
-            format!("{} (counters)", CAUSE_ROW.label),
+            format!("{} (counters)", cause_row().label),
             String::new(),
             String::new(),
             String::new(),
@@ -123,7 +123,7 @@ pub fn render(a: &Run, b: &Run) -> String {
         let (change, v) = match (c.counts[0], c.counts[1]) {
             (Some(x), Some(y)) => (
                 table::fmt_change(x as f64, y as f64),
-                table::verdict_word(CAUSE_ROW.higher_is_better, x as f64, y as f64),
+                table::verdict_word(cause_row().higher_is_better, x as f64, y as f64),
             ),
             _ => (String::new(), ""),
         };

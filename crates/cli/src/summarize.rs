@@ -158,37 +158,43 @@ pub fn histogram_csv(rows: &[LogRow]) -> csv::Result<Vec<u8>> {
     w.into_inner().map_err(|e| e.into_error().into())
 }
 
+/// The metrics the default table shows, by catalog key.
+const TABLE_KEYS: [&str; 11] = [
+    "frames",
+    "duration_s",
+    "average_fps",
+    "p99_ms",
+    "p99_9_ms",
+    "steady_fps",
+    "mostly_steady_fps",
+    "typical_fps",
+    "stutter_count",
+    "stutter_time_pct",
+    "osc",
+];
+
+/// A table column's header: the catalog's short label, its unit after
+/// (`P99 ms`) unless it is FPS, which the label says.
+fn header_of(m: &catalog::Metric) -> String {
+    match m.unit {
+        "" | "fps" => m.short.to_string(),
+        unit => format!("{} {unit}", m.short),
+    }
+}
+
 /// The default output: an aligned table, one line per log.
 pub fn table(rows: &[LogRow]) -> String {
-    let head = [
-        "file",
-        "frames",
-        "duration s",
-        "avg FPS",
-        "P99 ms",
-        "P99.9 ms",
-        "Steady",
-        "Mostly Steady",
-        "Typical",
-        "stutters",
-        "OSC",
-    ];
-    let mut lines: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
+    let metrics: Vec<&catalog::Metric> = TABLE_KEYS
+        .iter()
+        .filter_map(|k| catalog::metric(k))
+        .collect();
+    let head: Vec<String> = std::iter::once("file".to_string())
+        .chain(metrics.iter().map(|m| header_of(m)))
+        .collect();
+    let mut lines: Vec<Vec<String>> = vec![head.clone()];
     for r in rows {
-        let s = &r.summary;
-        lines.push(vec![
-            r.file.clone(),
-            s.frames.to_string(),
-            format!("{:.3}", s.duration_s),
-            format!("{:.2}", s.average_fps),
-            format!("{:.3}", s.p99_ms),
-            format!("{:.3}", s.p99_9_ms),
-            s.steady_fps.to_string(),
-            s.mostly_steady_fps.to_string(),
-            s.typical_fps.to_string(),
-            s.stutter_count.to_string(),
-            if s.osc { "yes" } else { "no" }.to_string(),
-        ]);
+        let values = metrics.iter().map(|m| m.text(m.of(&r.summary)));
+        lines.push(std::iter::once(r.file.clone()).chain(values).collect());
     }
     let widths: Vec<usize> = (0..head.len())
         .map(|c| {

@@ -106,6 +106,7 @@ pub enum Group {
 }
 
 /// One metric of the summary.
+#[derive(Clone, Copy)]
 pub struct Metric {
     /// The JSON key and CSV column.
     pub key: &'static str,
@@ -142,14 +143,20 @@ impl Metric {
         }
     }
 
-    /// The value as a table shows it: `decimals` places, the unit after.
-    pub fn show(&self, v: Value) -> String {
-        let text = match v {
-            Value::Bool(b) => return if b { "yes" } else { "no" }.into(),
+    /// The value as a table cell under a header that names the unit:
+    /// `decimals` places, `yes` / `no` for a flag.
+    pub fn text(&self, v: Value) -> String {
+        match v {
+            Value::Bool(b) => if b { "yes" } else { "no" }.into(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => format!("{f:.*}", self.decimals),
-        };
-        if self.unit.is_empty() || self.unit == "fps" {
+        }
+    }
+
+    /// The value as a table shows it: `decimals` places, the unit after.
+    pub fn show(&self, v: Value) -> String {
+        let text = self.text(v);
+        if matches!(v, Value::Bool(_)) || self.unit.is_empty() || self.unit == "fps" {
             text
         } else if self.unit == "%" {
             format!("{text} %")

@@ -186,7 +186,7 @@ fn causes_section(runs: &[Run], base: usize) -> String {
             match (i == base, row.counts[base], *n) {
                 (true, _, _) => {}
                 (_, Some(a), Some(b)) => {
-                    s.push_str(&change_cell(&table::CAUSE_ROW, a as f64, b as f64))
+                    s.push_str(&change_cell(&table::cause_row(), a as f64, b as f64))
                 }
                 _ => s.push_str("<td></td>"),
             }

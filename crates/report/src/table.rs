@@ -81,17 +81,13 @@ pub fn fmt_gpu_change(row: &GpuRow, a: Option<&GpuStats>, b: Option<&GpuStats>) 
 
 /// How a "stutters by main cause" count compares (fewer is better): the
 /// stutter count's declaration under its own label.
-pub const CAUSE_ROW: Row = Row {
-    key: "stutter_count",
-    label: "Stutters by main cause",
-    short: "Stutters",
-    unit: "",
-    decimals: 0,
-    higher_is_better: Some(false),
-    group: Group::Stutters,
-    source: catalog::Source::Log(|s| catalog::Value::Int(s.stutter_count as u64)),
-    merge: catalog::Merge::No,
-};
+pub fn cause_row() -> Row {
+    let stutters = catalog::metric("stutter_count").copied();
+    Row {
+        label: "Stutters by main cause",
+        ..stutters.expect("the catalog declares stutter_count")
+    }
+}
 
 /// One main cause of stutters and how many each run had (`None`: the run's
 /// log has no counter columns).
