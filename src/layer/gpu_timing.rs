@@ -840,7 +840,8 @@ impl QueueObjects {
         &self,
         d: &ash::Device,
     ) -> Result<(Vec<vk::CommandBuffer>, Vec<vk::CommandBuffer>), vk::Result> {
-        // SAFETY: live pool; the HUD table registers them with the loader.
+        // SAFETY: live pool; the device table's wrapper registers them with
+        // the loader.
         let all = unsafe {
             d.allocate_command_buffers(
                 &vk::CommandBufferAllocateInfo::default()

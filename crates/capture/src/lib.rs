@@ -1,7 +1,7 @@
 //! The capture core: what turns a window's presents (or swaps) into a
 //! session log, rolling metrics, live statistics for a HUD, a control
 //! socket and system readings, knowing no graphics API. The Vulkan layer
-//! is one client of it; the OpenGL library is another.
+//! is its client; another graphics API's would use it the same way.
 //!
 //! A client makes one [`analysis::Analysis`] per process and, per window,
 //! asks it for a [`rings::Stream`] (`Analysis::new_stream`). Its present

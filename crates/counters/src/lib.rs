@@ -9,7 +9,7 @@
 //!
 //! let counters = Counters::new();
 //! // Once, at setup (takes a lock, may allocate): name, label, unit.
-//! let compile = counters.register("vk.pipeline_create_ns", "pipeline creation", Unit::Nanos).unwrap();
+//! let compile = counters.register("pipeline_create_ms", "pipeline creation", Unit::Nanos).unwrap();
 //! // Hot path, any thread: one relaxed atomic add, no lock, no allocation.
 //! counters.add(compile, 41_000_000);
 //! // Once per present: every counter's frame value is swapped to 0.

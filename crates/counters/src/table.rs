@@ -65,7 +65,7 @@ impl CounterId {
 /// Name, label and unit of a registered counter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CounterInfo {
-    /// Machine name, e.g. `vk.pipeline_create_ns` (CSV column stem, JSON key).
+    /// Machine name, e.g. `pipeline_create_ms` (the session log's column).
     pub name: String,
     /// Words for people, e.g. `pipeline creation`.
     pub label: String,

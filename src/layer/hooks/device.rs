@@ -197,9 +197,10 @@ pub(super) unsafe extern "system" fn destroy_device(
     }
 }
 
-/// `vkAllocateCommandBuffers` as the HUD sees it: the real call, then each
-/// new command buffer gets the loader's dispatch table (layers below us
-/// would crash on it otherwise).
+/// `vkAllocateCommandBuffers` as the layer's own calls see it (the HUD's
+/// and GPU timing's, through the device table's core): the real call, then
+/// each new command buffer gets the loader's dispatch table (layers below
+/// us would crash on it otherwise).
 pub(super) unsafe extern "system" fn hud_allocate_command_buffers(
     device: vk::Device,
     info: *const vk::CommandBufferAllocateInfo,
@@ -239,8 +240,8 @@ pub(super) unsafe extern "system" fn hud_allocate_command_buffers(
         }
         r
     };
-    // SAFETY: only the HUD calls this, through its own device table
-    // (`Link::allocate_hook`), on its live device.
+    // SAFETY: only the layer calls this (the HUD and GPU timing, through
+    // the device table: `Link::allocate_hook`), on its live device.
     unsafe { on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, allocate) }
 }
 
