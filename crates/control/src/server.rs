@@ -227,6 +227,12 @@ impl Server {
     }
 
     fn accept(&mut self, now: Instant) {
+        // accept(2) on an empty queue still allocates and frees a socket
+        // and its file (a fifth of the analysis thread's CPU at 144 fps,
+        // woken 20 times a second); asking first costs no allocation.
+        if !readable(&self.listener) {
+            return;
+        }
         for _ in 0..ACCEPTS_PER_POLL {
             let stream = match self.listener.accept() {
                 Ok((s, _)) => s,
@@ -429,6 +435,18 @@ fn send(stream: &UnixStream, bytes: &[u8]) -> io::Result<usize> {
     } else {
         Ok(n as usize)
     }
+}
+
+/// Whether `listener` has a connection waiting (or an error to report):
+/// `poll(2)` with no wait. A failed poll answers yes, so `accept` decides.
+fn readable(listener: &UnixListener) -> bool {
+    let mut fd = libc::pollfd {
+        fd: listener.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one live pollfd; the fd is open while `listener` lives.
+    unsafe { libc::poll(&mut fd, 1, 0) != 0 }
 }
 
 /// The uid of the process at the other end (`SO_PEERCRED`).
