@@ -24,8 +24,20 @@ if [ "$(id -u)" != 0 ]; then
   exit 1
 fi
 
+# step NAME COMMAND...: runs one stage and says how long it took; the
+# times are listed again at the end (CI has 2 cores and 90 minutes: the
+# whole suite should stay well under 20).
+times=()
+step() {
+  local name=$1 start=$SECONDS
+  shift
+  echo "test.sh: $name"
+  "$@"
+  times+=("$(printf '%-24s %5d s' "$name" $((SECONDS - start)))")
+}
+
 need_rust test.sh lint
-need_packages test.sh "${SETUP_BUILD[@]}" "${SETUP_DEMO[@]}" "${SETUP_TEST[@]}"
+step "Debian packages" need_packages test.sh "${SETUP_BUILD[@]}" "${SETUP_DEMO[@]}" "${SETUP_TEST[@]}"
 
 # The fleet query test (crates/cli/tests/fleet_duckdb.rs) runs
 # docs/fleet.sql in DuckDB through its Python package, kept in a virtual
@@ -44,23 +56,23 @@ export STEADYHUD_REQUIRE_TOOLS=1
 # The 32-bit side: Debian's rustc-web 1.85 with the i386 std and libraries
 # (the machine's toolchain has no i686 std), then the 32-bit layer and test
 # app. Before the tests: the package test ships the 32-bit library.
-scripts/build-i686.sh
+step "32-bit build" scripts/build-i686.sh
 
 # The packages test (tests/packages.rs) builds .debs with cargo-deb, pinned.
 if ! cargo deb --version >/dev/null 2>&1; then
   echo "test.sh: installing: cargo-deb 3.8.0"
-  cargo install --locked cargo-deb --version 3.8.0
+  step "cargo-deb install" cargo install --locked cargo-deb --version 3.8.0
 fi
 
 # Lints first: formatting and clippy (all targets, warnings are errors).
-cargo fmt --check
-cargo clippy --release --all-targets -- -D warnings
+step "cargo fmt" cargo fmt --check
+step "cargo clippy" cargo clippy --release --all-targets -- -D warnings
 
-cargo test --release
+step "cargo test" cargo test --release
 
 # The layer tests again with 32-bit games (the test app, vkcube and
 # vkd3d-gears built for i686, on 32-bit lavapipe); the tools stay 64-bit.
-STEADYHUD_TEST_ARCH=i686 cargo test --release --test layer_capture --test layer_testapp \
+step "32-bit tests" env STEADYHUD_TEST_ARCH=i686 cargo test --release --test layer_capture --test layer_testapp \
   --test gpu_timing --test limiter --test control --test layer_real_games \
   --test counters_attribution --test counters_hud --test layer_apps --test sensors \
   --test steam_proton
@@ -69,7 +81,9 @@ STEADYHUD_TEST_ARCH=i686 cargo test --release --test layer_capture --test layer_
 # crashes), after the tests so a test failure is reported first.
 if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "test.sh: installing: cargo-fuzz"
-  cargo install --locked cargo-fuzz
+  step "cargo-fuzz install" cargo install --locked cargo-fuzz
 fi
-scripts/fuzz.sh 10
-echo "test.sh: all passed"
+step "fuzzing" scripts/fuzz.sh 10
+echo "test.sh: all passed; stages:"
+printf '  %s\n' "${times[@]}"
+echo "  total                    $SECONDS s"
