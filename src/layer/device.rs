@@ -100,7 +100,7 @@ pub struct Device {
 }
 
 /// How a device is made (what `vkCreateDevice` hands the layer).
-pub struct Link<'a> {
+pub struct DeviceLink<'a> {
     pub instance: &'a Instance,
     pub physical_device: vk::PhysicalDevice,
     pub info: &'a vk::DeviceCreateInfo<'a>,
@@ -121,11 +121,11 @@ impl Device {
     /// # Safety
     /// `link` describes a live device.
     pub unsafe fn new(
-        link: Link,
+        link: DeviceLink,
         settings: Settings,
         analysis: &'static Analysis,
     ) -> Option<Device> {
-        let Link {
+        let DeviceLink {
             instance: inst,
             physical_device,
             info,

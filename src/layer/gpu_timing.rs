@@ -90,7 +90,7 @@ struct QueueObjects {
 /// Reused arrays of the patched submit (only the queue's submits use them,
 /// and the app serializes those: never contended).
 #[derive(Default)]
-pub struct Scratch {
+pub struct TimingScratch {
     infos: Vec<vk::SubmitInfo<'static>>,
     cmds: Vec<vk::CommandBuffer>,
     infos2: Vec<vk::SubmitInfo2<'static>>,
@@ -123,7 +123,7 @@ pub trait Batch: Copy {
     fn cmds_ptr(&self) -> *const Self::Cmd;
     fn cmds_len(&self) -> u32;
     /// The queue's reused arrays for this batch type.
-    fn scratch(s: &mut Scratch) -> (&mut Vec<Self>, &mut Vec<Self::Cmd>);
+    fn scratch(s: &mut TimingScratch) -> (&mut Vec<Self>, &mut Vec<Self::Cmd>);
 }
 
 /// A raw array of `n` elements (empty when null).
@@ -168,7 +168,7 @@ impl Batch for vk::SubmitInfo<'static> {
     fn cmds_len(&self) -> u32 {
         self.command_buffer_count
     }
-    fn scratch(s: &mut Scratch) -> (&mut Vec<Self>, &mut Vec<vk::CommandBuffer>) {
+    fn scratch(s: &mut TimingScratch) -> (&mut Vec<Self>, &mut Vec<vk::CommandBuffer>) {
         (&mut s.infos, &mut s.cmds)
     }
 }
@@ -206,7 +206,7 @@ impl Batch for vk::SubmitInfo2<'static> {
     fn cmds_len(&self) -> u32 {
         self.command_buffer_info_count
     }
-    fn scratch(s: &mut Scratch) -> (&mut Vec<Self>, &mut Vec<Self::Cmd>) {
+    fn scratch(s: &mut TimingScratch) -> (&mut Vec<Self>, &mut Vec<Self::Cmd>) {
         (&mut s.infos2, &mut s.cmds2)
     }
 }
@@ -223,7 +223,7 @@ pub struct QueueTimer {
     /// Slots read (consumer: the analysis thread).
     tail: AtomicU64,
     submit_ns: Box<[AtomicU64]>,
-    scratch: Mutex<Scratch>,
+    scratch: Mutex<TimingScratch>,
 }
 
 /// GPU timing of one device.
@@ -455,7 +455,7 @@ impl GpuTimer {
                     head: AtomicU64::new(0),
                     tail: AtomicU64::new(0),
                     submit_ns: (0..SLOTS).map(|_| AtomicU64::new(UNSTAMPED)).collect(),
-                    scratch: Mutex::new(Scratch::default()),
+                    scratch: Mutex::new(TimingScratch::default()),
                 })
             })
             .collect();
@@ -549,7 +549,7 @@ impl GpuTimer {
     unsafe fn patch<B: Batch>(
         &self,
         qt: &QueueTimer,
-        scratch: &mut Scratch,
+        scratch: &mut TimingScratch,
         count: u32,
         submits: *const B,
     ) -> Option<bool> {
@@ -704,7 +704,7 @@ impl QueueTimer {
     }
 
     /// After the real submit: a failed one never writes its queries.
-    fn settle(&self, scratch: &mut Scratch, r: vk::Result) {
+    fn settle(&self, scratch: &mut TimingScratch, r: vk::Result) {
         if r != vk::Result::SUCCESS {
             for &k in &scratch.slots {
                 self.submit_ns[k].store(FAILED, Ordering::Release);

@@ -23,7 +23,7 @@
 
 use super::device::Device;
 use super::queue::{hud_role, HudRole, QueueInfo};
-use super::regions::{self, Scratch};
+use super::regions::{self, PresentScratch};
 use crate::guard;
 use crate::hud::{Drawn, HudError};
 use ash::vk;
@@ -163,7 +163,7 @@ impl Device {
         visible: bool,
         info: &vk::PresentInfoKHR,
         t: u64,
-        mut scratch: Option<&mut Scratch>,
+        mut scratch: Option<&mut PresentScratch>,
         out: &mut HudOutcome,
     ) {
         // SAFETY: the app's arrays of `swapchain_count` swapchains and image

@@ -8,7 +8,7 @@
 //! would need a graphics queue the layer does not own at that moment, so
 //! the HUD is off for such presents (one line) and capture goes on.
 
-use super::regions::Scratch;
+use super::regions::PresentScratch;
 use ash::vk;
 use std::sync::Mutex;
 
@@ -19,7 +19,7 @@ pub struct QueueInfo {
     pub flags: vk::QueueFlags,
     /// Scratch for the present's patched structures. Only presents on this
     /// queue touch it, and the app serializes those: never contended.
-    pub scratch: Mutex<Scratch>,
+    pub scratch: Mutex<PresentScratch>,
 }
 
 /// What the HUD does for a present on a queue.
@@ -49,7 +49,7 @@ impl QueueInfo {
             handle,
             family,
             flags,
-            scratch: Mutex::new(Scratch::default()),
+            scratch: Mutex::new(PresentScratch::default()),
         }
     }
 }

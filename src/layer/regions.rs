@@ -4,14 +4,14 @@
 //! swapchain's list. A list of zero rectangles already means "everything
 //! changed" and is left alone.
 //!
-//! The patched structures live in the present queue's [`Scratch`], whose
+//! The patched structures live in the present queue's [`PresentScratch`], whose
 //! buffers keep their capacity, so the present path does not allocate once
 //! they have grown to the app's largest present.
 
 use ash::vk;
 
 /// Reused buffers for one queue's presents.
-pub struct Scratch {
+pub struct PresentScratch {
     /// The HUD rectangle each swapchain of the present got (by position).
     pub hud_rects: Vec<Option<vk::RectLayerKHR>>,
     rects: Vec<vk::RectLayerKHR>,
@@ -19,9 +19,9 @@ pub struct Scratch {
     info: vk::PresentRegionsKHR<'static>,
 }
 
-impl Default for Scratch {
+impl Default for PresentScratch {
     fn default() -> Self {
-        Scratch {
+        PresentScratch {
             hud_rects: Vec::with_capacity(8),
             rects: Vec::with_capacity(64),
             regions: Vec::with_capacity(8),
@@ -33,7 +33,7 @@ impl Default for Scratch {
 // SAFETY: the raw pointers inside the Vulkan structs point into this
 // scratch's own buffers (or are null); it moves between threads only with
 // the queue that owns it.
-unsafe impl Send for Scratch {}
+unsafe impl Send for PresentScratch {}
 
 /// Where the app's `VkPresentRegionsKHR` sits in a present's `pNext` chain.
 pub enum Found<'a> {
@@ -77,7 +77,7 @@ unsafe fn rects_of<'a>(r: &'a vk::PresentRegionKHR) -> &'a [vk::RectLayerKHR] {
     }
 }
 
-impl Scratch {
+impl PresentScratch {
     /// Clears the per-present HUD rectangles for a present of `n` swapchains.
     pub fn begin(&mut self, n: usize) {
         self.hud_rects.clear();
@@ -85,7 +85,7 @@ impl Scratch {
     }
 
     /// A copy of the app's `regions` with each swapchain's HUD rectangle
-    /// (from [`Scratch::hud_rects`]) appended to its non-empty list, chained
+    /// (from [`PresentScratch::hud_rects`]) appended to its non-empty list, chained
     /// to what followed the app's structure; `None` when no HUD rectangle
     /// needed adding.
     ///
@@ -184,7 +184,7 @@ mod tests {
             p_regions: regions.as_ptr(),
             ..Default::default()
         };
-        let mut s = Scratch::default();
+        let mut s = PresentScratch::default();
         s.begin(3);
         // SAFETY: valid structures on the stack.
         assert!(

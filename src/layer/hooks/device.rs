@@ -14,7 +14,7 @@
 
 use super::lookup::on_device;
 use crate::guard;
-use crate::layer::device::{Device, Link};
+use crate::layer::device::{Device, DeviceLink};
 use crate::layer::display_timing;
 use crate::layer::gpu_timing;
 use crate::layer::handles::dispatch_key;
@@ -133,7 +133,7 @@ pub(super) unsafe extern "system" fn create_device(
     // SAFETY: on success the next layer wrote the new device to `out`.
     let device = unsafe { *out };
     let added = guard::contain(Err(vk::Result::ERROR_INITIALIZATION_FAILED), || {
-        let link = Link {
+        let link = DeviceLink {
             instance: &inst,
             physical_device,
             // SAFETY: the app's valid create info (caller's contract).
@@ -241,7 +241,7 @@ pub(super) unsafe extern "system" fn hud_allocate_command_buffers(
         r
     };
     // SAFETY: only the layer calls this (the HUD and GPU timing, through
-    // the device table: `Link::allocate_hook`), on its live device.
+    // the device table: `DeviceLink::allocate_hook`), on its live device.
     unsafe { on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, allocate) }
 }
 
