@@ -394,10 +394,14 @@ fn private_usr_and_var(changes: &Path) -> Result<(), String> {
             std::ptr::null(),
         ) != 0
         {
-            return Err(format!(
-                "make / private: {}",
-                std::io::Error::last_os_error()
-            ));
+            let e = std::io::Error::last_os_error();
+            // EINVAL: / is not a mount point (a chroot into a plain folder).
+            let hint = if e.raw_os_error() == Some(libc::EINVAL) {
+                " (/ is not a mount point: in a chroot, bind-mount its folder onto itself first)"
+            } else {
+                ""
+            };
+            return Err(format!("make / private: {e}{hint}"));
         }
         for dir in ["usr", "var"] {
             let upper = changes.join(format!("{dir}-upper"));
