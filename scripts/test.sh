@@ -37,16 +37,45 @@ step() {
 }
 
 need_rust test.sh lint
-step "Debian packages" need_packages test.sh "${SETUP_BUILD[@]}" "${SETUP_DEMO[@]}" "${SETUP_TEST[@]}"
 
-# The fleet query test (crates/cli/tests/fleet_duckdb.rs) runs
-# docs/fleet.sql in DuckDB through its Python package, kept in a virtual
-# environment in the checkout (.venv-duckdb/, git-ignored).
-if ! .venv-duckdb/bin/python -c 'import duckdb' >/dev/null 2>&1; then
-  echo "test.sh: installing: duckdb (Python, into .venv-duckdb)"
-  python3 -m venv .venv-duckdb
-  .venv-duckdb/bin/pip install --quiet --disable-pip-version-check duckdb
-fi
+# The build tools first (a small set: the cargo tools below link with
+# gcc), then the rest while the cargo tools compile: apt-get waits on the
+# network and the disk, a compile on the CPUs.
+step "Debian packages (build)" need_packages test.sh "${SETUP_BUILD[@]}" python3-venv
+
+# The pinned cargo tools (cargo-deb for tests/packages.rs, cargo-fuzz for
+# scripts/fuzz.sh) and DuckDB for the fleet query test
+# (crates/cli/tests/fleet_duckdb.rs runs docs/fleet.sql through its Python
+# package, kept in .venv-duckdb/, git-ignored) install in the background.
+mkdir -p target
+tools_log=target/test-tools.log
+install_tools() {
+  if ! cargo deb --version >/dev/null 2>&1; then
+    echo "test.sh: installing: cargo-deb 3.8.0"
+    cargo install --locked cargo-deb --version 3.8.0
+  fi
+  if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "test.sh: installing: cargo-fuzz"
+    cargo install --locked cargo-fuzz
+  fi
+  if ! .venv-duckdb/bin/python -c 'import duckdb' >/dev/null 2>&1; then
+    echo "test.sh: installing: duckdb (Python, into .venv-duckdb)"
+    python3 -m venv .venv-duckdb
+    .venv-duckdb/bin/pip install --quiet --disable-pip-version-check duckdb
+  fi
+}
+install_tools >"$tools_log" 2>&1 &
+tools_pid=$!
+wait_tools() {
+  if ! wait "$tools_pid"; then
+    cat "$tools_log" >&2
+    echo "test.sh: installing cargo-deb, cargo-fuzz or DuckDB failed (above)" >&2
+    exit 1
+  fi
+  grep '^test.sh: installing' "$tools_log" || true
+}
+
+step "Debian packages" need_packages test.sh "${SETUP_DEMO[@]}" "${SETUP_TEST[@]}"
 
 # Every test that needs an outside tool (the programs above, DuckDB, root
 # for tests/control.rs) fails when it is missing instead of skipping
@@ -58,11 +87,8 @@ export STEADYHUD_REQUIRE_TOOLS=1
 # app. Before the tests: the package test ships the 32-bit library.
 step "32-bit build" scripts/build-i686.sh
 
-# The packages test (tests/packages.rs) builds .debs with cargo-deb, pinned.
-if ! cargo deb --version >/dev/null 2>&1; then
-  echo "test.sh: installing: cargo-deb 3.8.0"
-  step "cargo-deb install" cargo install --locked cargo-deb --version 3.8.0
-fi
+# The tools installing in the background (above), before the tests.
+step "cargo tools, DuckDB" wait_tools
 
 # Lints first: formatting and clippy (all targets, warnings are errors).
 step "cargo fmt" cargo fmt --check
@@ -79,10 +105,6 @@ step "32-bit tests" env STEADYHUD_TEST_ARCH=i686 cargo test --release --test lay
 
 # Every log parser and the config parser fuzzed for a bounded time (zero
 # crashes), after the tests so a test failure is reported first.
-if ! cargo fuzz --version >/dev/null 2>&1; then
-  echo "test.sh: installing: cargo-fuzz"
-  step "cargo-fuzz install" cargo install --locked cargo-fuzz
-fi
 step "fuzzing" scripts/fuzz.sh 10
 echo "test.sh: all passed; stages:"
 printf '  %s\n' "${times[@]}"
