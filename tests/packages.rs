@@ -501,6 +501,8 @@ fn debs_install_together_serve_64_and_32_bit_games_and_remove_cleanly() {
 
     let (deb64, deb32) = (dist.deb64.clone(), dist.deb32.clone());
     let changes = tmp.path().join("changes");
+    // The build's paths are read before the namespace (common::profile_dir).
+    common::profile_dir();
     // A thread of its own: the namespace ends with it, whatever libtest
     // does with its test threads.
     let name = std::thread::current()

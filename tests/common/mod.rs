@@ -52,11 +52,18 @@ pub fn is_layer_complaint(line: &str) -> bool {
 }
 
 /// The profile folder this test was built into (`target/<profile>/`); a
-/// test binary runs from its `deps/`.
-fn profile_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test binary knows its path");
-    let deps = exe.parent().expect("the test binary is in a folder");
-    deps.parent().unwrap_or(deps).to_path_buf()
+/// test binary runs from its `deps/`. Read once: in a mount namespace of
+/// its own (tests/packages.rs) `/proc/self/exe` can name the binary by the
+/// path of the namespace it left (seen in a chroot), so a test that enters
+/// one calls this first.
+pub fn profile_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test binary knows its path");
+        let deps = exe.parent().expect("the test binary is in a folder");
+        deps.parent().unwrap_or(deps).to_path_buf()
+    })
+    .clone()
 }
 
 /// A binary of another crate of the workspace, built in this test's
