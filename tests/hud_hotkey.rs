@@ -21,6 +21,9 @@ impl Xvfb {
                 "640x480x24",
                 "-nolisten",
                 "tcp",
+                // Without it the server resets when its last client goes,
+                // and a connection made just then fails (seen: NoDisplay).
+                "-noreset",
             ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
