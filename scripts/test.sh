@@ -34,6 +34,7 @@ step() {
   echo "test.sh: $name"
   "$@"
   times+=("$(printf '%-24s %5d s' "$name" $((SECONDS - start)))")
+  echo "test.sh: $name took $((SECONDS - start)) s"
 }
 
 need_rust test.sh lint
