@@ -6,7 +6,9 @@
 mod data;
 #[path = "../../../tests/keys/mod.rs"]
 mod keys;
+mod stutter_rule;
 use data::data_dir;
+use stutter_rule::stutters_by_hand;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -244,27 +246,6 @@ fn every_shared_capture_parses_with_independently_checked_numbers() {
     }
 }
 
-/// The Nsight stutter rule of docs/metrics.md, written again here: frame
-/// i is a stutter when it exceeds the median of its 19-frame window
-/// (clipped at the ends) by more than 4 ms and by more than 20 %.
-fn stutters_by_hand(d: &[f64]) -> Vec<usize> {
-    (0..d.len())
-        .filter(|&i| {
-            let lo = i.saturating_sub(9);
-            let hi = (i + 9).min(d.len() - 1);
-            let mut w: Vec<f64> = d[lo..=hi].to_vec();
-            w.sort_by(f64::total_cmp);
-            let n = w.len();
-            let m = if n % 2 == 1 {
-                w[n / 2]
-            } else {
-                (w[n / 2 - 1] + w[n / 2]) / 2.0
-            };
-            d[i] - m > 4.0 && (d[i] - m) / m > 0.20
-        })
-        .collect()
-}
-
 /// `stutter_time_pct` (docs/metrics.md, "Stutter time") is the share of the
 /// session's time spent in its stutter frames: checked on every shared
 /// capture against the rule and the sum done here from the raw file, in
@@ -285,7 +266,7 @@ fn stutter_time_pct_is_the_share_of_time_in_stutter_frames() {
         let path = data_dir().join(file);
         let v = json_of(&path, &[]);
         let exp = expected_from_csv(&path, column, unit);
-        let stutters = stutters_by_hand(&exp.frames_ms);
+        let stutters = stutters_by_hand(&exp.frames_ms, 4.0);
         let got: Vec<usize> = v["stutter_frames"]
             .as_array()
             .unwrap()

@@ -15,6 +15,7 @@
 mod cli_run;
 #[path = "../../../tests/data/mod.rs"]
 mod data;
+mod stutter_rule;
 use cli_run::{steadyhud, steadyhud_ok};
 use data::shared_data;
 
@@ -189,22 +190,8 @@ fn stk(d: &[i64], slow_max: f64, excess_max: f64) -> u64 {
 }
 
 fn stutter_count(d: &[i64]) -> usize {
-    (0..d.len())
-        .filter(|&i| {
-            let lo = i.saturating_sub(9);
-            let hi = (i + 9).min(d.len() - 1);
-            let mut w: Vec<f64> = d[lo..=hi].iter().map(|&x| x as f64).collect();
-            w.sort_by(f64::total_cmp);
-            let n = w.len();
-            let m = if n % 2 == 1 {
-                w[n / 2]
-            } else {
-                (w[n / 2 - 1] + w[n / 2]) / 2.0
-            };
-            let x = d[i] as f64;
-            x - m > 4e6 && (x - m) / m > 0.2
-        })
-        .count()
+    let ns: Vec<f64> = d.iter().map(|&x| x as f64).collect();
+    stutter_rule::stutters_by_hand(&ns, 4e6).len()
 }
 
 /// Time-weighted mean and P99 of `(value, weight)`.
