@@ -318,7 +318,17 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
         std::os::unix::fs::chown(d, Some(uid), Some(gid)).unwrap();
     }
     std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-    write_manifest(&data, &layer_library());
+    // nobody runs copies: the checkout may sit under a folder only root can
+    // enter (`git clone . $(mktemp -d)` makes it 0700).
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let copy = |from: PathBuf| {
+        let to = bin.join(from.file_name().unwrap());
+        std::fs::copy(&from, &to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+        to
+    };
+    let (testapp, cli) = (copy(testapp_exe()), copy(steadyhud_exe()));
+    write_manifest(&data, &copy(layer_library()));
     let nobody_env = |mut c: Command| {
         c.env("XDG_RUNTIME_DIR", &runtime)
             .env("STEADYHUD_LOG_DIR", &logs)
@@ -327,7 +337,10 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
             .env("XDG_STATE_HOME", home.path().join("none"));
         c
     };
-    let mut game = nobody_env(h.testapp(&["--frames", "1200", "--interval", "5ms", "--progress"]));
+    let mut game = nobody_env(cmd_with(
+        h.command(&testapp),
+        &["--frames", "1200", "--interval", "5ms", "--progress"],
+    ));
     let mut app = spawn(game.layer().as_user(c"nobody"));
     app.wait_presents(30, Duration::from_secs(30));
     let pid = app.child.id().to_string();
@@ -337,7 +350,7 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
 
     // Its own user is answered.
     let nobody_ctl = |args: &[&str]| {
-        let mut c = nobody_env(h.steadyhud(&["ctl", "--pid", &pid]));
+        let mut c = nobody_env(cmd_with(h.command(&cli), &["ctl", "--pid", &pid]));
         c.args(args).as_user(c"nobody");
         c
     };
@@ -355,7 +368,10 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
         "{err}"
     );
     // Another ordinary user cannot even open the folder.
-    let mut other = nobody_env(h.steadyhud(&["ctl", "--pid", &pid, "hud", "off"]));
+    let mut other = nobody_env(cmd_with(
+        h.command(&cli),
+        &["ctl", "--pid", &pid, "hud", "off"],
+    ));
     let (code, _, err) = ctl(other.as_user(c"daemon"));
     assert_eq!(code, 2, "{err}");
     assert!(err.to_lowercase().contains("permission denied"), "{err}");
@@ -367,10 +383,16 @@ fn other_users_are_refused_and_stale_sockets_cleaned() {
     // SIGKILL leaves the socket; `ctl list` removes it and says so.
     let _ = app.kill();
     assert!(sock.exists(), "a killed game cannot remove its socket");
-    let mut list = nobody_env(h.steadyhud(&["ctl", "list"]));
+    let mut list = nobody_env(cmd_with(h.command(&cli), &["ctl", "list"]));
     let (code, out, err) = ctl(list.as_user(c"nobody"));
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("removed stale socket"), "{err}");
     assert_eq!(out.trim(), "no running session with steadyhud");
     assert!(!sock.exists());
+}
+
+/// `c` with `args` added.
+fn cmd_with(mut c: Command, args: &[&str]) -> Command {
+    c.args(args);
+    c
 }
