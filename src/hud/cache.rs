@@ -12,11 +12,11 @@ use super::imgui_vk::{FontTexture, Pipeline};
 use super::passes;
 use super::semaphores::PresentSemaphores;
 use super::upload::Upload;
-use super::view::View;
 use ash::vk;
 use imgui::SuspendedContext;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use steadyhud_hudview::View;
 use steadyhud_sys::lock::Recover;
 
 /// Dear ImGui keeps its current context in a process-wide global, so only

@@ -25,7 +25,8 @@
 //! decision), `cache` (per-device shared objects), `upload` (font upload
 //! state), `imgui_vk` + `imgui_mesh` (our imgui renderer), `passes` (render
 //! passes), `render` (per-swapchain Vulkan objects), `semaphores` (the
-//! present semaphores, kept per device), `panel` (cached panel), `memory` (buffers and images), [`view`] (layout and colours),
+//! present semaphores, kept per device), `panel` (cached panel), `memory` (buffers and images); what it shows (layout and colours) is
+//! `steadyhud_hudview`, shared with the GL library.
 
 mod cache;
 mod device;
@@ -40,10 +41,10 @@ mod render;
 mod semaphores;
 mod swapchain;
 mod upload;
-pub mod view;
 
 pub use cache::HudCache;
 pub use device::{HudDevice, HudError};
 pub use encoding::{Encoding, HDR_WHITE_NITS};
 pub use plan::Plan;
+pub use steadyhud_hudview as view;
 pub use swapchain::{swapchain_usage, Drawn, SwapchainHud};

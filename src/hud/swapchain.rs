@@ -5,12 +5,13 @@ use super::cache::{self, HudCache};
 use super::device::{HudDevice, HudError};
 use super::plan::Plan;
 use super::upload::Step;
-use super::{panel, render, view};
+use super::{panel, render};
 use ash::vk;
 use std::sync::Arc;
 use std::time::Instant;
 use steadyhud_capture::live::LiveStats;
 use steadyhud_config::Config;
+use steadyhud_hudview as view;
 
 /// What one draw records with: the slot's command buffer (recording), the
 /// slot, the swapchain image index, the stats shown and the seconds since
@@ -90,7 +91,7 @@ impl SwapchainHud {
         plan: &Plan,
         config: &Config,
     ) -> Result<Self, HudError> {
-        let view = view::View::new(config, info.image_extent);
+        let view = view::View::new(config, [info.image_extent.width, info.image_extent.height]);
         let key = cache::Key {
             format: info.image_format,
             encoding: plan.encoding,
@@ -406,7 +407,11 @@ impl SwapchainHud {
                 self.panel_renders += 1;
             }
         }
-        let offset = self.view.corner_offset(panel.content, self.target.extent);
+        let (c, e) = (panel.content, self.target.extent);
+        let [x, y] = self
+            .view
+            .corner_offset([c.width, c.height], [e.width, e.height]);
+        let offset = vk::Offset2D { x, y };
         let Some(rect) = panel.copy_rect(offset, self.target.extent) else {
             return Ok(None);
         };

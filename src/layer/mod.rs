@@ -32,7 +32,6 @@ pub mod display_timing;
 pub mod gpu_timing;
 mod handles;
 mod hooks;
-mod identity;
 mod instance;
 mod lineage;
 pub mod loader;

@@ -1,5 +1,5 @@
 //! The layer in a process it leaves alone (the blacklist, see
-//! [`super::identity`]): loaded, but inert. It keeps only what forwarding
+//! `steadyhud_capture::identity`): loaded, but inert. It keeps only what forwarding
 //! needs: per instance the usual link record, per device the next layer's
 //! `vkGetDeviceProcAddr` and `vkDestroyDevice`. No HUD, no log, no control
 //! socket, no analysis thread; every other call goes straight to the next

@@ -9,7 +9,6 @@
 
 use super::device::Device;
 use super::handles::HandleMap;
-use super::identity::Identity;
 use super::instance::Instance;
 use super::passthrough::Passthrough;
 use std::collections::HashMap;
@@ -17,6 +16,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_capture::analysis::{Analysis, Settings};
 use steadyhud_capture::faults::Faults;
+use steadyhud_capture::identity::Identity;
 use steadyhud_capture::limiter::FpsLimit;
 use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
@@ -84,6 +84,7 @@ impl Layer {
     pub fn settings(&'static self) -> Settings {
         Settings {
             name: &self.name,
+            api: steadyhud_log::Api::Vulkan,
             config: &self.config,
             hud_visible: &self.hud_visible,
             limit: &self.limit,

@@ -74,7 +74,7 @@ mod summary;
 
 pub use error::LogError;
 pub use session_log::{
-    default_log_dir, Layout, SessionLog, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX,
-    FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX, OVERFLOW_PREFIX, PID_PREFIX,
+    default_log_dir, Api, Layout, SessionLog, API_PREFIX, COUNTER_OVERFLOW_PREFIX, END_LINE,
+    EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX, OVERFLOW_PREFIX, PID_PREFIX,
 };
 pub use summary::{summary_path_for, write_summary, Progress, SessionExtra, SummaryTarget};

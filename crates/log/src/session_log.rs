@@ -25,6 +25,37 @@ pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 pub const EXE_PREFIX: &str = "# exe: ";
 /// Prefix of the comment line with the process id (the layer writes it).
 pub const PID_PREFIX: &str = "# pid: ";
+/// Header line naming the graphics API the frames came through
+/// ([`Api::name`]); the summary's `api` key has the same value.
+pub const API_PREFIX: &str = "# api: ";
+
+/// The graphics API whose presents (or swaps) a session log records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Api {
+    /// `vkQueuePresentKHR`, through the layer.
+    #[default]
+    Vulkan,
+    /// `glXSwapBuffers` / `eglSwapBuffers`, through the GL library.
+    OpenGl,
+}
+
+impl Api {
+    /// Every API, for readers that parse the name back.
+    pub const ALL: [Api; 2] = [Api::Vulkan, Api::OpenGl];
+
+    /// The name in the `# api:` line and the summary's `api` key.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Vulkan => "vulkan",
+            Api::OpenGl => "opengl",
+        }
+    }
+
+    /// The API called `name` ([`Api::name`]), if any.
+    pub fn from_name(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|a| a.name() == name)
+    }
+}
 /// Last line of the CSV of a session that ended cleanly.
 pub const END_LINE: &str = "# end: complete";
 
@@ -37,6 +68,7 @@ pub struct SessionLog {
     csv_path: PathBuf,
     out: BufWriter<File>,
     exe: String,
+    api: Api,
     start: SystemTime,
     start_local: String,
     frames: u64,
@@ -56,6 +88,8 @@ pub struct Layout<'a> {
     /// Written as a `# pid: N` line after `# exe:`, so logs of several
     /// processes of one game tell their process.
     pub pid: Option<u32>,
+    /// The API the frames came through: the `# api:` line.
+    pub api: Api,
     /// Numeric per-frame columns after `frametime_ms`: `(name, unit)`;
     /// `Unit::Nanos` values are written as ms with six decimals, others as
     /// integers. Rows give them through [`SessionLog::write_frame`].
@@ -81,6 +115,7 @@ impl SessionLog {
     ) -> Result<SessionLog, LogError> {
         let Layout {
             pid,
+            api,
             columns,
             text_columns,
             abouts,
@@ -103,6 +138,7 @@ impl SessionLog {
         let mut log = SessionLog {
             out: BufWriter::with_capacity(64 * 1024, file),
             exe,
+            api,
             start,
             start_local: tm.iso(),
             frames: 0,
@@ -129,10 +165,11 @@ impl SessionLog {
             .collect();
         let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
         let head = format!(
-            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}# start: {} (unix {unix:.3})\n\
-             # {}\n{about}{header}\n",
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}{API_PREFIX}{}\n\
+             # start: {} (unix {unix:.3})\n# {}\n{about}{header}\n",
             env!("CARGO_PKG_VERSION"),
             log.exe,
+            api.name(),
             log.start_local,
             crate::columns::frame_about(),
         );
@@ -254,6 +291,7 @@ impl SessionLog {
         SummaryTarget {
             csv_path: self.csv_path.clone(),
             exe: self.exe.clone(),
+            api: self.api,
             start: self.start,
             start_local: self.start_local.clone(),
             lost: self.lost,

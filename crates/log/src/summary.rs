@@ -22,6 +22,7 @@ struct SummaryFile<'a> {
     ring_overflows: serde_json::Value,
     ring_overflow_events: serde_json::Value,
     pub(crate) exe: serde_json::Value,
+    api: serde_json::Value,
     pub(crate) start: serde_json::Value,
     start_unix_s: serde_json::Value,
     wall_s: serde_json::Value,
@@ -39,6 +40,7 @@ struct SummaryFile<'a> {
 pub struct SummaryTarget {
     pub(crate) csv_path: PathBuf,
     pub(crate) exe: String,
+    pub(crate) api: crate::Api,
     pub(crate) start: SystemTime,
     pub(crate) start_local: String,
     pub(crate) lost: u64,
@@ -116,6 +118,7 @@ pub fn write_summary(
         ring_overflows: take("ring_overflows", target.lost.into()),
         ring_overflow_events: take("ring_overflow_events", target.overflow_events.into()),
         exe: take("exe", target.exe.clone().into()),
+        api: take("api", target.api.name().into()),
         start: take("start", target.start_local.clone().into()),
         start_unix_s: take("start_unix_s", unix.into()),
         wall_s: take("wall_s", wall.into()),

@@ -5,6 +5,7 @@ use crate::limiter::FpsLimit;
 use std::sync::atomic::AtomicBool;
 use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
+use steadyhud_log::Api;
 
 /// What the analysis thread reads of the layer's state (which lives for the
 /// whole process, hence `'static`).
@@ -12,6 +13,9 @@ use steadyhud_input::wayland::WaylandKeys;
 pub struct Settings {
     /// The game name: log file names, the control socket's `exe`.
     pub name: &'static str,
+    /// The API whose presents or swaps the streams record (the log's
+    /// `# api:` line, the summary's `api`).
+    pub api: Api,
     pub config: &'static Config,
     /// HUD visibility: live statistics are built only while it is shown;
     /// the hotkey flips it.
@@ -36,6 +40,7 @@ impl Settings {
         static WAYLAND: WaylandKeys = WaylandKeys::new();
         Settings {
             name: "vulkan-app",
+            api: Api::Vulkan,
             config: &CONFIG,
             hud_visible: &VISIBLE,
             limit: &LIMIT,

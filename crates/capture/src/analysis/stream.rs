@@ -278,6 +278,7 @@ impl StreamAnalysis {
                     ordinal,
                     SystemTime::now(),
                     steadyhud_log::Layout {
+                        api: self.settings.api,
                         columns: &columns,
                         text_columns: &names,
                         abouts: &[about, sensors_about],

@@ -1,4 +1,5 @@
-//! Who this process is, read once when the layer is set up: its game name
+//! Who this process is, read once when the layer (or the GL library) is
+//! set up: its game name
 //! (the rule of [`steadyhud_config::game_name`] over `/proc/self/cmdline`
 //! and `/proc/self/exe`), its configuration (global, per-game and Wine
 //! files, then the environment) and whether it is on the blacklist.
@@ -7,7 +8,7 @@ use crate::guard;
 use std::os::unix::ffi::OsStrExt;
 use steadyhud_config::{blacklisted, resolve, Config, GameName};
 
-/// What the layer knows of its process before any Vulkan object exists.
+/// What a client knows of its process before any window exists.
 pub struct Identity {
     /// The game name (file-name safe), or `pid-<pid>` when none could be
     /// read.

@@ -1,11 +1,15 @@
 //! What the HUD shows: the imgui window with the live metrics and the
-//! frame-time graph, laid out for the swapchain's size.
+//! frame-time graph, laid out for the window's size. No graphics API: the
+//! Vulkan layer (`src/hud`) and the GL library (`crates/gl`) render the
+//! same draw lists.
 //!
 //! Colours are handed to imgui as sRGB-encoded values (what they look like
-//! on a UNORM swapchain) whatever the swapchain; the fragment shader encodes
-//! them for the target (see [`super::encoding`]).
+//! on a UNORM target) whatever the target; each renderer encodes them for
+//! its own (the Vulkan layer's `hud::encoding`; the GL library writes them
+//! as they are, with `GL_FRAMEBUFFER_SRGB` off).
 
-use ash::vk;
+#![forbid(unsafe_code)]
+
 use imgui::{Condition, ImColor32, StyleColor, Ui, WindowFlags};
 use std::fmt::Write;
 use steadyhud_capture::live::LiveStats;
@@ -46,7 +50,10 @@ pub mod colors {
     pub const VALUE: [f32; 4] = [1.00, 1.00, 1.00, 1.0];
 }
 
-/// HUD scale for a swapchain `height` pixels tall: 1 at 720p, 3 at 4K,
+/// A size in pixels, width then height.
+pub type Size = [u32; 2];
+
+/// HUD scale for a window `height` pixels tall: 1 at 720p, 3 at 4K,
 /// clamped to 1..=4 and rounded to a quarter so the bitmap font stays sharp.
 pub fn hud_scale(height: u32) -> f32 {
     let s = (height as f32 / 720.0).clamp(1.0, 4.0);
@@ -83,7 +90,7 @@ impl Palette {
     }
 }
 
-/// Layout and colours of one swapchain's HUD.
+/// Layout and colours of one window's HUD.
 pub struct View {
     scale: f32,
     position: Position,
@@ -96,9 +103,10 @@ pub struct View {
 }
 
 impl View {
-    pub fn new(config: &Config, extent: vk::Extent2D) -> View {
+    /// The view of a window of `extent` pixels.
+    pub fn new(config: &Config, extent: Size) -> View {
         View {
-            scale: hud_scale(extent.height),
+            scale: hud_scale(extent[1]),
             position: config.position,
             target_fps: config.target_fps,
             counters: config.hud_counters,
@@ -135,20 +143,17 @@ impl View {
 
     /// Top-left pixel of a HUD of `content` size in the configured corner of
     /// an image of `extent` size.
-    pub fn corner_offset(&self, content: vk::Extent2D, extent: vk::Extent2D) -> vk::Offset2D {
+    pub fn corner_offset(&self, content: Size, extent: Size) -> [i32; 2] {
         let m = self.margin().round() as i32;
-        let (w, h) = (content.width as i32, content.height as i32);
-        let (ew, eh) = (extent.width as i32, extent.height as i32);
+        let (w, h) = (content[0] as i32, content[1] as i32);
+        let (ew, eh) = (extent[0] as i32, extent[1] as i32);
         let (x, y) = match self.position {
             Position::TopLeft => (m, m),
             Position::TopRight => (ew - m - w, m),
             Position::BottomLeft => (m, eh - m - h),
             Position::BottomRight => (ew - m - w, eh - m - h),
         };
-        vk::Offset2D {
-            x: x.max(0),
-            y: y.max(0),
-        }
+        [x.max(0), y.max(0)]
     }
 
     /// Builds the HUD window for a display of `size` pixels, in the
@@ -457,13 +462,7 @@ mod tests {
                 hud_counters: on,
                 ..Config::default()
             };
-            let mut view = View::new(
-                &cfg,
-                vk::Extent2D {
-                    width: 1280,
-                    height: 720,
-                },
-            );
+            let mut view = View::new(&cfg, [1280, 720]);
             // Auto-resize settles on the second frame.
             let mut r = [0.0; 4];
             for _ in 0..2 {
