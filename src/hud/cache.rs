@@ -255,18 +255,7 @@ unsafe fn create_imgui(
     let mut ctx = SuspendedContext::create()
         .activate()
         .map_err(|_| HudError::ImguiBusy)?;
-    ctx.set_ini_filename(None);
-    ctx.set_log_filename(None);
-    ctx.fonts().add_font(&[imgui::FontSource::DefaultFontData {
-        config: Some(imgui::FontConfig {
-            size_pixels: view.font_px(),
-            oversample_h: 1,
-            oversample_v: 1,
-            pixel_snap_h: true,
-            ..imgui::FontConfig::default()
-        }),
-    }]);
-    view.apply_style(ctx.style_mut());
+    view.configure(&mut ctx);
     let font = {
         let atlas = ctx.fonts().build_rgba32_texture();
         FontTexture::new(dev, pipeline, atlas.width, atlas.height, atlas.data)

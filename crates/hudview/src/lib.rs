@@ -125,8 +125,26 @@ impl View {
         (BASE_FONT_PX * self.scale).round()
     }
 
+    /// Sets up a new imgui context for this view: no files, the font at
+    /// [`View::font_px`] (imgui's own, pixel-snapped), the style. Every
+    /// renderer calls this, so the HUD looks the same on each.
+    pub fn configure(&self, ctx: &mut imgui::Context) {
+        ctx.set_ini_filename(None);
+        ctx.set_log_filename(None);
+        ctx.fonts().add_font(&[imgui::FontSource::DefaultFontData {
+            config: Some(imgui::FontConfig {
+                size_pixels: self.font_px(),
+                oversample_h: 1,
+                oversample_v: 1,
+                pixel_snap_h: true,
+                ..imgui::FontConfig::default()
+            }),
+        }]);
+        self.apply_style(ctx.style_mut());
+    }
+
     /// Sets the imgui style: dark, compact, scaled (sRGB-encoded colours).
-    pub fn apply_style(&self, style: &mut imgui::Style) {
+    fn apply_style(&self, style: &mut imgui::Style) {
         style.use_dark_colors();
         style.window_rounding = 4.0;
         style.window_border_size = 0.0;

@@ -1,0 +1,277 @@
+//! The one hook table: every symbol this library exports, and
+//! [`ours`], which the three lookup paths (`dlsym`, `glXGetProcAddress(ARB)`,
+//! `eglGetProcAddress`) consult, so a game gets our swap however it finds
+//! it: linked directly (the preload's exports come first), fetched by name,
+//! or looked up with `dlsym` on a `dlopen`ed libGL/libEGL (SDL2, GLFW,
+//! Wine). Each hook hands the real call, as a closure, to [`crate::swap`].
+
+#![allow(non_snake_case)]
+
+use crate::real::{self, Api};
+use crate::swap::{self, Target};
+use std::ffi::{c_char, c_int, c_ulong, c_void, CStr};
+
+type Display = *mut c_void;
+type EglBoolean = u32;
+
+/// Our function for `name`, if we hook it.
+pub fn ours(name: &CStr) -> Option<*mut c_void> {
+    let p: *const () = match name.to_bytes() {
+        b"glXSwapBuffers" => glXSwapBuffers as *const (),
+        b"glXSwapBuffersMscOML" => glXSwapBuffersMscOML as *const (),
+        b"glXGetProcAddress" => glXGetProcAddress as *const (),
+        b"glXGetProcAddressARB" => glXGetProcAddressARB as *const (),
+        b"glXDestroyContext" => glXDestroyContext as *const (),
+        b"eglSwapBuffers" => eglSwapBuffers as *const (),
+        b"eglSwapBuffersWithDamageKHR" => eglSwapBuffersWithDamageKHR as *const (),
+        b"eglSwapBuffersWithDamageEXT" => eglSwapBuffersWithDamageEXT as *const (),
+        b"eglGetProcAddress" => eglGetProcAddress as *const (),
+        b"eglDestroyContext" => eglDestroyContext as *const (),
+        b"eglGetDisplay" => eglGetDisplay as *const (),
+        b"eglGetPlatformDisplay" => eglGetPlatformDisplay as *const (),
+        b"eglGetPlatformDisplayEXT" => eglGetPlatformDisplayEXT as *const (),
+        _ => return None,
+    };
+    Some(p as *mut c_void)
+}
+
+/// glibc's `dlsym`, except that a name of ours found in the library asked
+/// gets our hook. (`RTLD_NEXT` is then resolved from this library rather
+/// than from the caller: as this library is preloaded first, that is every
+/// object after the main program, as for the program itself.)
+///
+/// # Safety
+/// As `dlsym(3)`.
+#[no_mangle]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    let Some(real) = real::dlsym_fn() else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the caller's arguments, as glibc's dlsym takes them.
+    let found = unsafe { real(handle, name) };
+    if found.is_null() || name.is_null() {
+        return found;
+    }
+    // SAFETY: a non-null name dlsym found a symbol for is a C string.
+    let name = unsafe { CStr::from_ptr(name) };
+    match ours(name) {
+        Some(p) if !crate::process::left_alone_cheap() => p,
+        _ => found,
+    }
+}
+
+/// `GetProcAddress` of `api`: ours for a hooked name the real one knows.
+unsafe fn get_proc(api: Api, name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's C string.
+    let found = unsafe { real::real_get_proc(api, name) };
+    if found.is_null() || name.is_null() {
+        return found;
+    }
+    // SAFETY: as above.
+    match ours(unsafe { CStr::from_ptr(name) }) {
+        Some(p) if !crate::process::left_alone_cheap() => p,
+        _ => found,
+    }
+}
+
+/// # Safety
+/// As `glXGetProcAddressARB`.
+#[no_mangle]
+pub unsafe extern "C" fn glXGetProcAddressARB(name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's C string.
+    unsafe { get_proc(Api::Glx, name) }
+}
+
+/// # Safety
+/// As `glXGetProcAddress`.
+#[no_mangle]
+pub unsafe extern "C" fn glXGetProcAddress(name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's C string.
+    unsafe { get_proc(Api::Glx, name) }
+}
+
+/// # Safety
+/// As `eglGetProcAddress`.
+#[no_mangle]
+pub unsafe extern "C" fn eglGetProcAddress(name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's C string.
+    unsafe { get_proc(Api::Egl, name) }
+}
+
+/// # Safety
+/// As `glXSwapBuffers`.
+#[no_mangle]
+pub unsafe extern "C" fn glXSwapBuffers(dpy: Display, drawable: c_ulong) {
+    let Some(f) = crate::real!(
+        Api::Glx,
+        "glXSwapBuffers",
+        unsafe extern "C" fn(Display, c_ulong)
+    ) else {
+        return crate::process::missing("glXSwapBuffers");
+    };
+    let t = Target::glx(dpy, drawable);
+    // SAFETY: the real function with the game's arguments.
+    swap::swap(t, || unsafe { f(dpy, drawable) })
+}
+
+/// # Safety
+/// As `glXSwapBuffersMscOML`.
+#[no_mangle]
+pub unsafe extern "C" fn glXSwapBuffersMscOML(
+    dpy: Display,
+    drawable: c_ulong,
+    target_msc: i64,
+    divisor: i64,
+    remainder: i64,
+) -> i64 {
+    type F = unsafe extern "C" fn(Display, c_ulong, i64, i64, i64) -> i64;
+    let Some(f) = crate::real!(Api::Glx, "glXSwapBuffersMscOML", F) else {
+        crate::process::missing("glXSwapBuffersMscOML");
+        return 0;
+    };
+    let t = Target::glx(dpy, drawable);
+    // SAFETY: the real function with the game's arguments.
+    swap::swap(t, || unsafe {
+        f(dpy, drawable, target_msc, divisor, remainder)
+    })
+}
+
+/// # Safety
+/// As `glXDestroyContext`.
+#[no_mangle]
+pub unsafe extern "C" fn glXDestroyContext(dpy: Display, ctx: *mut c_void) {
+    type F = unsafe extern "C" fn(Display, *mut c_void);
+    crate::process::context_destroyed(ctx as usize);
+    if let Some(f) = crate::real!(Api::Glx, "glXDestroyContext", F) {
+        // SAFETY: the real function with the game's arguments.
+        unsafe { f(dpy, ctx) }
+    }
+}
+
+/// # Safety
+/// As `eglSwapBuffers`.
+#[no_mangle]
+pub unsafe extern "C" fn eglSwapBuffers(dpy: Display, surface: *mut c_void) -> EglBoolean {
+    type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+    let Some(f) = crate::real!(Api::Egl, "eglSwapBuffers", F) else {
+        crate::process::missing("eglSwapBuffers");
+        return 0;
+    };
+    let t = Target::egl(dpy, surface);
+    // SAFETY: the real function with the game's arguments.
+    swap::swap(t, || unsafe { f(dpy, surface) })
+}
+
+type SwapDamage = unsafe extern "C" fn(Display, *mut c_void, *const c_int, c_int) -> EglBoolean;
+
+/// # Safety
+/// As `eglSwapBuffersWithDamageKHR`.
+#[no_mangle]
+pub unsafe extern "C" fn eglSwapBuffersWithDamageKHR(
+    dpy: Display,
+    surface: *mut c_void,
+    rects: *const c_int,
+    n: c_int,
+) -> EglBoolean {
+    let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageKHR", SwapDamage) else {
+        crate::process::missing("eglSwapBuffersWithDamageKHR");
+        return 0;
+    };
+    let t = Target::egl(dpy, surface);
+    // The HUD's rectangle is not added to the damage: the compositor may
+    // then show it a frame late where the game damaged nothing, which a
+    // HUD redrawn every frame never notices.
+    // SAFETY: the real function with the game's arguments.
+    swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
+}
+
+/// # Safety
+/// As `eglSwapBuffersWithDamageEXT`.
+#[no_mangle]
+pub unsafe extern "C" fn eglSwapBuffersWithDamageEXT(
+    dpy: Display,
+    surface: *mut c_void,
+    rects: *const c_int,
+    n: c_int,
+) -> EglBoolean {
+    let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageEXT", SwapDamage) else {
+        crate::process::missing("eglSwapBuffersWithDamageEXT");
+        return 0;
+    };
+    let t = Target::egl(dpy, surface);
+    // SAFETY: the real function with the game's arguments.
+    swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
+}
+
+/// # Safety
+/// As `eglDestroyContext`.
+#[no_mangle]
+pub unsafe extern "C" fn eglDestroyContext(dpy: Display, ctx: *mut c_void) -> EglBoolean {
+    type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+    crate::process::context_destroyed(ctx as usize);
+    match crate::real!(Api::Egl, "eglDestroyContext", F) {
+        // SAFETY: the real function with the game's arguments.
+        Some(f) => unsafe { f(dpy, ctx) },
+        None => 0,
+    }
+}
+
+/// `EGL_PLATFORM_WAYLAND_KHR` (= `_EXT`).
+const PLATFORM_WAYLAND: u32 = 0x31D8;
+
+/// # Safety
+/// As `eglGetDisplay`.
+#[no_mangle]
+pub unsafe extern "C" fn eglGetDisplay(native: *mut c_void) -> Display {
+    type F = unsafe extern "C" fn(*mut c_void) -> Display;
+    let Some(f) = crate::real!(Api::Egl, "eglGetDisplay", F) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the real function with the game's argument.
+    let dpy = unsafe { f(native) };
+    // SAFETY: `native` is the game's native display (or null).
+    if unsafe { crate::wayland::is_wl_display(native) } {
+        crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
+}
+
+/// # Safety
+/// As `eglGetPlatformDisplay`.
+#[no_mangle]
+pub unsafe extern "C" fn eglGetPlatformDisplay(
+    platform: u32,
+    native: *mut c_void,
+    attribs: *const isize,
+) -> Display {
+    type F = unsafe extern "C" fn(u32, *mut c_void, *const isize) -> Display;
+    let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplay", F) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the real function with the game's arguments.
+    let dpy = unsafe { f(platform, native, attribs) };
+    if platform == PLATFORM_WAYLAND {
+        crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
+}
+
+/// # Safety
+/// As `eglGetPlatformDisplayEXT`.
+#[no_mangle]
+pub unsafe extern "C" fn eglGetPlatformDisplayEXT(
+    platform: u32,
+    native: *mut c_void,
+    attribs: *const c_int,
+) -> Display {
+    type F = unsafe extern "C" fn(u32, *mut c_void, *const c_int) -> Display;
+    let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplayEXT", F) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the real function with the game's arguments.
+    let dpy = unsafe { f(platform, native, attribs) };
+    if platform == PLATFORM_WAYLAND {
+        crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
+}

@@ -1,0 +1,314 @@
+//! The HUD drawn with GL into a window's back buffer, just before the real
+//! swap, in the context the game swaps with: the same view as the Vulkan
+//! layer's (`steadyhud_hudview`: rows, graph, colours), rendered by imgui
+//! when the live statistics change (~10×/s) and uploaded once
+//! ([`mesh::Mesh::upload`]); each swap between only replays the uploaded
+//! mesh. The game's state is saved before and restored after every draw
+//! ([`saved`]).
+//!
+//! Contexts it draws in: GL ≥ 3.0 (core or compatibility) and GLES ≥ 3.0;
+//! anything else ([`HudError::Unsupported`]) gets no HUD, with one line,
+//! while capture, log and limiter go on.
+
+mod mesh;
+mod saved;
+
+use crate::real::{self, Api};
+use mesh::Mesh;
+use saved::{Caps, ClipControlFn, Saved};
+use std::ffi::CStr;
+use steadyhud_capture::live::LiveStats;
+use steadyhud_config::Config;
+use steadyhud_hudview::View;
+
+/// Why a context gets no HUD.
+#[derive(Debug)]
+pub enum HudError {
+    /// A context the HUD cannot draw in (version, unreadable).
+    Unsupported(String),
+    Mesh(mesh::MeshError),
+    /// Another imgui context of this library is active (never expected).
+    ImguiBusy,
+}
+
+impl std::fmt::Display for HudError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HudError::Unsupported(why) => f.write_str(why),
+            HudError::Mesh(e) => e.fmt(f),
+            HudError::ImguiBusy => f.write_str("the HUD's imgui context is busy"),
+        }
+    }
+}
+
+/// `GL_VERSION` of the current context as (GLES?, major, minor).
+pub fn parse_version(text: &str) -> Option<(bool, u32, u32)> {
+    let (gles, rest) = match text.strip_prefix("OpenGL ES ") {
+        Some(r) => (true, r),
+        // "OpenGL ES-CM 1.1" and the like: a profile we do not draw in.
+        None if text.starts_with("OpenGL ES") => return None,
+        None => (false, text),
+    };
+    let num = rest.split([' ', '-']).next()?;
+    let mut parts = num.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((gles, major, minor))
+}
+
+/// Whether the HUD draws in a context of this version.
+pub fn drawable_version(gles: bool, major: u32) -> bool {
+    let _ = gles;
+    major >= 3
+}
+
+/// `glGetString` of the current context, through the real lookup.
+///
+/// # Safety
+/// A context of `api` is current on this thread.
+pub unsafe fn gl_string(api: Api, name: u32) -> Option<String> {
+    type F = unsafe extern "C" fn(u32) -> *const u8;
+    // SAFETY: a lookup by C string.
+    let p = unsafe { real::real_get_proc(api, c"glGetString".as_ptr()) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: glGetString's signature; the context is current (caller).
+    let s = unsafe { std::mem::transmute::<*mut std::ffi::c_void, F>(p)(name) };
+    // SAFETY: a non-null result is a NUL-terminated string of the context.
+    (!s.is_null()).then(|| {
+        unsafe { CStr::from_ptr(s.cast()) }
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
+/// imgui's context, only ever used with the GL context current on the
+/// swapping thread.
+struct Imgui(imgui::SuspendedContext);
+
+/// The HUD of one GL context.
+pub struct ContextHud {
+    gl: glow::Context,
+    caps: Caps,
+    clip: Option<ClipControlFn>,
+    mesh: Mesh,
+    imgui: Option<Imgui>,
+    view: View,
+    /// Window size and stats generation of the uploaded panel.
+    uploaded: Option<([u32; 2], u64)>,
+    /// The font size the imgui context and the font texture were made for.
+    font_px: f32,
+}
+
+// SAFETY: a context's HUD is only used on the thread where that context is
+// current (inside its swap, under the process's contexts lock); glow's
+// context and imgui's suspended one hold no thread-bound state.
+unsafe impl Send for ContextHud {}
+
+impl ContextHud {
+    /// Makes the HUD of the context current on this thread, for a window
+    /// of `size`.
+    ///
+    /// # Safety
+    /// A context of `api` is current on this thread.
+    pub unsafe fn new(api: Api, config: &Config, size: [u32; 2]) -> Result<ContextHud, HudError> {
+        // SAFETY: the context is current (caller).
+        let version = unsafe { gl_string(api, glow::VERSION) }
+            .ok_or_else(|| HudError::Unsupported("GL_VERSION cannot be read".into()))?;
+        let Some((gles, major, minor)) = parse_version(&version) else {
+            return Err(HudError::Unsupported(format!(
+                "a context the HUD does not know (GL_VERSION {version:?})"
+            )));
+        };
+        if !drawable_version(gles, major) {
+            return Err(HudError::Unsupported(format!(
+                "{} {major}.{minor}: the HUD needs GL 3.0 or GLES 3.0",
+                if gles { "GLES" } else { "GL" }
+            )));
+        }
+        // SAFETY: the real GetProcAddress with glow's C strings; the
+        // context is current (caller).
+        let gl = unsafe {
+            glow::Context::from_loader_function_cstr(|n| real::real_get_proc(api, n.as_ptr()))
+        };
+        use glow::HasContext;
+        let ext = |e: &str| gl.supported_extensions().contains(e);
+        let at_least = |m: u32, n: u32| (major, minor) >= (m, n);
+        let caps = Caps {
+            gles,
+            samplers: gles || at_least(3, 3) || ext("GL_ARB_sampler_objects"),
+            clip_control: !gles && (at_least(4, 5) || ext("GL_ARB_clip_control")),
+            restart_fixed: gles || at_least(4, 3) || ext("GL_ARB_ES3_compatibility"),
+        };
+        let clip = if caps.clip_control {
+            // SAFETY: a lookup by C string.
+            let p = unsafe { real::real_get_proc(api, c"glClipControl".as_ptr()) };
+            // SAFETY: glClipControl's signature.
+            (!p.is_null()).then(|| unsafe { std::mem::transmute::<_, ClipControlFn>(p) })
+        } else {
+            None
+        };
+        let view = View::new(config, size);
+        // SAFETY: the context is current (caller); its state is put back.
+        unsafe {
+            let saved = Saved::take(&gl, caps);
+            saved.set_for_hud(&gl, caps, clip);
+            let made = make_imgui(&view).and_then(|(ctx, atlas)| {
+                let (w, h, data) = atlas;
+                Mesh::new(&gl, (w, h, &data))
+                    .map(|m| (ctx, m))
+                    .map_err(HudError::Mesh)
+            });
+            saved.restore(&gl, caps, clip);
+            let (ctx, mesh) = made?;
+            Ok(ContextHud {
+                gl,
+                caps,
+                clip,
+                mesh,
+                imgui: Some(ctx),
+                font_px: view.font_px(),
+                view,
+                uploaded: None,
+            })
+        }
+    }
+
+    /// Draws the HUD with `stats` into the default framebuffer's back buffer
+    /// of a window of `size`, re-rendering the panel when the stats or the
+    /// size changed. The game's state is as it was afterwards.
+    ///
+    /// # Safety
+    /// This HUD's context is current on this thread, its window the draw
+    /// surface.
+    pub unsafe fn draw(
+        &mut self,
+        config: &Config,
+        size: [u32; 2],
+        stats: &LiveStats,
+    ) -> Result<(), HudError> {
+        if size[0] == 0 || size[1] == 0 {
+            return Ok(());
+        }
+        let gl = &self.gl;
+        // SAFETY: the context is current (caller); its state is put back.
+        unsafe {
+            let saved = Saved::take(gl, self.caps);
+            saved.set_for_hud(gl, self.caps, self.clip);
+            let r = self.render_and_draw(config, size, stats);
+            saved.restore(&self.gl, self.caps, self.clip);
+            r
+        }
+    }
+
+    /// # Safety
+    /// As [`ContextHud::draw`], the HUD's state set.
+    unsafe fn render_and_draw(
+        &mut self,
+        config: &Config,
+        size: [u32; 2],
+        stats: &LiveStats,
+    ) -> Result<(), HudError> {
+        let key = (size, stats.generation);
+        if self.uploaded != Some(key) {
+            if self.uploaded.map(|u| u.0) != Some(size) {
+                self.view = View::new(config, size);
+                if self.view.font_px() != self.font_px {
+                    // A new scale: a new font atlas.
+                    let (ctx, (w, h, data)) = make_imgui(&self.view)?;
+                    // SAFETY: our texture on the current context.
+                    unsafe { self.mesh.replace_font(&self.gl, (w, h, &data)) };
+                    self.imgui = Some(ctx);
+                    self.font_px = self.view.font_px();
+                }
+            }
+            let Some(Imgui(suspended)) = self.imgui.take() else {
+                return Err(HudError::ImguiBusy);
+            };
+            let mut ctx = match suspended.activate() {
+                Ok(c) => c,
+                Err(s) => {
+                    self.imgui = Some(Imgui(s));
+                    return Err(HudError::ImguiBusy);
+                }
+            };
+            let fsize = [size[0] as f32, size[1] as f32];
+            ctx.io_mut().display_size = fsize;
+            ctx.io_mut().delta_time = 0.1;
+            // Auto-resizing windows settle on their second frame: a new
+            // size or the first panel lays out twice.
+            let passes = if self.uploaded.map(|u| u.0) == Some(size) {
+                1
+            } else {
+                2
+            };
+            for _ in 1..passes {
+                self.view.build(ctx.new_frame(), fsize, stats, false);
+                ctx.render();
+            }
+            self.view.build(ctx.new_frame(), fsize, stats, false);
+            let data = ctx.render();
+            // SAFETY: our buffers on the current context (caller).
+            unsafe { self.mesh.upload(&self.gl, data) };
+            self.imgui = Some(Imgui(ctx.suspend()));
+            self.uploaded = Some(key);
+        }
+        // SAFETY: as above.
+        unsafe { self.mesh.draw(&self.gl, size) };
+        Ok(())
+    }
+
+    /// Drops the HUD of a context being destroyed (its objects go with it:
+    /// no GL call).
+    pub fn forget(self) {}
+
+    /// Deletes the HUD's objects (its context current and staying alive).
+    ///
+    /// # Safety
+    /// This HUD's context is current on this thread.
+    pub unsafe fn destroy(self) {
+        // SAFETY: the caller's contract.
+        unsafe { self.mesh.destroy(&self.gl) }
+    }
+}
+
+/// A font atlas: width, height, RGBA8 pixels.
+type Atlas = (u32, u32, Vec<u8>);
+
+/// A new imgui context for `view` and its font atlas.
+fn make_imgui(view: &View) -> Result<(Imgui, Atlas), HudError> {
+    let mut ctx = imgui::SuspendedContext::create()
+        .activate()
+        .map_err(|_| HudError::ImguiBusy)?;
+    view.configure(&mut ctx);
+    let atlas = {
+        let t = ctx.fonts().build_rgba32_texture();
+        (t.width, t.height, t.data.to_vec())
+    };
+    Ok((Imgui(ctx.suspend()), atlas))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_the_hud_draws_in() {
+        let v = |s| parse_version(s);
+        assert_eq!(v("4.5 (Core Profile) Mesa 22.3.6"), Some((false, 4, 5)));
+        assert_eq!(
+            v("4.5 (Compatibility Profile) Mesa 22.3.6"),
+            Some((false, 4, 5))
+        );
+        assert_eq!(v("3.0 Mesa 22.3.6"), Some((false, 3, 0)));
+        assert_eq!(v("2.1 Mesa 22.3.6"), Some((false, 2, 1)));
+        assert_eq!(v("4.6.0 NVIDIA 550.54.14"), Some((false, 4, 6)));
+        assert_eq!(v("OpenGL ES 3.2 Mesa 22.3.6"), Some((true, 3, 2)));
+        assert_eq!(v("OpenGL ES 2.0 Mesa 22.3.6"), Some((true, 2, 0)));
+        assert_eq!(v("OpenGL ES-CM 1.1 Mesa"), None);
+        assert_eq!(v("garbage"), None);
+        assert!(drawable_version(false, 3) && drawable_version(true, 3));
+        assert!(!drawable_version(false, 2) && !drawable_version(true, 2));
+    }
+}

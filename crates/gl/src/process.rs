@@ -1,0 +1,204 @@
+//! The one [`Process`] value: what the GL library knows of its process,
+//! set up at the first swap (a process that never swaps starts no thread
+//! and writes no file). Every per-window and per-context record is reached
+//! through it: the windows' capture streams ([`Window`]) and the contexts'
+//! HUDs ([`crate::hud::ContextHud`]). It is the only global besides the
+//! Wayland display map ([`crate::wayland`]) and the `.fini_array` hook.
+
+use crate::hud::ContextHud;
+use crate::path::{self, Path};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use steadyhud_capture::analysis::{Analysis, Settings};
+use steadyhud_capture::faults::Faults;
+use steadyhud_capture::guard;
+use steadyhud_capture::identity::Identity;
+use steadyhud_capture::limiter::{FpsLimit, Pacer};
+use steadyhud_capture::rings::Stream;
+use steadyhud_config::Config;
+use steadyhud_input::wayland::WaylandKeys;
+
+/// One window (GLX drawable or EGL surface) that swapped: its capture
+/// stream and frame-cap schedule, and its size as last read.
+pub struct Window {
+    pub key: WindowKey,
+    pub stream: Arc<Stream>,
+    pub pacer: Pacer,
+    /// Width and height in pixels, read at most every
+    /// [`crate::swap::SIZE_EVERY_NS`] while the HUD is shown.
+    pub size: [u32; 2],
+    pub size_at_ns: u64,
+    /// The Wayland display this surface is on, once told to the hotkeys.
+    pub wayland_told: bool,
+}
+
+/// A window by display and drawable (GLX) or display and surface (EGL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowKey {
+    pub egl: bool,
+    pub display: usize,
+    pub drawable: u64,
+}
+
+/// A GL context that swapped: which path measures it and its HUD.
+pub struct Context {
+    pub ctx: usize,
+    pub path: Path,
+    /// Made the first time the HUD is drawn in this context; `None` after
+    /// a failure (said once).
+    pub hud: Option<ContextHud>,
+    pub hud_failed: bool,
+}
+
+/// The GL library's state in this process.
+pub struct Process {
+    pub name: String,
+    pub config: Config,
+    /// The blacklist (or `DISABLE_STEADYHUD=1`) leaves this process alone:
+    /// every hook forwards at once.
+    pub left_alone: bool,
+    pub hud_visible: AtomicBool,
+    pub limit: FpsLimit,
+    pub faults: Faults,
+    pub wayland: WaylandKeys,
+    pub analysis: Analysis,
+    /// Whether the Vulkan layer is on in this environment (zink: see
+    /// [`crate::path`]).
+    pub layer_on: bool,
+    /// The process that set this up (a forked child is another).
+    pub pid: u32,
+    pub windows: Mutex<Vec<Window>>,
+    pub contexts: Mutex<Vec<Context>>,
+    /// One-line notices already printed ([`Process::say_once`]).
+    said: AtomicU32,
+}
+
+/// The notices printed at most once per process.
+#[derive(Clone, Copy)]
+#[repr(u32)]
+pub enum Once {
+    NoContext = 1,
+    NotCurrent = 2,
+    Zink = 4,
+    Missing = 8,
+}
+
+static PROCESS: OnceLock<Process> = OnceLock::new();
+
+/// The process's state, set up on first use (config warnings printed once).
+pub fn process() -> &'static Process {
+    PROCESS.get_or_init(|| {
+        let Identity {
+            name,
+            config,
+            left_alone,
+        } = Identity::of_this_process();
+        let env = |k: &str| std::env::var(k).ok();
+        let disabled = env("DISABLE_STEADYHUD").as_deref() == Some("1");
+        if disabled {
+            guard::say(format_args!(
+                "steadyhud: DISABLE_STEADYHUD=1: the GL library stays out of this process"
+            ));
+        }
+        Process {
+            name,
+            left_alone: left_alone.is_some() || disabled,
+            hud_visible: AtomicBool::new(!config.hud_hidden),
+            limit: FpsLimit::new(&config.fps_limit),
+            config,
+            faults: Faults::from_env(),
+            wayland: WaylandKeys::new(),
+            analysis: Analysis::default(),
+            layer_on: path::layer_enabled(&env),
+            pid: std::process::id(),
+            windows: Mutex::default(),
+            contexts: Mutex::default(),
+            said: AtomicU32::new(0),
+        }
+    })
+}
+
+/// The process's state if it was ever set up.
+pub fn existing() -> Option<&'static Process> {
+    PROCESS.get()
+}
+
+/// Whether the hooks should hand out the real functions: only once the
+/// process is known to be left alone (the lookups never set it up).
+pub fn left_alone_cheap() -> bool {
+    existing().is_some_and(|p| p.left_alone)
+}
+
+/// A real function the game called is missing: one line.
+pub fn missing(name: &str) {
+    let p = process();
+    if p.first(Once::Missing) {
+        guard::say(format_args!(
+            "steadyhud: the real {name} cannot be found (no libGL/libEGL?); the call does nothing"
+        ));
+    }
+}
+
+/// A context is being destroyed: its HUD's GL objects go with it, so the
+/// record is dropped without a GL call.
+pub fn context_destroyed(ctx: usize) {
+    if let Some(p) = existing() {
+        guard::contain((), || {
+            let mut c = steadyhud_sys::lock::Recover::lock_or_recover(&p.contexts);
+            if let Some(i) = c.iter().position(|c| c.ctx == ctx) {
+                let gone = c.swap_remove(i);
+                if let Some(h) = gone.hud {
+                    h.forget();
+                }
+            }
+        });
+    }
+}
+
+/// `egl` is an EGL display on Wayland display `wl`.
+pub fn wayland_display(egl: usize, wl: *mut std::ffi::c_void) {
+    crate::wayland::remember(egl, wl);
+}
+
+impl Process {
+    /// What the analysis thread reads of the process.
+    pub fn settings(&'static self) -> Settings {
+        Settings {
+            name: &self.name,
+            api: steadyhud_log::Api::OpenGl,
+            config: &self.config,
+            hud_visible: &self.hud_visible,
+            limit: &self.limit,
+            faults: &self.faults,
+            wayland: &self.wayland,
+        }
+    }
+
+    /// True the first time `what` is asked for.
+    pub fn first(&self, what: Once) -> bool {
+        let bit = what as u32;
+        self.said.fetch_or(bit, Ordering::Relaxed) & bit == 0
+    }
+
+    /// Prints `args` the first time `what` happens.
+    pub fn say_once(&self, what: Once, args: std::fmt::Arguments) {
+        if self.first(what) {
+            guard::say(args);
+        }
+    }
+}
+
+/// Runs from `.fini_array` at process exit (or library unload): finishes
+/// the session logs and joins the analysis thread; nothing in a forked
+/// child or when the process never swapped.
+extern "C" fn on_unload() {
+    let Some(p) = existing() else { return };
+    if p.pid != std::process::id() {
+        return;
+    }
+    guard::contain((), || p.analysis.shutdown_at_exit());
+}
+
+#[used]
+#[link_section = ".fini_array"]
+static ON_UNLOAD: extern "C" fn() = on_unload;

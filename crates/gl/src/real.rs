@@ -1,0 +1,148 @@
+//! The real entry points our hooks forward to, and the one way we look
+//! symbols up.
+//!
+//! Our library exports `dlsym` (games that `dlopen` libGL and `dlsym` their
+//! swap function must get ours), so the name `dlsym` inside this library is
+//! our own hook: glibc's is found by version with `dlvsym`
+//! ([`dlsym_fn`]). A real GL function is looked up, in order, as the next
+//! definition after this library (`RTLD_NEXT`: another preloaded tool's
+//! hook, or libGL/libEGL when the game links them), then in the library
+//! itself (`libGL.so.1`, `libEGL.so.1`, opened here when the game opened
+//! its own copy with `RTLD_LOCAL`), then through that API's
+//! `GetProcAddress` (extension functions that no library exports).
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::OnceLock;
+
+/// glibc's `dlsym`.
+pub type DlsymFn = unsafe extern "C" fn(*mut c_void, *const c_char) -> *mut c_void;
+/// `glXGetProcAddressARB` / `eglGetProcAddress`.
+pub type GetProcFn = unsafe extern "C" fn(*const c_char) -> *mut c_void;
+
+/// The windowing API a function belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Api {
+    Glx,
+    Egl,
+}
+
+impl Api {
+    fn library(self) -> &'static CStr {
+        match self {
+            Api::Glx => c"libGL.so.1",
+            Api::Egl => c"libEGL.so.1",
+        }
+    }
+
+    fn get_proc_name(self) -> &'static CStr {
+        match self {
+            Api::Glx => c"glXGetProcAddressARB",
+            Api::Egl => c"eglGetProcAddress",
+        }
+    }
+}
+
+/// glibc's own `dlsym` (our export shadows the name), or `None` on a libc
+/// that has none of the versions we know.
+pub fn dlsym_fn() -> Option<DlsymFn> {
+    static REAL: OnceLock<usize> = OnceLock::new();
+    let p = *REAL.get_or_init(|| {
+        // glibc ≥ 2.34 keeps dlsym in libc under GLIBC_2.34; before, and as
+        // the compatibility version, GLIBC_2.2.5 (x86_64) or GLIBC_2.0 (i386).
+        for version in [c"GLIBC_2.34", c"GLIBC_2.2.5", c"GLIBC_2.0"] {
+            // SAFETY: plain symbol lookups with valid C strings.
+            let p = unsafe { libc::dlvsym(libc::RTLD_NEXT, c"dlsym".as_ptr(), version.as_ptr()) };
+            if !p.is_null() {
+                return p as usize;
+            }
+        }
+        0
+    });
+    // SAFETY: a non-zero value is glibc's `dlsym`, of this signature.
+    (p != 0).then(|| unsafe { std::mem::transmute::<usize, DlsymFn>(p) })
+}
+
+/// `dlsym(handle, name)` through glibc's own `dlsym`; null when it has none.
+///
+/// # Safety
+/// `handle` is a handle `dlsym` accepts.
+pub unsafe fn real_dlsym(handle: *mut c_void, name: &CStr) -> *mut c_void {
+    match dlsym_fn() {
+        // SAFETY: glibc's dlsym with the caller's handle and a C string.
+        Some(f) => unsafe { f(handle, name.as_ptr()) },
+        None => std::ptr::null_mut(),
+    }
+}
+
+/// The library of `api`, opened once (never closed).
+fn library(api: Api) -> *mut c_void {
+    static HANDLES: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
+    let cell = &HANDLES[api as usize];
+    // SAFETY: dlopen of a library name; the handle stays valid (never closed).
+    *cell.get_or_init(|| unsafe { libc::dlopen(api.library().as_ptr(), libc::RTLD_LAZY) } as usize)
+        as *mut c_void
+}
+
+/// The real `GetProcAddress` of `api`.
+fn get_proc(api: Api) -> Option<GetProcFn> {
+    static PROCS: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
+    let p = *PROCS[api as usize].get_or_init(|| next_or_library(api, api.get_proc_name()) as usize);
+    // SAFETY: a non-zero value is that API's GetProcAddress.
+    (p != 0).then(|| unsafe { std::mem::transmute::<usize, GetProcFn>(p) })
+}
+
+fn next_or_library(api: Api, name: &CStr) -> *mut c_void {
+    // SAFETY: RTLD_NEXT and a handle from dlopen are valid dlsym handles.
+    let next = unsafe { real_dlsym(libc::RTLD_NEXT, name) };
+    if !next.is_null() {
+        return next;
+    }
+    let lib = library(api);
+    if lib.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: as above.
+    unsafe { real_dlsym(lib, name) }
+}
+
+/// The real function `name` of `api` (see the module doc for the order),
+/// or null.
+pub fn lookup(api: Api, name: &CStr) -> *mut c_void {
+    let p = next_or_library(api, name);
+    if !p.is_null() {
+        return p;
+    }
+    // SAFETY: the real GetProcAddress with a C string.
+    get_proc(api).map_or(std::ptr::null_mut(), |f| unsafe { f(name.as_ptr()) })
+}
+
+/// What `api`'s real `GetProcAddress` gives for `name` (null without one).
+///
+/// # Safety
+/// `name` is a valid C string.
+pub unsafe fn real_get_proc(api: Api, name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's C string.
+    get_proc(api).map_or(std::ptr::null_mut(), |f| unsafe { f(name) })
+}
+
+/// A real function of `api` looked up once: `real!(Api::Glx, "glXSwapBuffers",
+/// unsafe extern "C" fn(...))` gives `Option<that fn type>`.
+#[macro_export]
+macro_rules! real {
+    ($api:expr, $name:literal, $ty:ty) => {{
+        static CELL: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        let p = *CELL.get_or_init(|| {
+            $crate::real::lookup($api, {
+                const N: &std::ffi::CStr =
+                    match std::ffi::CStr::from_bytes_with_nul(concat!($name, "\0").as_bytes()) {
+                        Ok(n) => n,
+                        Err(_) => panic!("bad name"),
+                    };
+                N
+            }) as usize
+        });
+        // SAFETY: a non-zero value is the real function `$name`, whose C
+        // signature `$ty` declares.
+        (p != 0).then(|| unsafe { std::mem::transmute::<usize, $ty>(p) })
+    }};
+}

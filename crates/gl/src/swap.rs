@@ -1,0 +1,288 @@
+//! One flow per swap, as the layer has one per present: timestamp →
+//! capture stream → HUD drawn into the back buffer → real swap → frame cap.
+//!
+//! The swapping thread takes two locks, each uncontended unless the game
+//! swaps two windows from two threads at once: the window list (to record)
+//! and, while the HUD is shown, the context list (to draw). Nothing here
+//! allocates after a window's first swap, and nothing does I/O: the
+//! window's size is read at most every [`SIZE_EVERY_NS`].
+
+use crate::hud::ContextHud;
+use crate::path::{self, Path};
+use crate::process::{self, Context, Once, Process, Window, WindowKey};
+use crate::real::Api;
+use std::ffi::{c_int, c_ulong, c_void};
+use std::sync::atomic::Ordering;
+use steadyhud_capture::guard;
+use steadyhud_capture::limiter::{self, Pacer};
+use steadyhud_config::LimitMethod;
+use steadyhud_sys::clock::now_ns;
+use steadyhud_sys::lock::Recover;
+
+/// How often a shown HUD re-reads its window's size.
+pub const SIZE_EVERY_NS: u64 = 250_000_000;
+
+/// An X id (`unsigned long`: 32 bits in a 32-bit process) as a key.
+#[allow(clippy::useless_conversion)]
+fn xid(x: c_ulong) -> u64 {
+    u64::from(x)
+}
+
+/// What a swap is for: the window and the API it swaps through.
+#[derive(Clone, Copy)]
+pub struct Target {
+    pub api: Api,
+    pub key: WindowKey,
+}
+
+impl Target {
+    pub fn glx(dpy: *mut c_void, drawable: c_ulong) -> Target {
+        Target {
+            api: Api::Glx,
+            key: WindowKey {
+                egl: false,
+                display: dpy as usize,
+                drawable: xid(drawable),
+            },
+        }
+    }
+
+    pub fn egl(dpy: *mut c_void, surface: *mut c_void) -> Target {
+        Target {
+            api: Api::Egl,
+            key: WindowKey {
+                egl: true,
+                display: dpy as usize,
+                drawable: surface as u64,
+            },
+        }
+    }
+}
+
+/// The swap of `t`: capture and HUD around `real`, the real swap.
+pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
+    let p = process::process();
+    if p.left_alone {
+        return real();
+    }
+    let fps = p.limit.fps();
+    let early = p.config.fps_limit_method == LimitMethod::Early;
+    let measured = guard::contain(false, || {
+        if early && fps != 0 && p.windows.lock_or_recover().iter().any(|w| w.key == t.key) {
+            limit(p, t.key, fps);
+        }
+        before_swap(p, t, now_ns())
+    });
+    let r = real();
+    if measured && !early && fps != 0 {
+        guard::contain((), || limit(p, t.key, fps));
+    }
+    r
+}
+
+/// The frame cap's wait for window `key`.
+fn limit(p: &Process, key: WindowKey, fps: u32) {
+    let due = {
+        let mut w = p.windows.lock_or_recover();
+        let Some(w) = w.iter_mut().find(|w| w.key == key) else {
+            return;
+        };
+        w.pacer.deadline(now_ns(), fps)
+    };
+    if let Some(d) = due {
+        limiter::wait_until(d);
+    }
+}
+
+/// The context current on this thread for `api` (0: none).
+fn current_context(api: Api) -> usize {
+    type F = unsafe extern "C" fn() -> *mut c_void;
+    let f = match api {
+        Api::Glx => crate::real!(Api::Glx, "glXGetCurrentContext", F),
+        Api::Egl => crate::real!(Api::Egl, "eglGetCurrentContext", F),
+    };
+    // SAFETY: the real function, no arguments.
+    f.map_or(0, |f| unsafe { f() } as usize)
+}
+
+/// The drawable (GLX) or draw surface (EGL) current on this thread.
+fn current_drawable(api: Api) -> u64 {
+    match api {
+        Api::Glx => {
+            type F = unsafe extern "C" fn() -> c_ulong;
+            let f = crate::real!(Api::Glx, "glXGetCurrentDrawable", F);
+            // SAFETY: the real function, no arguments.
+            f.map_or(0, |f| xid(unsafe { f() }))
+        }
+        Api::Egl => {
+            type F = unsafe extern "C" fn(c_int) -> *mut c_void;
+            const EGL_DRAW: c_int = 0x3059;
+            let f = crate::real!(Api::Egl, "eglGetCurrentSurface", F);
+            // SAFETY: the real function with a valid enum.
+            f.map_or(0, |f| unsafe { f(EGL_DRAW) } as u64)
+        }
+    }
+}
+
+/// The size of window `key` in pixels, asked of GLX or EGL.
+fn window_size(api: Api, key: WindowKey) -> Option<[u32; 2]> {
+    match api {
+        Api::Glx => {
+            type F = unsafe extern "C" fn(*mut c_void, c_ulong, c_int, *mut u32) -> c_int;
+            const GLX_WIDTH: c_int = 0x801D;
+            const GLX_HEIGHT: c_int = 0x801E;
+            let f = crate::real!(Api::Glx, "glXQueryDrawable", F)?;
+            let (mut w, mut h) = (0u32, 0u32);
+            let (d, dr) = (key.display as *mut c_void, key.drawable as c_ulong);
+            // SAFETY: the game's display and drawable, swapped just now.
+            unsafe {
+                f(d, dr, GLX_WIDTH, &mut w);
+                f(d, dr, GLX_HEIGHT, &mut h);
+            }
+            Some([w, h])
+        }
+        Api::Egl => {
+            type F = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int, *mut c_int) -> u32;
+            const EGL_WIDTH: c_int = 0x3057;
+            const EGL_HEIGHT: c_int = 0x3056;
+            let f = crate::real!(Api::Egl, "eglQuerySurface", F)?;
+            let (mut w, mut h) = (0, 0);
+            let (d, s) = (key.display as *mut c_void, key.drawable as *mut c_void);
+            // SAFETY: the game's display and surface, swapped just now.
+            let ok = unsafe { f(d, s, EGL_WIDTH, &mut w) != 0 && f(d, s, EGL_HEIGHT, &mut h) != 0 };
+            ok.then_some([w.max(0) as u32, h.max(0) as u32])
+        }
+    }
+}
+
+/// The path of the context current on this thread, deciding it at its
+/// first swap.
+fn context_path(p: &Process, api: Api, ctx: usize) -> Path {
+    let mut contexts = p.contexts.lock_or_recover();
+    if let Some(c) = contexts.iter().find(|c| c.ctx == ctx) {
+        return c.path;
+    }
+    // SAFETY: `ctx` is current on this thread.
+    let renderer = unsafe { crate::hud::gl_string(api, glow::RENDERER) }.unwrap_or_default();
+    let decided = path::path(&renderer, p.layer_on);
+    if decided == Path::Layer {
+        p.say_once(
+            Once::Zink,
+            format_args!(
+                "steadyhud: this GL context runs on Vulkan ({renderer}); the Vulkan layer measures and draws on its frames, the GL library stays out"
+            ),
+        );
+    }
+    contexts.push(Context {
+        ctx,
+        path: decided,
+        hud: None,
+        hud_failed: false,
+    });
+    decided
+}
+
+/// Capture and HUD for one swap at `t`; whether this library measured it.
+fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
+    let ctx = current_context(t.api);
+    if ctx == 0 {
+        p.say_once(
+            Once::NoContext,
+            format_args!("steadyhud: a swap with no current GL context on its thread; its frames are logged, without a HUD"),
+        );
+    } else if context_path(p, t.api, ctx) == Path::Layer {
+        return false;
+    }
+    let visible = p.hud_visible.load(Ordering::Relaxed);
+    let (stream, size) = {
+        let mut windows = p.windows.lock_or_recover();
+        let w = match windows.iter().position(|w| w.key == t.key) {
+            Some(i) => &mut windows[i],
+            None => {
+                let stream =
+                    p.analysis
+                        .new_stream(p.settings(), windows.len() + 1, None, None, None);
+                windows.push(Window {
+                    key: t.key,
+                    stream,
+                    pacer: Pacer::default(),
+                    size: [0, 0],
+                    size_at_ns: 0,
+                    wayland_told: false,
+                });
+                windows.last_mut().expect("just pushed")
+            }
+        };
+        w.stream.record_with(now, None);
+        if t.key.egl {
+            if !w.wayland_told {
+                w.wayland_told = true;
+                if let Some(wl) = crate::wayland::display_of(t.key.display) {
+                    p.wayland.surface_created(0, t.key.drawable, wl);
+                }
+            }
+            p.wayland.on_present(t.key.drawable, now);
+        }
+        if !visible || ctx == 0 {
+            return true;
+        }
+        if now.saturating_sub(w.size_at_ns) >= SIZE_EVERY_NS {
+            if let Some(s) = window_size(t.api, t.key) {
+                w.size = s;
+            }
+            w.size_at_ns = now;
+        }
+        (w.stream.clone(), w.size)
+    };
+    if current_drawable(t.api) != t.key.drawable {
+        p.say_once(
+            Once::NotCurrent,
+            format_args!("steadyhud: a window swapped while its context is current on another thread or surface; its frames are logged, without a HUD"),
+        );
+        return true;
+    }
+    let stats = stream.live.latest();
+    let mut contexts = p.contexts.lock_or_recover();
+    let Some(c) = contexts.iter_mut().find(|c| c.ctx == ctx) else {
+        return true;
+    };
+    if c.hud_failed {
+        return true;
+    }
+    if c.hud.is_none() {
+        // SAFETY: `ctx` is current on this thread.
+        match guard::try_run(|| unsafe { ContextHud::new(t.api, &p.config, size) }) {
+            Some(Ok(h)) => c.hud = Some(h),
+            Some(Err(e)) => {
+                c.hud_failed = true;
+                guard::say(format_args!(
+                    "steadyhud: no HUD in this GL context: {e}; capture, log and frame cap go on"
+                ));
+                return true;
+            }
+            None => {
+                c.hud_failed = true;
+                return true;
+            }
+        }
+    }
+    let Some(hud) = c.hud.as_mut() else {
+        return true;
+    };
+    // SAFETY: `ctx` is current on this thread with this window's drawable.
+    let drawn = guard::try_run(|| unsafe { hud.draw(&p.config, size, &stats) });
+    if !matches!(drawn, Some(Ok(()))) {
+        c.hud_failed = true;
+        match drawn {
+            Some(Err(e)) => guard::say(format_args!(
+                "steadyhud: the GL HUD's draw failed: {e}; no HUD in this context from now on"
+            )),
+            _ => guard::say(format_args!(
+                "steadyhud: internal error in the GL HUD's draw; no HUD in this context from now on"
+            )),
+        }
+        // A HUD that failed half-way may hold objects in an unknown state:
+        // it is dropped with its context, never used again.
+    }
+    true
+}
