@@ -103,7 +103,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         source,
     })?;
     let started = SystemTime::now();
-    let mut child = command_with_layer(layer.path(), Some(&log_dir), &args.command)
+    let mut child = command_with_layer(&layer, Some(&log_dir), &args.command)
         .spawn()
         .map_err(|source| RunError::Spawn {
             cmd: args.command[0].to_string_lossy().into_owned(),

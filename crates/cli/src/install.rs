@@ -40,6 +40,9 @@ pub const MANIFEST_TEMPLATE: &str =
 pub const MANIFEST_NAME: &str = "VK_LAYER_STEADYHUD_overlay.json";
 /// File name of the layer library.
 pub const LIB_NAME: &str = "libsteadyhud.so";
+/// File name of the GL library (`LD_PRELOAD`), installed and looked for
+/// beside the layer library of the same width.
+pub const GL_LIB_NAME: &str = "libsteadyhud_gl.so";
 /// The 32-bit build of the layer, relative to the folder above the one
 /// holding this program (`target/release/steadyhud` -> `target/`): where the
 /// i686 build puts it.
@@ -441,6 +444,24 @@ pub struct Installed {
     pub lib32: Option<PathBuf>,
     /// Why a 32-bit library that was given or found is not installed.
     pub no_lib32: Option<String>,
+    /// The GL libraries copied beside the layer libraries (those built).
+    pub gl: Vec<PathBuf>,
+}
+
+/// Copies the GL library beside layer library `src` (if one was built) to
+/// beside the installed copy `dest`, or removes a stale one there.
+fn place_gl(src: &Path, dest: &Path) -> Result<Option<PathBuf>, InstallError> {
+    let (from, to) = (
+        src.with_file_name(GL_LIB_NAME),
+        dest.with_file_name(GL_LIB_NAME),
+    );
+    if from.is_file() {
+        copy_atomic(&from, &to)?;
+        Ok(Some(to))
+    } else {
+        remove_if_present(&to)?;
+        Ok(None)
+    }
 }
 
 /// Installs the layer for the current user under `data_home`: `lib` (64-bit)
@@ -515,6 +536,18 @@ pub fn install_with(
             (lib_token_path(data_home), dest)
         }
     };
+    let mut gl = Vec::new();
+    if copy {
+        let copies = [
+            (Some(lib), Some(&installed64)),
+            (lib32, installed32.as_ref()),
+        ];
+        for (src, dest) in copies {
+            if let (Some(src), Some(dest)) = (src, dest) {
+                gl.extend(place_gl(src, dest)?);
+            }
+        }
+    }
     write_atomic(&manifest, manifest_json(&library_path, true)?.as_bytes())?;
     if copy && lib64_expansion.is_some() {
         // The single copy of the layout before `$LIB`: nothing names it now.
@@ -526,6 +559,7 @@ pub fn install_with(
         lib: installed64,
         lib32: installed32,
         no_lib32,
+        gl,
     })
 }
 
@@ -533,7 +567,9 @@ pub fn install_with(
 /// library, or a temporary one left by an interrupted install).
 fn is_installed_file(name: &std::ffi::OsStr) -> bool {
     let name = name.to_string_lossy();
-    name == LIB_NAME || name.starts_with(&tmp_prefix(LIB_NAME))
+    [LIB_NAME, GL_LIB_NAME]
+        .iter()
+        .any(|n| name == *n || name.starts_with(&tmp_prefix(n)))
 }
 
 /// Removes the manifest and every installed library (whatever `$LIB`
@@ -613,7 +649,16 @@ pub fn run_install(args: InstallArgs) -> ExitCode {
             if let Some(why) = why_not {
                 println!("  32-bit library: {why}: 32-bit games will not get the HUD");
             }
+            for g in &i.gl {
+                println!("  GL library:     {}", g.display());
+            }
             println!("enable it per game with STEADYHUD=1 (e.g. Steam launch options: STEADYHUD=1 %command%)");
+            if !i.gl.is_empty() {
+                println!(
+                    "OpenGL games: steadyhud run -- %command% (or LD_PRELOAD={})",
+                    i.library_path.with_file_name(GL_LIB_NAME).display()
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
@@ -809,10 +854,25 @@ mod tests {
             ]
         );
         assert_eq!(std::fs::read(i.lib32.unwrap()).unwrap(), fake_elf32());
-        // An interrupted install's temporary copy goes too.
+        assert_eq!(
+            i.gl,
+            Vec::<PathBuf>::new(),
+            "no GL library built: none installed"
+        );
+
+        // With GL libraries built beside both: each beside its layer copy.
+        std::fs::write(f.lib64.with_file_name(GL_LIB_NAME), b"gl64").unwrap();
+        std::fs::write(f.lib32.with_file_name(GL_LIB_NAME), b"gl32").unwrap();
+        let i = install_with(&data, &f.lib64, Some(&f.lib32), true, Some("lib64")).unwrap();
+        let gl = |d: &str| data.join(format!("steadyhud/{d}/{GL_LIB_NAME}"));
+        assert_eq!(i.gl, [gl("lib64"), gl("lib")]);
+        assert_eq!(std::fs::read(gl("lib64")).unwrap(), b"gl64");
+        assert_eq!(std::fs::read(gl("lib")).unwrap(), b"gl32");
+        // An interrupted install's temporary copies go too.
         std::fs::write(data.join("steadyhud/lib/.libsteadyhud.so.tmp77"), b"x").unwrap();
+        std::fs::write(data.join("steadyhud/lib/.libsteadyhud_gl.so.tmp77"), b"x").unwrap();
         let removed = uninstall(&data).unwrap();
-        assert_eq!(removed.len(), 4, "{removed:?}");
+        assert_eq!(removed.len(), 7, "{removed:?}");
         assert_eq!(all_files(&data), Vec::<String>::new());
         assert!(!install_dir(&data).exists());
         assert_eq!(uninstall(&data).unwrap(), Vec::<PathBuf>::new());

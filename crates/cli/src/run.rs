@@ -1,5 +1,5 @@
 //! `steadyhud run [--log-dir D] [--lib PATH] -- CMD ARGS`: runs any program
-//! with the layer on, whether or not it is installed.
+//! with the layer and the GL library on, whether or not they are installed.
 //!
 //! The layer is added as an explicit layer for the child only: a private
 //! folder with a manifest naming the library by absolute path goes into
@@ -9,11 +9,20 @@
 //! and when an installed implicit copy is also enabled the loader loads the
 //! layer once, from this manifest. `STEADYHUD=1` is set as well so child
 //! processes that rebuild their environment still get an installed layer.
+//!
+//! OpenGL: the GL library (`libsteadyhud_gl.so`, beside the layer library)
+//! is appended to `LD_PRELOAD` as `<folder>/$LIB/libsteadyhud_gl.so`, the
+//! folder holding links to the 64-bit copy and, when one was built or
+//! installed, the 32-bit one under their `$LIB` names (as `install` lays
+//! them out), so a 32-bit game started by a 64-bit launcher gets its own.
 //! Signals sent to `steadyhud` (SIGTERM, SIGHUP, SIGQUIT, a `kill -INT`) are
 //! forwarded to the child; terminal-generated ones already reach it. The
 //! exit code is the child's, or 128 + signal when it was killed.
 
-use super::install::{find_lib, manifest_json, InstallError, MANIFEST_NAME};
+use super::install::{
+    find_lib, find_lib32, lib32_expansion, lib_expansion, manifest_json, InstallError, GL_LIB_NAME,
+    MANIFEST_NAME,
+};
 use clap::Args;
 use std::ffi::OsString;
 use std::os::unix::process::ExitStatusExt;
@@ -85,16 +94,22 @@ fn install_forwarding() {
     }
 }
 
-/// A private folder holding the explicit-layer manifest; removed on drop.
-pub struct LayerDir(PathBuf);
+/// A private folder holding the explicit-layer manifest and the GL
+/// library's `$LIB` links; removed on drop.
+pub struct LayerDir {
+    dir: PathBuf,
+    /// The `LD_PRELOAD` entry of the GL library (`None`: not built).
+    gl_preload: Option<OsString>,
+}
 
 impl LayerDir {
-    /// The folder, to pass to [`command_with_layer`].
+    /// The folder, for [`command_with_layer`].
     pub fn path(&self) -> &Path {
-        &self.0
+        &self.dir
     }
 
-    /// Writes the explicit-layer manifest for `lib` into a new private folder.
+    /// Writes the explicit-layer manifest for `lib` into a new private
+    /// folder, and the links the GL library is preloaded through.
     pub fn create(lib: &Path) -> Result<LayerDir, RunError> {
         let base = std::env::var_os("XDG_RUNTIME_DIR")
             .map(PathBuf::from)
@@ -109,15 +124,70 @@ impl LayerDir {
             source,
         };
         std::fs::create_dir_all(&dir).map_err(err)?;
-        let d = LayerDir(dir.clone());
+        let mut d = LayerDir {
+            dir: dir.clone(),
+            gl_preload: None,
+        };
         std::fs::write(dir.join(MANIFEST_NAME), manifest_json(lib, false)?).map_err(err)?;
+        d.gl_preload = gl_preload(&dir, lib).map_err(err)?;
         Ok(d)
     }
 }
 
 impl Drop for LayerDir {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Links the GL libraries beside `lib` (and beside the 32-bit layer, when
+/// there is one) into `dir` under their `$LIB` folders; returns the
+/// `LD_PRELOAD` entry, or `None` (with one line) when no GL library was
+/// built.
+fn gl_preload(dir: &Path, lib: &Path) -> std::io::Result<Option<OsString>> {
+    let gl64 = lib.with_file_name(GL_LIB_NAME);
+    if !gl64.is_file() {
+        eprintln!(
+            "steadyhud run: no {GL_LIB_NAME} beside {}; OpenGL games run without steadyhud",
+            lib.display()
+        );
+        return Ok(None);
+    }
+    let Some(e64) = lib_expansion() else {
+        // Unknown `$LIB`: the 64-bit copy by its path.
+        return Ok(Some(gl64.into_os_string()));
+    };
+    let gl32 = find_lib32(None)
+        .ok()
+        .and_then(Result::ok)
+        .map(|l| l.with_file_name(GL_LIB_NAME))
+        .filter(|g| g.is_file());
+    let pairs = [
+        (Some(e64.as_str()), Some(gl64)),
+        (lib32_expansion(&e64), gl32),
+    ];
+    for (expansion, gl) in pairs {
+        if let (Some(e), Some(gl)) = (expansion, gl) {
+            let folder = dir.join(e);
+            std::fs::create_dir_all(&folder)?;
+            std::os::unix::fs::symlink(gl, folder.join(GL_LIB_NAME))?;
+        }
+    }
+    Ok(Some(dir.join("$LIB").join(GL_LIB_NAME).into_os_string()))
+}
+
+/// `LD_PRELOAD` with `entry` added last (kept once).
+fn append_preload(entry: &OsString) -> OsString {
+    match std::env::var_os("LD_PRELOAD").filter(|o| !o.is_empty()) {
+        Some(mut old) => {
+            let e = entry.to_string_lossy();
+            if !old.to_string_lossy().split([':', ' ']).any(|l| l == e) {
+                old.push(":");
+                old.push(entry);
+            }
+            old
+        }
+        None => entry.clone(),
     }
 }
 
@@ -143,13 +213,17 @@ fn append_layer(var: &str) -> OsString {
     }
 }
 
-/// Builds the child command with the layer enabled (used by `run` and tests).
-pub fn command_with_layer(layer_dir: &Path, log_dir: Option<&Path>, cmd: &[OsString]) -> Command {
+/// Builds the child command with the layer and the GL library enabled
+/// (used by `run` and `bench`).
+pub fn command_with_layer(layer: &LayerDir, log_dir: Option<&Path>, cmd: &[OsString]) -> Command {
     let mut c = Command::new(&cmd[0]);
+    if let Some(p) = &layer.gl_preload {
+        c.env("LD_PRELOAD", append_preload(p));
+    }
     c.args(&cmd[1..])
         .env(
             "VK_ADD_LAYER_PATH",
-            prepend_path_list("VK_ADD_LAYER_PATH", layer_dir),
+            prepend_path_list("VK_ADD_LAYER_PATH", &layer.dir),
         )
         .env("VK_INSTANCE_LAYERS", append_layer("VK_INSTANCE_LAYERS"))
         .env("STEADYHUD", "1")
@@ -167,7 +241,7 @@ fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
         .log_dir
         .as_ref()
         .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
-    let mut cmd = command_with_layer(&dir.0, log_dir.as_deref(), &args.command);
+    let mut cmd = command_with_layer(&dir, log_dir.as_deref(), &args.command);
     install_forwarding();
     let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
         cmd: args.command[0].to_string_lossy().into_owned(),

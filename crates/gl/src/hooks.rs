@@ -35,15 +35,55 @@ pub fn ours(name: &CStr) -> Option<*mut c_void> {
     Some(p as *mut c_void)
 }
 
-/// glibc's `dlsym`, except that a name of ours found in the library asked
-/// gets our hook. (`RTLD_NEXT` is then resolved from this library rather
-/// than from the caller: as this library is preloaded first, that is every
-/// object after the main program, as for the program itself.)
+/// `dlsym`, as this library exports it: a call with `RTLD_NEXT` jumps
+/// straight into glibc's `dlsym`, so glibc sees the caller's own return
+/// address and finds the next definition after the caller (another tool
+/// that wraps `glXSwapBuffers` and looks up "its next" gets it, never a
+/// loop through us); every other call goes to [`dlsym_hook`].
 ///
 /// # Safety
 /// As `dlsym(3)`.
+#[cfg(target_arch = "x86_64")]
+#[no_mangle]
+#[unsafe(naked)]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    std::arch::naked_asm!(
+        "cmp rdi, -1",
+        "jne 2f",
+        "mov rax, qword ptr [rip + {real}]",
+        "test rax, rax",
+        "jz 2f",
+        "jmp rax",
+        "2:",
+        "jmp {hook}",
+        real = sym real::REAL_DLSYM,
+        hook = sym dlsym_hook,
+    )
+}
+
+/// `dlsym` on other architectures (the 32-bit build's compiler has no
+/// naked functions): [`dlsym_hook`] for every handle, so `RTLD_NEXT` is
+/// resolved from this library. As it is preloaded first, that is every
+/// object after the main program; a tool preloaded after it that looks
+/// up its own next `glXSwapBuffers` through `RTLD_NEXT` gets ours.
+///
+/// # Safety
+/// As `dlsym(3)`.
+#[cfg(not(target_arch = "x86_64"))]
 #[no_mangle]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { dlsym_hook(handle, name) }
+}
+
+/// glibc's `dlsym`, except that a name of ours found in the library asked
+/// gets our hook. Reached for every handle but `RTLD_NEXT` on x86_64 (see
+/// [`dlsym`]; before the library's constructor ran, for that too, and then
+/// resolved from this library).
+///
+/// # Safety
+/// As `dlsym(3)`.
+unsafe extern "C" fn dlsym_hook(handle: *mut c_void, name: *const c_char) -> *mut c_void {
     let Some(real) = real::dlsym_fn() else {
         return std::ptr::null_mut();
     };

@@ -12,6 +12,7 @@
 //! `GetProcAddress` (extension functions that no library exports).
 
 use std::ffi::{c_char, c_void, CStr};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 /// glibc's `dlsym`.
@@ -41,6 +42,20 @@ impl Api {
         }
     }
 }
+
+/// glibc's `dlsym` for the assembly entry of our `dlsym`
+/// (`crate::hooks`), set by this library's constructor; 0 before.
+pub static REAL_DLSYM: AtomicUsize = AtomicUsize::new(0);
+
+/// Finds glibc's `dlsym` when the library is loaded, before any code of
+/// the game can call ours.
+extern "C" fn on_load() {
+    REAL_DLSYM.store(dlsym_fn().map_or(0, |f| f as usize), Ordering::Release);
+}
+
+#[used]
+#[link_section = ".init_array"]
+static ON_LOAD: extern "C" fn() = on_load;
 
 /// glibc's own `dlsym` (our export shadows the name), or `None` on a libc
 /// that has none of the versions we know.
