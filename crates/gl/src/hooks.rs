@@ -27,6 +27,8 @@ pub fn ours(name: &CStr) -> Option<*mut c_void> {
         b"eglSwapBuffersWithDamageEXT" => eglSwapBuffersWithDamageEXT as *const (),
         b"eglGetProcAddress" => eglGetProcAddress as *const (),
         b"eglDestroyContext" => eglDestroyContext as *const (),
+        b"eglDestroySurface" => eglDestroySurface as *const (),
+        b"XDestroyWindow" => XDestroyWindow as *const (),
         b"eglGetDisplay" => eglGetDisplay as *const (),
         b"eglGetPlatformDisplay" => eglGetPlatformDisplay as *const (),
         b"eglGetPlatformDisplayEXT" => eglGetPlatformDisplayEXT as *const (),
@@ -252,6 +254,34 @@ pub unsafe extern "C" fn eglDestroyContext(dpy: Display, ctx: *mut c_void) -> Eg
     match crate::real!(Api::Egl, "eglDestroyContext", F) {
         // SAFETY: the real function with the game's arguments.
         Some(f) => unsafe { f(dpy, ctx) },
+        None => 0,
+    }
+}
+
+/// # Safety
+/// As `eglDestroySurface`.
+#[no_mangle]
+pub unsafe extern "C" fn eglDestroySurface(dpy: Display, surface: *mut c_void) -> EglBoolean {
+    type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+    crate::process::window_destroyed(true, dpy as usize, surface as u64);
+    match crate::real!(Api::Egl, "eglDestroySurface", F) {
+        // SAFETY: the real function with the game's arguments.
+        Some(f) => unsafe { f(dpy, surface) },
+        None => 0,
+    }
+}
+
+/// Xlib's `XDestroyWindow`: a GLX window's log ends with it.
+///
+/// # Safety
+/// As `XDestroyWindow`.
+#[no_mangle]
+pub unsafe extern "C" fn XDestroyWindow(dpy: Display, window: c_ulong) -> c_int {
+    type F = unsafe extern "C" fn(Display, c_ulong) -> c_int;
+    crate::process::window_destroyed(false, dpy as usize, crate::swap::xid(window));
+    match crate::real!(Api::Glx, "XDestroyWindow", F) {
+        // SAFETY: the real function with the game's arguments.
+        Some(f) => unsafe { f(dpy, window) },
         None => 0,
     }
 }

@@ -22,6 +22,9 @@ use steadyhud_input::wayland::WaylandKeys;
 /// stream and frame-cap schedule, and its size as last read.
 pub struct Window {
     pub key: WindowKey,
+    /// The stream's key in the analysis thread (ends the log when the
+    /// window is destroyed).
+    pub id: usize,
     pub stream: Arc<Stream>,
     pub pacer: Pacer,
     /// Width and height in pixels, read at most every
@@ -68,6 +71,9 @@ pub struct Process {
     /// The process that set this up (a forked child is another).
     pub pid: u32,
     pub windows: Mutex<Vec<Window>>,
+    /// Windows destroyed while logged (newest last, at most
+    /// [`DEAD_KEPT`]): a swap of one is passed through, not logged.
+    pub dead: Mutex<Vec<WindowKey>>,
     pub contexts: Mutex<Vec<Context>>,
     /// One-line notices already printed ([`Process::say_once`]).
     said: AtomicU32,
@@ -81,7 +87,11 @@ pub enum Once {
     NotCurrent = 2,
     Zink = 4,
     Missing = 8,
+    DeadSwap = 16,
 }
+
+/// Destroyed windows remembered.
+pub const DEAD_KEPT: usize = 16;
 
 static PROCESS: OnceLock<Process> = OnceLock::new();
 
@@ -112,6 +122,7 @@ pub fn process() -> &'static Process {
             layer_on: path::layer_enabled(&env),
             pid: std::process::id(),
             windows: Mutex::default(),
+            dead: Mutex::default(),
             contexts: Mutex::default(),
             said: AtomicU32::new(0),
         }
@@ -153,6 +164,43 @@ pub fn context_destroyed(ctx: usize) {
             }
         });
     }
+}
+
+/// A window (GLX: any display's drawable `drawable`; EGL: `display`'s
+/// surface) is being destroyed: its log ends here, with one line.
+pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
+    let Some(p) = existing() else { return };
+    if p.left_alone || drawable == 0 {
+        return;
+    }
+    guard::contain((), || {
+        use steadyhud_sys::lock::Recover;
+        let gone = {
+            let mut w = p.windows.lock_or_recover();
+            let Some(i) = w
+                .iter()
+                .position(|w| w.key.egl == egl && w.key.drawable == drawable && (!egl || w.key.display == display))
+            else {
+                return;
+            };
+            w.swap_remove(i)
+        };
+        {
+            let mut dead = p.dead.lock_or_recover();
+            if dead.len() == DEAD_KEPT {
+                dead.remove(0);
+            }
+            dead.push(gone.key);
+        }
+        if gone.key.egl {
+            p.wayland.surface_destroyed(drawable);
+        }
+        p.analysis.finish_device(gone.id);
+        guard::say(format_args!(
+            "steadyhud: window {drawable:#x} was destroyed; its session log ends here ({} frames)",
+            gone.stream.pushed().saturating_sub(1)
+        ));
+    });
 }
 
 /// `egl` is an EGL display on Wayland display `wl`.

@@ -12,19 +12,22 @@ use crate::path::{self, Path};
 use crate::process::{self, Context, Once, Process, Window, WindowKey};
 use crate::real::Api;
 use std::ffi::{c_int, c_ulong, c_void};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use steadyhud_capture::guard;
 use steadyhud_capture::limiter::{self, Pacer};
 use steadyhud_config::LimitMethod;
 use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
+/// The next window's stream key.
+static NEXT_WINDOW: AtomicUsize = AtomicUsize::new(1);
+
 /// How often a shown HUD re-reads its window's size.
 pub const SIZE_EVERY_NS: u64 = 250_000_000;
 
 /// An X id (`unsigned long`: 32 bits in a 32-bit process) as a key.
 #[allow(clippy::useless_conversion)]
-fn xid(x: c_ulong) -> u64 {
+pub fn xid(x: c_ulong) -> u64 {
     u64::from(x)
 }
 
@@ -199,11 +202,18 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         let w = match windows.iter().position(|w| w.key == t.key) {
             Some(i) => &mut windows[i],
             None => {
-                let stream =
-                    p.analysis
-                        .new_stream(p.settings(), windows.len() + 1, None, None, None);
+                if p.dead.lock_or_recover().contains(&t.key) {
+                    p.say_once(
+                        Once::DeadSwap,
+                        format_args!("steadyhud: a swap of a destroyed window; passed through, not logged"),
+                    );
+                    return false;
+                }
+                let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
+                let stream = p.analysis.new_stream(p.settings(), id, None, None, None);
                 windows.push(Window {
                     key: t.key,
+                    id,
                     stream,
                     pacer: Pacer::default(),
                     size: [0, 0],

@@ -1,0 +1,373 @@
+//! The window and the context: Xlib and GLX through `x11-dl` (which loads
+//! libGL with `dlopen` and finds its functions with `dlsym`, as SDL does),
+//! EGL through `libloading` (the same way).
+
+use crate::Profile;
+use std::ffi::{c_int, c_uint, c_ulong, c_void, CStr};
+use std::sync::atomic::{AtomicU64, Ordering};
+use x11_dl::{glx, xlib};
+
+type EglDisplay = *mut c_void;
+type EglConfig = *mut c_void;
+type EglContext = *mut c_void;
+type EglSurface = *mut c_void;
+
+/// The EGL functions this program calls.
+struct Egl {
+    _lib: libloading::Library,
+    get_display: unsafe extern "C" fn(*mut c_void) -> EglDisplay,
+    initialize: unsafe extern "C" fn(EglDisplay, *mut c_int, *mut c_int) -> c_uint,
+    bind_api: unsafe extern "C" fn(c_uint) -> c_uint,
+    choose_config:
+        unsafe extern "C" fn(EglDisplay, *const c_int, *mut EglConfig, c_int, *mut c_int) -> c_uint,
+    create_context:
+        unsafe extern "C" fn(EglDisplay, EglConfig, EglContext, *const c_int) -> EglContext,
+    create_window_surface:
+        unsafe extern "C" fn(EglDisplay, EglConfig, c_ulong, *const c_int) -> EglSurface,
+    make_current: unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
+    swap_buffers: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
+    get_proc_address: unsafe extern "C" fn(*const i8) -> *mut c_void,
+}
+
+impl Egl {
+    fn load() -> Result<Egl, String> {
+        // SAFETY: loading the system's libEGL and reading its symbols with
+        // their EGL 1.4 signatures.
+        unsafe {
+            let lib = libloading::Library::new("libEGL.so.1").map_err(|e| e.to_string())?;
+            macro_rules! f {
+                ($n:literal) => {
+                    *lib.get(concat!($n, "\0").as_bytes())
+                        .map_err(|e| format!("{}: {e}", $n))?
+                };
+            }
+            Ok(Egl {
+                get_display: f!("eglGetDisplay"),
+                initialize: f!("eglInitialize"),
+                bind_api: f!("eglBindAPI"),
+                choose_config: f!("eglChooseConfig"),
+                create_context: f!("eglCreateContext"),
+                create_window_surface: f!("eglCreateWindowSurface"),
+                make_current: f!("eglMakeCurrent"),
+                swap_buffers: f!("eglSwapBuffers"),
+                get_proc_address: f!("eglGetProcAddress"),
+                _lib: lib,
+            })
+        }
+    }
+}
+
+enum Api {
+    Glx {
+        glx: glx::Glx,
+        ctx: glx::GLXContext,
+        visual: *mut xlib::XVisualInfo,
+    },
+    Egl {
+        egl: Egl,
+        dpy: EglDisplay,
+        surface: EglSurface,
+    },
+}
+
+/// An X window with a current GL context.
+pub struct Context {
+    xlib: xlib::Xlib,
+    dpy: *mut xlib::Display,
+    window: c_ulong,
+    width: u32,
+    height: u32,
+    api: Api,
+}
+
+/// X errors seen (the destroyed-window mode expects some).
+static X_ERRORS: AtomicU64 = AtomicU64::new(0);
+
+unsafe extern "C" fn count_x_error(_: *mut xlib::Display, _: *mut xlib::XErrorEvent) -> c_int {
+    X_ERRORS.fetch_add(1, Ordering::Relaxed);
+    0
+}
+
+const EGL_NONE: c_int = 0x3038;
+
+impl Context {
+    pub fn new(profile: Profile, width: u32, height: u32) -> Result<Context, String> {
+        let xlib = xlib::Xlib::open().map_err(|e| e.to_string())?;
+        // SAFETY: Xlib, GLX and EGL calls in their documented order, every
+        // result checked.
+        unsafe {
+            (xlib.XInitThreads)();
+            let dpy = (xlib.XOpenDisplay)(std::ptr::null());
+            if dpy.is_null() {
+                return Err("cannot open the X display".into());
+            }
+            (xlib.XSetErrorHandler)(Some(count_x_error));
+            let screen = (xlib.XDefaultScreen)(dpy);
+            let mut me = Context {
+                xlib,
+                dpy,
+                window: 0,
+                width,
+                height,
+                api: Api::Glx {
+                    glx: glx::Glx::open().map_err(|e| e.to_string())?,
+                    ctx: std::ptr::null_mut(),
+                    visual: std::ptr::null_mut(),
+                },
+            };
+            match profile {
+                Profile::Compat | Profile::Core => me.make_glx(screen, profile == Profile::Core)?,
+                Profile::Gles3 | Profile::Gles2 => {
+                    me.make_egl(if profile == Profile::Gles3 { 3 } else { 2 })?
+                }
+            }
+            Ok(me)
+        }
+    }
+
+    /// Creates and maps a window of `visual` (null: the default one).
+    unsafe fn create_window(&mut self, visual: *mut xlib::XVisualInfo) -> c_ulong {
+        let x = &self.xlib;
+        // SAFETY: an open display; the caller's visual (or none).
+        unsafe {
+            let root = (x.XDefaultRootWindow)(self.dpy);
+            let mut attrs: xlib::XSetWindowAttributes = std::mem::zeroed();
+            let mut mask = xlib::CWEventMask;
+            attrs.event_mask = xlib::StructureNotifyMask | xlib::ExposureMask;
+            let (depth, vis) = if visual.is_null() {
+                (xlib::CopyFromParent, std::ptr::null_mut())
+            } else {
+                attrs.colormap =
+                    (x.XCreateColormap)(self.dpy, root, (*visual).visual, xlib::AllocNone);
+                mask |= xlib::CWColormap;
+                ((*visual).depth, (*visual).visual)
+            };
+            let w = (x.XCreateWindow)(
+                self.dpy,
+                root,
+                0,
+                0,
+                self.width,
+                self.height,
+                0,
+                depth,
+                xlib::InputOutput as c_uint,
+                vis,
+                mask,
+                &mut attrs,
+            );
+            (x.XStoreName)(self.dpy, w, c"steadyhud-gltest".as_ptr());
+            (x.XMapWindow)(self.dpy, w);
+            let mut ev: xlib::XEvent = std::mem::zeroed();
+            loop {
+                (x.XNextEvent)(self.dpy, &mut ev);
+                if ev.get_type() == xlib::MapNotify {
+                    break;
+                }
+            }
+            w
+        }
+    }
+
+    unsafe fn make_glx(&mut self, screen: c_int, core: bool) -> Result<(), String> {
+        let Api::Glx { glx, .. } = &self.api else {
+            unreachable!()
+        };
+        // SAFETY: GLX calls on the open display (caller).
+        unsafe {
+            let attribs = [
+                glx::GLX_X_RENDERABLE,
+                1,
+                glx::GLX_DRAWABLE_TYPE,
+                glx::GLX_WINDOW_BIT,
+                glx::GLX_RENDER_TYPE,
+                glx::GLX_RGBA_BIT,
+                glx::GLX_DOUBLEBUFFER,
+                1,
+                glx::GLX_RED_SIZE,
+                8,
+                glx::GLX_GREEN_SIZE,
+                8,
+                glx::GLX_BLUE_SIZE,
+                8,
+                0,
+            ];
+            let mut n = 0;
+            let configs = (glx.glXChooseFBConfig)(self.dpy, screen, attribs.as_ptr(), &mut n);
+            if configs.is_null() || n == 0 {
+                return Err("no GLX framebuffer config".into());
+            }
+            let fbc = *configs;
+            let visual = (glx.glXGetVisualFromFBConfig)(self.dpy, fbc);
+            let ctx = if core {
+                type Create = unsafe extern "C" fn(
+                    *mut xlib::Display,
+                    glx::GLXFBConfig,
+                    glx::GLXContext,
+                    c_int,
+                    *const c_int,
+                ) -> glx::GLXContext;
+                let f = (glx.glXGetProcAddressARB)(c"glXCreateContextAttribsARB".as_ptr().cast())
+                    .ok_or("no glXCreateContextAttribsARB")?;
+                let f: Create = std::mem::transmute(f);
+                let attrs = [0x2091, 3, 0x2092, 3, 0x9126, 1, 0];
+                f(self.dpy, fbc, std::ptr::null_mut(), 1, attrs.as_ptr())
+            } else {
+                (glx.glXCreateNewContext)(self.dpy, fbc, glx::GLX_RGBA_TYPE, std::ptr::null_mut(), 1)
+            };
+            if ctx.is_null() {
+                return Err("cannot create the GLX context".into());
+            }
+            let window = self.create_window(visual);
+            self.window = window;
+            if let Api::Glx {
+                glx,
+                ctx: c,
+                visual: v,
+            } = &mut self.api
+            {
+                *c = ctx;
+                *v = visual;
+                if (glx.glXMakeCurrent)(self.dpy, window, ctx) == 0 {
+                    return Err("glXMakeCurrent failed".into());
+                }
+            }
+            Ok(())
+        }
+    }
+
+    unsafe fn make_egl(&mut self, major: c_int) -> Result<(), String> {
+        let egl = Egl::load()?;
+        // SAFETY: EGL calls in order on the open X display (caller).
+        unsafe {
+            let dpy = (egl.get_display)(self.dpy.cast());
+            if dpy.is_null() || (egl.initialize)(dpy, std::ptr::null_mut(), std::ptr::null_mut()) == 0
+            {
+                return Err("eglInitialize failed".into());
+            }
+            (egl.bind_api)(0x30A0);
+            let es_bit = if major >= 3 { 0x40 } else { 0x4 };
+            let attribs = [
+                0x3033, 0x4, 0x3040, es_bit, 0x3024, 8, 0x3023, 8, 0x3022, 8, EGL_NONE,
+            ];
+            let (mut config, mut n) = (std::ptr::null_mut(), 0);
+            if (egl.choose_config)(dpy, attribs.as_ptr(), &mut config, 1, &mut n) == 0 || n == 0 {
+                return Err("no EGL config".into());
+            }
+            let ctx_attribs = [0x3098, major, EGL_NONE];
+            let ctx = (egl.create_context)(dpy, config, std::ptr::null_mut(), ctx_attribs.as_ptr());
+            if ctx.is_null() {
+                return Err("cannot create the EGL context".into());
+            }
+            self.window = self.create_window(std::ptr::null_mut());
+            let surface = (egl.create_window_surface)(dpy, config, self.window, std::ptr::null());
+            if surface.is_null() || (egl.make_current)(dpy, surface, surface, ctx) == 0 {
+                return Err("cannot make the EGL surface current".into());
+            }
+            self.api = Api::Egl { egl, dpy, surface };
+            Ok(())
+        }
+    }
+
+    /// The GL functions of the current context.
+    pub fn glow(&self) -> glow::Context {
+        // SAFETY: the context is current on this thread; the loader returns
+        // its functions.
+        unsafe {
+            glow::Context::from_loader_function_cstr(|name: &CStr| match &self.api {
+                Api::Glx { glx, .. } => (glx.glXGetProcAddressARB)(name.as_ptr().cast())
+                    .map_or(std::ptr::null(), |f| f as *const c_void),
+                Api::Egl { egl, .. } => (egl.get_proc_address)(name.as_ptr()).cast_const(),
+            })
+        }
+    }
+
+    /// `GL_VERSION`.
+    pub fn version(&self, gl: &glow::Context) -> String {
+        use glow::HasContext;
+        // SAFETY: a query on the current context.
+        unsafe { gl.get_parameter_string(glow::VERSION) }
+    }
+
+    /// Swaps the window.
+    pub fn swap(&self) {
+        // SAFETY: the window and the context are live.
+        unsafe {
+            match &self.api {
+                Api::Glx { glx, .. } => (glx.glXSwapBuffers)(self.dpy, self.window),
+                Api::Egl {
+                    egl, dpy, surface, ..
+                } => {
+                    (egl.swap_buffers)(*dpy, *surface);
+                }
+            }
+        }
+    }
+
+    /// Makes the context current on a second thread (which keeps it), and
+    /// swaps the window `frames` times from this one.
+    pub fn swap_from_other_thread(&mut self, frames: u64) -> Result<(), String> {
+        let Api::Glx { glx, ctx, .. } = &self.api else {
+            return Err("--other-thread is for GLX".into());
+        };
+        // SAFETY: releasing the context on this thread first.
+        unsafe { (glx.glXMakeCurrent)(self.dpy, 0, std::ptr::null_mut()) };
+        let (dpy, window, ctx) = (self.dpy as usize, self.window, *ctx as usize);
+        let make_current = glx.glXMakeCurrent as usize;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            type F = unsafe extern "C" fn(*mut xlib::Display, c_ulong, glx::GLXContext) -> c_int;
+            // SAFETY: glXMakeCurrent's address and the live display,
+            // window and context (XInitThreads was called).
+            let ok = unsafe {
+                std::mem::transmute::<usize, F>(make_current)(
+                    dpy as *mut _,
+                    window,
+                    ctx as glx::GLXContext,
+                )
+            };
+            let _ = tx.send(ok);
+            let _ = stop_rx.recv();
+        });
+        if rx.recv().map_err(|e| e.to_string())? == 0 {
+            return Err("glXMakeCurrent on the second thread failed".into());
+        }
+        println!("gltest: ready other-thread");
+        for _ in 0..frames {
+            self.swap();
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = stop_tx.send(());
+        let _ = holder.join();
+        println!("gltest: swaps {frames}");
+        Ok(())
+    }
+
+    /// Destroys the window, swaps the dead one twice, then makes a new
+    /// window current; returns the swaps made.
+    pub fn destroy_and_replace(&mut self) -> Result<u64, String> {
+        let Api::Glx { glx, ctx, visual } = &self.api else {
+            return Err("--destroy-window-at is for GLX".into());
+        };
+        let (glx_make, ctx, visual) = (glx.glXMakeCurrent, *ctx, *visual);
+        // SAFETY: Xlib calls on the open display; errors go to the counter.
+        unsafe {
+            (self.xlib.XDestroyWindow)(self.dpy, self.window);
+            (self.xlib.XSync)(self.dpy, 0);
+            self.swap();
+            self.swap();
+            (self.xlib.XSync)(self.dpy, 0);
+            let window = self.create_window(visual);
+            self.window = window;
+            if glx_make(self.dpy, window, ctx) == 0 {
+                return Err("glXMakeCurrent on the new window failed".into());
+            }
+        }
+        println!(
+            "gltest: window destroyed and replaced ({} X errors)",
+            X_ERRORS.load(Ordering::Relaxed)
+        );
+        Ok(2)
+    }
+}

@@ -1,0 +1,121 @@
+//! `steadyhud-gltest`: a real OpenGL program for the GL library's tests
+//! (`tests/gl_games.rs`). It opens an X11 window with a GLX context
+//! (compatibility or core) or an EGL one (GLES 3 or GLES 2), and each frame
+//! clears the window to a known colour, then sets unusual GL state (an FBO
+//! bound, a VAO and program bound, scissor on, sRGB writes on, blend off,
+//! unpack alignment 1, texture unit 3, …: [`state`]), reads every item
+//! back, swaps, and reads them again: any item the swap changed is a line
+//! `gltest: state changed …` and exit code 1. Its FBO's pixels are checked
+//! at the end. Modes for bad input: the context current on another thread
+//! (`--other-thread`), the window destroyed between two swaps
+//! (`--destroy-window-at N`).
+//!
+//! Output: `gltest: ready <api> <GL_VERSION>` once the window shows,
+//! `gltest: swaps N` at the end.
+
+mod context;
+mod state;
+
+use clap::{Parser, ValueEnum};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Which context to make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Profile {
+    /// GLX, a legacy (compatibility profile) context.
+    Compat,
+    /// GLX, a 3.3 core profile context (glXCreateContextAttribsARB).
+    Core,
+    /// EGL on X11, GLES 3.
+    Gles3,
+    /// EGL on X11, GLES 2 (the HUD cannot draw there).
+    Gles2,
+}
+
+#[derive(Parser, Debug)]
+#[command(name = "steadyhud-gltest")]
+struct Args {
+    #[arg(long, value_enum, default_value = "compat")]
+    profile: Profile,
+    /// Frames to swap, then exit.
+    #[arg(long, default_value_t = 120)]
+    frames: u64,
+    /// Frames per second to pace at (0: as fast as it goes).
+    #[arg(long, default_value_t = 60)]
+    fps: u32,
+    #[arg(long, default_value_t = 320)]
+    width: u32,
+    #[arg(long, default_value_t = 240)]
+    height: u32,
+    /// Set and check the unusual state around every swap.
+    #[arg(long)]
+    check_state: bool,
+    /// Make the context current on a second thread; swap from the main one.
+    #[arg(long)]
+    other_thread: bool,
+    /// Destroy the window after this many swaps, swap the dead window
+    /// twice, then go on in a new window.
+    #[arg(long, value_name = "N")]
+    destroy_window_at: Option<u64>,
+}
+
+/// The colour the window is cleared to every frame (8-bit).
+pub const WINDOW_RGB: [u8; 3] = [40, 90, 160];
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gltest: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), String> {
+    let mut ctx = context::Context::new(args.profile, args.width, args.height)?;
+    if args.other_thread {
+        return ctx.swap_from_other_thread(args.frames);
+    }
+    let gl = ctx.glow();
+    let objects = if args.check_state {
+        Some(state::Objects::new(&gl, args.profile)?)
+    } else {
+        None
+    };
+    println!("gltest: ready {:?} {}", args.profile, ctx.version(&gl));
+    let interval = (args.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(args.fps)));
+    let start = Instant::now();
+    let mut swaps = 0u64;
+    for frame in 0..args.frames {
+        state::clear_window(&gl, args.width, args.height);
+        if let Some(objects) = &objects {
+            objects.set_unusual(&gl);
+            let before = state::snapshot(&gl, args.profile);
+            ctx.swap();
+            swaps += 1;
+            let after = state::snapshot(&gl, args.profile);
+            state::compare(&before, &after, frame)?;
+        } else {
+            ctx.swap();
+            swaps += 1;
+        }
+        if Some(swaps) == args.destroy_window_at {
+            swaps += ctx.destroy_and_replace()?;
+        }
+        if let Some(i) = interval {
+            let due = start + i * (frame as u32 + 1);
+            if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                std::thread::sleep(wait);
+            }
+        }
+    }
+    if let Some(objects) = &objects {
+        objects.check_fbo(&gl)?;
+        println!("gltest: state unchanged across {swaps} swaps; FBO pixels unchanged");
+    }
+    println!("gltest: swaps {swaps}");
+    Ok(())
+}
