@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub mod gl;
 pub mod wayland;
 
 /// Name of the layer as in the manifest.
@@ -170,28 +171,30 @@ fn i686_build(name: &str) -> PathBuf {
     exe
 }
 
-/// The layer library this test run was built with. `cargo test` compiles
-/// the cdylib into `target/<profile>/deps/` but only `cargo build` copies it
-/// up next to the binaries, so `deps/` (always the newest build) comes first.
+/// The layer library this test run was built with (see [`built_library`]).
+pub fn layer_library() -> PathBuf {
+    built_library("libsteadyhud.so")
+}
+
+/// The cdylib `name` this test run was built with. `cargo test` compiles
+/// it into `target/<profile>/deps/` but only `cargo build` copies it up
+/// next to the binaries, so `deps/` (always the newest build) comes first.
 /// Panics with an explanation when neither exists. In [`i686`] mode: the
 /// 32-bit build.
-pub fn layer_library() -> PathBuf {
+pub fn built_library(name: &str) -> PathBuf {
     if i686() {
-        return i686_build("libsteadyhud.so");
+        return i686_build(name);
     }
     let dir = profile_dir();
-    let candidates = [
-        dir.join("deps/libsteadyhud.so"),
-        dir.join("libsteadyhud.so"),
-    ];
+    let candidates = [dir.join("deps").join(name), dir.join(name)];
     for lib in &candidates {
         if lib.is_file() {
             return lib.clone();
         }
     }
     panic!(
-        "the layer library libsteadyhud.so was not built (looked at {:?}): the crate must keep \
-         crate-type cdylib; run `cargo build` (same profile) first",
+        "the library {name} was not built (looked at {:?}): its crate must keep crate-type \
+         cdylib; run the tests from the workspace root, or `cargo build` (same profile) first",
         candidates
     );
 }

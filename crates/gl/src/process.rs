@@ -177,10 +177,9 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
         use steadyhud_sys::lock::Recover;
         let gone = {
             let mut w = p.windows.lock_or_recover();
-            let Some(i) = w
-                .iter()
-                .position(|w| w.key.egl == egl && w.key.drawable == drawable && (!egl || w.key.display == display))
-            else {
+            let Some(i) = w.iter().position(|w| {
+                w.key.egl == egl && w.key.drawable == drawable && (!egl || w.key.display == display)
+            }) else {
                 return;
             };
             w.swap_remove(i)

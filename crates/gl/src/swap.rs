@@ -205,7 +205,9 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                 if p.dead.lock_or_recover().contains(&t.key) {
                     p.say_once(
                         Once::DeadSwap,
-                        format_args!("steadyhud: a swap of a destroyed window; passed through, not logged"),
+                        format_args!(
+                            "steadyhud: a swap of a destroyed window; passed through, not logged"
+                        ),
                     );
                     return false;
                 }

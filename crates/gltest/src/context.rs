@@ -59,7 +59,7 @@ impl Egl {
 
 enum Api {
     Glx {
-        glx: glx::Glx,
+        glx: Box<glx::Glx>,
         ctx: glx::GLXContext,
         visual: *mut xlib::XVisualInfo,
     },
@@ -110,7 +110,7 @@ impl Context {
                 width,
                 height,
                 api: Api::Glx {
-                    glx: glx::Glx::open().map_err(|e| e.to_string())?,
+                    glx: Box::new(glx::Glx::open().map_err(|e| e.to_string())?),
                     ctx: std::ptr::null_mut(),
                     visual: std::ptr::null_mut(),
                 },
@@ -213,7 +213,13 @@ impl Context {
                 let attrs = [0x2091, 3, 0x2092, 3, 0x9126, 1, 0];
                 f(self.dpy, fbc, std::ptr::null_mut(), 1, attrs.as_ptr())
             } else {
-                (glx.glXCreateNewContext)(self.dpy, fbc, glx::GLX_RGBA_TYPE, std::ptr::null_mut(), 1)
+                (glx.glXCreateNewContext)(
+                    self.dpy,
+                    fbc,
+                    glx::GLX_RGBA_TYPE,
+                    std::ptr::null_mut(),
+                    1,
+                )
             };
             if ctx.is_null() {
                 return Err("cannot create the GLX context".into());
@@ -241,7 +247,8 @@ impl Context {
         // SAFETY: EGL calls in order on the open X display (caller).
         unsafe {
             let dpy = (egl.get_display)(self.dpy.cast());
-            if dpy.is_null() || (egl.initialize)(dpy, std::ptr::null_mut(), std::ptr::null_mut()) == 0
+            if dpy.is_null()
+                || (egl.initialize)(dpy, std::ptr::null_mut(), std::ptr::null_mut()) == 0
             {
                 return Err("eglInitialize failed".into());
             }

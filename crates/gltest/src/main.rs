@@ -90,7 +90,7 @@ fn run(args: &Args) -> Result<(), String> {
     let start = Instant::now();
     let mut swaps = 0u64;
     for frame in 0..args.frames {
-        state::clear_window(&gl, args.width, args.height);
+        state::clear_window(&gl, args.profile, args.width, args.height);
         if let Some(objects) = &objects {
             objects.set_unusual(&gl);
             let before = state::snapshot(&gl, args.profile);

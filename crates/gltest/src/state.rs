@@ -184,7 +184,10 @@ fn gl_proc(gl: &glow::Context, name: &str) -> *const std::ffi::c_void {
     // made the context answers for it.
     unsafe {
         type F = unsafe extern "C" fn(*const i8) -> *const std::ffi::c_void;
-        for (lib, f) in [("libGL.so.1", "glXGetProcAddressARB"), ("libEGL.so.1", "eglGetProcAddress")] {
+        for (lib, f) in [
+            ("libGL.so.1", "glXGetProcAddressARB"),
+            ("libEGL.so.1", "eglGetProcAddress"),
+        ] {
             if let Ok(l) = libloading::Library::new(lib) {
                 if let Ok(g) = l.get::<F>(f.as_bytes()) {
                     let p = g(c.as_ptr());
@@ -200,10 +203,13 @@ fn gl_proc(gl: &glow::Context, name: &str) -> *const std::ffi::c_void {
 }
 
 /// Clears the window's back buffer to [`WINDOW_RGB`] (plain state first).
-pub fn clear_window(gl: &glow::Context, width: u32, height: u32) {
+pub fn clear_window(gl: &glow::Context, profile: Profile, width: u32, height: u32) {
     // SAFETY: state changes and a clear on the current context.
     unsafe {
         gl.bind_framebuffer(glow::FRAMEBUFFER, None);
+        if desktop(profile) {
+            gl.disable(glow::FRAMEBUFFER_SRGB);
+        }
         gl.disable(glow::SCISSOR_TEST);
         gl.disable(glow::RASTERIZER_DISCARD);
         gl.color_mask(true, true, true, true);
@@ -266,7 +272,14 @@ pub fn snapshot(gl: &glow::Context, profile: Profile) -> Vec<Item> {
             gl.active_texture(glow::TEXTURE0 + unit);
             let t = gl.get_parameter_i32(glow::TEXTURE_BINDING_2D);
             let s = gl.get_parameter_i32(glow::SAMPLER_BINDING);
-            out.push((if unit == 0 { "unit 0 texture, sampler" } else { "unit 3 texture, sampler" }, vec![t, s]));
+            out.push((
+                if unit == 0 {
+                    "unit 0 texture, sampler"
+                } else {
+                    "unit 3 texture, sampler"
+                },
+                vec![t, s],
+            ));
         }
         gl.active_texture(glow::TEXTURE3);
         let mut caps = vec![
@@ -277,7 +290,10 @@ pub fn snapshot(gl: &glow::Context, profile: Profile) -> Vec<Item> {
             ("cull face", glow::CULL_FACE),
             ("rasterizer discard", glow::RASTERIZER_DISCARD),
             ("dither", glow::DITHER),
-            ("primitive restart fixed index", glow::PRIMITIVE_RESTART_FIXED_INDEX),
+            (
+                "primitive restart fixed index",
+                glow::PRIMITIVE_RESTART_FIXED_INDEX,
+            ),
         ];
         if desktop(profile) {
             caps.push(("framebuffer sRGB", glow::FRAMEBUFFER_SRGB));

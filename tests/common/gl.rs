@@ -1,0 +1,109 @@
+//! What the GL library's tests share: the libraries and programs they
+//! preload and run, an independent swap counter (`tests/gl/count_swaps.c`,
+//! built with the system's C compiler), and the HUD's pixels in a
+//! screenshot.
+
+use super::{built_library, i686, i686_build, profile_dir, Screenshot};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The GL library of this test run (in i686 mode, its 32-bit build).
+pub fn gl_library() -> PathBuf {
+    built_library("libsteadyhud_gl.so")
+}
+
+/// The GL test program (`crates/gltest`; in i686 mode, its 32-bit build).
+pub fn gltest_exe() -> PathBuf {
+    if i686() {
+        return i686_build("steadyhud-gltest");
+    }
+    let exe = profile_dir().join("steadyhud-gltest");
+    assert!(
+        exe.is_file(),
+        "{} was not built: run the tests from the workspace root",
+        exe.display()
+    );
+    exe
+}
+
+/// The swap counter, compiled once per test binary for the games' width
+/// (`gcc`, `-m32` in i686 mode).
+pub fn count_swaps_lib() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gl/count_swaps.c");
+        let dir = profile_dir().join("gl-test-libs");
+        std::fs::create_dir_all(&dir).expect("create gl-test-libs");
+        let out = dir.join(format!("count_swaps-{}.so", std::process::id()));
+        let mut cc = Command::new("gcc");
+        if i686() {
+            cc.arg("-m32");
+        }
+        let status = cc
+            .args(["-shared", "-fPIC", "-O2", "-o"])
+            .arg(&out)
+            .arg(&src)
+            .arg("-ldl")
+            .status()
+            .expect("run gcc (the build set installs it)");
+        assert!(status.success(), "gcc could not build {}", src.display());
+        out
+    })
+    .clone()
+}
+
+/// `LD_PRELOAD` of `libs`, in order.
+pub fn preload(cmd: &mut Command, libs: &[&Path]) {
+    let list: Vec<String> = libs.iter().map(|l| l.display().to_string()).collect();
+    cmd.env("LD_PRELOAD", list.join(":"));
+}
+
+/// What the swap counter wrote at the game's exit.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct SwapCounts {
+    pub glx: u64,
+    pub egl: u64,
+}
+
+impl SwapCounts {
+    /// Reads the counter's file; panics naming it when it is missing.
+    pub fn read(path: &Path) -> SwapCounts {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
+            panic!(
+                "the swap counter wrote no {} ({e}): did the game exit cleanly?",
+                path.display()
+            )
+        });
+        let mut c = SwapCounts::default();
+        for line in text.lines() {
+            match line.split_once(' ') {
+                Some(("glx", n)) => c.glx = n.parse().expect("glx count"),
+                Some(("egl", n)) => c.egl = n.parse().expect("egl count"),
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+/// The HUD's label colour as the GL library writes it (sRGB-encoded
+/// values into a UNORM back buffer).
+pub fn label_rgb() -> [u8; 3] {
+    let c = steadyhud::hud::view::colors::LABEL;
+    [0, 1, 2].map(|i| (c[i] * 255.0).round() as u8)
+}
+
+/// Pixels of the HUD's label colour in the rectangle `[x0, y0, x1, y1)`.
+pub fn label_pixels(shot: &Screenshot, rect: [u32; 4]) -> usize {
+    let want = label_rgb();
+    let mut n = 0;
+    for y in rect[1]..rect[3].min(shot.height) {
+        for x in rect[0]..rect[2].min(shot.width) {
+            if super::close(shot.pixel(x, y), want, 3) {
+                n += 1;
+            }
+        }
+    }
+    n
+}

@@ -1,0 +1,454 @@
+//! The GL library (`libsteadyhud_gl.so`) on real OpenGL programs under
+//! Xvfb on llvmpipe: glxgears (GLX, linked), es2gears (EGL on X11 and on
+//! Wayland), Warzone 2100 (SDL2: `dlopen` + `dlsym`), and the GL test
+//! program (`crates/gltest`: the game's state across every swap, bad
+//! input). Every swap is counted independently by a second preloaded hook
+//! (`tests/gl/count_swaps.c`), so "rows = swaps − 1" compares the log with
+//! the program's real swaps.
+
+mod common;
+mod require;
+
+use common::gl::{count_swaps_lib, gl_library, gltest_exe, label_pixels, preload, SwapCounts};
+use common::wayland::{SwayBed, BED_PROGRAMS};
+use common::*;
+use std::time::{Duration, Instant};
+
+/// HUD label pixels that mean "the HUD is shown" / "it is not".
+const SHOWN: usize = 150;
+const HIDDEN: usize = 10;
+
+/// The tools a test needs (skipped or failed without them, see tests/require).
+fn have(programs: &[(&str, &str)]) -> bool {
+    require::programs(programs)
+}
+
+/// Takes screenshots until `pred` holds for the label pixels in `rect`
+/// (or `secs` pass); returns whether it held and the last count.
+fn wait_label(
+    shot: &dyn Fn() -> Screenshot,
+    rect: [u32; 4],
+    secs: u64,
+    pred: impl Fn(usize) -> bool,
+) -> (bool, usize) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut last = 0;
+    while Instant::now() < deadline {
+        last = label_pixels(&shot(), rect);
+        if pred(last) {
+            return (true, last);
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    (false, last)
+}
+
+/// SIGTERM (which `steadyhud run` forwards to its program), then the output.
+fn terminate(mut r: Running) -> RunOutput {
+    // SAFETY: kill(2) on our own child.
+    unsafe { libc::kill(r.child.id() as libc::pid_t, libc::SIGTERM) };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !r.has_exited() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    r.kill()
+}
+
+/// The one session log's text, `# api:` and summary checked.
+fn check_api(log: &SessionLog, api: &str) {
+    let text = std::fs::read_to_string(&log.csv).unwrap();
+    assert!(
+        text.lines().any(|l| l == format!("# api: {api}")),
+        "{}: no `# api: {api}` line",
+        log.csv.display()
+    );
+    assert_eq!(log.summary_json()["api"], api, "{}", log.csv.display());
+}
+
+/// The window of `name` as xdotool finds it, sent `key`.
+fn key_to(h: &Harness, name: &str, key: &str) {
+    h.xdotool(&["search", "--name", name, "key", "--window", "%1", key]);
+}
+
+/// glxgears through `steadyhud run`: the HUD shows (absent without the
+/// library), `ctl hud off/on` and the hotkey hide and show it, and at a
+/// clean exit the log has one row per swap − 1 (swaps counted by a second
+/// hook preloaded before ours), `# api: opengl`, a complete summary.
+#[test]
+fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
+    if !have(&[("glxgears", "mesa-utils"), ("xdotool", "xdotool")]) {
+        return;
+    }
+    let h = Harness::new();
+    let win = [0, 0, 300, 300];
+    let shot = || h.screenshot();
+
+    // Without the library: no HUD.
+    let plain = spawn(&mut h.command("glxgears"));
+    std::thread::sleep(Duration::from_secs(2));
+    let without = label_pixels(&h.screenshot(), win);
+    drop(plain);
+    assert!(
+        without < HIDDEN,
+        "HUD pixels without the library: {without}"
+    );
+
+    let counts = h.root.path().join("swaps");
+    let lib = layer_library();
+    let mut cmd = h.steadyhud(&["run", "--lib"]);
+    cmd.arg(&lib).args(["--", "glxgears"]);
+    cmd.env("COUNT_SWAPS_OUT", &counts);
+    preload(&mut cmd, &[&count_swaps_lib()]);
+    let game = spawn(&mut cmd);
+
+    let (shown, n_on) = wait_label(&shot, win, 20, |n| n > SHOWN);
+    let ctl = |args: &[&str]| {
+        let out = run(h.steadyhud(&["ctl"]).args(args));
+        assert!(out.status.success(), "ctl {args:?}: {}", out.stderr);
+        out.stdout
+    };
+    assert!(ctl(&["hud", "off"]).starts_with("HUD off"));
+    let (off, n_off) = wait_label(&shot, win, 10, |n| n < HIDDEN);
+    assert!(ctl(&["hud", "on"]).starts_with("HUD on"));
+    let (on_again, n_again) = wait_label(&shot, win, 10, |n| n > SHOWN);
+    h.xdotool(&["key", "Shift_R+F12"]);
+    let (key_off, n_key) = wait_label(&shot, win, 10, |n| n < HIDDEN);
+    key_to(&h, "^glxgears$", "Escape");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut game = game;
+    while !game.has_exited() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = game.kill();
+    eprintln!(
+        "HUD label pixels: without {without}, shown {n_on}, ctl off {n_off}, ctl on {n_again}, \
+         hotkey {n_key}"
+    );
+    assert!(out.status.success(), "glxgears under run: {}", out.stderr);
+    assert!(
+        shown,
+        "no HUD on glxgears ({n_on} label pixels):\n{}",
+        out.stderr
+    );
+    assert!(off && on_again, "ctl hud off/on: {n_off} then {n_again}");
+    assert!(key_off, "Shift_R+F12 left {n_key} label pixels");
+
+    let swaps = SwapCounts::read(&counts);
+    assert!(swaps.glx > 20, "{swaps:?}");
+    let (log, rows) = h.only_session_log_of(swaps.glx, "glxgears");
+    check_api(&log, "opengl");
+    let summary = log.summary_json();
+    assert_eq!(summary["complete"], true, "{summary}");
+    assert_eq!(summary["frames"].as_u64(), Some(rows));
+}
+
+/// `fps_limit=30` holds 30 on glxgears: the median frame is 33.3 ms and
+/// the average never above the cap.
+#[test]
+fn glxgears_fps_limit_holds_30() {
+    if !have(&[("glxgears", "mesa-utils")]) {
+        return;
+    }
+    let h = Harness::new();
+    h.write_config("fps_limit=30\nhud_hidden=1\n");
+    let mut cmd = h.command("glxgears");
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run_killed_after(&mut cmd, Duration::from_secs(5));
+    let log = h.only_session_log();
+    let mut ms: Vec<f64> = logged_durations_ns(&log.csv)
+        .iter()
+        .map(|&d| d as f64 / 1e6)
+        .collect();
+    assert!(ms.len() > 60, "{} rows:\n{}", ms.len(), out.stderr);
+    let avg = ms.iter().sum::<f64>() / ms.len() as f64;
+    ms.sort_by(f64::total_cmp);
+    let median = ms[ms.len() / 2];
+    eprintln!(
+        "fps_limit=30 on glxgears: median {median:.2} ms, average {:.2} fps",
+        1000.0 / avg
+    );
+    assert!(
+        (32.3..=34.3).contains(&median),
+        "median frame {median:.2} ms"
+    );
+    assert!(1000.0 / avg <= 30.5, "average {:.2} fps", 1000.0 / avg);
+}
+
+/// es2gears_x11 (EGL on X11): every swap logged, the HUD drawn.
+#[test]
+fn es2gears_x11_logs_every_swap_and_shows_the_hud() {
+    if !have(&[("es2gears_x11", "mesa-utils"), ("xdotool", "xdotool")]) {
+        return;
+    }
+    let h = Harness::new();
+    let counts = h.root.path().join("swaps");
+    let mut cmd = h.command("es2gears_x11");
+    cmd.env("COUNT_SWAPS_OUT", &counts);
+    preload(&mut cmd, &[&count_swaps_lib(), &gl_library()]);
+    let game = spawn(&mut cmd);
+    let shot = || h.screenshot();
+    let (shown, n) = wait_label(&shot, [0, 0, 300, 300], 20, |n| n > SHOWN);
+    key_to(&h, "es2gears", "Escape");
+    let mut game = game;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !game.has_exited() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = game.kill();
+    assert!(out.status.success(), "es2gears_x11: {}", out.stderr);
+    assert!(
+        shown,
+        "no HUD on es2gears_x11 ({n} label pixels):\n{}",
+        out.stderr
+    );
+    let swaps = SwapCounts::read(&counts);
+    assert!(swaps.egl > 20, "{swaps:?}");
+    let (log, _) = h.only_session_log_of(swaps.egl, "es2gears_x11");
+    check_api(&log, "opengl");
+}
+
+/// The game's state is what it set, across every swap with the HUD shown
+/// (the test program reads each item back), its FBO keeps its pixels,
+/// and on screen its own pixels outside the HUD are unchanged: GL
+/// compatibility and core profiles and GLES 3.
+#[test]
+fn game_state_and_pixels_untouched() {
+    let (w, hgt) = (640u32, 480u32);
+    let h = Harness::with_screen(w, hgt);
+    for profile in ["compat", "core", "gles3"] {
+        h.clear_logs();
+        let mut cmd = h.command(gltest_exe());
+        cmd.args([
+            "--profile",
+            profile,
+            "--check-state",
+            "--frames",
+            "150",
+            "--fps",
+            "30",
+        ])
+        .args(["--width", &w.to_string(), "--height", &hgt.to_string()]);
+        preload(&mut cmd, &[&gl_library()]);
+        let mut game = spawn(&mut cmd);
+        assert!(
+            game.wait_for_line(Duration::from_secs(20), |l| l.starts_with("gltest: ready")),
+            "{profile}: the test program did not start"
+        );
+        let shot = || h.screenshot();
+        let (shown, n) = wait_label(&shot, [0, 0, 300, 260], 10, |n| n > SHOWN);
+        let s = h.screenshot();
+        let out = game.wait();
+        assert!(
+            out.status.success() && out.stdout.contains("state unchanged across 150 swaps"),
+            "{profile}: {}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        assert!(shown, "{profile}: no HUD ({n} label pixels)");
+        // Right of and below the HUD's corner, the game's own colour.
+        let mut other = 0;
+        for y in 0..hgt {
+            for x in 0..w {
+                if (x >= 300 || y >= 260) && s.pixel(x, y) != gltest_window_rgb() {
+                    other += 1;
+                }
+            }
+        }
+        assert_eq!(other, 0, "{profile}: game pixels outside the HUD changed");
+        let (log, _) = h.only_session_log_of(150, profile);
+        check_api(&log, "opengl");
+    }
+}
+
+/// `steadyhud-gltest`'s window colour (crates/gltest `WINDOW_RGB`).
+fn gltest_window_rgb() -> [u8; 3] {
+    [40, 90, 160]
+}
+
+/// Bad input: a GLES 2 context (no HUD), a context current on another
+/// thread, a window destroyed between two swaps: one line each, the
+/// program runs to its end, its frames are logged.
+#[test]
+fn bad_input_costs_one_line_each() {
+    let h = Harness::new();
+    let gltest = |args: &[&str], env: &[(&str, &str)]| {
+        h.clear_logs();
+        let mut cmd = h.command(gltest_exe());
+        cmd.args(args).args(["--fps", "100"]);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        preload(&mut cmd, &[&gl_library()]);
+        let out = run(&mut cmd);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        out
+    };
+    let lines =
+        |out: &RunOutput, what: &str| out.stderr.lines().filter(|l| l.contains(what)).count();
+
+    let out = gltest(
+        &["--profile", "gles2", "--frames", "40"],
+        &[("MESA_GLES_VERSION_OVERRIDE", "2.0")],
+    );
+    assert_eq!(
+        lines(&out, "steadyhud: no HUD in this GL context: GLES 2.0"),
+        1,
+        "{}",
+        out.stderr
+    );
+    h.only_session_log_of(40, "GLES 2");
+
+    let out = gltest(&["--other-thread", "--frames", "40"], &[]);
+    assert_eq!(lines(&out, "no current GL context"), 1, "{}", out.stderr);
+    h.only_session_log_of(40, "context on another thread");
+
+    let out = gltest(&["--destroy-window-at", "10", "--frames", "30"], &[]);
+    assert_eq!(
+        lines(&out, "was destroyed; its session log ends here (9 frames)"),
+        1,
+        "{}",
+        out.stderr
+    );
+    assert_eq!(
+        lines(&out, "a swap of a destroyed window"),
+        1,
+        "{}",
+        out.stderr
+    );
+    let logs = h.session_logs();
+    assert_eq!(logs.len(), 2, "one log per window: {logs:?}");
+    let rows: Vec<usize> = logs
+        .iter()
+        .map(|l| logged_durations_ns(&l.csv).len())
+        .collect();
+    // 10 swaps of the first window, 30 − 10 of the second (the two swaps
+    // of the dead window are passed through).
+    assert_eq!(rows, [19, 9], "rows of each window's log (sorted by name)");
+    let complaints: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.contains("panicked"))
+        .collect();
+    assert!(complaints.is_empty(), "{complaints:?}");
+}
+
+/// A process that loads the library but never swaps (glxinfo: a context,
+/// no swap) starts nothing and writes nothing; a blacklisted one passes
+/// everything through (no log, one line).
+#[test]
+fn never_swapping_or_blacklisted_leaves_no_trace() {
+    if !have(&[("glxinfo", "mesa-utils")]) {
+        return;
+    }
+    let h = Harness::new();
+    let mut cmd = h.command("glxinfo");
+    cmd.arg("-B");
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(out.stdout.contains("OpenGL renderer"), "{}", out.stdout);
+    assert!(!out.stderr.contains("steadyhud"), "{}", out.stderr);
+    assert_eq!(list_dir(&h.log_dir), Vec::<std::path::PathBuf>::new());
+
+    h.write_config("blacklist=steadyhud-gltest\n");
+    let mut cmd = h.command(gltest_exe());
+    cmd.args(["--frames", "20", "--fps", "100"]);
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}", out.stderr);
+    assert!(out.stdout.contains("gltest: swaps 20"), "{}", out.stdout);
+    let said: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("steadyhud:"))
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("blacklist"), "{said:?}");
+    assert_eq!(list_dir(&h.log_dir), Vec::<std::path::PathBuf>::new());
+}
+
+/// Warzone 2100 on OpenGL under `steadyhud run` (SDL2 finds GL through
+/// `dlopen` + `dlsym`): HUD drawn, frames logged as opengl; the same game
+/// on Vulkan writes exactly one log, through the layer.
+#[test]
+fn warzone_2100_opengl_through_dlsym_and_vulkan_once() {
+    if !have(&[("warzone2100", "warzone2100")]) {
+        return;
+    }
+    let h = Harness::with_screen(800, 600);
+    let lib = layer_library();
+    for backend in ["opengl", "vulkan"] {
+        h.clear_logs();
+        let config = h.root.path().join(format!("wz-{backend}"));
+        let mut cmd = h.steadyhud(&["run", "--lib"]);
+        cmd.arg(&lib)
+            .args([
+                "--",
+                "warzone2100",
+                "--window",
+                "--resolution=800x600",
+                "--nosound",
+            ])
+            .arg(format!("--gfxbackend={backend}"))
+            .arg(format!("--configdir={}", config.display()));
+        let game = spawn(&mut cmd);
+        let shot = || h.screenshot();
+        let (shown, n) = wait_label(&shot, [0, 0, 300, 260], 60, |n| n > SHOWN);
+        // Let it log a while past the first frames.
+        std::thread::sleep(Duration::from_secs(2));
+        let out = terminate(game);
+        assert!(
+            shown,
+            "{backend}: no HUD on Warzone 2100 ({n} label pixels):\n{}",
+            tail(&out.stderr, 30)
+        );
+        let log = h.only_session_log();
+        let rows = logged_durations_ns(&log.csv).len();
+        assert!(rows > 30, "{backend}: {rows} rows");
+        check_api(&log, backend);
+    }
+}
+
+/// es2gears_wayland under headless sway: the HUD drawn on an EGL Wayland
+/// surface, toggled by the Wayland hotkey.
+#[test]
+fn es2gears_wayland_hud_and_hotkey() {
+    let mut tools = BED_PROGRAMS.to_vec();
+    tools.push(("es2gears_wayland", "mesa-utils"));
+    if !have(&tools) {
+        return;
+    }
+    let bed = SwayBed::start(640, 480);
+    let gl = bed.install(&gl_library());
+    let mut cmd = bed.command("es2gears_wayland");
+    preload(&mut cmd, &[&gl]);
+    let game = spawn(&mut cmd);
+    let shot = || bed.screenshot();
+    let all = [0, 0, 640, 480];
+    let (shown, n_on) = wait_label(&shot, all, 20, |n| n > SHOWN);
+    bed.press("Shift_R+F12");
+    let (hidden, n_off) = wait_label(&shot, all, 10, |n| n < HIDDEN);
+    bed.press("Shift_R+F12");
+    let (back, n_back) = wait_label(&shot, all, 10, |n| n > SHOWN);
+    let out = game.kill();
+    eprintln!("es2gears_wayland label pixels: {n_on}, after the key {n_off}, again {n_back}");
+    assert!(
+        shown,
+        "no HUD on es2gears_wayland ({n_on}):\n{}\n{}",
+        out.stderr,
+        bed.sway_log()
+    );
+    assert!(
+        hidden && back,
+        "Wayland hotkey: {n_off} then {n_back}:\n{}",
+        out.stderr
+    );
+    let logs = session_logs_in(&bed.log_dir);
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    check_api(&logs[0], "opengl");
+}
