@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The 32-bit (i686) layer library, for 32-bit games: installs what a Debian
-# bookworm machine lacks, then builds the layer crate for
-# i686-unknown-linux-gnu and leaves the stripped library at
+# The 32-bit (i686) layer and GL libraries, for 32-bit games: installs what
+# a Debian bookworm machine lacks, then builds the layer and GL crates for
+# i686-unknown-linux-gnu and leaves the stripped libraries at
 #   target/i686/i686-unknown-linux-gnu/release/libsteadyhud.so
-# (printed at the end, with its size).
+#   target/i686/i686-unknown-linux-gnu/release/libsteadyhud_gl.so
+# (printed at the end, with their sizes).
 #
 # For the 32-bit test run (STEADYHUD_TEST_ARCH=i686, tests/common/mod.rs)
-# it also builds the test app next to it
+# it also builds the test apps next to them
 #   target/i686/i686-unknown-linux-gnu/release/steadyhud-testapp
+#   target/i686/i686-unknown-linux-gnu/release/steadyhud-gltest
 # installs the 32-bit Vulkan loader, lavapipe and validation layer, and
 # unpacks the 32-bit vkcube and vkd3d-gears into target/i686/vt32/.
 #
@@ -76,11 +78,16 @@ done
 # dlopens them for the Wayland hotkey and the X11 key events), and
 # the libraries of the 32-bit vkcube (vulkan-tools:i386) and vkd3d-gears
 # (vkd3d-demos:i386), whose packages cannot be installed beside the amd64
-# ones (same /usr/bin paths) and are unpacked in step 4.
+# ones (same /usr/bin paths) and are unpacked in step 4; 32-bit OpenGL
+# (GLVND, Mesa's llvmpipe) and mesa-utils-bin:i386, whose programs sit
+# beside the amd64 ones (glxgears.i386-linux-gnu, …), for the GL library's
+# tests.
 unpinned=(gcc-multilib g++-multilib libvulkan1:i386 mesa-vulkan-drivers:i386
   vulkan-validationlayers:i386 libxkbcommon0:i386 libxi6:i386
   libx11-6:i386 libxcb1:i386 libwayland-client0:i386                 # vkcube
-  libvkd3d1:i386 libvkd3d-utils1:i386 libxcb-keysyms1:i386)           # vkd3d-gears
+  libvkd3d1:i386 libvkd3d-utils1:i386 libxcb-keysyms1:i386           # vkd3d-gears
+  libgl1:i386 libglx-mesa0:i386 libgl1-mesa-dri:i386 libegl1:i386     # OpenGL
+  libegl-mesa0:i386 libgles2:i386 libwayland-egl1:i386 mesa-utils-bin:i386)
 
 added_arch=0
 # (Lists are read whole, not piped into grep -q: under pipefail an early
@@ -149,9 +156,9 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR="$root/tar
 unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTUP_TOOLCHAIN CARGO_BUILD_TARGET || true
 echo "build-i686.sh: $(/usr/bin/cargo --version), $($RUSTC --version)"
 start=$SECONDS
-# (Two runs: --lib and --bin would each apply to both packages.)
-/usr/bin/cargo build --release --locked -p steadyhud-layer --lib --target i686-unknown-linux-gnu
-/usr/bin/cargo build --release --locked -p steadyhud-testapp --bin steadyhud-testapp --target i686-unknown-linux-gnu
+# (Two runs: --lib and --bins would each apply to every package named.)
+/usr/bin/cargo build --release --locked -p steadyhud-layer -p steadyhud-gl --lib --target i686-unknown-linux-gnu
+/usr/bin/cargo build --release --locked -p steadyhud-testapp -p steadyhud-gltest --bins --target i686-unknown-linux-gnu
 echo "build-i686.sh: built in $((SECONDS - start)) s"
 
 # --- 3. the library and the test app -------------------------------------------
@@ -176,6 +183,8 @@ check_i686_elf() { # file -> exits unless it is a 32-bit x86 ELF
 release="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release"
 check_i686_elf "$release/steadyhud-testapp"
 check_i686_elf "$release/libsteadyhud.so"
+check_i686_elf "$release/steadyhud-gltest"
+check_i686_elf "$release/libsteadyhud_gl.so"
 
 # --- 4. 32-bit vkcube and vkd3d-gears, for the tests -------------------------
 # The tests that run real apps run these in i686 mode (tests/common/mod.rs

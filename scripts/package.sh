@@ -93,7 +93,12 @@ if [ -z "$cli" ]; then
   lib64=$target_dir/release/libsteadyhud.so
   cli=$target_dir/release/steadyhud
 fi
-for f in "$lib64" "$cli"; do [ -f "$f" ] || die "$f is missing"; done
+# The GL libraries (LD_PRELOAD, for OpenGL games) are built beside each
+# layer library: cargo's for 64 bits, scripts/build-i686.sh's for 32.
+gl64=$(dirname "$lib64")/libsteadyhud_gl.so
+gl32=$(dirname "$lib32")/libsteadyhud_gl.so
+for f in "$lib64" "$cli" "$gl64"; do [ -f "$f" ] || die "$f is missing"; done
+[ -f "$gl32" ] || die "the 32-bit GL library $gl32 is missing: run scripts/build-i686.sh first"
 
 # --- 3. the packaged manifest ---------------------------------------------------
 # From the one template in layer-manifest/, with the library at
@@ -118,8 +123,9 @@ grep -qF '"library_path": "/usr/$LIB/steadyhud/libsteadyhud.so"' "$manifest" ||
 # what is packaged is staged there, in a folder of its own: exactly the
 # files chosen above, and nothing built is touched.
 mkdir -p "$staging/x86_64/release" "$staging/i686/i686-unknown-linux-gnu/release"
-cp "$cli" "$lib64" "$staging/x86_64/release/"
+cp "$cli" "$lib64" "$gl64" "$staging/x86_64/release/"
 cp "$lib32" "$staging/i686/i686-unknown-linux-gnu/release/libsteadyhud.so"
+cp "$gl32" "$staging/i686/i686-unknown-linux-gnu/release/libsteadyhud_gl.so"
 say "cargo deb (amd64: $cli, $lib64)"
 CARGO_TARGET_DIR=$staging/x86_64 cargo deb -p steadyhud --no-build --multiarch same -o "$dist/"
 say "cargo deb (i386: $lib32)"
@@ -152,6 +158,8 @@ mkdir -p "$tree/bin" "$tree/lib64" "$tree/lib32" "$tree/share/steadyhud"
 install -m755 "$cli" "$tree/bin/steadyhud"
 install -m644 "$lib64" "$tree/lib64/libsteadyhud.so"
 install -m644 "$lib32" "$tree/lib32/libsteadyhud.so"
+install -m644 "$gl64" "$tree/lib64/libsteadyhud_gl.so"
+install -m644 "$gl32" "$tree/lib32/libsteadyhud_gl.so"
 install -m644 "$template" "$tree/share/steadyhud/VK_LAYER_STEADYHUD_overlay.json"
 install -m755 scripts/tarball/install.sh scripts/tarball/uninstall.sh "$tree/"
 install -m644 scripts/tarball/README "$tree/README"

@@ -26,7 +26,7 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # bed (sway, wtype, grim), the packaging tools, Python's venv (DuckDB).
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
   fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim dpkg-dev
-  python3-venv valgrind)
+  python3-venv valgrind mesa-utils warzone2100)
 
 # Whether a Debian package is installed.
 setup_installed() {

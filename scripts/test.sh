@@ -98,11 +98,13 @@ step "cargo clippy" cargo clippy --release --all-targets -- -D warnings
 step "cargo test" cargo test --release
 
 # The layer tests again with 32-bit games (the test app, vkcube and
-# vkd3d-gears built for i686, on 32-bit lavapipe); the tools stay 64-bit.
+# vkd3d-gears built for i686, on 32-bit lavapipe), and the GL library's with
+# 32-bit glxgears, es2gears and the GL test program on 32-bit llvmpipe; the
+# tools stay 64-bit.
 step "32-bit tests" env STEADYHUD_TEST_ARCH=i686 cargo test --release --test layer_capture --test layer_testapp \
   --test gpu_timing --test limiter --test control --test layer_real_games \
   --test counters_attribution --test counters_hud --test layer_apps --test sensors \
-  --test steam_proton
+  --test steam_proton --test gl_games
 
 # Every log parser and the config parser fuzzed for a bounded time (zero
 # crashes), after the tests so a test failure is reported first.

@@ -9,7 +9,10 @@
 mod common;
 mod require;
 
-use common::gl::{count_swaps_lib, gl_library, gltest_exe, label_pixels, preload, SwapCounts};
+use common::gl::{
+    count_swaps_lib, gl_library, gltest_exe, label_pixels, layer_library_64, mesa_util, preload,
+    SwapCounts,
+};
 use common::wayland::{SwayBed, BED_PROGRAMS};
 use common::*;
 use std::time::{Duration, Instant};
@@ -76,7 +79,8 @@ fn key_to(h: &Harness, name: &str, key: &str) {
 /// hook preloaded before ours), `# api: opengl`, a complete summary.
 #[test]
 fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
-    if !have(&[("glxgears", "mesa-utils"), ("xdotool", "xdotool")]) {
+    let gears = mesa_util("glxgears");
+    if !have(&[(&gears, "mesa-utils"), ("xdotool", "xdotool")]) {
         return;
     }
     let h = Harness::new();
@@ -84,7 +88,7 @@ fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
     let shot = || h.screenshot();
 
     // Without the library: no HUD.
-    let plain = spawn(&mut h.command("glxgears"));
+    let plain = spawn(&mut h.command(&gears));
     std::thread::sleep(Duration::from_secs(2));
     let without = label_pixels(&h.screenshot(), win);
     drop(plain);
@@ -93,10 +97,11 @@ fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
         "HUD pixels without the library: {without}"
     );
 
+    // In the 32-bit run, `run` finds the 32-bit GL library beside the
+    // 32-bit layer build, as for a 32-bit game on a 64-bit system.
     let counts = h.root.path().join("swaps");
-    let lib = layer_library();
     let mut cmd = h.steadyhud(&["run", "--lib"]);
-    cmd.arg(&lib).args(["--", "glxgears"]);
+    cmd.arg(layer_library_64()).args(["--", &gears]);
     cmd.env("COUNT_SWAPS_OUT", &counts);
     preload(&mut cmd, &[&count_swaps_lib()]);
     let game = spawn(&mut cmd);
@@ -146,12 +151,13 @@ fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
 /// the average never above the cap.
 #[test]
 fn glxgears_fps_limit_holds_30() {
-    if !have(&[("glxgears", "mesa-utils")]) {
+    let gears = mesa_util("glxgears");
+    if !have(&[(&gears, "mesa-utils")]) {
         return;
     }
     let h = Harness::new();
     h.write_config("fps_limit=30\nhud_hidden=1\n");
-    let mut cmd = h.command("glxgears");
+    let mut cmd = h.command(&gears);
     preload(&mut cmd, &[&gl_library()]);
     let out = run_killed_after(&mut cmd, Duration::from_secs(5));
     let log = h.only_session_log();
@@ -177,12 +183,13 @@ fn glxgears_fps_limit_holds_30() {
 /// es2gears_x11 (EGL on X11): every swap logged, the HUD drawn.
 #[test]
 fn es2gears_x11_logs_every_swap_and_shows_the_hud() {
-    if !have(&[("es2gears_x11", "mesa-utils"), ("xdotool", "xdotool")]) {
+    let gears = mesa_util("es2gears_x11");
+    if !have(&[(&gears, "mesa-utils"), ("xdotool", "xdotool")]) {
         return;
     }
     let h = Harness::new();
     let counts = h.root.path().join("swaps");
-    let mut cmd = h.command("es2gears_x11");
+    let mut cmd = h.command(&gears);
     cmd.env("COUNT_SWAPS_OUT", &counts);
     preload(&mut cmd, &[&count_swaps_lib(), &gl_library()]);
     let game = spawn(&mut cmd);
@@ -342,11 +349,12 @@ fn bad_input_costs_one_line_each() {
 /// everything through (no log, one line).
 #[test]
 fn never_swapping_or_blacklisted_leaves_no_trace() {
-    if !have(&[("glxinfo", "mesa-utils")]) {
+    let glxinfo = mesa_util("glxinfo");
+    if !have(&[(&glxinfo, "mesa-utils")]) {
         return;
     }
     let h = Harness::new();
-    let mut cmd = h.command("glxinfo");
+    let mut cmd = h.command(&glxinfo);
     cmd.arg("-B");
     preload(&mut cmd, &[&gl_library()]);
     let out = run(&mut cmd);
@@ -377,7 +385,9 @@ fn never_swapping_or_blacklisted_leaves_no_trace() {
 /// on Vulkan writes exactly one log, through the layer.
 #[test]
 fn warzone_2100_opengl_through_dlsym_and_vulkan_once() {
-    if !have(&[("warzone2100", "warzone2100")]) {
+    if skip_in_i686("Debian's Warzone 2100 is a 64-bit game")
+        || !have(&[("warzone2100", "warzone2100")])
+    {
         return;
     }
     let h = Harness::with_screen(800, 600);
@@ -418,14 +428,15 @@ fn warzone_2100_opengl_through_dlsym_and_vulkan_once() {
 /// surface, toggled by the Wayland hotkey.
 #[test]
 fn es2gears_wayland_hud_and_hotkey() {
+    let gears = mesa_util("es2gears_wayland");
     let mut tools = BED_PROGRAMS.to_vec();
-    tools.push(("es2gears_wayland", "mesa-utils"));
+    tools.push((&gears, "mesa-utils"));
     if !have(&tools) {
         return;
     }
     let bed = SwayBed::start(640, 480);
     let gl = bed.install(&gl_library());
-    let mut cmd = bed.command("es2gears_wayland");
+    let mut cmd = bed.command(&gears);
     preload(&mut cmd, &[&gl]);
     let game = spawn(&mut cmd);
     let shot = || bed.screenshot();

@@ -227,13 +227,15 @@ fn debs_are_one_multiarch_package_with_the_files_in_place() {
     let lib64 = format!("/usr/{LIB64_DIR}/steadyhud/libsteadyhud.so");
     let lib32 = format!("/usr/{LIB32_DIR}/steadyhud/libsteadyhud.so");
     let copyright = "/usr/share/doc/steadyhud/copyright".to_string();
+    let gl = |lib: &str| lib.replace("libsteadyhud.so", "libsteadyhud_gl.so");
     let mut want64 = vec![
         "/usr/bin/steadyhud".to_string(),
         lib64.clone(),
+        gl(&lib64),
         MANIFEST.to_string(),
         copyright.clone(),
     ];
-    let mut want32 = vec![lib32.clone(), MANIFEST.to_string(), copyright];
+    let mut want32 = vec![lib32.clone(), gl(&lib32), MANIFEST.to_string(), copyright];
     for (mut got, want) in [(files64, &mut want64), (files32, &mut want32)] {
         got.sort();
         want.sort();
@@ -782,6 +784,8 @@ fn tarball_installs_for_a_user_and_uninstalls() {
         ("bin/steadyhud", Some(2)),
         ("lib64/libsteadyhud.so", Some(2)),
         ("lib32/libsteadyhud.so", Some(1)),
+        ("lib64/libsteadyhud_gl.so", Some(2)),
+        ("lib32/libsteadyhud_gl.so", Some(1)),
         ("share/steadyhud/VK_LAYER_STEADYHUD_overlay.json", None),
         ("install.sh", None),
         ("uninstall.sh", None),
@@ -858,6 +862,11 @@ fn tarball_installs_for_a_user_and_uninstalls() {
                 );
             }
         }
+    }
+    // The GL libraries beside the layer's two copies.
+    for bits in ["x86_64", "i386"] {
+        let gl = data.join(format!("steadyhud/lib/{bits}-linux-gnu/libsteadyhud_gl.so"));
+        assert!(gl.is_file(), "{} not installed", gl.display());
     }
     ok(&mut script("uninstall.sh"));
     assert!(!home.join(".local/bin/steadyhud").exists());

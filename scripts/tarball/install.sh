@@ -9,7 +9,9 @@
 # the 32-bit layer to <data dir>/steadyhud/ in the folders the dynamic
 # loader calls $LIB and writes one implicit-layer manifest naming
 # <data dir>/steadyhud/$LIB/libsteadyhud.so, so 32-bit games get the 32-bit
-# library. Then: STEADYHUD=1 %command% (Steam), STEADYHUD=1 vkcube.
+# library; the GL libraries (OpenGL games) go beside them. Then:
+# STEADYHUD=1 %command% (Steam), STEADYHUD=1 vkcube, or for OpenGL games
+# too: steadyhud run -- %command%.
 # ./uninstall.sh (with the same option) takes it all away again.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)

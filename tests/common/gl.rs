@@ -107,3 +107,27 @@ pub fn label_pixels(shot: &Screenshot, rect: [u32; 4]) -> usize {
     }
     n
 }
+
+/// A mesa-utils program (`glxgears`, `es2gears_x11`, …) of the games'
+/// width: Debian installs both widths side by side as
+/// `<name>.<multiarch tuple>` (mesa-utils-bin and mesa-utils-bin:i386).
+pub fn mesa_util(name: &str) -> String {
+    if i686() {
+        format!("{name}.i386-linux-gnu")
+    } else {
+        name.to_string()
+    }
+}
+
+/// The 64-bit layer of this test run, for `steadyhud run --lib` (which
+/// finds the 32-bit libraries itself, as an installed one would).
+pub fn layer_library_64() -> PathBuf {
+    let dir = profile_dir();
+    [
+        dir.join("deps/libsteadyhud.so"),
+        dir.join("libsteadyhud.so"),
+    ]
+    .into_iter()
+    .find(|p| p.is_file())
+    .expect("the 64-bit layer library was not built")
+}
