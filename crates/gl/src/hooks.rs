@@ -14,27 +14,240 @@ use std::ffi::{c_char, c_int, c_ulong, c_void, CStr};
 type Display = *mut c_void;
 type EglBoolean = u32;
 
-/// Our function for `name`, if we hook it.
-pub fn ours(name: &CStr) -> Option<*mut c_void> {
-    let p: *const () = match name.to_bytes() {
-        b"glXSwapBuffers" => glXSwapBuffers as *const (),
-        b"glXSwapBuffersMscOML" => glXSwapBuffersMscOML as *const (),
-        b"glXGetProcAddress" => glXGetProcAddress as *const (),
-        b"glXGetProcAddressARB" => glXGetProcAddressARB as *const (),
-        b"glXDestroyContext" => glXDestroyContext as *const (),
-        b"eglSwapBuffers" => eglSwapBuffers as *const (),
-        b"eglSwapBuffersWithDamageKHR" => eglSwapBuffersWithDamageKHR as *const (),
-        b"eglSwapBuffersWithDamageEXT" => eglSwapBuffersWithDamageEXT as *const (),
-        b"eglGetProcAddress" => eglGetProcAddress as *const (),
-        b"eglDestroyContext" => eglDestroyContext as *const (),
-        b"eglDestroySurface" => eglDestroySurface as *const (),
-        b"XDestroyWindow" => XDestroyWindow as *const (),
-        b"eglGetDisplay" => eglGetDisplay as *const (),
-        b"eglGetPlatformDisplay" => eglGetPlatformDisplay as *const (),
-        b"eglGetPlatformDisplayEXT" => eglGetPlatformDisplayEXT as *const (),
-        _ => return None,
+/// Defines each hook twice: the exported symbol, which only forwards, and
+/// the function that does the work, in `local`, whose address is what
+/// [`ours`] hands out. (The address of an exported function, taken inside
+/// this library, is whatever the dynamic linker bound that name to: a
+/// tool preloaded before us that defines it too would get its own function
+/// back from a lookup, and call itself.)
+macro_rules! hooks {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) $(-> $ret:ty)? $body:block
+    )*) => {
+        $(
+            $(#[$doc])*
+            ///
+            /// # Safety
+            /// As the function of that name.
+            #[no_mangle]
+            pub unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
+                // SAFETY: the caller's contract, passed on.
+                unsafe { local::$name($($arg),*) }
+            }
+        )*
+
+        /// The hooks' bodies (see `hooks!`).
+        mod local {
+            #![allow(non_snake_case)]
+            use super::*;
+            $(
+                pub(super) unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? $body
+            )*
+        }
+
+        /// Our function for `name`, if we hook it.
+        pub fn ours(name: &CStr) -> Option<*mut c_void> {
+            let p: *const () = match name.to_bytes() {
+                $( n if n == stringify!($name).as_bytes() => local::$name as *const (), )*
+                _ => return None,
+            };
+            Some(p as *mut c_void)
+        }
     };
-    Some(p as *mut c_void)
+}
+
+hooks! {
+    /// As `glXGetProcAddressARB`.
+    fn glXGetProcAddressARB(name: *const c_char) -> *mut c_void {
+        // SAFETY: the caller's C string.
+        unsafe { get_proc(Api::Glx, name) }
+    }
+
+    /// As `glXGetProcAddress`.
+    fn glXGetProcAddress(name: *const c_char) -> *mut c_void {
+        // SAFETY: the caller's C string.
+        unsafe { get_proc(Api::Glx, name) }
+    }
+
+    /// As `eglGetProcAddress`.
+    fn eglGetProcAddress(name: *const c_char) -> *mut c_void {
+        // SAFETY: the caller's C string.
+        unsafe { get_proc(Api::Egl, name) }
+    }
+
+    /// As `glXSwapBuffers`.
+    fn glXSwapBuffers(dpy: Display, drawable: c_ulong) {
+        let Some(f) = crate::real!(
+            Api::Glx,
+            "glXSwapBuffers",
+            unsafe extern "C" fn(Display, c_ulong)
+        ) else {
+            return crate::process::missing("glXSwapBuffers");
+        };
+        let t = Target::glx(dpy, drawable);
+        // SAFETY: the real function with the game's arguments.
+        swap::swap(t, || unsafe { f(dpy, drawable) })
+    }
+
+    /// As `glXSwapBuffersMscOML`.
+    fn glXSwapBuffersMscOML(
+        dpy: Display,
+        drawable: c_ulong,
+        target_msc: i64,
+        divisor: i64,
+        remainder: i64,
+    ) -> i64 {
+        type F = unsafe extern "C" fn(Display, c_ulong, i64, i64, i64) -> i64;
+        let Some(f) = crate::real!(Api::Glx, "glXSwapBuffersMscOML", F) else {
+            crate::process::missing("glXSwapBuffersMscOML");
+            return 0;
+        };
+        let t = Target::glx(dpy, drawable);
+        // SAFETY: the real function with the game's arguments.
+        swap::swap(t, || unsafe {
+            f(dpy, drawable, target_msc, divisor, remainder)
+        })
+    }
+
+    /// As `glXDestroyContext`.
+    fn glXDestroyContext(dpy: Display, ctx: *mut c_void) {
+        type F = unsafe extern "C" fn(Display, *mut c_void);
+        crate::process::context_destroyed(ctx as usize);
+        if let Some(f) = crate::real!(Api::Glx, "glXDestroyContext", F) {
+            // SAFETY: the real function with the game's arguments.
+            unsafe { f(dpy, ctx) }
+    }
+    }
+
+    /// As `eglSwapBuffers`.
+    fn eglSwapBuffers(dpy: Display, surface: *mut c_void) -> EglBoolean {
+        type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+        let Some(f) = crate::real!(Api::Egl, "eglSwapBuffers", F) else {
+            crate::process::missing("eglSwapBuffers");
+            return 0;
+        };
+        let t = Target::egl(dpy, surface);
+        // SAFETY: the real function with the game's arguments.
+        swap::swap(t, || unsafe { f(dpy, surface) })
+    }
+
+    /// As `eglSwapBuffersWithDamageKHR`.
+    fn eglSwapBuffersWithDamageKHR(
+        dpy: Display,
+        surface: *mut c_void,
+        rects: *const c_int,
+        n: c_int,
+    ) -> EglBoolean {
+        let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageKHR", SwapDamage) else {
+            crate::process::missing("eglSwapBuffersWithDamageKHR");
+            return 0;
+        };
+        let t = Target::egl(dpy, surface);
+        // The HUD's rectangle is not added to the damage: the compositor may
+        // then show it a frame late where the game damaged nothing, which a
+        // HUD redrawn every frame never notices.
+        // SAFETY: the real function with the game's arguments.
+        swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
+    }
+
+    /// As `eglSwapBuffersWithDamageEXT`.
+    fn eglSwapBuffersWithDamageEXT(
+        dpy: Display,
+        surface: *mut c_void,
+        rects: *const c_int,
+        n: c_int,
+    ) -> EglBoolean {
+        let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageEXT", SwapDamage) else {
+            crate::process::missing("eglSwapBuffersWithDamageEXT");
+            return 0;
+        };
+        let t = Target::egl(dpy, surface);
+        // SAFETY: the real function with the game's arguments.
+        swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
+    }
+
+    /// As `eglDestroyContext`.
+    fn eglDestroyContext(dpy: Display, ctx: *mut c_void) -> EglBoolean {
+        type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+        crate::process::context_destroyed(ctx as usize);
+        match crate::real!(Api::Egl, "eglDestroyContext", F) {
+            // SAFETY: the real function with the game's arguments.
+            Some(f) => unsafe { f(dpy, ctx) },
+            None => 0,
+    }
+    }
+
+    /// As `eglDestroySurface`.
+    fn eglDestroySurface(dpy: Display, surface: *mut c_void) -> EglBoolean {
+        type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+        crate::process::window_destroyed(true, dpy as usize, surface as u64);
+        match crate::real!(Api::Egl, "eglDestroySurface", F) {
+            // SAFETY: the real function with the game's arguments.
+            Some(f) => unsafe { f(dpy, surface) },
+            None => 0,
+    }
+    }
+    /// Xlib's `XDestroyWindow`: a GLX window's log ends with it.
+    ///
+
+    /// As `XDestroyWindow`.
+    fn XDestroyWindow(dpy: Display, window: c_ulong) -> c_int {
+        type F = unsafe extern "C" fn(Display, c_ulong) -> c_int;
+        crate::process::window_destroyed(false, dpy as usize, crate::swap::xid(window));
+        match crate::real!(Api::Glx, "XDestroyWindow", F) {
+            // SAFETY: the real function with the game's arguments.
+            Some(f) => unsafe { f(dpy, window) },
+            None => 0,
+    }
+    }
+
+    /// As `eglGetDisplay`.
+    fn eglGetDisplay(native: *mut c_void) -> Display {
+        type F = unsafe extern "C" fn(*mut c_void) -> Display;
+        let Some(f) = crate::real!(Api::Egl, "eglGetDisplay", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's argument.
+        let dpy = unsafe { f(native) };
+        // SAFETY: `native` is the game's native display (or null).
+        if unsafe { crate::wayland::is_wl_display(native) } {
+            crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
+    }
+
+    /// As `eglGetPlatformDisplay`.
+    fn eglGetPlatformDisplay(platform: u32, native: *mut c_void, attribs: *const isize) -> Display {
+        type F = unsafe extern "C" fn(u32, *mut c_void, *const isize) -> Display;
+        let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplay", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let dpy = unsafe { f(platform, native, attribs) };
+        if platform == PLATFORM_WAYLAND {
+            crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
+    }
+
+    /// As `eglGetPlatformDisplayEXT`.
+    fn eglGetPlatformDisplayEXT(
+        platform: u32,
+        native: *mut c_void,
+        attribs: *const c_int,
+    ) -> Display {
+        type F = unsafe extern "C" fn(u32, *mut c_void, *const c_int) -> Display;
+        let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplayEXT", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let dpy = unsafe { f(platform, native, attribs) };
+        if platform == PLATFORM_WAYLAND {
+            crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
+    }
 }
 
 /// `dlsym`, as this library exports it: a call with `RTLD_NEXT` jumps
@@ -66,8 +279,11 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
 /// `dlsym` on other architectures (the 32-bit build's compiler has no
 /// naked functions): [`dlsym_hook`] for every handle, so `RTLD_NEXT` is
 /// resolved from this library. As it is preloaded first, that is every
-/// object after the main program; a tool preloaded after it that looks
-/// up its own next `glXSwapBuffers` through `RTLD_NEXT` gets ours.
+/// object after the main program, and a tool preloaded before it that
+/// looks up its next `glXSwapBuffers` gets ours (our own function, see
+/// `hooks!`). A tool preloaded after it that does the same would get ours
+/// too, and the two would call each other: on 32 bits, such a tool goes
+/// before steadyhud in `LD_PRELOAD` (README, "OpenGL games").
 ///
 /// # Safety
 /// As `dlsym(3)`.
@@ -116,232 +332,7 @@ unsafe fn get_proc(api: Api, name: *const c_char) -> *mut c_void {
     }
 }
 
-/// # Safety
-/// As `glXGetProcAddressARB`.
-#[no_mangle]
-pub unsafe extern "C" fn glXGetProcAddressARB(name: *const c_char) -> *mut c_void {
-    // SAFETY: the caller's C string.
-    unsafe { get_proc(Api::Glx, name) }
-}
-
-/// # Safety
-/// As `glXGetProcAddress`.
-#[no_mangle]
-pub unsafe extern "C" fn glXGetProcAddress(name: *const c_char) -> *mut c_void {
-    // SAFETY: the caller's C string.
-    unsafe { get_proc(Api::Glx, name) }
-}
-
-/// # Safety
-/// As `eglGetProcAddress`.
-#[no_mangle]
-pub unsafe extern "C" fn eglGetProcAddress(name: *const c_char) -> *mut c_void {
-    // SAFETY: the caller's C string.
-    unsafe { get_proc(Api::Egl, name) }
-}
-
-/// # Safety
-/// As `glXSwapBuffers`.
-#[no_mangle]
-pub unsafe extern "C" fn glXSwapBuffers(dpy: Display, drawable: c_ulong) {
-    let Some(f) = crate::real!(
-        Api::Glx,
-        "glXSwapBuffers",
-        unsafe extern "C" fn(Display, c_ulong)
-    ) else {
-        return crate::process::missing("glXSwapBuffers");
-    };
-    let t = Target::glx(dpy, drawable);
-    // SAFETY: the real function with the game's arguments.
-    swap::swap(t, || unsafe { f(dpy, drawable) })
-}
-
-/// # Safety
-/// As `glXSwapBuffersMscOML`.
-#[no_mangle]
-pub unsafe extern "C" fn glXSwapBuffersMscOML(
-    dpy: Display,
-    drawable: c_ulong,
-    target_msc: i64,
-    divisor: i64,
-    remainder: i64,
-) -> i64 {
-    type F = unsafe extern "C" fn(Display, c_ulong, i64, i64, i64) -> i64;
-    let Some(f) = crate::real!(Api::Glx, "glXSwapBuffersMscOML", F) else {
-        crate::process::missing("glXSwapBuffersMscOML");
-        return 0;
-    };
-    let t = Target::glx(dpy, drawable);
-    // SAFETY: the real function with the game's arguments.
-    swap::swap(t, || unsafe {
-        f(dpy, drawable, target_msc, divisor, remainder)
-    })
-}
-
-/// # Safety
-/// As `glXDestroyContext`.
-#[no_mangle]
-pub unsafe extern "C" fn glXDestroyContext(dpy: Display, ctx: *mut c_void) {
-    type F = unsafe extern "C" fn(Display, *mut c_void);
-    crate::process::context_destroyed(ctx as usize);
-    if let Some(f) = crate::real!(Api::Glx, "glXDestroyContext", F) {
-        // SAFETY: the real function with the game's arguments.
-        unsafe { f(dpy, ctx) }
-    }
-}
-
-/// # Safety
-/// As `eglSwapBuffers`.
-#[no_mangle]
-pub unsafe extern "C" fn eglSwapBuffers(dpy: Display, surface: *mut c_void) -> EglBoolean {
-    type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
-    let Some(f) = crate::real!(Api::Egl, "eglSwapBuffers", F) else {
-        crate::process::missing("eglSwapBuffers");
-        return 0;
-    };
-    let t = Target::egl(dpy, surface);
-    // SAFETY: the real function with the game's arguments.
-    swap::swap(t, || unsafe { f(dpy, surface) })
-}
-
 type SwapDamage = unsafe extern "C" fn(Display, *mut c_void, *const c_int, c_int) -> EglBoolean;
-
-/// # Safety
-/// As `eglSwapBuffersWithDamageKHR`.
-#[no_mangle]
-pub unsafe extern "C" fn eglSwapBuffersWithDamageKHR(
-    dpy: Display,
-    surface: *mut c_void,
-    rects: *const c_int,
-    n: c_int,
-) -> EglBoolean {
-    let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageKHR", SwapDamage) else {
-        crate::process::missing("eglSwapBuffersWithDamageKHR");
-        return 0;
-    };
-    let t = Target::egl(dpy, surface);
-    // The HUD's rectangle is not added to the damage: the compositor may
-    // then show it a frame late where the game damaged nothing, which a
-    // HUD redrawn every frame never notices.
-    // SAFETY: the real function with the game's arguments.
-    swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
-}
-
-/// # Safety
-/// As `eglSwapBuffersWithDamageEXT`.
-#[no_mangle]
-pub unsafe extern "C" fn eglSwapBuffersWithDamageEXT(
-    dpy: Display,
-    surface: *mut c_void,
-    rects: *const c_int,
-    n: c_int,
-) -> EglBoolean {
-    let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageEXT", SwapDamage) else {
-        crate::process::missing("eglSwapBuffersWithDamageEXT");
-        return 0;
-    };
-    let t = Target::egl(dpy, surface);
-    // SAFETY: the real function with the game's arguments.
-    swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
-}
-
-/// # Safety
-/// As `eglDestroyContext`.
-#[no_mangle]
-pub unsafe extern "C" fn eglDestroyContext(dpy: Display, ctx: *mut c_void) -> EglBoolean {
-    type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
-    crate::process::context_destroyed(ctx as usize);
-    match crate::real!(Api::Egl, "eglDestroyContext", F) {
-        // SAFETY: the real function with the game's arguments.
-        Some(f) => unsafe { f(dpy, ctx) },
-        None => 0,
-    }
-}
-
-/// # Safety
-/// As `eglDestroySurface`.
-#[no_mangle]
-pub unsafe extern "C" fn eglDestroySurface(dpy: Display, surface: *mut c_void) -> EglBoolean {
-    type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
-    crate::process::window_destroyed(true, dpy as usize, surface as u64);
-    match crate::real!(Api::Egl, "eglDestroySurface", F) {
-        // SAFETY: the real function with the game's arguments.
-        Some(f) => unsafe { f(dpy, surface) },
-        None => 0,
-    }
-}
-
-/// Xlib's `XDestroyWindow`: a GLX window's log ends with it.
-///
-/// # Safety
-/// As `XDestroyWindow`.
-#[no_mangle]
-pub unsafe extern "C" fn XDestroyWindow(dpy: Display, window: c_ulong) -> c_int {
-    type F = unsafe extern "C" fn(Display, c_ulong) -> c_int;
-    crate::process::window_destroyed(false, dpy as usize, crate::swap::xid(window));
-    match crate::real!(Api::Glx, "XDestroyWindow", F) {
-        // SAFETY: the real function with the game's arguments.
-        Some(f) => unsafe { f(dpy, window) },
-        None => 0,
-    }
-}
 
 /// `EGL_PLATFORM_WAYLAND_KHR` (= `_EXT`).
 const PLATFORM_WAYLAND: u32 = 0x31D8;
-
-/// # Safety
-/// As `eglGetDisplay`.
-#[no_mangle]
-pub unsafe extern "C" fn eglGetDisplay(native: *mut c_void) -> Display {
-    type F = unsafe extern "C" fn(*mut c_void) -> Display;
-    let Some(f) = crate::real!(Api::Egl, "eglGetDisplay", F) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the real function with the game's argument.
-    let dpy = unsafe { f(native) };
-    // SAFETY: `native` is the game's native display (or null).
-    if unsafe { crate::wayland::is_wl_display(native) } {
-        crate::process::wayland_display(dpy as usize, native);
-    }
-    dpy
-}
-
-/// # Safety
-/// As `eglGetPlatformDisplay`.
-#[no_mangle]
-pub unsafe extern "C" fn eglGetPlatformDisplay(
-    platform: u32,
-    native: *mut c_void,
-    attribs: *const isize,
-) -> Display {
-    type F = unsafe extern "C" fn(u32, *mut c_void, *const isize) -> Display;
-    let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplay", F) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the real function with the game's arguments.
-    let dpy = unsafe { f(platform, native, attribs) };
-    if platform == PLATFORM_WAYLAND {
-        crate::process::wayland_display(dpy as usize, native);
-    }
-    dpy
-}
-
-/// # Safety
-/// As `eglGetPlatformDisplayEXT`.
-#[no_mangle]
-pub unsafe extern "C" fn eglGetPlatformDisplayEXT(
-    platform: u32,
-    native: *mut c_void,
-    attribs: *const c_int,
-) -> Display {
-    type F = unsafe extern "C" fn(u32, *mut c_void, *const c_int) -> Display;
-    let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplayEXT", F) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: the real function with the game's arguments.
-    let dpy = unsafe { f(platform, native, attribs) };
-    if platform == PLATFORM_WAYLAND {
-        crate::process::wayland_display(dpy as usize, native);
-    }
-    dpy
-}
