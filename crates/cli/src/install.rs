@@ -655,7 +655,7 @@ pub fn run_install(args: InstallArgs) -> ExitCode {
             println!("enable it per game with STEADYHUD=1 (e.g. Steam launch options: STEADYHUD=1 %command%)");
             if !i.gl.is_empty() {
                 println!(
-                    "OpenGL games: steadyhud run -- %command% (or LD_PRELOAD={})",
+                    "OpenGL games: steadyhud run -- %command% (or LD_PRELOAD='{}' %command%)",
                     i.library_path.with_file_name(GL_LIB_NAME).display()
                 );
             }

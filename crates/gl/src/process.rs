@@ -25,7 +25,9 @@ pub struct Window {
     /// The stream's key in the analysis thread (ends the log when the
     /// window is destroyed).
     pub id: usize,
-    pub stream: Arc<Stream>,
+    /// `None` for a window whose context runs on Vulkan with the layer on
+    /// ([`crate::path`]): the layer measures it.
+    pub stream: Option<Arc<Stream>>,
     pub pacer: Pacer,
     /// Width and height in pixels, read at most every
     /// [`crate::swap::SIZE_EVERY_NS`] while the HUD is shown.
@@ -195,9 +197,10 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
             p.wayland.surface_destroyed(drawable);
         }
         p.analysis.finish_device(gone.id);
+        let Some(stream) = gone.stream else { return };
         guard::say(format_args!(
             "steadyhud: window {drawable:#x} was destroyed; its session log ends here ({} frames)",
-            gone.stream.pushed().saturating_sub(1)
+            stream.pushed().saturating_sub(1)
         ));
     });
 }

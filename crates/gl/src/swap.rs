@@ -185,17 +185,18 @@ fn context_path(p: &Process, api: Api, ctx: usize) -> Path {
     decided
 }
 
+/// A swap with no current context on its thread: one line.
+fn no_context(p: &Process) {
+    p.say_once(
+        Once::NoContext,
+        format_args!(
+            "steadyhud: a swap with no current GL context on its thread; its frames are logged, without a HUD"
+        ),
+    );
+}
+
 /// Capture and HUD for one swap at `t`; whether this library measured it.
 fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
-    let ctx = current_context(t.api);
-    if ctx == 0 {
-        p.say_once(
-            Once::NoContext,
-            format_args!("steadyhud: a swap with no current GL context on its thread; its frames are logged, without a HUD"),
-        );
-    } else if context_path(p, t.api, ctx) == Path::Layer {
-        return false;
-    }
     let visible = p.hud_visible.load(Ordering::Relaxed);
     let (stream, size) = {
         let mut windows = p.windows.lock_or_recover();
@@ -211,8 +212,19 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                     );
                     return false;
                 }
+                // A new window: who measures it is decided once, by the
+                // context it first swaps with (a hidden HUD then never
+                // asks GL anything: few cache lines on a cold swap).
+                let ctx = current_context(t.api);
+                let path = if ctx == 0 {
+                    no_context(p);
+                    Path::Gl
+                } else {
+                    context_path(p, t.api, ctx)
+                };
                 let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
-                let stream = p.analysis.new_stream(p.settings(), id, None, None, None);
+                let stream = (path == Path::Gl)
+                    .then(|| p.analysis.new_stream(p.settings(), id, None, None, None));
                 windows.push(Window {
                     key: t.key,
                     id,
@@ -225,7 +237,11 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                 windows.last_mut().expect("just pushed")
             }
         };
-        w.stream.record_with(now, None);
+        // GL on Vulkan with the layer on: the layer measures it.
+        let Some(stream) = w.stream.as_ref() else {
+            return false;
+        };
+        stream.record_with(now, None);
         if t.key.egl {
             if !w.wayland_told {
                 w.wayland_told = true;
@@ -235,7 +251,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
             }
             p.wayland.on_present(t.key.drawable, now);
         }
-        if !visible || ctx == 0 {
+        if !visible {
             return true;
         }
         if now.saturating_sub(w.size_at_ns) >= SIZE_EVERY_NS {
@@ -244,8 +260,16 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
             }
             w.size_at_ns = now;
         }
-        (w.stream.clone(), w.size)
+        (stream.clone(), w.size)
     };
+    let ctx = current_context(t.api);
+    if ctx == 0 {
+        no_context(p);
+        return true;
+    }
+    if context_path(p, t.api, ctx) == Path::Layer {
+        return true;
+    }
     if current_drawable(t.api) != t.key.drawable {
         p.say_once(
             Once::NotCurrent,

@@ -58,13 +58,31 @@ struct Args {
     /// twice, then go on in a new window.
     #[arg(long, value_name = "N")]
     destroy_window_at: Option<u64>,
+    /// Time each swap call on this thread (after `--warmup` frames) and
+    /// print the median and mean, and the CPU time of steadyhud's threads:
+    /// `gltest: swap_ns median M mean A n N` and `gltest: threads_cpu_ms T`.
+    #[arg(long)]
+    time_swaps: bool,
+    #[arg(long, default_value_t = 60)]
+    warmup: u64,
 }
 
 /// The colour the window is cleared to every frame (8-bit).
 pub const WINDOW_RGB: [u8; 3] = [40, 90, 160];
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = match Args::try_parse() {
+        Ok(a) => a,
+        Err(e) if e.use_stderr() => {
+            // Usage errors exit 1 like every other error (clap's is 2).
+            let _ = e.print();
+            return ExitCode::from(1);
+        }
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+    };
     match run(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -89,6 +107,7 @@ fn run(args: &Args) -> Result<(), String> {
     let interval = (args.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(args.fps)));
     let start = Instant::now();
     let mut swaps = 0u64;
+    let mut timed: Vec<u64> = Vec::with_capacity(args.frames as usize);
     for frame in 0..args.frames {
         state::clear_window(&gl, args.profile, args.width, args.height);
         if let Some(objects) = &objects {
@@ -98,6 +117,14 @@ fn run(args: &Args) -> Result<(), String> {
             swaps += 1;
             let after = state::snapshot(&gl, args.profile);
             state::compare(&before, &after, frame)?;
+        } else if args.time_swaps {
+            let t = Instant::now();
+            ctx.swap();
+            let ns = t.elapsed().as_nanos() as u64;
+            if frame >= args.warmup {
+                timed.push(ns);
+            }
+            swaps += 1;
         } else {
             ctx.swap();
             swaps += 1;
@@ -116,6 +143,49 @@ fn run(args: &Args) -> Result<(), String> {
         objects.check_fbo(&gl)?;
         println!("gltest: state unchanged across {swaps} swaps; FBO pixels unchanged");
     }
+    if args.time_swaps && !timed.is_empty() {
+        let mean = timed.iter().sum::<u64>() / timed.len() as u64;
+        timed.sort_unstable();
+        println!(
+            "gltest: swap_ns median {} mean {mean} n {}",
+            timed[timed.len() / 2],
+            timed.len()
+        );
+        println!("gltest: threads_cpu_ms {:.3}", steadyhud_threads_cpu_ms());
+    }
     println!("gltest: swaps {swaps}");
     Ok(())
+}
+
+/// User + system CPU time of this process's threads named `steadyhud-*`
+/// (`/proc/self/task/*/stat`, clock ticks of 10 ms), in ms.
+fn steadyhud_threads_cpu_ms() -> f64 {
+    let mut ticks = 0u64;
+    let main = std::process::id().to_string();
+    for task in std::fs::read_dir("/proc/self/task")
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        // The main thread carries the program's name (`steadyhud-gltes`).
+        if task.file_name().to_string_lossy() == main {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if !stat[open + 1..close].starts_with("steadyhud") {
+            continue;
+        }
+        // Fields after the name: state is 3rd, utime 14th, stime 15th.
+        let rest: Vec<&str> = stat[close + 2..].split(' ').collect();
+        let field = |i: usize| {
+            rest.get(i - 3)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        ticks += field(14) + field(15);
+    }
+    ticks as f64 * 10.0
 }

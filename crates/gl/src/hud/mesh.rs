@@ -1,7 +1,11 @@
 //! The HUD's GL objects in one context: the program (`shaders/gl/`), the
-//! vertex array with its two buffers, the font texture; the imgui draw
-//! lists uploaded once per rendered panel ([`Mesh::upload`]) and drawn at
-//! every swap ([`Mesh::draw`]).
+//! vertex array with its two buffers, the font texture and the panel (a
+//! texture with its framebuffer). As in the Vulkan layer's cached mode,
+//! imgui's draw lists are rendered into the opaque panel only when the
+//! live statistics change ([`Mesh::render_panel`], ~10×/s), and every swap
+//! draws the panel as one textured quad into the window
+//! ([`Mesh::draw_panel`]: one draw call, whatever the HUD holds; a quad
+//! rather than a blit, which a multisampled window would refuse).
 
 use glow::HasContext;
 
@@ -45,6 +49,14 @@ pub struct Mesh {
     vbo: glow::NativeBuffer,
     ebo: glow::NativeBuffer,
     font: glow::NativeTexture,
+    panel_fbo: glow::NativeFramebuffer,
+    panel_tex: glow::NativeTexture,
+    /// The panel texture's size, and the part the HUD fills.
+    panel_alloc: [u32; 2],
+    content: [u32; 2],
+    /// What the buffers hold: the quad for (offset, window size), or
+    /// imgui's lists (`None`).
+    quad: Option<([i32; 2], [u32; 2])>,
     cmds: Vec<Cmd>,
     /// Scratch for the concatenated lists (kept: no allocation per panel).
     vertices: Vec<u8>,
@@ -134,18 +146,26 @@ impl Mesh {
             gl.enable_vertex_attrib_array(2);
             gl.vertex_attrib_pointer_f32(2, 4, glow::UNSIGNED_BYTE, true, stride, 16);
 
-            let font_tex = gl
-                .create_texture()
-                .map_err(|e| MeshError::Create("font texture", e))?;
-            gl.bind_texture(glow::TEXTURE_2D, Some(font_tex));
-            for (p, val) in [
-                (glow::TEXTURE_MIN_FILTER, glow::NEAREST),
-                (glow::TEXTURE_MAG_FILTER, glow::NEAREST),
-                (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
-                (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
-            ] {
-                gl.tex_parameter_i32(glow::TEXTURE_2D, p, val as i32);
-            }
+            let texture = |what| -> Result<glow::NativeTexture, MeshError> {
+                let t = gl
+                    .create_texture()
+                    .map_err(|e| MeshError::Create(what, e))?;
+                gl.bind_texture(glow::TEXTURE_2D, Some(t));
+                for (p, val) in [
+                    (glow::TEXTURE_MIN_FILTER, glow::NEAREST),
+                    (glow::TEXTURE_MAG_FILTER, glow::NEAREST),
+                    (glow::TEXTURE_WRAP_S, glow::CLAMP_TO_EDGE),
+                    (glow::TEXTURE_WRAP_T, glow::CLAMP_TO_EDGE),
+                ] {
+                    gl.tex_parameter_i32(glow::TEXTURE_2D, p, val as i32);
+                }
+                Ok(t)
+            };
+            let font_tex = texture("font texture")?;
+            let panel_tex = texture("panel texture")?;
+            let panel_fbo = gl
+                .create_framebuffer()
+                .map_err(|e| MeshError::Create("panel framebuffer", e))?;
             let mesh = Mesh {
                 program,
                 xform,
@@ -153,6 +173,11 @@ impl Mesh {
                 vbo,
                 ebo,
                 font: font_tex,
+                panel_fbo,
+                panel_tex,
+                panel_alloc: [0, 0],
+                content: [0, 0],
+                quad: None,
                 cmds: Vec::new(),
                 vertices: Vec::new(),
                 indices: Vec::new(),
@@ -162,12 +187,13 @@ impl Mesh {
         }
     }
 
-    /// Uploads a rendered panel's draw lists into the buffers, as one list
-    /// (32-bit indices, rebased).
+    /// Uploads imgui's draw lists into the buffers, as one list (32-bit
+    /// indices, rebased).
     ///
     /// # Safety
     /// As [`Mesh::new`]; the HUD's state is set.
-    pub unsafe fn upload(&mut self, gl: &glow::Context, data: &imgui::DrawData) {
+    unsafe fn upload(&mut self, gl: &glow::Context, data: &imgui::DrawData) {
+        self.quad = None;
         self.cmds.clear();
         self.vertices.clear();
         self.indices.clear();
@@ -209,6 +235,15 @@ impl Mesh {
             base += vtx.len() as u32;
         }
         // SAFETY: uploads into our own buffers (caller: current context).
+        unsafe { self.send(gl) }
+    }
+
+    /// Uploads `vertices` and `indices` into the buffers.
+    ///
+    /// # Safety
+    /// As [`Mesh::upload`].
+    unsafe fn send(&self, gl: &glow::Context) {
+        // SAFETY: uploads into our own buffers (caller: current context).
         unsafe {
             gl.bind_vertex_array(Some(self.vao));
             gl.bind_buffer(glow::ARRAY_BUFFER, Some(self.vbo));
@@ -221,11 +256,13 @@ impl Mesh {
         }
     }
 
-    /// Draws the uploaded panel into a window of `size` pixels.
+    /// Sends the buffers' vertices to the GL: the uploaded buffers, the
+    /// uploaded commands, into a target of `size` pixels, sampling
+    /// `texture`.
     ///
     /// # Safety
     /// As [`Mesh::upload`].
-    pub unsafe fn draw(&self, gl: &glow::Context, size: [u32; 2]) {
+    unsafe fn draw_cmds(&self, gl: &glow::Context, size: [u32; 2], texture: glow::NativeTexture) {
         let (w, h) = (size[0] as f32, size[1] as f32);
         // SAFETY: draws with our own objects (caller: current context,
         // the HUD's state set).
@@ -234,7 +271,7 @@ impl Mesh {
             gl.use_program(Some(self.program));
             gl.uniform_4_f32(self.xform.as_ref(), 2.0 / w, -2.0 / h, -1.0, 1.0);
             gl.bind_vertex_array(Some(self.vao));
-            gl.bind_texture(glow::TEXTURE_2D, Some(self.font));
+            gl.bind_texture(glow::TEXTURE_2D, Some(texture));
             for c in &self.cmds {
                 let [x0, y0, x1, y1] = c.clip;
                 let (x0, y0) = (x0.max(0.0), y0.max(0.0));
@@ -256,6 +293,116 @@ impl Mesh {
                 );
             }
         }
+    }
+
+    /// Renders imgui's lists, laid out at the origin and filling `content`
+    /// pixels, into the panel over `background` (growing the panel when
+    /// needed). Leaves the window's framebuffer bound for drawing.
+    ///
+    /// # Safety
+    /// As [`Mesh::upload`].
+    pub unsafe fn render_panel(
+        &mut self,
+        gl: &glow::Context,
+        data: &imgui::DrawData,
+        content: [u32; 2],
+        background: [f32; 4],
+    ) {
+        // SAFETY: our own objects on the current context (caller).
+        unsafe {
+            if content[0] > self.panel_alloc[0] || content[1] > self.panel_alloc[1] {
+                // Rounded up: a panel that grows by a row or two (a new
+                // sensor row) does not reallocate each time.
+                let alloc = content.map(|c| c.div_ceil(64) * 64);
+                gl.bind_texture(glow::TEXTURE_2D, Some(self.panel_tex));
+                gl.tex_image_2d(
+                    glow::TEXTURE_2D,
+                    0,
+                    glow::RGBA8 as i32,
+                    alloc[0] as i32,
+                    alloc[1] as i32,
+                    0,
+                    glow::RGBA,
+                    glow::UNSIGNED_BYTE,
+                    glow::PixelUnpackData::Slice(None),
+                );
+                gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, Some(self.panel_fbo));
+                gl.framebuffer_texture_2d(
+                    glow::DRAW_FRAMEBUFFER,
+                    glow::COLOR_ATTACHMENT0,
+                    glow::TEXTURE_2D,
+                    Some(self.panel_tex),
+                    0,
+                );
+                self.panel_alloc = alloc;
+            }
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, Some(self.panel_fbo));
+            gl.draw_buffers(&[glow::COLOR_ATTACHMENT0]);
+            gl.scissor(0, 0, content[0] as i32, content[1] as i32);
+            let [r, g, b, a] = background;
+            gl.clear_color(r, g, b, a);
+            gl.clear(glow::COLOR_BUFFER_BIT);
+            self.upload(gl, data);
+            self.draw_cmds(gl, content, self.font);
+            gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, None);
+        }
+        self.content = content;
+    }
+
+    /// Draws the panel into the window (`size` pixels) with its top-left
+    /// corner at `offset` (window pixels, top-left origin).
+    ///
+    /// # Safety
+    /// As [`Mesh::upload`], the window's framebuffer bound for drawing.
+    pub unsafe fn draw_panel(&mut self, gl: &glow::Context, offset: [i32; 2], size: [u32; 2]) {
+        let [cw, ch] = self.content;
+        if cw == 0 || ch == 0 {
+            return;
+        }
+        if self.quad != Some((offset, size)) {
+            let (x0, y0) = (offset[0] as f32, offset[1] as f32);
+            let (x1, y1) = (x0 + cw as f32, y0 + ch as f32);
+            // The panel's top row is its texture's last filled one.
+            let (u1, v1) = (
+                cw as f32 / self.panel_alloc[0] as f32,
+                ch as f32 / self.panel_alloc[1] as f32,
+            );
+            let white = [255u8; 4];
+            let corners = [
+                ([x0, y0], [0.0, v1]),
+                ([x1, y0], [u1, v1]),
+                ([x1, y1], [u1, 0.0]),
+                ([x0, y1], [0.0, 0.0]),
+            ];
+            self.vertices.clear();
+            for (pos, uv) in corners {
+                let v = imgui::DrawVert {
+                    pos,
+                    uv,
+                    col: white,
+                };
+                // SAFETY: DrawVert is plain old data.
+                self.vertices.extend_from_slice(unsafe {
+                    std::slice::from_raw_parts(
+                        (&v as *const imgui::DrawVert).cast::<u8>(),
+                        std::mem::size_of::<imgui::DrawVert>(),
+                    )
+                });
+            }
+            self.indices.clear();
+            self.indices.extend([0, 1, 2, 0, 2, 3]);
+            self.cmds.clear();
+            self.cmds.push(Cmd {
+                clip: [x0, y0, x1, y1],
+                first: 0,
+                count: 6,
+            });
+            // SAFETY: uploads into our own buffers.
+            unsafe { self.send(gl) };
+            self.quad = Some((offset, size));
+        }
+        // SAFETY: as above.
+        unsafe { self.draw_cmds(gl, size, self.panel_tex) };
     }
 
     /// Replaces the font atlas (a new HUD scale).
@@ -293,6 +440,8 @@ impl Mesh {
             gl.delete_buffer(self.vbo);
             gl.delete_buffer(self.ebo);
             gl.delete_texture(self.font);
+            gl.delete_texture(self.panel_tex);
+            gl.delete_framebuffer(self.panel_fbo);
         }
     }
 }

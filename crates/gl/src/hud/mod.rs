@@ -1,10 +1,10 @@
 //! The HUD drawn with GL into a window's back buffer, just before the real
 //! swap, in the context the game swaps with: the same view as the Vulkan
 //! layer's (`steadyhud_hudview`: rows, graph, colours), rendered by imgui
-//! when the live statistics change (~10×/s) and uploaded once
-//! ([`mesh::Mesh::upload`]); each swap between only replays the uploaded
-//! mesh. The game's state is saved before and restored after every draw
-//! ([`saved`]).
+//! into an opaque panel when the live statistics change (~10×/s), as the
+//! Vulkan layer's cached panel is; each swap draws the panel as one quad
+//! ([`mesh`]). The game's state is saved before and restored after every
+//! draw ([`saved`]).
 //!
 //! Contexts it draws in: GL ≥ 3.0 (core or compatibility) and GLES ≥ 3.0;
 //! anything else ([`HudError::Unsupported`]) gets no HUD, with one line,
@@ -99,6 +99,8 @@ pub struct ContextHud {
     uploaded: Option<([u32; 2], u64)>,
     /// The font size the imgui context and the font texture were made for.
     font_px: f32,
+    /// The panel's filled size, pixels.
+    content: [u32; 2],
 }
 
 // SAFETY: a context's HUD is only used on the thread where that context is
@@ -171,6 +173,7 @@ impl ContextHud {
                 font_px: view.font_px(),
                 view,
                 uploaded: None,
+                content: [0, 0],
             })
         }
     }
@@ -244,18 +247,24 @@ impl ContextHud {
                 2
             };
             for _ in 1..passes {
-                self.view.build(ctx.new_frame(), fsize, stats, false);
+                self.view.build(ctx.new_frame(), fsize, stats, true);
                 ctx.render();
             }
-            self.view.build(ctx.new_frame(), fsize, stats, false);
+            let area = self.view.build(ctx.new_frame(), fsize, stats, true);
+            let content = [area[2], area[3]].map(|v| v.ceil().max(0.0) as u32);
             let data = ctx.render();
-            // SAFETY: our buffers on the current context (caller).
-            unsafe { self.mesh.upload(&self.gl, data) };
+            if content[0] > 0 && content[1] > 0 && data.total_vtx_count > 0 {
+                let bg = steadyhud_hudview::colors::PANEL_BG;
+                // SAFETY: our objects on the current context (caller).
+                unsafe { self.mesh.render_panel(&self.gl, data, content, bg) };
+                self.content = content;
+            }
             self.imgui = Some(Imgui(ctx.suspend()));
             self.uploaded = Some(key);
         }
-        // SAFETY: as above.
-        unsafe { self.mesh.draw(&self.gl, size) };
+        let offset = self.view.corner_offset(self.content, size);
+        // SAFETY: our objects on the current context (caller).
+        unsafe { self.mesh.draw_panel(&self.gl, offset, size) };
         Ok(())
     }
 

@@ -64,6 +64,7 @@ pub struct Saved {
     draw_buffer: i32,
     viewport: [i32; 4],
     scissor_box: [i32; 4],
+    clear_color: [f32; 4],
     color_mask: [bool; 4],
     blend_src_rgb: i32,
     blend_dst_rgb: i32,
@@ -96,6 +97,8 @@ impl Saved {
             gl.get_parameter_i32_slice(glow::VIEWPORT, &mut viewport);
             let mut scissor_box = [0; 4];
             gl.get_parameter_i32_slice(glow::SCISSOR_BOX, &mut scissor_box);
+            let mut clear_color = [0.0; 4];
+            gl.get_parameter_f32_slice(glow::COLOR_CLEAR_VALUE, &mut clear_color);
             let active_texture = i(glow::ACTIVE_TEXTURE);
             gl.active_texture(glow::TEXTURE0);
             let texture_2d = i(glow::TEXTURE_BINDING_2D);
@@ -122,6 +125,7 @@ impl Saved {
                 draw_buffer: i(glow::DRAW_BUFFER0),
                 viewport,
                 scissor_box,
+                clear_color,
                 color_mask: gl.get_parameter_bool_array::<4>(glow::COLOR_WRITEMASK),
                 blend_src_rgb: i(glow::BLEND_SRC_RGB),
                 blend_dst_rgb: i(glow::BLEND_DST_RGB),
@@ -241,6 +245,8 @@ impl Saved {
             gl.viewport(x, y, w, h);
             let [x, y, w, h] = self.scissor_box;
             gl.scissor(x, y, w, h);
+            let [r, g, b, a] = self.clear_color;
+            gl.clear_color(r, g, b, a);
             let [r, g, b, a] = self.color_mask;
             gl.color_mask(r, g, b, a);
             gl.blend_equation_separate(self.blend_eq_rgb as u32, self.blend_eq_alpha as u32);
