@@ -132,6 +132,11 @@ fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
     let (on_again, n_again) = wait_label(&shot, win, 10, |n| n > SHOWN);
     h.xdotool(&["key", "Shift_R+F12"]);
     let (key_off, n_key) = wait_label(&shot, win, 10, |n| n < HIDDEN);
+    // A frame cap and a mark through the socket, as for a Vulkan game.
+    ctl(&["limit", "30"]);
+    ctl(&["mark", "gl", "scene"]);
+    std::thread::sleep(Duration::from_secs(1));
+    ctl(&["limit", "off"]);
     let out = quit_with_escape(&h, "^glxgears$", game);
     eprintln!(
         "HUD label pixels: without {without}, shown {n_on}, ctl off {n_off}, ctl on {n_again}, \
@@ -150,6 +155,18 @@ fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
     assert!(swaps.glx > 20, "{swaps:?}");
     let (log, rows) = h.only_session_log_of(swaps.glx, "glxgears");
     check_api(&log, "opengl");
+    let text = std::fs::read_to_string(&log.csv).unwrap();
+    for want in [
+        "# fps_limit: 30 at frame ",
+        "# fps_limit: 0 at frame ",
+        "# mark: gl scene at frame ",
+    ] {
+        assert!(
+            text.contains(want),
+            "no `{want}…` line in {}",
+            log.csv.display()
+        );
+    }
     let summary = log.summary_json();
     assert_eq!(summary["complete"], true, "{summary}");
     assert_eq!(summary["frames"].as_u64(), Some(rows));
