@@ -62,3 +62,46 @@ fn committed_spirv_matches_its_glsl() {
         );
     }
 }
+
+/// The GL library's shaders (`shaders/gl/`) are GLSL the driver compiles at
+/// run time, behind a `#version` line the library picks (130, 150 or
+/// 300 es): they have no SPIR-V to compare. `glslc` checks them as GLSL
+/// 3.30 for OpenGL, so a mistake shows here and not first in a game; a
+/// broken copy must fail the same check.
+#[test]
+fn gl_shaders_are_valid_glsl() {
+    if !require::program("glslc", "glslc") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("shaders/gl");
+    let tmp = tempfile::tempdir().unwrap();
+    let check = |stage: &str, text: &str| {
+        let src = tmp.path().join(format!("check.{stage}"));
+        std::fs::write(&src, format!("#version 330\n{text}")).unwrap();
+        let out = Command::new("glslc")
+            .args([
+                "--target-env=opengl",
+                "-fauto-map-locations",
+                "-fauto-bind-uniforms",
+            ])
+            .arg(&src)
+            .arg("-o")
+            .arg(tmp.path().join("check.spv"))
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let mut checked = 0;
+    for stage in ["vert", "frag"] {
+        let text = std::fs::read_to_string(dir.join(format!("hud.{stage}"))).unwrap();
+        let (ok, err) = check(stage, &text);
+        assert!(ok, "shaders/gl/hud.{stage}: {err}");
+        let (broken, _) = check(stage, &text.replace("void main", "void main("));
+        assert!(!broken, "glslc accepted a broken hud.{stage}");
+        checked += 1;
+    }
+    assert_eq!(checked, 2);
+}

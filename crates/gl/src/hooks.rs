@@ -139,16 +139,9 @@ hooks! {
         rects: *const c_int,
         n: c_int,
     ) -> EglBoolean {
-        let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageKHR", SwapDamage) else {
-            crate::process::missing("eglSwapBuffersWithDamageKHR");
-            return 0;
-        };
-        let t = Target::egl(dpy, surface);
-        // The HUD's rectangle is not added to the damage: the compositor may
-        // then show it a frame late where the game damaged nothing, which a
-        // HUD redrawn every frame never notices.
-        // SAFETY: the real function with the game's arguments.
-        swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
+        let f = crate::real!(Api::Egl, "eglSwapBuffersWithDamageKHR", SwapDamage);
+        // SAFETY: the game's arguments.
+        unsafe { swap_with_damage("eglSwapBuffersWithDamageKHR", f, dpy, surface, rects, n) }
     }
 
     /// As `eglSwapBuffersWithDamageEXT`.
@@ -158,13 +151,9 @@ hooks! {
         rects: *const c_int,
         n: c_int,
     ) -> EglBoolean {
-        let Some(f) = crate::real!(Api::Egl, "eglSwapBuffersWithDamageEXT", SwapDamage) else {
-            crate::process::missing("eglSwapBuffersWithDamageEXT");
-            return 0;
-        };
-        let t = Target::egl(dpy, surface);
-        // SAFETY: the real function with the game's arguments.
-        swap::swap(t, || unsafe { f(dpy, surface, rects, n) })
+        let f = crate::real!(Api::Egl, "eglSwapBuffersWithDamageEXT", SwapDamage);
+        // SAFETY: the game's arguments.
+        unsafe { swap_with_damage("eglSwapBuffersWithDamageEXT", f, dpy, surface, rects, n) }
     }
 
     /// As `eglDestroyContext`.
@@ -333,6 +322,31 @@ unsafe fn get_proc(api: Api, name: *const c_char) -> *mut c_void {
 }
 
 type SwapDamage = unsafe extern "C" fn(Display, *mut c_void, *const c_int, c_int) -> EglBoolean;
+
+/// `eglSwapBuffersWithDamage{KHR,EXT}` (`name`) through its real function
+/// `real`. The HUD's rectangle is not added to the damage: the compositor
+/// may then show it a frame late where the game damaged nothing, which a
+/// HUD redrawn every frame never notices.
+///
+/// # Safety
+/// The game's arguments to `name`.
+unsafe fn swap_with_damage(
+    name: &str,
+    real: Option<SwapDamage>,
+    dpy: Display,
+    surface: *mut c_void,
+    rects: *const c_int,
+    n: c_int,
+) -> EglBoolean {
+    let Some(f) = real else {
+        crate::process::missing(name);
+        return 0;
+    };
+    // SAFETY: the real function with the game's arguments.
+    swap::swap(Target::egl(dpy, surface), || unsafe {
+        f(dpy, surface, rects, n)
+    })
+}
 
 /// `EGL_PLATFORM_WAYLAND_KHR` (= `_EXT`).
 const PLATFORM_WAYLAND: u32 = 0x31D8;
