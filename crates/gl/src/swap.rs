@@ -71,7 +71,7 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     let fps = p.limit.fps();
     let early = p.config.fps_limit_method == LimitMethod::Early;
     let measured = guard::contain(false, || {
-        if early && fps != 0 && p.windows.lock_or_recover().iter().any(|w| w.key == t.key) {
+        if early && fps != 0 {
             limit(p, t.key, fps);
         }
         before_swap(p, t, now_ns())
@@ -83,11 +83,12 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     r
 }
 
-/// The frame cap's wait for window `key`.
+/// The frame cap's wait for window `key` (none before its first swap, and
+/// none for a window the layer measures: it caps its own).
 fn limit(p: &Process, key: WindowKey, fps: u32) {
     let due = {
         let mut w = p.windows.lock_or_recover();
-        let Some(w) = w.iter_mut().find(|w| w.key == key) else {
+        let Some(w) = w.iter_mut().find(|w| w.key == key && w.stream.is_some()) else {
             return;
         };
         w.pacer.deadline(now_ns(), fps)
