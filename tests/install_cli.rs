@@ -137,13 +137,21 @@ fn install_writes_one_lib_manifest_and_both_copies_that_the_loader_uses() {
         .contains(&(lib64_dir.as_str(), lib32_dir.as_str())),
         "unexpected pair {lib64_dir} / {lib32_dir}"
     );
+    // The GL library built beside the 64-bit layer goes beside its copy
+    // (the fake 32-bit layer has none beside it: no 32-bit GL copy).
     let mut expected = vec![
         format!("steadyhud/{lib32_dir}/libsteadyhud.so"),
         format!("steadyhud/{lib64_dir}/libsteadyhud.so"),
+        format!("steadyhud/{lib64_dir}/libsteadyhud_gl.so"),
         format!("vulkan/implicit_layer.d/{LAYER_NAME}.json"),
     ];
     expected.sort();
     assert_eq!(files_under(&data), expected);
+    assert_eq!(
+        std::fs::read(data.join(format!("steadyhud/{lib64_dir}/libsteadyhud_gl.so"))).unwrap(),
+        std::fs::read(common::gl::gl_library()).unwrap(),
+        "the GL library's copy"
+    );
     assert_eq!(manifest["layer"]["name"], LAYER_NAME);
     assert_eq!(manifest["layer"]["enable_environment"]["STEADYHUD"], "1");
     assert_eq!(
@@ -327,7 +335,8 @@ fn uninstall_removes_everything_and_is_idempotent() {
         !data.join("steadyhud/libsteadyhud.so").exists(),
         "install left the copy of the layout before $LIB"
     );
-    assert_eq!(files_under(&data).len(), 3, "{:?}", files_under(&data));
+    // Both layer copies, the 64-bit GL copy, the manifest.
+    assert_eq!(files_under(&data).len(), 4, "{:?}", files_under(&data));
     let out = run(h.steadyhud(&["uninstall"]).env("XDG_DATA_HOME", &data));
     out.assert_success("uninstall");
     assert!(!manifest_in(&data).exists(), "manifest left behind");
@@ -342,8 +351,8 @@ fn uninstall_removes_everything_and_is_idempotent() {
             .lines()
             .filter(|l| l.starts_with("removed "))
             .count(),
-        3,
-        "the manifest and both libraries:\n{}",
+        4,
+        "the manifest, both layer libraries and the GL library:\n{}",
         out.stdout
     );
     let again = run(h.steadyhud(&["uninstall"]).env("XDG_DATA_HOME", &data));
