@@ -46,8 +46,8 @@ pub struct Mesh {
     program: glow::NativeProgram,
     xform: Option<glow::NativeUniformLocation>,
     vao: glow::NativeVertexArray,
+    /// The vertex buffer (the index buffer is the vertex array's).
     vbo: glow::NativeBuffer,
-    ebo: glow::NativeBuffer,
     font: glow::NativeTexture,
     panel_fbo: glow::NativeFramebuffer,
     panel_tex: glow::NativeTexture,
@@ -171,7 +171,6 @@ impl Mesh {
                 xform,
                 vao,
                 vbo,
-                ebo,
                 font: font_tex,
                 panel_fbo,
                 panel_tex,
@@ -425,23 +424,6 @@ impl Mesh {
                 glow::UNSIGNED_BYTE,
                 glow::PixelUnpackData::Slice(Some(data)),
             );
-        }
-    }
-
-    /// Deletes the objects (the context is current and lives on).
-    ///
-    /// # Safety
-    /// As [`Mesh::new`].
-    pub unsafe fn destroy(&self, gl: &glow::Context) {
-        // SAFETY: our own objects on the current context.
-        unsafe {
-            gl.delete_program(self.program);
-            gl.delete_vertex_array(self.vao);
-            gl.delete_buffer(self.vbo);
-            gl.delete_buffer(self.ebo);
-            gl.delete_texture(self.font);
-            gl.delete_texture(self.panel_tex);
-            gl.delete_framebuffer(self.panel_fbo);
         }
     }
 }

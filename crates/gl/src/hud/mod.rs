@@ -271,15 +271,6 @@ impl ContextHud {
     /// Drops the HUD of a context being destroyed (its objects go with it:
     /// no GL call).
     pub fn forget(self) {}
-
-    /// Deletes the HUD's objects (its context current and staying alive).
-    ///
-    /// # Safety
-    /// This HUD's context is current on this thread.
-    pub unsafe fn destroy(self) {
-        // SAFETY: the caller's contract.
-        unsafe { self.mesh.destroy(&self.gl) }
-    }
 }
 
 /// A font atlas: width, height, RGBA8 pixels.
