@@ -117,7 +117,7 @@ hooks! {
         if let Some(f) = crate::real!(Api::Glx, "glXDestroyContext", F) {
             // SAFETY: the real function with the game's arguments.
             unsafe { f(dpy, ctx) }
-    }
+        }
     }
 
     /// As `eglSwapBuffers`.
@@ -164,7 +164,7 @@ hooks! {
             // SAFETY: the real function with the game's arguments.
             Some(f) => unsafe { f(dpy, ctx) },
             None => 0,
-    }
+        }
     }
 
     /// As `eglDestroySurface`.
@@ -175,7 +175,7 @@ hooks! {
             // SAFETY: the real function with the game's arguments.
             Some(f) => unsafe { f(dpy, surface) },
             None => 0,
-    }
+        }
     }
     /// Xlib's `XDestroyWindow`: a GLX window's log ends with it.
     ///
@@ -188,7 +188,7 @@ hooks! {
             // SAFETY: the real function with the game's arguments.
             Some(f) => unsafe { f(dpy, window) },
             None => 0,
-    }
+        }
     }
 
     /// As `eglGetDisplay`.
@@ -202,8 +202,8 @@ hooks! {
         // SAFETY: `native` is the game's native display (or null).
         if unsafe { crate::wayland::is_wl_display(native) } {
             crate::process::wayland_display(dpy as usize, native);
-    }
-    dpy
+        }
+        dpy
     }
 
     /// As `eglGetPlatformDisplay`.
@@ -216,8 +216,8 @@ hooks! {
         let dpy = unsafe { f(platform, native, attribs) };
         if platform == PLATFORM_WAYLAND {
             crate::process::wayland_display(dpy as usize, native);
-    }
-    dpy
+        }
+        dpy
     }
 
     /// As `eglGetPlatformDisplayEXT`.
@@ -234,8 +234,8 @@ hooks! {
         let dpy = unsafe { f(platform, native, attribs) };
         if platform == PLATFORM_WAYLAND {
             crate::process::wayland_display(dpy as usize, native);
-    }
-    dpy
+        }
+        dpy
     }
 }
 
