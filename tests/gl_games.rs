@@ -480,8 +480,16 @@ fn es2gears_wayland_hud_and_hotkey() {
     let shot = || bed.screenshot();
     let all = [0, 0, 640, 480];
     let (shown, n_on) = wait_label(&shot, all, 20, |n| n > SHOWN);
+    // The keyboard is bound at a swap after the analysis thread loaded the
+    // Wayland libraries, which may come after the HUD's first panel: a key
+    // pressed before that is lost, as on a real seat. Once more if so.
+    std::thread::sleep(Duration::from_secs(1));
     bed.press("Shift_R+F12");
-    let (hidden, n_off) = wait_label(&shot, all, 10, |n| n < HIDDEN);
+    let (mut hidden, mut n_off) = wait_label(&shot, all, 5, |n| n < HIDDEN);
+    if !hidden {
+        bed.press("Shift_R+F12");
+        (hidden, n_off) = wait_label(&shot, all, 5, |n| n < HIDDEN);
+    }
     bed.press("Shift_R+F12");
     let (back, n_back) = wait_label(&shot, all, 10, |n| n > SHOWN);
     let out = game.kill();
