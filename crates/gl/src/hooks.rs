@@ -213,11 +213,7 @@ hooks! {
             return std::ptr::null_mut();
         };
         // SAFETY: the real function with the game's arguments.
-        let dpy = unsafe { f(platform, native, attribs) };
-        if platform == PLATFORM_WAYLAND {
-            crate::process::wayland_display(dpy as usize, native);
-        }
-        dpy
+        platform_display(platform, native, unsafe { f(platform, native, attribs) })
     }
 
     /// As `eglGetPlatformDisplayEXT`.
@@ -231,11 +227,7 @@ hooks! {
             return std::ptr::null_mut();
         };
         // SAFETY: the real function with the game's arguments.
-        let dpy = unsafe { f(platform, native, attribs) };
-        if platform == PLATFORM_WAYLAND {
-            crate::process::wayland_display(dpy as usize, native);
-        }
-        dpy
+        platform_display(platform, native, unsafe { f(platform, native, attribs) })
     }
 }
 
@@ -346,6 +338,15 @@ unsafe fn swap_with_damage(
     swap::swap(Target::egl(dpy, surface), || unsafe {
         f(dpy, surface, rects, n)
     })
+}
+
+/// What `eglGetPlatformDisplay(EXT)` returned: `dpy`, remembered as a
+/// Wayland display when `platform` is Wayland's.
+fn platform_display(platform: u32, native: *mut c_void, dpy: Display) -> Display {
+    if platform == PLATFORM_WAYLAND {
+        crate::process::wayland_display(dpy as usize, native);
+    }
+    dpy
 }
 
 /// `EGL_PLATFORM_WAYLAND_KHR` (= `_EXT`).
