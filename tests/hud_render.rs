@@ -621,6 +621,7 @@ fn stats() -> LiveStats {
         sensors: Vec::new(),
         fps_cap: 60,
         generation: 1,
+        ..LiveStats::default()
     }
 }
 

@@ -55,6 +55,22 @@ pub fn plan(info: &vk::SwapchainCreateInfoKHR) -> Result<Plan, &'static str> {
     })
 }
 
+impl Plan {
+    /// The plan for a HUD whose background is seen through (`hud_alpha`
+    /// below 1): drawn straight into images that are colour attachments,
+    /// since a copied panel replaces the pixels under it. Images that only
+    /// take copies keep the (opaque) panel.
+    pub fn see_through(mut self, info: &vk::SwapchainCreateInfoKHR) -> Plan {
+        if info
+            .image_usage
+            .contains(vk::ImageUsageFlags::COLOR_ATTACHMENT)
+        {
+            self.panel = false;
+        }
+        self
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,6 +107,15 @@ mod tests {
                 .unwrap()
                 .panel
         );
+    }
+
+    #[test]
+    fn a_see_through_hud_draws_directly_where_it_can() {
+        let both = vk::ImageUsageFlags::COLOR_ATTACHMENT | vk::ImageUsageFlags::TRANSFER_DST;
+        let i = info().image_usage(both);
+        assert!(!plan(&i).unwrap().see_through(&i).panel);
+        let copies = info().image_usage(vk::ImageUsageFlags::TRANSFER_DST);
+        assert!(plan(&copies).unwrap().see_through(&copies).panel);
     }
 
     #[test]

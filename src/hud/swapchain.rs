@@ -92,6 +92,11 @@ impl SwapchainHud {
         config: &Config,
     ) -> Result<Self, HudError> {
         let view = view::View::new(config, [info.image_extent.width, info.image_extent.height]);
+        let plan = &if view.opaque() {
+            *plan
+        } else {
+            plan.see_through(info)
+        };
         let key = cache::Key {
             format: info.image_format,
             encoding: plan.encoding,
@@ -370,7 +375,8 @@ impl SwapchainHud {
         };
         let fresh = self.panel_generation == Some(rec.stats.generation)
             && panel.ready()
-            && self.panel_renders >= 3;
+            && self.panel_renders >= 3
+            && self.view.settled();
         if !fresh {
             let (view, target, pass) = (&mut self.view, &mut self.target, state.panel_pass);
             let rendered = state.frame(

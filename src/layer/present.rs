@@ -27,7 +27,6 @@ use super::regions::{self, PresentScratch};
 use crate::guard;
 use crate::hud::{Drawn, HudError};
 use ash::vk;
-use std::sync::atomic::Ordering;
 use steadyhud_capture::faults::Site;
 use steadyhud_capture::limiter;
 use steadyhud_config::LimitMethod;
@@ -81,8 +80,9 @@ impl Device {
         // SAFETY: `info` is the app's valid present info (caller's contract).
         let app = unsafe { &*info };
         let qi = self.queue(queue);
-        // A hidden HUD draws nothing: no scratch, no regions to patch.
-        let visible = self.settings.hud_visible.load(Ordering::Relaxed);
+        // A hidden HUD draws nothing (but its toast for a second): no
+        // scratch, no regions to patch.
+        let visible = self.settings.hud.drawn(t);
         let mut scratch = qi.filter(|_| visible).map(|q| q.scratch.lock_or_recover());
         let mut out = HudOutcome::default();
         // SAFETY: inside the app's present on `queue` (`qi` is its record),

@@ -12,10 +12,10 @@ use super::handles::HandleMap;
 use super::instance::Instance;
 use super::passthrough::Passthrough;
 use std::collections::HashMap;
-use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_capture::analysis::{Analysis, Settings};
 use steadyhud_capture::faults::Faults;
+use steadyhud_capture::hud_state::HudState;
 use steadyhud_capture::identity::Identity;
 use steadyhud_capture::limiter::FpsLimit;
 use steadyhud_config::Config;
@@ -31,8 +31,9 @@ pub struct Layer {
     /// `Some` in a process the blacklist leaves alone: the layer is inert
     /// and keeps only what forwarding needs (decided once, here).
     pub passthrough: Option<Passthrough>,
-    /// Whether the HUD is drawn; the hotkey flips it.
-    pub hud_visible: AtomicBool,
+    /// The HUD's switches (shown, preset, toast); the hotkeys and the
+    /// control socket change them.
+    pub hud: HudState,
     /// The frame cap in force; its hotkey cycles it.
     pub limit: FpsLimit,
     pub faults: Faults,
@@ -61,7 +62,7 @@ pub fn layer() -> &'static Layer {
         Layer {
             name,
             passthrough: left_alone.map(|_| Passthrough::default()),
-            hud_visible: AtomicBool::new(!config.hud_hidden),
+            hud: HudState::new(&config),
             limit: FpsLimit::new(&config.fps_limit),
             config,
             faults: Faults::from_env(),
@@ -86,7 +87,7 @@ impl Layer {
             name: &self.name,
             api: steadyhud_log::Api::Vulkan,
             config: &self.config,
-            hud_visible: &self.hud_visible,
+            hud: &self.hud,
             limit: &self.limit,
             faults: &self.faults,
             wayland: &self.wayland,

@@ -20,6 +20,7 @@ pub mod analysis;
 pub mod faults;
 pub mod gpu_source;
 pub mod gpu_times;
+pub mod hud_state;
 pub mod identity;
 pub mod limiter;
 pub mod live;

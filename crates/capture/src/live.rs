@@ -45,6 +45,13 @@ pub struct LiveStats {
     pub sensors: Vec<steadyhud_sensors::HudRow>,
     /// The frame cap in force, fps (0 = none).
     pub fps_cap: u32,
+    /// The HUD is hidden: only a toast is drawn.
+    pub hidden: bool,
+    /// The HUD preset shown (`steadyhud_config::hud::PRESETS`; `None`:
+    /// the config's `preset`).
+    pub preset: Option<u8>,
+    /// The notice of the latest change, while it is up.
+    pub toast: Option<crate::hud_state::Toast>,
     /// Set by [`LiveCell::publish`]: differs for every publication (0 =
     /// never published), so the HUD can tell fresh stats from the ones it
     /// already rendered (an `Arc`'s address may be reused).

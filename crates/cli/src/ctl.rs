@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use steadyhud_control::client::{self, ClientError, Socket};
 use steadyhud_control::protocol::{Reply, Request};
 use steadyhud_control::replies::{
-    HelpReply, HudReply, LimitReply, MarkReply, ReplyTypeError, Status,
+    HelpReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError, Status,
 };
 
 #[derive(clap::Args, Debug)]
@@ -25,7 +25,7 @@ pub struct Args {
     /// Print the session's JSON reply as it is (status, list).
     #[arg(long)]
     pub json: bool,
-    /// list | status | hud on|off|toggle | limit N|off | mark TEXT
+    /// list | status | hud on|off|toggle | preset N | limit N|off | mark TEXT
     #[arg(required = true, num_args = 1.., value_name = "REQUEST")]
     pub request: Vec<String>,
 }
@@ -113,6 +113,10 @@ fn describe(request: &Request, reply: &Reply, pid: u32) -> Result<String, ReplyT
             let r: HudReply = read(reply)?;
             format!("HUD {} (pid {pid})", r.hud)
         }
+        Request::Preset(_) => {
+            let r: PresetReply = read(reply)?;
+            format!("HUD preset {}: {} (pid {pid})", r.preset, r.name)
+        }
         Request::Limit(_) => match read::<LimitReply>(reply)?.fps_limit {
             0 => format!("frame cap off (pid {pid})"),
             n => format!("frame cap {n} fps (pid {pid})"),
@@ -142,10 +146,11 @@ fn read<T: serde::de::DeserializeOwned>(reply: &Reply) -> Result<T, ReplyTypeErr
 /// `status` for people: the process, then each window's rolling metrics.
 pub fn status_text(s: &Status) -> String {
     let mut out = format!(
-        "pid {}  {}\nHUD {}, frame cap {}\n",
+        "pid {}  {}\nHUD {} (preset {}), frame cap {}\n",
         s.pid,
         s.exe,
         s.hud,
+        s.preset,
         match s.fps_limit {
             0 => "off".to_string(),
             n => format!("{n} fps"),

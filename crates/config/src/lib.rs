@@ -17,6 +17,7 @@
 
 pub mod blacklist;
 pub mod game_name;
+pub mod hud;
 mod settings;
 pub mod sources;
 
@@ -24,6 +25,7 @@ pub use blacklist::{blacklisted, Listed};
 pub use game_name::GameName;
 pub use settings::{
     config_path, Config, GpuTiming, LimitMethod, Position, Source, DEFAULT_HUD_COUNTERS,
-    ENV_CONFIG, ENV_LOG_DIR, KEYS, LAYER_NAME, MAX_FPS_LIMIT, MAX_HUD_COUNTERS, MAX_SENSOR_HZ,
+    ENV_CONFIG, ENV_LOG_DIR, KEYS, LAYER_NAME, MAX_FPS_LIMIT, MAX_HUD_COUNTERS, MAX_HUD_SCALE,
+    MAX_SENSOR_HZ, MIN_HUD_SCALE,
 };
 pub use sources::{resolve, Resolved};

@@ -2,7 +2,7 @@
 //! and shown, and where the global file is; the order of the sources is
 //! [`crate::sources`]'s.
 
-use crate::blacklist;
+use crate::{blacklist, hud};
 use std::path::{Path, PathBuf};
 
 /// The layer's name as in its manifest (`layer-manifest/`), which `steadyhud
@@ -87,7 +87,31 @@ pub struct Config {
     /// `vram`, `ram` joined by `+`; default all four; `none` = no rows).
     /// A row with nothing readable is left out.
     pub hud_sensor_rows: Vec<String>,
+    /// `preset`: the HUD preset shown at start ([`crate::hud::PRESETS`];
+    /// default [`crate::hud::DEFAULT_PRESET`], standard).
+    pub preset: u8,
+    /// `preset_key`: X11 keysym names joined by `+` (`Shift_R+F10`); cycles
+    /// the presets.
+    pub preset_key: String,
+    /// `hud_rows`: row names ([`crate::hud::row_name`]) in order, shown
+    /// instead of the rows of the preset `preset` (empty: the preset's).
+    pub hud_rows: Vec<&'static str>,
+    /// `hud_scale`: the HUD's scale, [`MIN_HUD_SCALE`] to [`MAX_HUD_SCALE`]
+    /// (`None`, `auto`: follows the window's height).
+    pub hud_scale: Option<f32>,
+    /// `horizontal`: rows side by side in one strip along the top or bottom
+    /// edge (`position` picks the edge and the end) (false).
+    pub horizontal: bool,
+    /// `hud_alpha`: the opacity of the HUD's background, 0 to 1 (1).
+    pub hud_alpha: f32,
+    /// `hud_colors`: colour Steady, Typical and the frame time green,
+    /// yellow or red against `target_fps` (true).
+    pub hud_colors: bool,
 }
+
+/// Smallest and largest `hud_scale`.
+pub const MIN_HUD_SCALE: f32 = 0.5;
+pub const MAX_HUD_SCALE: f32 = 3.0;
 
 /// Highest accepted `sensor_hz`.
 pub const MAX_SENSOR_HZ: u32 = 100;
@@ -176,6 +200,13 @@ impl Default for Config {
             display_timing: false,
             sensor_hz: 10,
             hud_sensor_rows: steadyhud_sensors::ROW_NAMES.map(String::from).into(),
+            preset: hud::DEFAULT_PRESET,
+            preset_key: "Shift_R+F10".to_string(),
+            hud_rows: Vec::new(),
+            hud_scale: None,
+            horizontal: false,
+            hud_alpha: 1.0,
+            hud_colors: true,
         }
     }
 }
@@ -196,7 +227,7 @@ pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
 
 /// Every key, in documentation order.
-pub const KEYS: [&str; 20] = [
+pub const KEYS: [&str; 27] = [
     "position",
     "toggle_key",
     "window_seconds",
@@ -217,6 +248,13 @@ pub const KEYS: [&str; 20] = [
     "display_timing",
     "sensor_hz",
     "hud_sensor_rows",
+    "preset",
+    "preset_key",
+    "hud_rows",
+    "hud_scale",
+    "horizontal",
+    "hud_alpha",
+    "hud_colors",
 ];
 
 impl Config {
@@ -274,6 +312,26 @@ impl Config {
                 ));
                 continue;
             }
+            // An unknown row is left out with one warning; the rest stay.
+            let rows;
+            let value = if key == "hud_rows" {
+                let (known, unknown) = hud::parse_rows(value);
+                for name in unknown {
+                    warnings.push(format!(
+                        "{at}: unknown HUD row {:?} in hud_rows (known: {}); left out",
+                        clip(&name),
+                        hud::row_names().join(", ")
+                    ));
+                }
+                rows = if known.is_empty() && !value.trim().is_empty() {
+                    "preset".to_string()
+                } else {
+                    known.join("+")
+                };
+                rows.as_str()
+            } else {
+                value
+            };
             match self.set(&key, value) {
                 Ok(()) => note(&key, at),
                 Err(expected) => warnings.push(format!(
@@ -302,6 +360,41 @@ impl Config {
             }
             "toggle_key" => self.toggle_key = key_combo(value)?,
             "toggle_fps_limit" => self.toggle_fps_limit = key_combo(value)?,
+            "preset_key" => self.preset_key = key_combo(value)?,
+            "preset" => match value.parse::<u8>() {
+                Ok(v) if usize::from(v) < hud::PRESETS.len() => self.preset = v,
+                _ => return Err(format!("a preset from 0 to {}", hud::PRESETS.len() - 1)),
+            },
+            "hud_rows" => {
+                let (rows, unknown) = match value.trim() {
+                    "" | "preset" => (Vec::new(), Vec::new()),
+                    v => hud::parse_rows(v),
+                };
+                if !unknown.is_empty()
+                    || (rows.is_empty() && !matches!(value.trim(), "" | "preset"))
+                {
+                    return Err(format!(
+                        "preset, or rows of {} joined by +",
+                        hud::row_names().join(", ")
+                    ));
+                }
+                self.hud_rows = rows;
+            }
+            "hud_scale" => match value.parse::<f32>() {
+                _ if value.eq_ignore_ascii_case("auto") => self.hud_scale = None,
+                Ok(v) if (MIN_HUD_SCALE..=MAX_HUD_SCALE).contains(&v) => self.hud_scale = Some(v),
+                _ => {
+                    return Err(format!(
+                        "auto, or a number from {MIN_HUD_SCALE} to {MAX_HUD_SCALE}"
+                    ))
+                }
+            },
+            "hud_alpha" => match value.parse::<f32>() {
+                Ok(v) if (0.0..=1.0).contains(&v) => self.hud_alpha = v,
+                _ => return Err("a number from 0 (no background) to 1 (opaque)".into()),
+            },
+            "horizontal" => self.horizontal = parse_bool(value)?,
+            "hud_colors" => self.hud_colors = parse_bool(value)?,
             "fps_limit" => {
                 let caps: Option<Vec<u32>> = value
                     .split('+')
@@ -432,6 +525,16 @@ impl Config {
                 LimitMethod::Early => "early".into(),
             },
             "toggle_fps_limit" => self.toggle_fps_limit.clone(),
+            "preset" => self.preset.to_string(),
+            "preset_key" => self.preset_key.clone(),
+            "hud_rows" => match self.hud_rows.as_slice() {
+                [] => "preset".into(),
+                rows => rows.join("+"),
+            },
+            "hud_scale" => self.hud_scale.map_or("auto".into(), |v| v.to_string()),
+            "horizontal" => self.horizontal.to_string(),
+            "hud_alpha" => self.hud_alpha.to_string(),
+            "hud_colors" => self.hud_colors.to_string(),
             "control" => self.control.to_string(),
             "blacklist" => self.blacklist.join("+"),
             "display_timing" => self.display_timing.to_string(),
@@ -708,6 +811,62 @@ mod tests {
         for bad in ["0", "1001", "60.5", "-60", ""] {
             let (c, w) = env(&format!("target_fps={bad}"));
             assert_eq!((c.target_fps, w.len()), (60, 1), "{bad}");
+        }
+    }
+
+    /// The HUD's look: presets, rows, scale, layout, alpha, colours; an
+    /// unknown row is one warning naming it and the other rows stay.
+    #[test]
+    fn hud_look_keys() {
+        let (c, w) = env(
+            "preset=0,preset_key=Control_L+F9,hud_rows=steady_fps+graph+cpu,hud_scale=2,\
+             horizontal=1,hud_alpha=0.25,hud_colors=0",
+        );
+        assert_eq!(w, Vec::<String>::new());
+        assert_eq!(c.preset, 0);
+        assert_eq!(c.preset_key, "Control_L+F9");
+        assert_eq!(c.hud_rows, ["steady_fps", "graph", "cpu"]);
+        assert_eq!(c.hud_scale, Some(2.0));
+        assert!(c.horizontal);
+        assert_eq!(c.hud_alpha, 0.25);
+        assert!(!c.hud_colors);
+        let (c, w) = env("hud_rows=steady_fps+bogus_row+graph");
+        assert_eq!(c.hud_rows, ["steady_fps", "graph"]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].contains("\"bogus_row\"") && w[0].contains("left out"),
+            "{w:?}"
+        );
+        let (c, w) = env("hud_rows=nope");
+        assert!(c.hud_rows.is_empty(), "the preset's rows");
+        assert_eq!(w.len(), 1, "{w:?}");
+        for bad in [
+            "preset=4",
+            "preset=x",
+            "hud_scale=0.4",
+            "hud_scale=3.5",
+            "hud_alpha=1.5",
+            "hud_alpha=-0.1",
+            "horizontal=maybe",
+        ] {
+            let (c, w) = env(bad);
+            assert_eq!((c, w.len()), (Config::default(), 1), "{bad}");
+        }
+        let (c, _) = env("hud_scale=2,hud_scale=auto");
+        assert_eq!(c.hud_scale, None);
+        for key in [
+            "preset",
+            "preset_key",
+            "hud_rows",
+            "hud_scale",
+            "horizontal",
+            "hud_alpha",
+            "hud_colors",
+        ] {
+            let mut c = Config::default();
+            let text = c.value_of(key);
+            assert_eq!(c.set(key, &text), Ok(()), "{key}={text}");
+            assert_eq!(c, Config::default(), "{key}={text} round-trips");
         }
     }
 

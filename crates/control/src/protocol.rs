@@ -6,6 +6,7 @@
 //! ```text
 //! status                  rolling-window metrics, frames so far, log paths
 //! hud on|off|toggle       show, hide or flip the HUD
+//! preset N                show HUD preset N (0 one line … 3 detailed)
 //! limit N|off             frame cap N fps (1..=1000) or none
 //! mark TEXT               `# mark: TEXT at frame M` in every open session log
 //! help                    the request list
@@ -17,6 +18,7 @@
 //! refused peer).
 
 use std::fmt;
+use steadyhud_config::hud::PRESETS;
 
 /// Longest request line accepted, in bytes including its `\n`.
 pub const MAX_LINE: usize = 1024;
@@ -30,6 +32,8 @@ pub const MAX_LIMIT: u32 = steadyhud_config::MAX_FPS_LIMIT;
 pub enum Request {
     Status,
     Hud(HudChange),
+    /// A preset of `steadyhud_config::hud::PRESETS`.
+    Preset(u8),
     /// `None`: no cap.
     Limit(Option<u32>),
     Mark(String),
@@ -49,10 +53,12 @@ pub enum HudChange {
 pub enum RequestError {
     #[error("empty request (try `help`)")]
     Empty,
-    #[error("unknown request {0:?} (known: status, hud, limit, mark, help)")]
+    #[error("unknown request {0:?} (known: status, hud, preset, limit, mark, help)")]
     Unknown(String),
     #[error("`hud` takes on, off or toggle, not {0:?}")]
     Hud(String),
+    #[error("`preset` takes {}, not {:?}", preset_list(), .0)]
+    Preset(String),
     #[error("`limit` takes a whole number of fps from 1 to {MAX_LIMIT} or `off`, not {0:?}")]
     Limit(String),
     #[error("`mark` needs a text")]
@@ -66,9 +72,10 @@ pub enum RequestError {
 }
 
 /// The texts the server answers `help` with.
-pub const HELP: [&str; 5] = [
+pub const HELP: [&str; 6] = [
     "status",
     "hud on|off|toggle",
+    "preset N",
     "limit N|off",
     "mark TEXT",
     "help",
@@ -100,6 +107,10 @@ impl Request {
                 "toggle" => Ok(Request::Hud(HudChange::Toggle)),
                 other => Err(RequestError::Hud(clip(other))),
             },
+            "preset" => match rest.parse::<u8>() {
+                Ok(n) if usize::from(n) < PRESETS.len() => Ok(Request::Preset(n)),
+                _ => Err(RequestError::Preset(clip(rest))),
+            },
             "limit" => match rest {
                 "off" | "0" => Ok(Request::Limit(None)),
                 n => match n.parse::<u32>() {
@@ -120,6 +131,7 @@ impl Request {
             Request::Hud(HudChange::On) => "hud on".into(),
             Request::Hud(HudChange::Off) => "hud off".into(),
             Request::Hud(HudChange::Toggle) => "hud toggle".into(),
+            Request::Preset(n) => format!("preset {n}"),
             Request::Limit(None) => "limit off".into(),
             Request::Limit(Some(n)) => format!("limit {n}"),
             Request::Mark(t) => format!("mark {t}"),
@@ -141,6 +153,16 @@ pub fn mark_text(text: &str) -> Result<String, RequestError> {
         return Err(RequestError::MarkControl);
     }
     Ok(text.to_string())
+}
+
+/// The presets as `preset` takes them: `0 (one line), 1 (compact), …`.
+fn preset_list() -> String {
+    let list: Vec<String> = PRESETS
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{i} ({})", p.name))
+        .collect();
+    list.join(", ")
 }
 
 /// The first 40 characters of a client's text, for an error message.
@@ -218,6 +240,8 @@ mod tests {
             "hud on",
             "hud off",
             "hud toggle",
+            "preset 0",
+            "preset 3",
             "limit 60",
             "limit off",
             "mark boss fight",
@@ -240,6 +264,12 @@ mod tests {
             Err(RequestError::Unknown(_))
         ));
         assert!(matches!(Request::parse("hud"), Err(RequestError::Hud(_))));
+        for bad in ["preset", "preset 4", "preset one"] {
+            assert!(
+                matches!(Request::parse(bad), Err(RequestError::Preset(_))),
+                "{bad}"
+            );
+        }
         assert!(matches!(
             Request::parse("limit 1001"),
             Err(RequestError::Limit(_))

@@ -22,6 +22,8 @@ pub struct Status {
     pub exe: String,
     /// `on` or `off`.
     pub hud: String,
+    /// The HUD preset shown (`steadyhud_config::hud::PRESETS`).
+    pub preset: u8,
     /// Frames per second; 0: no cap.
     pub fps_limit: u32,
     pub frames: u64,
@@ -84,6 +86,13 @@ impl From<&Summary> for WindowMetrics {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HudReply {
     pub hud: String,
+}
+
+/// `preset N`: the preset now, and its name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PresetReply {
+    pub preset: u8,
+    pub name: String,
 }
 
 /// `limit N|off`: the cap now (0: none).
@@ -158,6 +167,7 @@ mod tests {
             pid: 42,
             exe: "vkcube".into(),
             hud: "on".into(),
+            preset: 1,
             fps_limit: 60,
             frames: 10,
             log: Some("/tmp/a.csv".into()),

@@ -7,11 +7,12 @@
 
 use crate::hud::ContextHud;
 use crate::path::{self, Path};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_capture::analysis::{Analysis, Settings};
 use steadyhud_capture::faults::Faults;
 use steadyhud_capture::guard;
+use steadyhud_capture::hud_state::HudState;
 use steadyhud_capture::identity::Identity;
 use steadyhud_capture::limiter::{FpsLimit, Pacer};
 use steadyhud_capture::rings::Stream;
@@ -62,7 +63,8 @@ pub struct Process {
     /// The blacklist (or `DISABLE_STEADYHUD=1`) leaves this process alone:
     /// every hook forwards at once.
     pub left_alone: bool,
-    pub hud_visible: AtomicBool,
+    /// The HUD's switches (shown, preset, toast).
+    pub hud: HudState,
     pub limit: FpsLimit,
     pub faults: Faults,
     pub wayland: WaylandKeys,
@@ -115,7 +117,7 @@ pub fn process() -> &'static Process {
         Process {
             name,
             left_alone: left_alone.is_some() || disabled,
-            hud_visible: AtomicBool::new(!config.hud_hidden),
+            hud: HudState::new(&config),
             limit: FpsLimit::new(&config.fps_limit),
             config,
             faults: Faults::from_env(),
@@ -217,7 +219,7 @@ impl Process {
             name: &self.name,
             api: steadyhud_log::Api::OpenGl,
             config: &self.config,
-            hud_visible: &self.hud_visible,
+            hud: &self.hud,
             limit: &self.limit,
             faults: &self.faults,
             wayland: &self.wayland,

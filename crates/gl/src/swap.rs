@@ -198,7 +198,7 @@ fn no_context(p: &Process) {
 
 /// Capture and HUD for one swap at `t`; whether this library measured it.
 fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
-    let visible = p.hud_visible.load(Ordering::Relaxed);
+    let visible = p.hud.drawn(now);
     let (stream, size) = {
         let mut windows = p.windows.lock_or_recover();
         let w = match windows.iter().position(|w| w.key == t.key) {

@@ -11,6 +11,8 @@ pub const ROW_NAMES: [&str; 4] = ["cpu", "gpu", "vram", "ram"];
 /// One row for the HUD.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HudRow {
+    /// Its name in [`ROW_NAMES`].
+    pub name: &'static str,
     pub label: &'static str,
     pub text: String,
 }
@@ -93,7 +95,8 @@ pub fn hud_row(name: &str, s: &Sample, degree: &str) -> Option<HudRow> {
         }
         _ => return None,
     };
-    (!text.is_empty()).then_some(HudRow { label, text })
+    let name = ROW_NAMES.into_iter().find(|&n| n == name)?;
+    (!text.is_empty()).then_some(HudRow { name, label, text })
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@ use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use crate::rings::Stream;
-use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use steadyhud_control::replies::WindowStatus;
 
@@ -62,7 +61,7 @@ impl Analyzer {
     pub(super) fn tick(&mut self, now: Instant) {
         // Live statistics only feed the HUD: skip them while it is hidden.
         let live = now.duration_since(self.last_live) >= LIVE_EVERY
-            && self.settings.hud_visible.load(Ordering::Relaxed);
+            && self.settings.hud.drawn(steadyhud_sys::clock::now_ns());
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         let streams = self.streams.len();
         for s in &mut self.streams {
@@ -91,7 +90,7 @@ impl Analyzer {
         if self.times_gpu() {
             return Instant::now();
         }
-        if self.settings.hud_visible.load(Ordering::Relaxed) {
+        if self.settings.hud.drawn(steadyhud_sys::clock::now_ns()) {
             flush.min(self.last_live + LIVE_EVERY)
         } else {
             flush

@@ -9,13 +9,14 @@
 
 use super::settings::Settings;
 use crate::guard;
+use crate::hud_state::Toast;
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use steadyhud_config::hud::PRESETS;
 use steadyhud_control::protocol::{HudChange, Reply, Request, HELP};
 use steadyhud_control::replies::{
-    self, HelpReply, HudReply, LimitReply, MarkReply, MarkedLog, WindowStatus,
+    self, HelpReply, HudReply, LimitReply, MarkReply, MarkedLog, PresetReply, WindowStatus,
 };
 use steadyhud_control::server::Server;
 use steadyhud_sys::lock::Recover;
@@ -105,7 +106,7 @@ fn answer<S: ControlStreams>(
     cache: &mut Option<(Instant, Vec<WindowStatus>)>,
     streams: &Mutex<S>,
 ) -> Reply {
-    let hud = settings.hud_visible;
+    let hud = settings.hud;
     let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
     match request {
         Request::Help => replies::ok(&HelpReply {
@@ -113,17 +114,19 @@ fn answer<S: ControlStreams>(
         }),
         Request::Hud(change) => {
             let on = match change {
-                HudChange::On => {
-                    hud.store(true, Ordering::Relaxed);
-                    true
-                }
-                HudChange::Off => {
-                    hud.store(false, Ordering::Relaxed);
-                    false
-                }
-                HudChange::Toggle => !hud.fetch_xor(true, Ordering::Relaxed),
+                HudChange::On => true,
+                HudChange::Off => false,
+                HudChange::Toggle => !hud.visible(),
             };
+            hud.set_visible(on);
             replies::ok(&HudReply { hud: on_off(on) })
+        }
+        Request::Preset(n) => {
+            hud.set_preset(n);
+            replies::ok(&PresetReply {
+                preset: n,
+                name: PRESETS[usize::from(n) % PRESETS.len()].name.to_string(),
+            })
         }
         Request::Limit(fps) => {
             // Frames presented before the change count as before it: the
@@ -132,6 +135,7 @@ fn answer<S: ControlStreams>(
             streams.catch_up();
             settings.limit.set(fps.unwrap_or(0));
             streams.catch_up();
+            hud.say(Toast::Cap(fps.unwrap_or(0)));
             replies::ok(&LimitReply {
                 fps_limit: fps.unwrap_or(0),
             })
@@ -175,12 +179,8 @@ fn status(settings: &Settings, windows: Vec<WindowStatus>) -> replies::Status {
     replies::Status {
         pid: std::process::id(),
         exe: settings.name.to_string(),
-        hud: if settings.hud_visible.load(Ordering::Relaxed) {
-            "on"
-        } else {
-            "off"
-        }
-        .to_string(),
+        hud: if settings.hud.visible() { "on" } else { "off" }.to_string(),
+        preset: settings.hud.preset(),
         fps_limit: settings.limit.fps(),
         frames: first.map_or(0, |w| w.frames),
         log: first.and_then(|w| w.log.clone()),

@@ -6,7 +6,7 @@ use super::analyzer::Analyzer;
 use super::control::Control;
 use super::settings::Settings;
 use crate::guard;
-use std::sync::atomic::Ordering;
+use crate::hud_state::Toast;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use steadyhud_input::wayland::WaylandKeys;
@@ -131,6 +131,8 @@ impl Poller for Control {
 pub(super) enum KeyAction {
     /// Shows or hides the HUD (`toggle_key`).
     ToggleHud,
+    /// Moves to the next preset (`preset_key`).
+    CyclePreset,
     /// Moves to the next frame cap of the list (`toggle_fps_limit`).
     CycleCap,
 }
@@ -153,6 +155,7 @@ impl Key {
     ) -> Option<Key> {
         let what = match action {
             KeyAction::ToggleHud => "HUD hotkey",
+            KeyAction::CyclePreset => "preset hotkey",
             KeyAction::CycleCap => "frame cap hotkey",
         };
         match guard::try_run(|| KeyWatch::new(combo, wayland))? {
@@ -179,10 +182,14 @@ impl Poller for Key {
         if self.watch.poll() {
             match self.action {
                 KeyAction::ToggleHud => {
-                    settings.hud_visible.fetch_xor(true, Ordering::Relaxed);
+                    settings.hud.toggle();
+                }
+                KeyAction::CyclePreset => {
+                    settings.hud.cycle_preset();
                 }
                 KeyAction::CycleCap => {
                     settings.limit.cycle();
+                    settings.hud.say(Toast::Cap(settings.limit.fps()));
                 }
             }
         }

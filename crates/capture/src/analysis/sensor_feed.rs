@@ -147,7 +147,7 @@ impl Feed {
     }
 
     /// The HUD rows `names` of the newest sample (`°` as the HUD font has it).
-    pub fn hud_rows(&self, names: &[String]) -> Vec<HudRow> {
+    pub fn hud_rows(&self, names: &[&str]) -> Vec<HudRow> {
         let Some((s, _)) = self.samples.back() else {
             return Vec::new();
         };

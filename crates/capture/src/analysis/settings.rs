@@ -1,8 +1,8 @@
 //! What the analysis thread reads of the layer's process-wide state.
 
 use crate::faults::Faults;
+use crate::hud_state::HudState;
 use crate::limiter::FpsLimit;
-use std::sync::atomic::AtomicBool;
 use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
@@ -17,9 +17,9 @@ pub struct Settings {
     /// `# api:` line, the summary's `api`).
     pub api: Api,
     pub config: &'static Config,
-    /// HUD visibility: live statistics are built only while it is shown;
-    /// the hotkey flips it.
-    pub hud_visible: &'static AtomicBool,
+    /// The HUD's switches (shown, preset, toast): live statistics are
+    /// built only while it is drawn; the hotkeys and the socket change it.
+    pub hud: &'static HudState,
     /// The frame cap in force; its hotkey cycles it.
     pub limit: &'static FpsLimit,
     pub faults: &'static Faults,
@@ -33,7 +33,8 @@ impl Settings {
     /// Default config, HUD shown, no faults, no Wayland surface.
     pub(super) fn for_tests() -> Settings {
         static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(Config::default);
-        static VISIBLE: AtomicBool = AtomicBool::new(true);
+        static HUD: std::sync::LazyLock<HudState> =
+            std::sync::LazyLock::new(|| HudState::new(&CONFIG));
         static FAULTS: std::sync::LazyLock<Faults> = std::sync::LazyLock::new(Faults::default);
         static LIMIT: std::sync::LazyLock<FpsLimit> =
             std::sync::LazyLock::new(|| FpsLimit::new(&[]));
@@ -42,7 +43,7 @@ impl Settings {
             name: "vulkan-app",
             api: Api::Vulkan,
             config: &CONFIG,
-            hud_visible: &VISIBLE,
+            hud: &HUD,
             limit: &LIMIT,
             faults: &FAULTS,
             wayland: &WAYLAND,

@@ -21,6 +21,7 @@ use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
+use steadyhud_config::hud;
 use steadyhud_control::replies::{WindowMetrics, WindowStatus};
 use steadyhud_metrics::{Options, Rolling};
 
@@ -374,6 +375,7 @@ impl StreamAnalysis {
         let built = guard::try_run(|| {
             self.settings.faults.inject(Site::Analysis);
             let frames = rolling.frames();
+            let cfg = self.settings.config;
             let (summary, flags) = match rolling.summary_and_flags() {
                 Some((s, f)) => (Some(s), f),
                 None => (None, vec![false; frames.len()]),
@@ -386,23 +388,28 @@ impl StreamAnalysis {
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
                 counters: match self.counters.as_ref() {
-                    Some(c) if self.settings.config.hud_counters => c.live(),
+                    Some(c) if hud::shows_counters(cfg, self.settings.hud.preset()) => c.live(),
                     _ => Vec::new(),
                 },
                 last_stutter: match self.counters.as_ref() {
-                    Some(c) if self.settings.config.hud_counters => c.last_stutter(),
+                    Some(c) if hud::shows_counters(cfg, self.settings.hud.preset()) => {
+                        c.last_stutter()
+                    }
                     _ => None,
                 },
                 gpu: self.gpu.as_ref().and_then(GpuFrames::live),
                 sensors: match self.sensors.as_ref() {
                     Some(f) => {
                         use steadyhud_sys::lock::Recover;
-                        f.lock_or_recover()
-                            .hud_rows(&self.settings.config.hud_sensor_rows)
+                        // Every row: the preset picks (the key may change it).
+                        f.lock_or_recover().hud_rows(&steadyhud_sensors::ROW_NAMES)
                     }
                     None => Vec::new(),
                 },
                 fps_cap: self.settings.limit.fps(),
+                hidden: !self.settings.hud.visible(),
+                preset: Some(self.settings.hud.preset()),
+                toast: self.settings.hud.toast(steadyhud_sys::clock::now_ns()),
                 generation: 0, // set by publish
             }
         });

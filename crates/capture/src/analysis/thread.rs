@@ -300,6 +300,7 @@ fn pollers(
     let cfg = settings.config;
     let keys = [
         (true, &cfg.toggle_key, KeyAction::ToggleHud),
+        (true, &cfg.preset_key, KeyAction::CyclePreset),
         (
             settings.limit.cycles(),
             &cfg.toggle_fps_limit,

@@ -400,8 +400,17 @@ impl Mesh {
             unsafe { self.send(gl) };
             self.quad = Some((offset, size));
         }
-        // SAFETY: as above.
-        unsafe { self.draw_cmds(gl, size, self.panel_tex) };
+        // SAFETY: as above. The panel holds premultiplied colour (imgui's
+        // blending over a premultiplied clear).
+        unsafe {
+            gl.blend_func_separate(
+                glow::ONE,
+                glow::ONE_MINUS_SRC_ALPHA,
+                glow::ONE,
+                glow::ONE_MINUS_SRC_ALPHA,
+            );
+            self.draw_cmds(gl, size, self.panel_tex);
+        }
     }
 
     /// Replaces the font atlas (a new HUD scale).

@@ -240,21 +240,25 @@ impl ContextHud {
             ctx.io_mut().display_size = fsize;
             ctx.io_mut().delta_time = 0.1;
             // Auto-resizing windows settle on their second frame: a new
-            // size or the first panel lays out twice.
-            let passes = if self.uploaded.map(|u| u.0) == Some(size) {
-                1
-            } else {
-                2
-            };
-            for _ in 1..passes {
-                self.view.build(ctx.new_frame(), fsize, stats, true);
+            // size, the first panel or new rows (a preset, a toast) lay
+            // out again.
+            let mut area = self.view.build(ctx.new_frame(), fsize, stats, true);
+            for _ in 0..2 {
+                if self.view.settled() {
+                    break;
+                }
                 ctx.render();
+                area = self.view.build(ctx.new_frame(), fsize, stats, true);
             }
-            let area = self.view.build(ctx.new_frame(), fsize, stats, true);
             let content = [area[2], area[3]].map(|v| v.ceil().max(0.0) as u32);
             let data = ctx.render();
             if content[0] > 0 && content[1] > 0 && data.total_vtx_count > 0 {
-                let bg = steadyhud_hudview::colors::PANEL_BG;
+                // Premultiplied: the panel is drawn over the frame with
+                // (ONE, ONE_MINUS_SRC_ALPHA), so `hud_alpha=0` leaves the
+                // game's pixels as they were outside the glyphs.
+                let [r, g, b, _] = steadyhud_hudview::colors::PANEL_BG;
+                let a = config.hud_alpha;
+                let bg = [r * a, g * a, b * a, a];
                 // SAFETY: our objects on the current context (caller).
                 unsafe { self.mesh.render_panel(&self.gl, data, content, bg) };
                 self.content = content;

@@ -1,0 +1,332 @@
+//! The rows of the HUD window: the toast, then each row the preset names
+//! (`steadyhud_config::hud::rows`), one under the other with the values
+//! in a column, or side by side (`horizontal`).
+
+use super::palette::rating;
+use super::View;
+use imgui::Ui;
+use std::fmt::Write;
+use std::sync::Arc;
+use steadyhud_capture::hud_state::Toast;
+use steadyhud_capture::live::LiveStats;
+use steadyhud_config::hud;
+use steadyhud_metrics::catalog::{self, Value};
+
+/// Spacing between rows side by side, unscaled pixels.
+const STRIP_GAP: f32 = 14.0;
+/// Span of the rate the `fps` rows show, ms: the newest frames' average.
+const FPS_SPAN_MS: f32 = 500.0;
+
+/// The current rate: frames over the newest [`FPS_SPAN_MS`] of the graph.
+pub(crate) fn current_fps(stats: &LiveStats) -> f64 {
+    let (mut ms, mut n) = (0.0f32, 0u32);
+    for &d in stats.recent_ms.iter().rev() {
+        if ms >= FPS_SPAN_MS && n > 0 {
+            break;
+        }
+        ms += d;
+        n += 1;
+    }
+    if ms > 0.0 {
+        f64::from(n) * 1000.0 / f64::from(ms)
+    } else {
+        0.0
+    }
+}
+
+/// A row's label, where it has one.
+fn label_of(row: &str, stats: &LiveStats) -> Option<&'static str> {
+    match row {
+        "fps" => Some("FPS"),
+        "frame_ms" => Some("Frame"),
+        "cap" => Some("Cap"),
+        "gpu_bound" => Some("GPU"),
+        "one_line" | "fps_only" | "graph" | "window" | "counters" | "sensors" => None,
+        name => match catalog::metric(name) {
+            Some(m) => Some(m.short),
+            None => stats
+                .sensors
+                .iter()
+                .find(|r| r.name == name)
+                .map(|r| r.label),
+        },
+    }
+}
+
+/// Draws text with a one-pixel (scaled) drop shadow.
+fn shadowed(ui: &Ui, shadow: f32, shadow_col: imgui::ImColor32, color: [f32; 4], text: &str) {
+    let pos = ui.cursor_screen_pos();
+    ui.get_window_draw_list()
+        .add_text([pos[0] + shadow, pos[1] + shadow], shadow_col, text);
+    ui.text_colored(color, text);
+}
+
+impl View {
+    /// The colour of a value rated against `target_fps` (white with
+    /// `hud_colors=0`).
+    fn rated(&self, fps: f64) -> [f32; 4] {
+        if self.config.hud_colors {
+            rating(fps, self.config.target_fps)
+        } else {
+            self.palette.value
+        }
+    }
+
+    pub(crate) fn contents(&mut self, ui: &Ui, stats: &LiveStats) {
+        let shadow = self.scale.round().max(1.0);
+        if let Some(t) = stats.toast {
+            self.toast(ui, t);
+        }
+        if stats.hidden {
+            return;
+        }
+        let preset = stats.preset.unwrap_or(self.config.preset);
+        let horizontal = self.config.horizontal;
+        // Shared, so the rows iterate it while they draw with `self`.
+        let config = Arc::clone(&self.config);
+        let sensor_rows = || {
+            config
+                .hud_sensor_rows
+                .iter()
+                .filter_map(|n| stats.sensors.iter().find(|r| r.name == n))
+        };
+        // The value column: right of the widest label shown.
+        let mut col_x = 0.0f32;
+        if !horizontal {
+            for row in hud::rows(&config, preset) {
+                if row == "sensors" {
+                    for r in sensor_rows() {
+                        col_x = col_x.max(ui.calc_text_size(r.label)[0]);
+                    }
+                } else if let Some(l) = label_of(row, stats) {
+                    col_x = col_x.max(ui.calc_text_size(l)[0]);
+                }
+            }
+            col_x += 14.0 * self.scale;
+        }
+        let mut first = true;
+        let mut waiting_said = false;
+        for row in hud::rows(&config, preset) {
+            if needs_summary(row) && stats.summary.is_none() {
+                if !waiting_said {
+                    self.place(ui, &mut first);
+                    let p = &self.palette;
+                    shadowed(ui, shadow, p.shadow, p.label, "waiting for frames");
+                    waiting_said = true;
+                }
+                continue;
+            }
+            match row {
+                "sensors" => {
+                    for r in sensor_rows() {
+                        self.place(ui, &mut first);
+                        self.row(ui, col_x, r.label, self.palette.value, &r.text);
+                    }
+                }
+                "graph" => {
+                    self.place(ui, &mut first);
+                    self.graph(ui, stats);
+                }
+                "counters" if !stats.counters.is_empty() => {
+                    self.place(ui, &mut first);
+                    // A block of its own beside the other rows in a strip.
+                    ui.group(|| self.counter_section(ui, stats));
+                }
+                "counters" => {}
+                "one_line" => {
+                    self.place(ui, &mut first);
+                    self.one_line(ui, stats);
+                }
+                "window" => {
+                    self.place(ui, &mut first);
+                    self.window_line(ui, stats);
+                }
+                _ => {
+                    if self.value(row, stats) {
+                        self.place(ui, &mut first);
+                        let color = self.value_color(row, stats);
+                        match label_of(row, stats) {
+                            Some(l) => self.row(ui, col_x, l, color, &self.text),
+                            None => shadowed(ui, shadow, self.palette.shadow, color, &self.text),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The toast: its words on a coloured backdrop, first in the window.
+    fn toast(&mut self, ui: &Ui, toast: Toast) {
+        self.text.clear();
+        let _ = toast.write(&mut self.text);
+        let pad = 3.0 * self.scale;
+        let pos = ui.cursor_screen_pos();
+        let size = ui.calc_text_size(&self.text);
+        ui.get_window_draw_list()
+            .add_rect(
+                [pos[0] - pad, pos[1] - pad / 2.0],
+                [pos[0] + size[0] + pad, pos[1] + size[1] + pad / 2.0],
+                self.palette.toast_bg,
+            )
+            .filled(true)
+            .build();
+        ui.text_colored(self.palette.value, &self.text);
+        if self.config.horizontal {
+            ui.same_line_with_spacing(0.0, STRIP_GAP * self.scale);
+        }
+    }
+
+    /// The rolling window's length and stutter count, and the frames the
+    /// ring lost (in the warning colour) if any.
+    fn window_line(&mut self, ui: &Ui, stats: &LiveStats) {
+        let shadow = self.scale.round().max(1.0);
+        let stutters = stats.recent_stutter.iter().filter(|&&s| s).count();
+        self.text.clear();
+        let _ = write!(
+            self.text,
+            "{:.0} s window, {} stutter{}",
+            stats.window_s,
+            stutters,
+            if stutters == 1 { "" } else { "s" }
+        );
+        let p = &self.palette;
+        shadowed(ui, shadow, p.shadow, p.label, &self.text);
+        if stats.ring_overflows > 0 {
+            self.text.clear();
+            let _ = write!(
+                self.text,
+                "{} frames lost (ring full)",
+                stats.ring_overflows
+            );
+            if self.config.horizontal {
+                ui.same_line_with_spacing(0.0, STRIP_GAP * self.scale);
+            }
+            shadowed(ui, shadow, p.shadow, p.warn, &self.text);
+        }
+    }
+
+    /// Moves to where the next row goes: below the last, or beside it in
+    /// a strip.
+    fn place(&self, ui: &Ui, first: &mut bool) {
+        if self.config.horizontal && !*first {
+            ui.same_line_with_spacing(0.0, STRIP_GAP * self.scale);
+        }
+        *first = false;
+    }
+
+    /// A label, then its value at `col_x` (beside it in a strip).
+    fn row(&self, ui: &Ui, col_x: f32, label: &str, color: [f32; 4], text: &str) {
+        let shadow = self.scale.round().max(1.0);
+        shadowed(ui, shadow, self.palette.shadow, self.palette.label, label);
+        if self.config.horizontal {
+            ui.same_line();
+        } else {
+            ui.same_line_with_pos(col_x);
+        }
+        shadowed(ui, shadow, self.palette.shadow, color, text);
+    }
+
+    /// `Steady 58 · 60 fps`, each number in its rating's colour.
+    fn one_line(&mut self, ui: &Ui, stats: &LiveStats) {
+        let Some(s) = &stats.summary else { return };
+        let shadow = self.scale.round().max(1.0);
+        let (p, fps) = (&self.palette, current_fps(stats));
+        shadowed(
+            ui,
+            shadow,
+            p.shadow,
+            p.label,
+            catalog::metric("steady_fps").map_or("Steady", |m| m.short),
+        );
+        ui.same_line();
+        self.text.clear();
+        let _ = write!(self.text, "{}", s.steady_fps);
+        shadowed(
+            ui,
+            shadow,
+            p.shadow,
+            self.rated(f64::from(s.steady_fps)),
+            &self.text,
+        );
+        ui.same_line();
+        shadowed(ui, shadow, p.shadow, p.label, "\u{b7}");
+        ui.same_line();
+        self.text.clear();
+        let _ = write!(self.text, "{fps:.0} fps");
+        shadowed(ui, shadow, p.shadow, self.rated(fps), &self.text);
+    }
+
+    /// Writes a row's value into `self.text`; whether the row shows now
+    /// (the cap without a cap, GPU time without GPU timing, a sensor
+    /// without a reading do not).
+    fn value(&mut self, row: &str, stats: &LiveStats) -> bool {
+        let text = &mut self.text;
+        text.clear();
+        let _ = match row {
+            "fps" => write!(text, "{:.0} fps", current_fps(stats)),
+            "fps_only" => write!(text, "{:.0}", current_fps(stats)),
+            "frame_ms" => write!(text, "{:.1} ms", stats.last_frame_ms),
+            "cap" if stats.fps_cap != 0 => write!(text, "{} fps", stats.fps_cap),
+            "gpu_bound" => match stats.gpu {
+                Some(g) => write!(text, "{:.1} ms, {:.0}% bound", g.busy_ms, g.bound_pct),
+                None => return false,
+            },
+            name => match (catalog::metric(name), &stats.summary) {
+                (Some(m), Some(s)) => match m.of(s) {
+                    Value::Int(v) if m.unit.is_empty() => write!(text, "{v}"),
+                    Value::Int(v) => write!(text, "{v} {}", m.unit),
+                    Value::Float(v) if m.unit.is_empty() => write!(text, "{v:.1}"),
+                    Value::Float(v) if m.unit == "%" => write!(text, "{v:.1}%"),
+                    Value::Float(v) => write!(text, "{v:.1} {}", m.unit),
+                    Value::Bool(b) => write!(text, "{}", if b { "yes" } else { "no" }),
+                },
+                _ => match stats.sensors.iter().find(|r| r.name == name) {
+                    Some(r) => write!(text, "{}", r.text),
+                    None => return false,
+                },
+            },
+        };
+        !text.is_empty()
+    }
+
+    /// The colour of a row's value: Steady, Typical, the frame time and
+    /// the current rate rated against `target_fps`; the rest white.
+    fn value_color(&self, row: &str, stats: &LiveStats) -> [f32; 4] {
+        let s = stats.summary.as_ref();
+        match row {
+            "steady_fps" => s.map_or(self.palette.value, |s| self.rated(f64::from(s.steady_fps))),
+            "typical_fps" => s.map_or(self.palette.value, |s| self.rated(f64::from(s.typical_fps))),
+            "frame_ms" if stats.last_frame_ms > 0.0 => {
+                self.rated(1000.0 / f64::from(stats.last_frame_ms))
+            }
+            "fps" | "fps_only" => self.rated(current_fps(stats)),
+            _ => self.palette.value,
+        }
+    }
+}
+
+/// Whether a row shows numbers of the rolling window's summary.
+fn needs_summary(row: &str) -> bool {
+    row == "one_line" || catalog::metric(row).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_current_rate_is_the_newest_half_second() {
+        let mut stats = LiveStats {
+            recent_ms: vec![100.0; 20],
+            ..LiveStats::default()
+        };
+        stats.recent_ms.extend([10.0; 50]);
+        assert!((current_fps(&stats) - 100.0).abs() < 1e-9);
+        stats.recent_ms = vec![250.0; 3];
+        assert!(
+            (current_fps(&stats) - 4.0).abs() < 1e-9,
+            "one slow frame still counts"
+        );
+        assert_eq!(current_fps(&LiveStats::default()), 0.0);
+    }
+}
