@@ -83,13 +83,23 @@ impl View {
     /// Frame-time bars over the whole published span (`recent_ms`), newest
     /// on the right; stutters red with a tick above; the target frame time
     /// as a horizontal line (shorter and half as wide in a strip).
+    /// The graph's width: half as wide in a strip.
+    pub(crate) fn graph_width(&self) -> f32 {
+        if self.config.horizontal {
+            GRAPH_W * self.scale / 2.0
+        } else {
+            GRAPH_W * self.scale
+        }
+    }
+
     pub(crate) fn graph(&self, ui: &Ui, stats: &LiveStats) {
         let p = &self.palette;
-        let (w, h) = if self.config.horizontal {
-            // As tall as two lines of text: the strip stays a strip.
-            (GRAPH_W * self.scale / 2.0, 2.0 * ui.text_line_height())
+        let w = self.graph_width();
+        // In a strip as tall as two lines of text: the strip stays a strip.
+        let h = if self.config.horizontal {
+            2.0 * ui.text_line_height()
         } else {
-            (GRAPH_W * self.scale, GRAPH_H * self.scale)
+            GRAPH_H * self.scale
         };
         let origin = ui.cursor_screen_pos();
         ui.dummy([w, h]);

@@ -31,6 +31,11 @@ use steadyhud_config::{Config, Position};
 /// Base font height in pixels at 720p.
 const BASE_FONT_PX: f32 = 13.0;
 
+/// imgui's spacing between items, unscaled pixels.
+const ITEM_SPACING: [f32; 2] = [6.0, 3.0];
+/// The window's padding, unscaled pixels.
+const WINDOW_PADDING: [f32; 2] = [8.0, 6.0];
+
 /// A size in pixels, width then height.
 pub type Size = [u32; 2];
 
@@ -53,6 +58,8 @@ pub struct View {
     layout: u64,
     /// Builds still needed before the layout is settled.
     unsettled: u8,
+    /// Where a strip's line must end (window-relative x), set per build.
+    strip_width: f32,
 }
 
 impl View {
@@ -65,6 +72,7 @@ impl View {
             text: String::with_capacity(64),
             layout: u64::MAX,
             unsettled: 0,
+            strip_width: f32::MAX,
         }
     }
 
@@ -110,8 +118,8 @@ impl View {
         style.use_dark_colors();
         style.window_rounding = 4.0;
         style.window_border_size = 0.0;
-        style.window_padding = [8.0, 6.0];
-        style.item_spacing = [6.0, 3.0];
+        style.window_padding = WINDOW_PADDING;
+        style.item_spacing = ITEM_SPACING;
         style.colors[StyleColor::Text as usize] = colors::VALUE;
         let mut bg = colors::PANEL_BG;
         bg[3] = self.config.hud_alpha;
@@ -165,6 +173,9 @@ impl View {
         }
         self.unsettled = self.unsettled.saturating_sub(1);
         let margin = self.margin();
+        // A strip's rows end where the window's right padding would pass
+        // the right margin.
+        self.strip_width = size[0] - 2.0 * margin - WINDOW_PADDING[0] * self.scale;
         let (pos, pivot) = match self.config.position {
             _ if at_origin => ([0.0, 0.0], [0.0, 0.0]),
             Position::TopLeft => ([margin, margin], [0.0, 0.0]),

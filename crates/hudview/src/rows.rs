@@ -3,7 +3,7 @@
 //! in a column, or side by side (`horizontal`).
 
 use super::palette::rating;
-use super::View;
+use super::{View, ITEM_SPACING};
 use imgui::Ui;
 use std::fmt::Write;
 use std::sync::Arc;
@@ -109,7 +109,8 @@ impl View {
         for row in hud::rows(&config, preset) {
             if needs_summary(row) && stats.summary.is_none() {
                 if !waiting_said {
-                    self.place(ui, &mut first);
+                    let w = ui.calc_text_size("waiting for frames")[0];
+                    self.place(ui, &mut first, w);
                     let p = &self.palette;
                     shadowed(ui, shadow, p.shadow, p.label, "waiting for frames");
                     waiting_said = true;
@@ -119,33 +120,38 @@ impl View {
             match row {
                 "sensors" => {
                     for r in sensor_rows() {
-                        self.place(ui, &mut first);
+                        let w = self.pair_width(ui, r.label, &r.text);
+                        self.place(ui, &mut first, w);
                         self.row(ui, col_x, r.label, self.palette.value, &r.text);
                     }
                 }
                 "graph" => {
-                    self.place(ui, &mut first);
+                    self.place(ui, &mut first, self.graph_width());
                     self.graph(ui, stats);
                 }
                 "counters" if !stats.counters.is_empty() => {
-                    self.place(ui, &mut first);
+                    self.place(ui, &mut first, self.graph_width());
                     // A block of its own beside the other rows in a strip.
                     ui.group(|| self.counter_section(ui, stats));
                 }
                 "counters" => {}
                 "one_line" => {
-                    self.place(ui, &mut first);
+                    let w = ui.calc_text_size("Steady 000 \u{b7} 0000 fps")[0];
+                    self.place(ui, &mut first, w);
                     self.one_line(ui, stats);
                 }
                 "window" => {
-                    self.place(ui, &mut first);
+                    let w = ui.calc_text_size("10 s window, 00 stutters")[0];
+                    self.place(ui, &mut first, w);
                     self.window_line(ui, stats);
                 }
                 _ => {
                     if self.value(row, stats) {
-                        self.place(ui, &mut first);
+                        let label = label_of(row, stats);
+                        let w = self.pair_width(ui, label.unwrap_or(""), &self.text);
+                        self.place(ui, &mut first, w);
                         let color = self.value_color(row, stats);
-                        match label_of(row, stats) {
+                        match label {
                             Some(l) => self.row(ui, col_x, l, color, &self.text),
                             None => shadowed(ui, shadow, self.palette.shadow, color, &self.text),
                         }
@@ -205,13 +211,30 @@ impl View {
         }
     }
 
-    /// Moves to where the next row goes: below the last, or beside it in
-    /// a strip.
-    fn place(&self, ui: &Ui, first: &mut bool) {
+    /// Moves to where the next row, `width` pixels wide, goes: below the
+    /// last, or beside it in a strip, which goes on in a new line where
+    /// the row would pass the window's edge.
+    fn place(&self, ui: &Ui, first: &mut bool, width: f32) {
         if self.config.horizontal && !*first {
-            ui.same_line_with_spacing(0.0, STRIP_GAP * self.scale);
+            let gap = STRIP_GAP * self.scale;
+            // Decided before moving: a new line after a same-line move
+            // would count the moved-to point in the window's width.
+            let x = ui.item_rect_max()[0] - ui.window_pos()[0] + gap;
+            if x + width <= self.strip_width {
+                ui.same_line_with_spacing(0.0, gap);
+            }
         }
         *first = false;
+    }
+
+    /// Width of a label and its value side by side.
+    fn pair_width(&self, ui: &Ui, label: &str, value: &str) -> f32 {
+        let gap = if label.is_empty() {
+            0.0
+        } else {
+            ITEM_SPACING[0] * self.scale
+        };
+        ui.calc_text_size(label)[0] + gap + ui.calc_text_size(value)[0]
     }
 
     /// A label, then its value at `col_x` (beside it in a strip).

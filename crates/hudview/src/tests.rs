@@ -97,17 +97,22 @@ fn sixty() -> LiveStats {
     }
 }
 
-/// The window's width and height once settled.
+/// The window's width and height once settled, at 1280x720.
 fn laid_out(config: &Config, stats: &LiveStats) -> [f32; 2] {
+    laid_out_in(config, stats, [1280, 720])
+}
+
+fn laid_out_in(config: &Config, stats: &LiveStats, display: [u32; 2]) -> [f32; 2] {
     let _one = IMGUI.lock().unwrap_or_else(|e| e.into_inner());
     let mut ctx = imgui::Context::create();
-    let mut view = View::new(config, [1280, 720]);
+    let mut view = View::new(config, display);
     view.configure(&mut ctx);
-    ctx.io_mut().display_size = [1280.0, 720.0];
+    let size = display.map(|v| v as f32);
+    ctx.io_mut().display_size = size;
     ctx.fonts().build_rgba32_texture();
     let mut r = [0.0; 4];
     for _ in 0..3 {
-        r = view.build(ctx.new_frame(), [1280.0, 720.0], stats, true);
+        r = view.build(ctx.new_frame(), size, stats, true);
         ctx.render();
     }
     assert!(view.settled());
@@ -185,6 +190,10 @@ fn horizontal_is_a_strip() {
     let column = laid_out(&Config::default(), &sixty());
     assert!(strip[0] > 3.0 * strip[1], "{strip:?}");
     assert!(strip[1] < column[1] / 2.0, "{strip:?} vs {column:?}");
+    // In a narrow window the strip goes on in a second line, inside it.
+    let narrow = laid_out_in(&cfg, &sixty(), [480, 480]);
+    assert!(narrow[0] <= 480.0 - 20.0, "{narrow:?}");
+    assert!(narrow[1] > strip[1] && narrow[1] < column[1], "{narrow:?} vs {strip:?}");
 }
 
 /// A toast adds a line; with the HUD hidden it is all there is.
