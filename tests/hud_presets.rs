@@ -14,58 +14,10 @@ mod common;
 mod require;
 
 use common::gl::{layer_library_64, mesa_util};
+use common::hud_panel::{bytes, near, panel, size, toast_pixels};
 use common::*;
 use std::time::{Duration, Instant};
 use steadyhud::hud::view::colors;
-
-fn bytes(c: [f32; 4]) -> [u8; 3] {
-    [0, 1, 2].map(|i| (c[i] * 255.0).round() as u8)
-}
-
-fn near(a: [u8; 3], b: [u8; 3], tol: u8) -> bool {
-    (0..3).all(|i| a[i].abs_diff(b[i]) <= tol)
-}
-
-/// The panel: the box `[x0, y0, x1, y1)` of the rows and columns holding
-/// at least 5 pixels of the panel's background colour (a stray pixel of
-/// the game's does not count); `None` without one.
-fn panel(s: &Screenshot) -> Option<[u32; 4]> {
-    let bg = bytes(colors::PANEL_BG);
-    let mut rows = vec![0u32; s.height as usize];
-    let mut cols = vec![0u32; s.width as usize];
-    for y in 0..s.height {
-        for x in 0..s.width {
-            if near(s.pixel(x, y), bg, 2) {
-                rows[y as usize] += 1;
-                cols[x as usize] += 1;
-            }
-        }
-    }
-    let span = |v: &[u32]| {
-        let first = v.iter().position(|&n| n >= 5)?;
-        let last = v.iter().rposition(|&n| n >= 5)?;
-        Some((first as u32, last as u32 + 1))
-    };
-    let (y0, y1) = span(&rows)?;
-    let (x0, x1) = span(&cols)?;
-    Some([x0, y0, x1, y1])
-}
-
-fn size(r: [u32; 4]) -> [u32; 2] {
-    [r[2] - r[0], r[3] - r[1]]
-}
-
-/// Pixels of the toast's backdrop.
-fn toast_pixels(s: &Screenshot) -> usize {
-    let c = bytes(colors::TOAST_BG);
-    let mut n = 0;
-    for y in 0..s.height {
-        for x in 0..s.width {
-            n += usize::from(near(s.pixel(x, y), c, 3));
-        }
-    }
-    n
-}
 
 /// A toast is up: more backdrop pixels than stray ones.
 const TOAST: usize = 40;
@@ -178,7 +130,23 @@ fn vkcube_presets_by_ctl_and_key_with_toasts() {
         seen.push(n);
         toast_secs.push((up, gone));
     }
+    // Hiding the HUD: its toast (`HUD off`) alone, then nothing.
+    press(&h, "Shift_R", "F12");
+    let pressed = Instant::now();
+    let mut hide_toast = false;
+    while !hide_toast && pressed.elapsed() < Duration::from_secs(2) {
+        hide_toast = toast_pixels(&h.screenshot()) >= TOAST;
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let after_hide = h.screenshot();
+    after_hide.keep("preset_vkcube_hidden");
     let out = app.kill();
+    assert!(hide_toast, "no toast when the HUD was hidden");
+    assert_eq!(
+        (panel(&after_hide), toast_pixels(&after_hide)),
+        (None, 0),
+        "the HUD hidden a second after its toast"
+    );
     eprintln!("presets after each key press: {seen:?}; toast (up after, up for): {toast_secs:?}");
     assert_eq!(
         seen,

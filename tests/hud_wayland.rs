@@ -183,3 +183,64 @@ fn wayland_seat_without_keyboard_costs_one_line() {
         "expected exactly the no-keyboard line"
     );
 }
+
+/// The preset key on Wayland: `Shift_R+F10` cycles the presets
+/// 2→3→0→1→2 on vkcube-wayland, each told apart by the panel's height,
+/// with a toast after each press.
+#[test]
+fn wayland_preset_key_cycles_the_presets() {
+    use common::hud_panel::{panel, size, toast_pixels};
+    if !have_tools() {
+        return;
+    }
+    let bed = SwayBed::start(W, H);
+    let mut app = bed.spawn_app("vkcube-wayland", &[]);
+    let (shown, f) = wait_for(&bed, "wayland_preset_start", 20, |f| f > SHOWN);
+    assert!(shown, "HUD never appeared (panel fraction {f:.3})");
+    // The panel's height once no toast is up and two shots agree.
+    let settled = |name: &str| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut last = None;
+        loop {
+            let s = bed.screenshot();
+            let p = panel(&s)
+                .filter(|_| toast_pixels(&s) < 40)
+                .map(|p| size(p)[1]);
+            if (p.is_some() && p == last) || Instant::now() > deadline {
+                save(&s, name);
+                return p;
+            }
+            last = p;
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    };
+    let mut heights = vec![settled("wayland_preset_2")];
+    let mut toasts = Vec::new();
+    for i in 0..4 {
+        bed.press("Shift_R+F10");
+        let pressed = Instant::now();
+        let mut toast = false;
+        while !toast && pressed.elapsed() < Duration::from_secs(2) {
+            toast = toast_pixels(&bed.screenshot()) >= 40;
+        }
+        toasts.push(toast);
+        std::thread::sleep(Duration::from_millis(1200));
+        heights.push(settled(&format!("wayland_preset_key_{i}")));
+    }
+    let alive = matches!(app.child.try_wait(), Ok(None));
+    let out = app.kill();
+    eprintln!("panel heights 2, then after each press: {heights:?}; toasts {toasts:?}");
+    assert!(alive, "vkcube-wayland quit:\n{}", out.stderr);
+    let h: Vec<u32> = heights
+        .iter()
+        .map(|h| h.expect("a panel after each press"))
+        .collect();
+    // 2 standard → 3 detailed → 0 one line → 1 compact → 2 standard.
+    assert!(h[1] > h[0], "detailed taller than standard: {h:?}");
+    assert!(
+        h[2] < h[3] && h[3] < h[0],
+        "one line < compact < standard: {h:?}"
+    );
+    assert!(h[4].abs_diff(h[0]) <= 3, "back to standard: {h:?}");
+    assert_eq!(toasts, [true; 4], "a toast after every press");
+}

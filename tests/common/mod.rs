@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub mod gl;
+pub mod hud_panel;
 pub mod wayland;
 
 /// Name of the layer as in the manifest.

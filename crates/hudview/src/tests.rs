@@ -193,7 +193,10 @@ fn horizontal_is_a_strip() {
     // In a narrow window the strip goes on in a second line, inside it.
     let narrow = laid_out_in(&cfg, &sixty(), [480, 480]);
     assert!(narrow[0] <= 480.0 - 20.0, "{narrow:?}");
-    assert!(narrow[1] > strip[1] && narrow[1] < column[1], "{narrow:?} vs {strip:?}");
+    assert!(
+        narrow[1] > strip[1] && narrow[1] < column[1],
+        "{narrow:?} vs {strip:?}"
+    );
 }
 
 /// A toast adds a line; with the HUD hidden it is all there is.
