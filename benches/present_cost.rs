@@ -65,7 +65,39 @@ extern "system" {
 const MANGOHUD_LIB: &str = "/usr/lib/x86_64-linux-gnu/mangohud/libMangoHud.so";
 
 /// The measured setups.
-const MODES: [&str; 5] = ["none", "hidden", "shown", "mangohud", "mangohud-hidden"];
+const MODES: [&str; 10] = [
+    "none",
+    "hidden",
+    "shown",
+    "preset0",
+    "preset1",
+    "preset3",
+    "strip",
+    "alpha0.5",
+    "mangohud",
+    "mangohud-hidden",
+];
+
+/// steadyhud's setups and their config: HUD hidden; shown (the standard
+/// preset, the default); each other preset; a strip; a see-through
+/// background (drawn into the frame, no cached panel).
+const STEADYHUD_MODES: [(&str, &str); 7] = [
+    ("hidden", "hud_hidden=1"),
+    ("shown", "hud_hidden=0"),
+    ("preset0", "preset=0"),
+    ("preset1", "preset=1"),
+    ("preset3", "preset=3"),
+    ("strip", "horizontal=1"),
+    ("alpha0.5", "hud_alpha=0.5"),
+];
+
+/// The config of a steadyhud setup (`None`: not one).
+fn steadyhud_config(mode: &str) -> Option<&'static str> {
+    STEADYHUD_MODES
+        .iter()
+        .find(|(m, _)| *m == mode)
+        .map(|(_, c)| *c)
+}
 
 /// Swapchain images, and the size when `--size` gives none.
 const IMAGES: u32 = 3;
@@ -470,7 +502,7 @@ fn top(mode: &str) -> Top {
             layer: false,
             _lib: None,
         },
-        "hidden" | "shown" => {
+        m if steadyhud_config(m).is_some() => {
             let mut n = NegotiateLayerInterface {
                 s_type: LAYER_NEGOTIATE_INTERFACE_STRUCT,
                 p_next: std::ptr::null_mut(),
@@ -589,7 +621,7 @@ fn run_child(mode: &str, fps: u32, frames: usize, warmup: usize, warm: bool) -> 
     let s = shim();
     // A HUD that draws cannot present one image twice (its semaphores and
     // the image are the app's frame's): warm presents only where none draws.
-    let draws = matches!(mode, "shown" | "mangohud");
+    let draws = mode == "mangohud" || (mode != "hidden" && steadyhud_config(mode).is_some());
     // Instance, through the top as the loader would call it.
     let app = vk::ApplicationInfo::default()
         .application_name(c"present_cost")
@@ -1005,17 +1037,11 @@ fn main() {
                 .env("STEADYHUD_LOG_DIR", logs.path())
                 .env_remove("MANGOHUD")
                 .env_remove("VK_INSTANCE_LAYERS");
-            match mode {
-                "hidden" => {
-                    cmd.env("STEADYHUD_CONFIG", "hud_hidden=1");
-                }
-                "shown" => {
-                    cmd.env("STEADYHUD_CONFIG", "hud_hidden=0");
-                }
-                "mangohud-hidden" => {
-                    cmd.env("MANGOHUD_CONFIG", "no_display");
-                }
-                _ => {}
+            if let Some(config) = steadyhud_config(mode) {
+                cmd.env("STEADYHUD_CONFIG", config);
+            }
+            if mode == "mangohud-hidden" {
+                cmd.env("MANGOHUD_CONFIG", "no_display");
             }
             let out = cmd.output().unwrap();
             let text = String::from_utf8_lossy(&out.stdout);

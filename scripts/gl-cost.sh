@@ -20,9 +20,17 @@
 # (/proc/self/task), as a share of one core, at 60 and 144 fps.
 # Whole frames: glxgears uncapped, its own FPS over its second 5 s, per mode.
 #
-# usage: scripts/gl-cost.sh [ROUNDS, default 4]   (needs $DISPLAY or Xvfb)
+# Presets (`presets` first): per swap only, 640x480, HUD shown in each
+# preset (p0 one line … p3 detailed) and see-through (alpha: hud_alpha=0.5).
+#
+# usage: scripts/gl-cost.sh [presets] [ROUNDS, default 4]   (needs $DISPLAY or Xvfb)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+presets=0
+if [ "${1:-}" = presets ]; then
+  presets=1
+  shift
+fi
 rounds=${1:-4}
 cargo build --release --quiet -p steadyhud-gl -p steadyhud-gltest
 gl=$PWD/target/release/libsteadyhud_gl.so
@@ -46,11 +54,18 @@ with() {
     hidden) STEADYHUD_CONFIG=hud_hidden=1 LD_PRELOAD=$gl "$@" ;;
     shown) LD_PRELOAD=$gl "$@" ;;
     mangohud) mangohud --dlsym "$@" ;;
+    p[0-3]) STEADYHUD_CONFIG=preset=${mode#p} LD_PRELOAD=$gl "$@" ;;
+    alpha) STEADYHUD_CONFIG=hud_alpha=0.5 LD_PRELOAD=$gl "$@" ;;
   esac
 }
 
 modes=(none hidden shown)
 command -v mangohud >/dev/null && modes+=(mangohud)
+size=()
+if [ $presets = 1 ]; then
+  modes=(none p0 p1 p2 p3 alpha)
+  size=(--width 640 --height 480)
+fi
 echo "per swap on the game's thread (median ns over 600 swaps at 60 fps), $rounds rounds:"
 for r in $(seq 1 "$rounds"); do
   order=("${modes[@]}")
@@ -59,7 +74,7 @@ for r in $(seq 1 "$rounds"); do
     for ((i = ${#modes[@]} - 1; i >= 0; i--)); do order+=("${modes[i]}"); done
   fi
   for m in "${order[@]}"; do
-    ns=$(with "$m" "$app" --frames 660 --fps 60 --time-swaps 2>/dev/null | awk '/swap_ns/ { print $4 }')
+    ns=$(with "$m" "$app" --frames 660 --fps 60 --time-swaps "${size[@]}" 2>/dev/null | awk '/swap_ns/ { print $4 }')
     echo "$m $ns" >>"$work/swap"
   done
 done
@@ -69,6 +84,8 @@ for m in "${modes[@]}"; do
   printf '  %-9s median of rounds %8s ns (rounds: %s)\n' "$m" \
     "$(sed -n "$(((n + 1) / 2))p" <<<"$vals")" "$(tr '\n' ' ' <<<"$vals")"
 done
+
+[ $presets = 1 ] && exit 0
 
 gcc -shared -fPIC -O2 -o "$work/drop.so" tests/gl/count_swaps.c -ldl
 echo "our hook alone (the real swap dropped after it; HUD hidden), median ns per swap, $rounds rounds:"

@@ -136,7 +136,7 @@ fn a_wine_named_game_gets_its_name_and_its_config_file() {
     h.write_config("position=top-left\nfps_limit=100\nstutter_threshold=0.35\n");
     std::fs::write(
         h.config_home.join("steadyhud").join(format!("{GAME}.conf")),
-        "# per-game file\nposition=bottom-right\nfps_limit=50\n",
+        "# per-game file\nposition=bottom-right\nfps_limit=50\npreset_key=Control_L+F9\nhud_colors=0\n",
     )
     .unwrap();
     let base = baseline(&h);
@@ -147,6 +147,10 @@ fn a_wine_named_game_gets_its_name_and_its_config_file() {
     for (key, value, from) in [
         ("position", "bottom-right", format!("{GAME}.conf:2")),
         ("fps_limit", "50", format!("{GAME}.conf:3")),
+        // The HUD's own keys come from a game's file like any other.
+        ("preset_key", "Control_L+F9", format!("{GAME}.conf:4")),
+        ("hud_colors", "false", format!("{GAME}.conf:5")),
+        ("preset", "2", "default".to_string()),
         ("stutter_threshold", "0.35", "steadyhud.conf:3".to_string()),
         ("window_seconds", "10", "default".to_string()),
     ] {
