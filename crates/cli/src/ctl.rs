@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use steadyhud_control::client::{self, ClientError, Socket};
 use steadyhud_control::protocol::{Reply, Request};
 use steadyhud_control::replies::{
-    HelpReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError, Status,
+    HelpReply, HistogramReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError, Status,
 };
 
 #[derive(clap::Args, Debug)]
@@ -128,6 +128,23 @@ fn describe(request: &Request, reply: &Reply, pid: u32) -> Result<String, ReplyT
             .collect::<Vec<_>>()
             .join("\n"),
         Request::Help => read::<HelpReply>(reply)?.requests.join("\n"),
+        Request::Histogram => read::<HistogramReply>(reply)?
+            .windows
+            .iter()
+            .map(|w| {
+                format!(
+                    "window {}: {} frames in {:.3} s, {} stutters ({:.3} s), {} buckets of {}",
+                    w.stream,
+                    w.frames,
+                    w.time_ns as f64 / 1e9,
+                    w.stutters,
+                    w.stutter_ns as f64 / 1e9,
+                    w.buckets.len(),
+                    w.scheme
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
         Request::Status => status_text(&read(reply)?),
     };
     Ok(text)
@@ -286,6 +303,7 @@ mod tests {
             pid: 42,
             exe: "vkcube".into(),
             hud: "off".into(),
+            preset: 1,
             fps_limit: 60,
             windows: vec![WindowStatus {
                 stream: 1,
@@ -301,7 +319,7 @@ mod tests {
         let t = status_text(&v);
         assert_eq!(
             t,
-            "pid 42  vkcube\nHUD off, frame cap 60 fps\nwindow 1: 600 frames, log /l/vkcube.csv\n  last 10 s: Steady 58 fps, Mostly Steady 59, Typical 60, average 60.01 fps, P99 17.10 ms, 2 stutters\n  GPU 0.9 ms/frame, 1% bound"
+            "pid 42  vkcube\nHUD off (preset 1), frame cap 60 fps\nwindow 1: 600 frames, log /l/vkcube.csv\n  last 10 s: Steady 58 fps, Mostly Steady 59, Typical 60, average 60.01 fps, P99 17.10 ms, 2 stutters\n  GPU 0.9 ms/frame, 1% bound"
         );
         let empty = Status {
             pid: 1,

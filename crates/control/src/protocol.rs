@@ -9,6 +9,7 @@
 //! preset N                show HUD preset N (0 one line … 3 detailed)
 //! limit N|off             frame cap N fps (1..=1000) or none
 //! mark TEXT               `# mark: TEXT at frame M` in every open session log
+//! histogram               each window's totals and time histogram since start
 //! help                    the request list
 //! ```
 //!
@@ -37,6 +38,7 @@ pub enum Request {
     /// `None`: no cap.
     Limit(Option<u32>),
     Mark(String),
+    Histogram,
     Help,
 }
 
@@ -53,7 +55,7 @@ pub enum HudChange {
 pub enum RequestError {
     #[error("empty request (try `help`)")]
     Empty,
-    #[error("unknown request {0:?} (known: status, hud, preset, limit, mark, help)")]
+    #[error("unknown request {0:?} (try `help`)")]
     Unknown(String),
     #[error("`hud` takes on, off or toggle, not {0:?}")]
     Hud(String),
@@ -72,12 +74,13 @@ pub enum RequestError {
 }
 
 /// The texts the server answers `help` with.
-pub const HELP: [&str; 6] = [
+pub const HELP: [&str; 7] = [
     "status",
     "hud on|off|toggle",
     "preset N",
     "limit N|off",
     "mark TEXT",
+    "histogram",
     "help",
 ];
 
@@ -101,6 +104,7 @@ impl Request {
             "" => Err(RequestError::Empty),
             "status" => no_arg("status", Request::Status),
             "help" => no_arg("help", Request::Help),
+            "histogram" => no_arg("histogram", Request::Histogram),
             "hud" => match rest {
                 "on" => Ok(Request::Hud(HudChange::On)),
                 "off" => Ok(Request::Hud(HudChange::Off)),
@@ -128,6 +132,7 @@ impl Request {
         match self {
             Request::Status => "status".into(),
             Request::Help => "help".into(),
+            Request::Histogram => "histogram".into(),
             Request::Hud(HudChange::On) => "hud on".into(),
             Request::Hud(HudChange::Off) => "hud off".into(),
             Request::Hud(HudChange::Toggle) => "hud toggle".into(),
@@ -245,6 +250,7 @@ mod tests {
             "limit 60",
             "limit off",
             "mark boss fight",
+            "histogram",
         ] {
             let r = Request::parse(line).unwrap();
             assert_eq!(r.to_line(), line);

@@ -88,6 +88,32 @@ pub struct HudReply {
     pub hud: String,
 }
 
+/// `histogram`: each window's totals since its first frame, for
+/// `steadyhud export`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HistogramReply {
+    pub pid: u32,
+    pub exe: String,
+    pub windows: Vec<WindowHistogram>,
+}
+
+/// One window's totals since its first frame: frames, their time, the
+/// stutters judged so far (a frame is judged once the 9 after it exist)
+/// and their time, the frames the ring lost, and the time histogram in
+/// the fleet scheme (`scheme`; `buckets`: non-empty `[bucket, frames,
+/// time_ns]`, ascending). Every number only grows while the game runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WindowHistogram {
+    pub stream: u64,
+    pub frames: u64,
+    pub time_ns: u64,
+    pub stutters: u64,
+    pub stutter_ns: u64,
+    pub ring_overflows: u64,
+    pub scheme: String,
+    pub buckets: Vec<[u64; 3]>,
+}
+
 /// `preset N`: the preset now, and its name.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PresetReply {

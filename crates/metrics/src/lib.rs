@@ -49,9 +49,9 @@ pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, StkPoint, MOSTLY_STEADY, STEADY, TYPICAL};
 pub use stutter::{
-    for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shapes,
-    stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape, P90Above,
-    WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
+    for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shape_at,
+    shapes, stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape,
+    P90Above, WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
 pub use summary::{stk_curve, summarize, Summary};
 pub use time_metrics::{TimeDistribution, TimeMetrics};

@@ -7,7 +7,7 @@ use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use crate::rings::Stream;
 use std::time::{Duration, Instant};
-use steadyhud_control::replies::WindowStatus;
+use steadyhud_control::replies::{WindowHistogram, WindowStatus};
 
 /// How often the logs are flushed (a killed game loses at most this).
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -42,6 +42,16 @@ impl super::control::ControlStreams for Analyzer {
         for s in &mut self.streams {
             s.drain(&mut self.buf);
         }
+    }
+
+    fn histograms(&mut self) -> Vec<WindowHistogram> {
+        self.streams
+            .iter_mut()
+            .map(|s| {
+                s.drain(&mut self.buf);
+                s.histogram()
+            })
+            .collect()
     }
 
     fn status(&mut self) -> Vec<WindowStatus> {

@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 use steadyhud_config::hud::PRESETS;
 use steadyhud_control::protocol::{HudChange, Reply, Request, HELP};
 use steadyhud_control::replies::{
-    self, HelpReply, HudReply, LimitReply, MarkReply, MarkedLog, PresetReply, WindowStatus,
+    self, HelpReply, HistogramReply, HudReply, LimitReply, MarkReply, MarkedLog, PresetReply,
+    WindowHistogram, WindowStatus,
 };
 use steadyhud_control::server::Server;
 use steadyhud_sys::lock::Recover;
@@ -40,6 +41,8 @@ pub trait ControlStreams {
     fn mark(&mut self, text: &str) -> Vec<MarkPlaced>;
     /// Every stream's status.
     fn status(&mut self) -> Vec<WindowStatus>;
+    /// Every stream's totals and time histogram since its first frame.
+    fn histograms(&mut self) -> Vec<WindowHistogram>;
     /// Brings every stream up to date (drains its ring; a changed frame
     /// cap is logged at the frame count this reaches).
     fn catch_up(&mut self);
@@ -121,6 +124,11 @@ fn answer<S: ControlStreams>(
             hud.set_visible(on);
             replies::ok(&HudReply { hud: on_off(on) })
         }
+        Request::Histogram => replies::ok(&HistogramReply {
+            pid: std::process::id(),
+            exe: settings.name.to_string(),
+            windows: streams.lock_or_recover().histograms(),
+        }),
         Request::Preset(n) => {
             hud.set_preset(n);
             replies::ok(&PresetReply {

@@ -24,6 +24,7 @@ mod session;
 mod settings;
 mod stream;
 mod summary;
+mod tally;
 mod thread;
 mod upkeep;
 mod wake;

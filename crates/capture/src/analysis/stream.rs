@@ -10,6 +10,7 @@ use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
 use super::settings::Settings;
 use super::summary::whole_session;
+use super::tally::Tally;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::faults::Site;
 use crate::gpu_times::GpuTimes;
@@ -22,7 +23,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use steadyhud_config::hud;
-use steadyhud_control::replies::{WindowMetrics, WindowStatus};
+use steadyhud_control::replies::{WindowHistogram, WindowMetrics, WindowStatus};
 use steadyhud_metrics::{Options, Rolling};
 
 /// Bound on the frames the rolling window holds, whatever the frame rate.
@@ -71,6 +72,8 @@ pub(super) struct StreamAnalysis {
     cells: String,
     /// Each written row's readings, for the summary's `sensors` block.
     recorded: Option<Recorder>,
+    /// Totals since the first frame, for the `histogram` request.
+    tally: Tally,
 }
 
 impl StreamAnalysis {
@@ -144,6 +147,7 @@ impl StreamAnalysis {
             sensors: None,
             sensor_columns: false,
             recorded: None,
+            tally: Tally::default(),
             cells: String::new(),
         }
     }
@@ -196,6 +200,14 @@ impl StreamAnalysis {
             log: self.log.csv_path()?.to_path_buf(),
             frame,
         })
+    }
+
+    /// The `histogram` request's view of this stream: its totals and time
+    /// histogram since its first frame, brought up to date.
+    pub(super) fn histogram(&mut self) -> WindowHistogram {
+        self.tally
+            .catch_up(&self.durations, self.opts.stutter_threshold);
+        self.tally.reply(self.stream.id, self.stream.overflows())
     }
 
     /// The control socket's view of this stream over a `window_s` window.
