@@ -313,6 +313,7 @@ mod tests {
                 metrics: Some(metrics),
                 gpu_busy_ms: Some(0.9),
                 gpu_bound_pct: Some(1.0),
+                ..WindowStatus::default()
             }],
             ..Default::default()
         };

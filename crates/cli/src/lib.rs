@@ -6,6 +6,7 @@ pub mod compare;
 pub mod config;
 pub mod ctl;
 pub mod display;
+pub mod export;
 pub mod install;
 pub mod load;
 pub mod merge;

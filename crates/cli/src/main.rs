@@ -35,8 +35,10 @@ enum Command {
     Summarize(steadyhud_cli::summarize::Args),
     /// Sum time histograms (summarize output) into fleet-wide percentiles and Steady/Typical FPS.
     Merge(steadyhud_cli::merge::Args),
-    /// Talk to a running game: list, status, hud on|off|toggle, limit N|off, mark TEXT.
+    /// Talk to a running game: list, status, hud on|off|toggle, preset N, limit N|off, mark TEXT, histogram.
     Ctl(steadyhud_cli::ctl::Args),
+    /// Serve the running games' time-weighted numbers to Prometheus (/metrics), or write them for node_exporter.
+    Export(steadyhud_cli::export::Args),
     /// Show the configuration a game gets and where each value comes from: config --show [--name N].
     Config(steadyhud_cli::config::Args),
 }
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Summarize(a) => steadyhud_cli::summarize::run(&a),
         Command::Merge(a) => steadyhud_cli::merge::run(&a),
         Command::Ctl(a) => steadyhud_cli::ctl::run(&a),
+        Command::Export(a) => steadyhud_cli::export::run(&a),
         Command::Config(a) => steadyhud_cli::config::run(&a),
     }
 }

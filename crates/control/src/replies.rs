@@ -49,6 +49,9 @@ pub struct WindowStatus {
     pub metrics: Option<WindowMetrics>,
     pub gpu_busy_ms: Option<f32>,
     pub gpu_bound_pct: Option<f32>,
+    /// The newest system readings by log column (`cpu_load_pct`, …; empty
+    /// with `sensor_hz=0` or before the first sample).
+    pub readings: std::collections::BTreeMap<String, f64>,
 }
 
 /// A window's metrics as `status` gives them: the summary's, without the

@@ -146,6 +146,17 @@ impl Feed {
         }
     }
 
+    /// Every reading of the newest sample, by log column (`cpu_load_pct`, …).
+    pub fn latest(&self) -> std::collections::BTreeMap<String, f64> {
+        let Some((s, _)) = self.samples.back() else {
+            return Default::default();
+        };
+        steadyhud_metrics::sensors::Sensor::ALL
+            .into_iter()
+            .filter_map(|c| Some((c.column().to_string(), f64::from(s.get(c)?))))
+            .collect()
+    }
+
     /// The HUD rows `names` of the newest sample (`°` as the HUD font has it).
     pub fn hud_rows(&self, names: &[&str]) -> Vec<HudRow> {
         let Some((s, _)) = self.samples.back() else {

@@ -226,6 +226,10 @@ impl StreamAnalysis {
                 .map(WindowMetrics::from),
             gpu_busy_ms: gpu.map(|g| g.busy_ms),
             gpu_bound_pct: gpu.map(|g| g.bound_pct),
+            readings: self.sensors.as_ref().map_or_else(Default::default, |f| {
+                use steadyhud_sys::lock::Recover;
+                f.lock_or_recover().latest()
+            }),
         }
     }
 

@@ -1,0 +1,192 @@
+//! Every metric family `steadyhud export` writes, declared once: its name,
+//! type and help. The renderer writes them from here, docs/fleet.md lists
+//! them (`crates/cli/tests/export_cli.rs` compares), and the bucket bounds
+//! of the time-weighted frame-time histogram are [`le_bounds`].
+
+use steadyhud_metrics::histogram::{bucket_count, bucket_range};
+
+/// A metric family's Prometheus type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+/// One metric family.
+#[derive(Clone, Copy, Debug)]
+pub struct Family {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub help: &'static str,
+}
+
+const fn family(name: &'static str, kind: Kind, help: &'static str) -> Family {
+    Family { name, kind, help }
+}
+
+/// The time-weighted frame-time histogram.
+pub const FRAME_TIME: Family = family(
+    "steadyhud_frame_time_seconds",
+    Kind::Histogram,
+    "Seconds of play by frame time, weighted by time: _bucket{le} is the seconds spent in frames shorter than le seconds, _count all seconds of play, _sum the sum of each frame's time times its duration (so _sum/_count is the time-weighted mean frame time)",
+);
+pub const FRAMES: Family = family(
+    "steadyhud_frames_total",
+    Kind::Counter,
+    "Frames presented (presents - 1)",
+);
+pub const PLAY_SECONDS: Family = family(
+    "steadyhud_play_seconds_total",
+    Kind::Counter,
+    "Seconds of play: the sum of the frame times",
+);
+pub const STUTTERS: Family = family(
+    "steadyhud_stutters_total",
+    Kind::Counter,
+    "Stutter frames judged so far (docs/metrics.md#stutters; a frame is judged once the 9 after it exist)",
+);
+pub const STUTTER_SECONDS: Family = family(
+    "steadyhud_stutter_seconds_total",
+    Kind::Counter,
+    "Seconds spent in stutter frames",
+);
+pub const RING_OVERFLOWS: Family = family(
+    "steadyhud_ring_overflows_total",
+    Kind::Counter,
+    "Frames the layer could not hand to its log (timestamp ring full)",
+);
+pub const STEADY: Family = family(
+    "steadyhud_steady_fps",
+    Kind::Gauge,
+    "Steady FPS over the rolling window (docs/metrics.md)",
+);
+pub const MOSTLY_STEADY: Family = family(
+    "steadyhud_mostly_steady_fps",
+    Kind::Gauge,
+    "Mostly Steady FPS over the rolling window",
+);
+pub const TYPICAL: Family = family(
+    "steadyhud_typical_fps",
+    Kind::Gauge,
+    "Typical FPS over the rolling window",
+);
+pub const FPS: Family = family(
+    "steadyhud_fps",
+    Kind::Gauge,
+    "Average FPS over the rolling window",
+);
+pub const GPU_BOUND: Family = family(
+    "steadyhud_gpu_bound_ratio",
+    Kind::Gauge,
+    "Share of the rolling window's time in GPU-bound frames, 0 to 1 (with GPU timing)",
+);
+pub const FRAME_CAP: Family = family(
+    "steadyhud_frame_cap_fps",
+    Kind::Gauge,
+    "The frame cap in force, fps (0: none)",
+);
+pub const READING: Family = family(
+    "steadyhud_reading",
+    Kind::Gauge,
+    "The newest system reading, by session-log column (sensor label; unit in its name: _pct, _mhz, _c, _w, _mb)",
+);
+pub const UP: Family = family(
+    "steadyhud_up",
+    Kind::Gauge,
+    "1 for each game that answered this scrape",
+);
+pub const BUILD_INFO: Family = family(
+    "steadyhud_build_info",
+    Kind::Gauge,
+    "The exporter's version, as a label; always 1",
+);
+pub const EXPORT_ERRORS: Family = family(
+    "steadyhud_export_errors_total",
+    Kind::Counter,
+    "Games the exporter could not read (gone mid-scrape, hanging, refused, another user's)",
+);
+
+/// Every family, in the order they are written.
+pub const ALL: [Family; 16] = [
+    BUILD_INFO,
+    EXPORT_ERRORS,
+    UP,
+    FRAMES,
+    PLAY_SECONDS,
+    STUTTERS,
+    STUTTER_SECONDS,
+    RING_OVERFLOWS,
+    FRAME_TIME,
+    STEADY,
+    MOSTLY_STEADY,
+    TYPICAL,
+    FPS,
+    GPU_BOUND,
+    FRAME_CAP,
+    READING,
+];
+
+/// Shortest and longest `le` bound, ns.
+const LE_MIN_NS: u64 = 250_000;
+const LE_MAX_NS: u64 = 4_000_000_000;
+/// Every how many fleet buckets a bound is taken.
+pub const LE_STEP: usize = 5;
+
+/// The histogram's bucket bounds: every [`LE_STEP`]th upper edge of the
+/// fleet scheme's 1 % buckets from 0.25 ms to 4 s (each bucket at most
+/// ~5.1 % wide), as (fleet bucket whose upper edge it is, edge in ns).
+/// A bound's cumulative time is exact: the seconds in frames of the fleet
+/// buckets up to it.
+pub fn le_bounds() -> &'static [(u32, u64)] {
+    static BOUNDS: std::sync::OnceLock<Vec<(u32, u64)>> = std::sync::OnceLock::new();
+    BOUNDS.get_or_init(|| {
+        (0..bucket_count() as u32)
+            .filter_map(|b| bucket_range(b).map(|(_, hi)| (b, hi)))
+            .filter(|&(_, hi)| (LE_MIN_NS..=LE_MAX_NS).contains(&hi))
+            .step_by(LE_STEP)
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_are_at_most_about_5_percent_apart() {
+        let b = le_bounds();
+        assert!(b.len() > 150 && b.len() < 250, "{}", b.len());
+        assert!(b[0].1 >= LE_MIN_NS && b.last().unwrap().1 <= LE_MAX_NS);
+        for w in b.windows(2) {
+            let r = w[1].1 as f64 / w[0].1 as f64;
+            assert!(r > 1.04 && r < 1.052, "{w:?}: {r}");
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_counters_end_in_total() {
+        let mut names: Vec<&str> = ALL.iter().map(|f| f.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len());
+        for f in ALL {
+            assert_eq!(
+                f.kind == Kind::Counter,
+                f.name.ends_with("_total"),
+                "{}",
+                f.name
+            );
+        }
+    }
+}

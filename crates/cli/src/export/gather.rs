@@ -1,0 +1,185 @@
+//! Reading the games: every control socket in this user's runtime folder
+//! (`$XDG_RUNTIME_DIR/steadyhud/`), asked `status` and `histogram`, each
+//! with a short deadline so one hanging game cannot stall a scrape. A game
+//! that cannot be read costs one line on stderr (once per game and
+//! reason) and one count of `steadyhud_export_errors_total`; a game that
+//! hung is left alone for a while.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use steadyhud_control::client::{self, ClientError};
+use steadyhud_control::protocol::{Reply, Request};
+use steadyhud_control::replies::{HistogramReply, Status, WindowHistogram, WindowStatus};
+
+/// How long a game may take to answer one request.
+pub const DEADLINE: Duration = Duration::from_millis(500);
+/// How long a game that did not answer in time is left alone.
+const HUNG_PAUSE: Duration = Duration::from_secs(10);
+
+/// One game as read: its status and each window's totals.
+#[derive(Clone, Debug)]
+pub struct Game {
+    pub pid: u32,
+    pub exe: String,
+    pub fps_limit: u32,
+    /// Windows with both a status and a histogram, by stream id.
+    pub windows: Vec<(WindowStatus, WindowHistogram)>,
+}
+
+/// Why a game was not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Why {
+    Foreign,
+    Gone,
+    Hung,
+    Refused,
+}
+
+/// The folder, what was said already, the games left alone.
+pub struct Gatherer {
+    dir: PathBuf,
+    uid: u32,
+    said: HashSet<(u32, Why)>,
+    hung: HashMap<u32, Instant>,
+    /// Games that could not be read, since the start.
+    pub errors: u64,
+}
+
+impl Gatherer {
+    pub fn new(dir: PathBuf) -> Gatherer {
+        Gatherer {
+            dir,
+            // SAFETY: geteuid has no preconditions.
+            uid: unsafe { libc::geteuid() },
+            said: HashSet::new(),
+            hung: HashMap::new(),
+            errors: 0,
+        }
+    }
+
+    /// Every game that answered, by pid.
+    pub fn gather(&mut self) -> Vec<Game> {
+        let sockets = match client::sockets(&self.dir) {
+            Ok(s) => s,
+            Err(e) => {
+                if self.said.insert((0, Why::Refused)) {
+                    eprintln!("steadyhud export: {e}");
+                }
+                return Vec::new();
+            }
+        };
+        let now = Instant::now();
+        self.hung.retain(|_, until| *until > now);
+        let mut games = Vec::new();
+        for s in sockets {
+            if self.hung.contains_key(&s.pid) {
+                continue;
+            }
+            match std::fs::symlink_metadata(&s.path) {
+                Ok(m) if m.uid() != self.uid => {
+                    self.fail(
+                        s.pid,
+                        Why::Foreign,
+                        format_args!(
+                            "{} belongs to uid {}, not this user: skipped",
+                            s.path.display(),
+                            m.uid()
+                        ),
+                    );
+                    continue;
+                }
+                Ok(_) => {}
+                Err(_) => continue, // gone since the listing
+            }
+            match read_game(&s.path) {
+                Ok(g) => games.push(g),
+                Err(e) => {
+                    let why = match &e {
+                        ClientError::Connect { source, .. } if client::is_stale(source) => {
+                            // A socket left by a dead process: not an error.
+                            if client::process_gone(s.pid) {
+                                continue;
+                            }
+                            Why::Gone
+                        }
+                        ClientError::Io { source, .. }
+                            if source.kind() == std::io::ErrorKind::TimedOut =>
+                        {
+                            self.hung.insert(s.pid, now + HUNG_PAUSE);
+                            Why::Hung
+                        }
+                        ClientError::NoReply { .. } | ClientError::Connect { .. }
+                            if client::process_gone(s.pid) =>
+                        {
+                            Why::Gone
+                        }
+                        _ => Why::Refused,
+                    };
+                    let pause = if why == Why::Hung {
+                        format!("; left alone for {} s", HUNG_PAUSE.as_secs())
+                    } else {
+                        String::new()
+                    };
+                    self.fail(s.pid, why, format_args!("pid {}: {e}{pause}", s.pid));
+                }
+            }
+        }
+        games
+    }
+
+    fn fail(&mut self, pid: u32, why: Why, line: std::fmt::Arguments) {
+        self.errors += 1;
+        if self.said.insert((pid, why)) {
+            eprintln!("steadyhud export: {line}");
+        }
+    }
+}
+
+/// One request with [`DEADLINE`] for the reply.
+fn ask(path: &std::path::Path, request: &Request) -> Result<Reply, ClientError> {
+    let stream = client::connect(path)?;
+    let io_err = |source| ClientError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    stream.set_read_timeout(Some(DEADLINE)).map_err(io_err)?;
+    stream.set_write_timeout(Some(DEADLINE)).map_err(io_err)?;
+    client::exchange(stream, path, request)
+}
+
+/// A reply as `T`; an `err` reply or another shape is an error.
+fn typed<T: serde::de::DeserializeOwned>(
+    path: &std::path::Path,
+    reply: Reply,
+) -> Result<T, ClientError> {
+    let bad = |line: String| ClientError::BadReply {
+        path: path.to_path_buf(),
+        source: steadyhud_control::protocol::BadReply { line },
+    };
+    match reply.read::<T>() {
+        Some(Ok(v)) => Ok(v),
+        Some(Err(e)) => Err(bad(e.to_string())),
+        None => Err(bad(reply.to_string())),
+    }
+}
+
+fn read_game(path: &std::path::Path) -> Result<Game, ClientError> {
+    let status: Status = typed(path, ask(path, &Request::Status)?)?;
+    let hist: HistogramReply = typed(path, ask(path, &Request::Histogram)?)?;
+    let windows = status
+        .windows
+        .into_iter()
+        .filter_map(|w| {
+            let h = hist.windows.iter().find(|h| h.stream == w.stream)?.clone();
+            Some((w, h))
+        })
+        .collect();
+    Ok(Game {
+        pid: status.pid,
+        exe: status.exe,
+        fps_limit: status.fps_limit,
+        windows,
+    })
+}

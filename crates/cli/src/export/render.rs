@@ -1,0 +1,294 @@
+//! The Prometheus text format (version 0.0.4, which OpenMetrics scrapers
+//! and node_exporter's textfile collector read) of the games read, one
+//! series per game window labelled `exe`, `pid`, `window`. Counters and
+//! the histogram never go down over the export's lifetime: each series
+//! keeps the largest value it showed (a game restarted is a new pid, new
+//! series; a game that ended is left out).
+
+use super::families::{self as f, Family};
+use super::gather::Game;
+use std::collections::HashMap;
+use std::fmt::Write;
+use steadyhud_metrics::histogram::SCHEME;
+
+/// Per series (game window): the largest values shown so far.
+#[derive(Default)]
+pub struct Monotonic {
+    seen: HashMap<(u32, u64), Shown>,
+}
+
+/// What one window's series showed last.
+#[derive(Clone, Default)]
+struct Shown {
+    frames: u64,
+    time_ns: u64,
+    stutters: u64,
+    stutter_ns: u64,
+    overflows: u64,
+    /// Cumulative ns at each `le` bound, and the `_sum` (ns²·1e-9).
+    buckets: Vec<u64>,
+    sum: f64,
+}
+
+/// `s` as a label value: backslash, double quote and line feed escaped.
+fn label(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+fn head(out: &mut String, fam: &Family) {
+    let _ = writeln!(out, "# HELP {} {}", fam.name, fam.help);
+    let _ = writeln!(out, "# TYPE {} {}", fam.name, fam.kind.name());
+}
+
+/// Seconds from ns, as the text format writes a float.
+fn secs(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
+impl Monotonic {
+    /// The text for `games`; `errors`: games not read since the start.
+    pub fn render(&mut self, games: &[Game], errors: u64) -> String {
+        let bounds = f::le_bounds();
+        // This scrape's values, each at least the last one shown.
+        let mut rows: Vec<(String, &Game, usize, Shown)> = Vec::new();
+        let mut live = Vec::new();
+        for g in games {
+            for (i, (_, h)) in g.windows.iter().enumerate() {
+                if h.scheme != SCHEME {
+                    continue;
+                }
+                let key = (g.pid, h.stream);
+                live.push(key);
+                let mut cur = Shown {
+                    frames: h.frames,
+                    time_ns: h.time_ns,
+                    stutters: h.stutters,
+                    stutter_ns: h.stutter_ns,
+                    overflows: h.ring_overflows,
+                    buckets: vec![0; bounds.len()],
+                    sum: 0.0,
+                };
+                // Cumulative time up to each bound (buckets ascending).
+                let mut acc = 0u64;
+                let mut k = 0;
+                for &[bucket, frames, ns] in &h.buckets {
+                    while k < bounds.len() && u64::from(bounds[k].0) < bucket {
+                        cur.buckets[k] = acc;
+                        k += 1;
+                    }
+                    acc = acc.saturating_add(ns);
+                    // Each frame's time times its duration: the bucket's
+                    // time times its mean frame (within its 1 %).
+                    cur.sum += secs(ns) * secs(ns / frames.max(1));
+                }
+                while k < bounds.len() {
+                    cur.buckets[k] = acc;
+                    k += 1;
+                }
+                let prev = self.seen.entry(key).or_default();
+                let grow = |a: &mut u64, b: u64| *a = (*a).max(b);
+                grow(&mut prev.frames, cur.frames);
+                grow(&mut prev.time_ns, cur.time_ns);
+                grow(&mut prev.stutters, cur.stutters);
+                grow(&mut prev.stutter_ns, cur.stutter_ns);
+                grow(&mut prev.overflows, cur.overflows);
+                prev.buckets.resize(bounds.len(), 0);
+                for (p, c) in prev.buckets.iter_mut().zip(&cur.buckets) {
+                    grow(p, *c);
+                }
+                prev.sum = prev.sum.max(cur.sum);
+                let labels = format!(
+                    "exe=\"{}\",pid=\"{}\",window=\"{}\"",
+                    label(&g.exe),
+                    g.pid,
+                    h.stream
+                );
+                rows.push((labels, g, i, prev.clone()));
+            }
+        }
+        self.seen.retain(|k, _| live.contains(k));
+
+        let mut out = String::with_capacity(4096 + rows.len() * 24 * 1024);
+        head(&mut out, &f::BUILD_INFO);
+        let _ = writeln!(
+            out,
+            "{}{{version=\"{}\"}} 1",
+            f::BUILD_INFO.name,
+            env!("CARGO_PKG_VERSION")
+        );
+        head(&mut out, &f::EXPORT_ERRORS);
+        let _ = writeln!(out, "{} {errors}", f::EXPORT_ERRORS.name);
+        head(&mut out, &f::UP);
+        for g in games {
+            let _ = writeln!(
+                out,
+                "{}{{exe=\"{}\",pid=\"{}\"}} 1",
+                f::UP.name,
+                label(&g.exe),
+                g.pid
+            );
+        }
+        type Pick = fn(&Shown) -> f64;
+        let counters: [(&Family, Pick); 5] = [
+            (&f::FRAMES, |s| s.frames as f64),
+            (&f::PLAY_SECONDS, |s| secs(s.time_ns)),
+            (&f::STUTTERS, |s| s.stutters as f64),
+            (&f::STUTTER_SECONDS, |s| secs(s.stutter_ns)),
+            (&f::RING_OVERFLOWS, |s| s.overflows as f64),
+        ];
+        for (fam, pick) in counters {
+            head(&mut out, fam);
+            for (labels, _, _, s) in &rows {
+                let _ = writeln!(out, "{}{{{labels}}} {}", fam.name, pick(s));
+            }
+        }
+        head(&mut out, &f::FRAME_TIME);
+        let name = f::FRAME_TIME.name;
+        for (labels, _, _, s) in &rows {
+            for (&(_, ns), &cum) in bounds.iter().zip(&s.buckets) {
+                let _ = writeln!(
+                    out,
+                    "{name}_bucket{{{labels},le=\"{}\"}} {}",
+                    secs(ns),
+                    secs(cum)
+                );
+            }
+            let total = secs(s.time_ns.max(s.buckets.last().copied().unwrap_or(0)));
+            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {total}");
+            let _ = writeln!(out, "{name}_sum{{{labels}}} {}", s.sum);
+            let _ = writeln!(out, "{name}_count{{{labels}}} {total}");
+        }
+        type Gauge = fn(&Game, usize) -> Option<f64>;
+        let gauges: [(&Family, Gauge); 6] = [
+            (&f::STEADY, |g, i| {
+                Some(f64::from(g.windows[i].0.metrics.as_ref()?.time.steady_fps))
+            }),
+            (&f::MOSTLY_STEADY, |g, i| {
+                Some(f64::from(
+                    g.windows[i].0.metrics.as_ref()?.time.mostly_steady_fps,
+                ))
+            }),
+            (&f::TYPICAL, |g, i| {
+                Some(f64::from(g.windows[i].0.metrics.as_ref()?.time.typical_fps))
+            }),
+            (&f::FPS, |g, i| {
+                Some(g.windows[i].0.metrics.as_ref()?.time.average_fps)
+            }),
+            (&f::GPU_BOUND, |g, i| {
+                g.windows[i].0.gpu_bound_pct.map(|p| f64::from(p) / 100.0)
+            }),
+            (&f::FRAME_CAP, |g, _| Some(f64::from(g.fps_limit))),
+        ];
+        for (fam, pick) in gauges {
+            head(&mut out, fam);
+            for (labels, g, i, _) in &rows {
+                if let Some(v) = pick(g, *i).filter(|v| v.is_finite()) {
+                    let _ = writeln!(out, "{}{{{labels}}} {v}", fam.name);
+                }
+            }
+        }
+        head(&mut out, &f::READING);
+        for (labels, g, i, _) in &rows {
+            for (sensor, v) in &g.windows[*i].0.readings {
+                if v.is_finite() {
+                    let _ = writeln!(
+                        out,
+                        "{}{{{labels},sensor=\"{}\"}} {v}",
+                        f::READING.name,
+                        label(sensor)
+                    );
+                }
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use steadyhud_control::replies::{WindowHistogram, WindowStatus};
+
+    fn game(pid: u32, durations: &[u64], stutters: u64) -> Game {
+        let h = steadyhud_metrics::TimeHistogram::from_durations(durations);
+        Game {
+            pid,
+            exe: "a \"quoted\" game".into(),
+            fps_limit: 60,
+            windows: vec![(
+                WindowStatus {
+                    stream: 1,
+                    ..WindowStatus::default()
+                },
+                WindowHistogram {
+                    stream: 1,
+                    frames: durations.len() as u64,
+                    time_ns: durations.iter().sum(),
+                    stutters,
+                    stutter_ns: 0,
+                    ring_overflows: 0,
+                    scheme: SCHEME.into(),
+                    buckets: h
+                        .bins()
+                        .iter()
+                        .map(|(b, bin)| [u64::from(*b), bin.frames, bin.time_ns as u64])
+                        .collect(),
+                },
+            )],
+        }
+    }
+
+    fn value(text: &str, series: &str) -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+    }
+
+    #[test]
+    fn buckets_are_cumulative_time_and_counters_never_go_down() {
+        let mut m = Monotonic::default();
+        let d = [10_000_000u64, 10_000_000, 50_000_000];
+        let text = m.render(&[game(7, &d, 2)], 0);
+        let l = "exe=\"a \\\"quoted\\\" game\",pid=\"7\",window=\"1\"";
+        assert_eq!(value(&text, &format!("steadyhud_frames_total{{{l}}}")), 3.0);
+        let count = value(&text, &format!("steadyhud_frame_time_seconds_count{{{l}}}"));
+        assert!((count - 0.07).abs() < 1e-12);
+        let inf = value(
+            &text,
+            &format!("steadyhud_frame_time_seconds_bucket{{{l},le=\"+Inf\"}}"),
+        );
+        assert_eq!(inf, count);
+        // Below 10 ms nothing; from just past 50 ms, all 70 ms.
+        let at = |le: f64| {
+            let (_, ns) = f::le_bounds()
+                .iter()
+                .copied()
+                .find(|&(_, ns)| ns as f64 / 1e9 >= le)
+                .unwrap();
+            value(
+                &text,
+                &format!(
+                    "steadyhud_frame_time_seconds_bucket{{{l},le=\"{}\"}}",
+                    secs(ns)
+                ),
+            )
+        };
+        assert_eq!(at(0.009), 0.0);
+        assert!((at(0.0106) - 0.02).abs() < 1e-12, "{}", at(0.0106));
+        assert!((at(0.053) - 0.07).abs() < 1e-12);
+        // A smaller number next time (a re-judged stutter) shows the old one.
+        let text = m.render(&[game(7, &d, 1)], 0);
+        assert_eq!(
+            value(&text, &format!("steadyhud_stutters_total{{{l}}}")),
+            2.0
+        );
+        // A game that ended is gone; back with the same pid, it starts anew.
+        let text = m.render(&[], 1);
+        assert!(!text.contains("pid=\"7\""));
+        assert_eq!(value(&text, "steadyhud_export_errors_total"), 1.0);
+        let text = m.render(&[game(7, &d[..1], 0)], 1);
+        assert_eq!(value(&text, &format!("steadyhud_frames_total{{{l}}}")), 1.0);
+    }
+}
