@@ -23,10 +23,11 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # validation layer, the shader compiler, Chromium for the report's layout
 # tests with the two font setups they run under (DejaVu only, Noto), the
 # real apps (mpv, vkd3d-gears, MangoHud for side-by-side runs), the Wayland
-# bed (sway, wtype, grim), the packaging tools, Python's venv (DuckDB).
+# bed (sway, wtype, grim), the packaging tools, Python's venv (DuckDB),
+# Prometheus (a real server and promtool for `steadyhud export`).
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
   fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim dpkg-dev
-  python3-venv valgrind mesa-utils warzone2100)
+  python3-venv valgrind mesa-utils warzone2100 prometheus)
 
 # Whether a Debian package is installed.
 setup_installed() {

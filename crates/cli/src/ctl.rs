@@ -22,10 +22,10 @@ pub struct Args {
     /// The game's process id (default: the only running session).
     #[arg(long, value_name = "P")]
     pub pid: Option<u32>,
-    /// Print the session's JSON reply as it is (status, list).
+    /// Print the session's JSON reply as it is (list: every session's status).
     #[arg(long)]
     pub json: bool,
-    /// list | status | hud on|off|toggle | preset N | limit N|off | mark TEXT
+    /// list | status | hud on|off|toggle | preset N | limit N|off | mark TEXT | histogram
     #[arg(required = true, num_args = 1.., value_name = "REQUEST")]
     pub request: Vec<String>,
 }

@@ -1,6 +1,6 @@
 //! Every metric family `steadyhud export` writes, declared once: its name,
 //! type and help. The renderer writes them from here, docs/fleet.md lists
-//! them (`crates/cli/tests/export_cli.rs` compares), and the bucket bounds
+//! them (`crates/cli/tests/export_docs.rs` compares), and the bucket bounds
 //! of the time-weighted frame-time histogram are [`le_bounds`].
 
 use steadyhud_metrics::histogram::{bucket_count, bucket_range};
@@ -39,7 +39,7 @@ const fn family(name: &'static str, kind: Kind, help: &'static str) -> Family {
 pub const FRAME_TIME: Family = family(
     "steadyhud_frame_time_seconds",
     Kind::Histogram,
-    "Seconds of play by frame time, weighted by time: _bucket{le} is the seconds spent in frames shorter than le seconds, _count all seconds of play, _sum the sum of each frame's time times its duration (so _sum/_count is the time-weighted mean frame time)",
+    "Frame time weighted by time, one observation per microsecond of play: _bucket{le} counts the microseconds of play spent in frames shorter than le seconds, _count all microseconds of play, _sum each microsecond's frame time in seconds (so _sum/_count is the time-weighted mean frame time)",
 );
 pub const FRAMES: Family = family(
     "steadyhud_frames_total",
@@ -64,7 +64,7 @@ pub const STUTTER_SECONDS: Family = family(
 pub const RING_OVERFLOWS: Family = family(
     "steadyhud_ring_overflows_total",
     Kind::Counter,
-    "Frames the layer could not hand to its log (timestamp ring full)",
+    "Timestamps lost because the layer's ring was full (frames missing from the log)",
 );
 pub const STEADY: Family = family(
     "steadyhud_steady_fps",

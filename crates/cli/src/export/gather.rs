@@ -117,12 +117,21 @@ impl Gatherer {
                         }
                         _ => Why::Refused,
                     };
-                    let pause = if why == Why::Hung {
-                        format!("; left alone for {} s", HUNG_PAUSE.as_secs())
+                    if why == Why::Hung {
+                        self.fail(
+                            s.pid,
+                            why,
+                            format_args!(
+                                "pid {}: {}: no reply within {} s; left alone for {} s",
+                                s.pid,
+                                s.path.display(),
+                                DEADLINE.as_secs_f64(),
+                                HUNG_PAUSE.as_secs()
+                            ),
+                        );
                     } else {
-                        String::new()
-                    };
-                    self.fail(s.pid, why, format_args!("pid {}: {e}{pause}", s.pid));
+                        self.fail(s.pid, why, format_args!("pid {}: {e}", s.pid));
+                    }
                 }
             }
         }

@@ -74,11 +74,13 @@ pub fn run(args: &Args) -> ExitCode {
             );
             return ExitCode::from(2);
         }
-        eprintln!(
-            "steadyhud export: writing {} every {} s",
-            folder.join(TEXTFILE_NAME).display(),
-            args.interval
-        );
+        if !args.once {
+            eprintln!(
+                "steadyhud export: writing {} every {} s",
+                folder.join(TEXTFILE_NAME).display(),
+                args.interval
+            );
+        }
         loop {
             if let Err(e) = write_atomically(folder, &scrape()) {
                 eprintln!("steadyhud export: {e}");

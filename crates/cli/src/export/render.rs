@@ -25,7 +25,7 @@ struct Shown {
     stutters: u64,
     stutter_ns: u64,
     overflows: u64,
-    /// Cumulative ns at each `le` bound, and the `_sum` (ns²·1e-9).
+    /// Cumulative ns at each `le` bound, and the `_sum` (µs · s).
     buckets: Vec<u64>,
     sum: f64,
 }
@@ -45,6 +45,12 @@ fn head(out: &mut String, fam: &Family) {
 /// Seconds from ns, as the text format writes a float.
 fn secs(ns: u64) -> f64 {
     ns as f64 / 1e9
+}
+
+/// Whole microseconds from ns: the histogram's observations (whole
+/// numbers, which node_exporter's textfile collector keeps exactly).
+fn micros(ns: u64) -> u64 {
+    ns / 1000
 }
 
 impl Monotonic {
@@ -79,9 +85,9 @@ impl Monotonic {
                         k += 1;
                     }
                     acc = acc.saturating_add(ns);
-                    // Each frame's time times its duration: the bucket's
-                    // time times its mean frame (within its 1 %).
-                    cur.sum += secs(ns) * secs(ns / frames.max(1));
+                    // Each microsecond's frame time: the bucket's time in
+                    // µs times its mean frame in s (within its 1 %).
+                    cur.sum += micros(ns) as f64 * secs(ns / frames.max(1));
                 }
                 while k < bounds.len() {
                     cur.buckets[k] = acc;
@@ -152,10 +158,10 @@ impl Monotonic {
                     out,
                     "{name}_bucket{{{labels},le=\"{}\"}} {}",
                     secs(ns),
-                    secs(cum)
+                    micros(cum)
                 );
             }
-            let total = secs(s.time_ns.max(s.buckets.last().copied().unwrap_or(0)));
+            let total = micros(s.time_ns.max(s.buckets.last().copied().unwrap_or(0)));
             let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {total}");
             let _ = writeln!(out, "{name}_sum{{{labels}}} {}", s.sum);
             let _ = writeln!(out, "{name}_count{{{labels}}} {total}");
@@ -254,7 +260,7 @@ mod tests {
         let l = "exe=\"a \\\"quoted\\\" game\",pid=\"7\",window=\"1\"";
         assert_eq!(value(&text, &format!("steadyhud_frames_total{{{l}}}")), 3.0);
         let count = value(&text, &format!("steadyhud_frame_time_seconds_count{{{l}}}"));
-        assert!((count - 0.07).abs() < 1e-12);
+        assert_eq!(count, 70_000.0, "microseconds of play");
         let inf = value(
             &text,
             &format!("steadyhud_frame_time_seconds_bucket{{{l},le=\"+Inf\"}}"),
@@ -276,8 +282,11 @@ mod tests {
             )
         };
         assert_eq!(at(0.009), 0.0);
-        assert!((at(0.0106) - 0.02).abs() < 1e-12, "{}", at(0.0106));
-        assert!((at(0.053) - 0.07).abs() < 1e-12);
+        assert_eq!(at(0.0106), 20_000.0);
+        assert_eq!(at(0.053), 70_000.0);
+        let sum = value(&text, &format!("steadyhud_frame_time_seconds_sum{{{l}}}"));
+        let mean = sum / count; // time-weighted: (2·10·10 + 50·50) / 70 ms
+        assert!((mean - 0.0385714).abs() < 1e-6, "{mean}");
         // A smaller number next time (a re-judged stutter) shows the old one.
         let text = m.render(&[game(7, &d, 1)], 0);
         assert_eq!(
