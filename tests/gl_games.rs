@@ -47,17 +47,6 @@ fn wait_label(
     (false, last)
 }
 
-/// SIGTERM (which `steadyhud run` forwards to its program), then the output.
-fn terminate(mut r: Running) -> RunOutput {
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(r.child.id() as libc::pid_t, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !r.has_exited() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    r.kill()
-}
-
 /// The one session log's text, `# api:` and summary checked.
 fn check_api(log: &SessionLog, api: &str) {
     let text = std::fs::read_to_string(&log.csv).unwrap();
@@ -449,7 +438,7 @@ fn warzone_2100_opengl_through_dlsym_and_vulkan_once() {
         let (shown, n) = wait_label(&shot, [0, 0, 300, 260], 60, |n| n > SHOWN);
         // Let it log a while past the first frames.
         std::thread::sleep(Duration::from_secs(2));
-        let out = terminate(running);
+        let out = running.terminate();
         assert!(
             shown,
             "{backend}: no HUD on Warzone 2100 ({n} label pixels):\n{}",

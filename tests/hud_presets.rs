@@ -370,7 +370,7 @@ fn glxgears_presets_scale_strip_and_alpha() {
     std::thread::sleep(Duration::from_millis(1300));
     let (p, _) = settled(&h, 10);
     let after = p.and_then(|p| which(&sizes, size(p)[1]));
-    terminate(game);
+    game.terminate();
     assert!(toast, "no toast after the preset key on glxgears");
     assert_eq!(after, Some(0), "the key after preset 3 (sizes {sizes:?})");
 
@@ -378,7 +378,7 @@ fn glxgears_presets_scale_strip_and_alpha() {
         let game = start(config);
         let (p, s) = settled(&h, 30);
         s.keep(name);
-        terminate(game);
+        game.terminate();
         (p, s)
     };
     let (one, _) = panel_of("fps_limit=60,preset=1,hud_scale=1", "gl_scale_1");
@@ -420,15 +420,4 @@ fn glxgears_presets_scale_strip_and_alpha() {
         label > 30,
         "GL hud_alpha=0: the text is drawn ({label} label pixels)"
     );
-}
-
-/// SIGTERM (which `steadyhud run` forwards to its program), then the output.
-fn terminate(mut r: Running) -> RunOutput {
-    // SAFETY: kill(2) on our own child.
-    unsafe { libc::kill(r.child.id() as libc::pid_t, libc::SIGTERM) };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !r.has_exited() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    r.kill()
 }

@@ -803,6 +803,18 @@ pub fn spawn(cmd: &mut Command) -> Running {
 }
 
 impl Running {
+    /// SIGTERM (which `steadyhud run` forwards to its program), up to 20 s
+    /// to exit, then the output (killed if it had not).
+    pub fn terminate(mut self) -> RunOutput {
+        // SAFETY: kill(2) on our own child.
+        unsafe { libc::kill(self.child.id() as libc::pid_t, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !self.has_exited() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.kill()
+    }
+
     /// Waits until a stdout line satisfies `pred` (true) or `timeout`
     /// passes or the process exits (false).
     pub fn wait_for_line(&mut self, timeout: Duration, pred: impl Fn(&str) -> bool) -> bool {
