@@ -214,7 +214,7 @@ fn missing_libx11_disables_only_the_hotkey() {
         out.stderr
     );
     assert!(
-        lines[0].contains("hotkey")
+        lines[0].contains("HUD, preset hotkeys unavailable")
             && lines[0].contains("cannot load libX11")
             && lines[0].contains("libX11-missing-for-test.so.6"),
         "the line must name the library and the consequence: {}",

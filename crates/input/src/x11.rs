@@ -28,9 +28,9 @@ use std::ffi::{c_char, c_int, c_ulong, c_void, CString};
 /// Why the hotkey cannot be watched.
 #[derive(Debug, thiserror::Error)]
 pub enum HotkeyError {
-    #[error("hotkey: cannot load libX11 ({0}); HUD toggle disabled")]
+    #[error("hotkey: cannot load libX11 ({0})")]
     NoLibX11(#[source] libloading::Error),
-    #[error("hotkey: cannot open X display {0:?}; HUD toggle disabled")]
+    #[error("hotkey: cannot open X display {0:?}")]
     NoDisplay(String),
     #[error("hotkey: empty key combination {0:?}")]
     Empty(String),

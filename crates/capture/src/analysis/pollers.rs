@@ -152,22 +152,26 @@ impl Key {
         combo: &str,
         action: KeyAction,
         wayland: &'static WaylandKeys,
-    ) -> Option<Key> {
-        let what = match action {
-            KeyAction::ToggleHud => "HUD hotkey",
-            KeyAction::CyclePreset => "preset hotkey",
-            KeyAction::CycleCap => "frame cap hotkey",
-        };
-        match guard::try_run(|| KeyWatch::new(combo, wayland))? {
-            Ok(watch) => Some(Key {
+    ) -> Result<Key, String> {
+        match guard::try_run(|| KeyWatch::new(combo, wayland)) {
+            Some(Ok(watch)) => Ok(Key {
                 watch,
                 action,
                 next: Instant::now(),
             }),
-            Err(e) => {
-                guard::say(format_args!("steadyhud: {what} unavailable: {e}"));
-                None
-            }
+            Some(Err(e)) => Err(e.to_string()),
+            None => Err("internal error".into()),
+        }
+    }
+}
+
+impl KeyAction {
+    /// The key's name in messages.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            KeyAction::ToggleHud => "HUD",
+            KeyAction::CyclePreset => "preset",
+            KeyAction::CycleCap => "frame cap",
         }
     }
 }

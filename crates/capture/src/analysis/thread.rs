@@ -307,13 +307,24 @@ fn pollers(
             KeyAction::CycleCap,
         ),
     ];
-    for (wanted, combo, action) in keys {
-        if let Some(k) = wanted
-            .then(|| Key::watch(combo, action, settings.wayland))
-            .flatten()
-        {
-            list.push(Box::new(k));
+    // Keys that cannot be watched for the same reason (no libX11, no
+    // display) cost one line together; `ctl` still reaches what they do.
+    let mut failed: Vec<(String, Vec<&str>)> = Vec::new();
+    for (_, combo, action) in keys.into_iter().filter(|k| k.0) {
+        match Key::watch(combo, action, settings.wayland) {
+            Ok(k) => list.push(Box::new(k)),
+            Err(e) => match failed.iter_mut().find(|f| f.0 == e) {
+                Some(f) => f.1.push(action.name()),
+                None => failed.push((e, vec![action.name()])),
+            },
         }
+    }
+    for (e, names) in failed {
+        guard::say(format_args!(
+            "steadyhud: {} hotkey{} unavailable: {e} (steadyhud ctl still works)",
+            names.join(", "),
+            if names.len() == 1 { "" } else { "s" }
+        ));
     }
     list
 }

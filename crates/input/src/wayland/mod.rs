@@ -75,7 +75,7 @@ use tracker::Tracker;
 /// Why a combination cannot be watched on Wayland.
 #[derive(Debug, thiserror::Error)]
 pub enum WaylandKeyError {
-    #[error("hotkey (Wayland): {0}; HUD toggle disabled")]
+    #[error("hotkey (Wayland): {0}")]
     Load(String),
     #[error("hotkey: empty key combination {0:?}")]
     Empty(String),
