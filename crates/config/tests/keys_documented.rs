@@ -1,16 +1,22 @@
 //! The configuration table of docs/cli.md names every key the layer knows
-//! (and no key it does not), so a new key cannot go undocumented.
+//! (and no key it does not), so a new key cannot go undocumented; its
+//! HUD section names every row and preset the same way.
 
 use std::collections::BTreeSet;
 
-#[test]
-fn every_key_is_in_the_docs_table() {
+/// The `## TITLE` section of docs/cli.md, up to the next `## `.
+fn cli_section(title: &str) -> String {
     let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
     let text = std::fs::read_to_string(&docs).expect("read docs/cli.md");
-    let section = text
-        .split("\n## ")
-        .find(|s| s.starts_with("Configuration keys"))
-        .expect("docs/cli.md has a `## Configuration keys` section");
+    text.split("\n## ")
+        .find(|s| s.starts_with(title))
+        .unwrap_or_else(|| panic!("docs/cli.md has a `## {title}` section"))
+        .to_string()
+}
+
+#[test]
+fn every_key_is_in_the_docs_table() {
+    let section = cli_section("Configuration keys");
     let documented: BTreeSet<&str> = section
         .lines()
         .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
@@ -26,12 +32,7 @@ fn every_key_is_in_the_docs_table() {
 /// (and none it does not), and its preset table lists each preset's rows.
 #[test]
 fn every_hud_row_and_preset_is_in_the_docs() {
-    let docs = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
-    let text = std::fs::read_to_string(&docs).expect("read docs/cli.md");
-    let section = text
-        .split("\n## ")
-        .find(|s| s.starts_with("HUD presets and rows"))
-        .expect("docs/cli.md has a `## HUD presets and rows` section");
+    let section = cli_section("HUD presets and rows");
     let (table, list) = section
         .split_once("The row\nnames")
         .expect("the preset table, then the row names");
