@@ -152,12 +152,7 @@ fn describe(request: &Request, reply: &Reply, pid: u32) -> Result<String, ReplyT
 
 /// An `ok` reply as `T`.
 fn read<T: serde::de::DeserializeOwned>(reply: &Reply) -> Result<T, ReplyTypeError> {
-    reply.read().unwrap_or_else(|| {
-        Err(ReplyTypeError {
-            json: reply.to_string(),
-            source: serde::de::Error::custom("an err reply"),
-        })
-    })
+    reply.expect()
 }
 
 /// `status` for people: the process, then each window's rolling metrics.

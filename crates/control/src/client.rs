@@ -158,7 +158,15 @@ pub fn exchange(stream: UnixStream, path: &Path, request: &Request) -> Result<Re
                 path: path.to_path_buf(),
                 source: io::Error::new(
                     io::ErrorKind::TimedOut,
-                    format!("no reply within {} s", TIMEOUT.as_secs()),
+                    format!(
+                        "no reply within {} s",
+                        stream
+                            .read_timeout()
+                            .ok()
+                            .flatten()
+                            .unwrap_or(TIMEOUT)
+                            .as_secs_f64()
+                    ),
                 ),
             },
             _ => io_err(source),
@@ -172,6 +180,23 @@ pub fn exchange(stream: UnixStream, path: &Path, request: &Request) -> Result<Re
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// One request to the socket at `path` whose reply must come within
+/// `deadline` (not [`TIMEOUT`]); no retry when busy.
+pub fn request_within(
+    path: &Path,
+    request: &Request,
+    deadline: Duration,
+) -> Result<Reply, ClientError> {
+    let stream = connect(path)?;
+    for set in [UnixStream::set_read_timeout, UnixStream::set_write_timeout] {
+        set(&stream, Some(deadline)).map_err(|source| ClientError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    }
+    exchange(stream, path, request)
 }
 
 /// One request to the socket at `path`; while the session answers `busy`,

@@ -184,6 +184,16 @@ impl Reply {
             Reply::Err(_) => None,
         }
     }
+
+    /// The reply as `T`; an `err` reply is an error too.
+    pub fn expect<T: DeserializeOwned>(&self) -> Result<T, ReplyTypeError> {
+        self.read().unwrap_or_else(|| {
+            Err(ReplyTypeError {
+                json: self.to_string(),
+                source: serde::de::Error::custom("an err reply"),
+            })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use steadyhud_control::client::{self, ClientError};
-use steadyhud_control::protocol::{Reply, Request};
+use steadyhud_control::protocol::Request;
 use steadyhud_control::replies::{HistogramReply, Status, WindowHistogram, WindowStatus};
 
 /// How long a game may take to answer one request.
@@ -117,21 +117,12 @@ impl Gatherer {
                         }
                         _ => Why::Refused,
                     };
-                    if why == Why::Hung {
-                        self.fail(
-                            s.pid,
-                            why,
-                            format_args!(
-                                "pid {}: {}: no reply within {} s; left alone for {} s",
-                                s.pid,
-                                s.path.display(),
-                                DEADLINE.as_secs_f64(),
-                                HUNG_PAUSE.as_secs()
-                            ),
-                        );
+                    let pause = if why == Why::Hung {
+                        format!("; left alone for {} s", HUNG_PAUSE.as_secs())
                     } else {
-                        self.fail(s.pid, why, format_args!("pid {}: {e}", s.pid));
-                    }
+                        String::new()
+                    };
+                    self.fail(s.pid, why, format_args!("pid {}: {e}{pause}", s.pid));
                 }
             }
         }
@@ -146,37 +137,25 @@ impl Gatherer {
     }
 }
 
-/// One request with [`DEADLINE`] for the reply.
-fn ask(path: &std::path::Path, request: &Request) -> Result<Reply, ClientError> {
-    let stream = client::connect(path)?;
-    let io_err = |source| ClientError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    stream.set_read_timeout(Some(DEADLINE)).map_err(io_err)?;
-    stream.set_write_timeout(Some(DEADLINE)).map_err(io_err)?;
-    client::exchange(stream, path, request)
-}
-
-/// A reply as `T`; an `err` reply or another shape is an error.
-fn typed<T: serde::de::DeserializeOwned>(
+/// One request's reply as `T` (an `err` reply is an error), within
+/// [`DEADLINE`].
+fn ask<T: serde::de::DeserializeOwned>(
     path: &std::path::Path,
-    reply: Reply,
+    request: &Request,
 ) -> Result<T, ClientError> {
-    let bad = |line: String| ClientError::BadReply {
-        path: path.to_path_buf(),
-        source: steadyhud_control::protocol::BadReply { line },
-    };
-    match reply.read::<T>() {
-        Some(Ok(v)) => Ok(v),
-        Some(Err(e)) => Err(bad(e.to_string())),
-        None => Err(bad(reply.to_string())),
-    }
+    client::request_within(path, request, DEADLINE)?
+        .expect()
+        .map_err(|e| ClientError::BadReply {
+            path: path.to_path_buf(),
+            source: steadyhud_control::protocol::BadReply {
+                line: e.to_string(),
+            },
+        })
 }
 
 fn read_game(path: &std::path::Path) -> Result<Game, ClientError> {
-    let status: Status = typed(path, ask(path, &Request::Status)?)?;
-    let hist: HistogramReply = typed(path, ask(path, &Request::Histogram)?)?;
+    let status: Status = ask(path, &Request::Status)?;
+    let hist: HistogramReply = ask(path, &Request::Histogram)?;
     let windows = status
         .windows
         .into_iter()
