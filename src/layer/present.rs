@@ -85,33 +85,38 @@ impl Device {
         let visible = self.settings.hud.drawn(t);
         let mut scratch = qi.filter(|_| visible).map(|q| q.scratch.lock_or_recover());
         let mut out = HudOutcome::default();
-        // SAFETY: inside the app's present on `queue` (`qi` is its record),
-        // with its valid present info.
-        guard::contain((), || unsafe {
-            self.before_present::<FAULTS>(qi, visible, app, t, scratch.as_deref_mut(), &mut out)
-        });
-
         let mut patched = *app;
+        // One guard for all of the layer's own work in this present (each
+        // guard costs two system calls: see `guard`).
+        // SAFETY: inside the app's present on `queue` (`qi` is its record),
+        // with its valid present info; `app.p_next` is the app's valid
+        // chain.
+        let ours = guard::contain(None, || unsafe {
+            self.before_present::<FAULTS>(qi, visible, app, t, scratch.as_deref_mut(), &mut out);
+            let s = scratch.as_deref_mut()?;
+            match regions::find(app) {
+                // SAFETY: `r` is the app's valid `VkPresentRegionsKHR`; the
+                // copy lives in `scratch`, locked until this call returns.
+                regions::Found::First(r) => s.patch(r).map(|p| p as *const vk::PresentRegionsKHR),
+                _ => None,
+            }
+        });
+        if let Some(p) = ours {
+            patched.p_next = p.cast();
+        }
         if let Some(sem) = out.signal.as_ref() {
             patched.wait_semaphore_count = 1;
             patched.p_wait_semaphores = sem;
         }
-        if let Some(s) = scratch.as_deref_mut() {
-            // SAFETY: `app.p_next` is the app's valid chain.
-            let ours = guard::contain(None, || match unsafe { regions::find(app) } {
-                regions::Found::First(r) => {
-                    // SAFETY: `r` is the app's valid `VkPresentRegionsKHR`;
-                    // the copy lives in `scratch`, locked until this call
-                    // returns.
-                    unsafe { s.patch(r) }.map(|p| p as *const vk::PresentRegionsKHR)
-                }
-                _ => None,
-            });
-            if let Some(p) = ours {
-                patched.p_next = p.cast();
-            }
-        }
         let t_present = now_ns();
+        // Called as able to unwind: a thread ended inside the driver's
+        // present unwinds through this frame, and `scratch` is unlocked on
+        // the way, for the queue's other presenting threads.
+        type Present =
+            unsafe extern "system-unwind" fn(vk::Queue, *const vk::PresentInfoKHR) -> vk::Result;
+        // SAFETY: the same function; the two ABIs differ only in whether
+        // an unwind may leave the callee.
+        let next = unsafe { std::mem::transmute::<vk::PFN_vkQueuePresentKHR, Present>(next) };
         // SAFETY: the next layer's `vkQueuePresentKHR`, on the app's queue
         // with the app's present info; `patched` waits instead on the HUD's
         // semaphore once a HUD submission consumed the app's waits, and its

@@ -1328,3 +1328,42 @@ impl Harness {
         }
     }
 }
+
+/// Other processes keeping every core busy while a test runs (exit races
+/// hide on an idle machine): one shell busy loop per core, killed on drop.
+pub struct CpuLoad(Vec<Child>);
+
+impl CpuLoad {
+    pub fn start() -> CpuLoad {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        CpuLoad(
+            (0..cores)
+                .map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .stdin(Stdio::null())
+                        .spawn()
+                        .expect("spawn a busy loop")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for CpuLoad {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// The number after `prefix` on the first stdout line that starts with it.
+pub fn number_after(stdout: &str, prefix: &str) -> Option<u64> {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+}

@@ -19,7 +19,10 @@ type EglBoolean = u32;
 /// [`ours`] hands out. (The address of an exported function, taken inside
 /// this library, is whatever the dynamic linker bound that name to: a
 /// tool preloaded before us that defines it too would get its own function
-/// back from a lookup, and call itself.)
+/// back from a lookup, and call itself.) Both are `"C-unwind"`, and so is
+/// each real function as they call it: a thread ended inside the real call
+/// (`pthread_exit`, `pthread_cancel`) unwinds through them as through the
+/// driver alone (see `steadyhud_sys::guard`).
 macro_rules! hooks {
     ($(
         $(#[$doc:meta])*
@@ -31,7 +34,7 @@ macro_rules! hooks {
             /// # Safety
             /// As the function of that name.
             #[no_mangle]
-            pub unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? {
+            pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? {
                 // SAFETY: the caller's contract, passed on.
                 unsafe { local::$name($($arg),*) }
             }
@@ -42,7 +45,7 @@ macro_rules! hooks {
             #![allow(non_snake_case)]
             use super::*;
             $(
-                pub(super) unsafe extern "C" fn $name($($arg: $ty),*) $(-> $ret)? $body
+                pub(super) unsafe extern "C-unwind" fn $name($($arg: $ty),*) $(-> $ret)? $body
             )*
         }
 
@@ -81,7 +84,7 @@ hooks! {
         let Some(f) = crate::real!(
             Api::Glx,
             "glXSwapBuffers",
-            unsafe extern "C" fn(Display, c_ulong)
+            unsafe extern "C-unwind" fn(Display, c_ulong)
         ) else {
             return crate::process::missing("glXSwapBuffers");
         };
@@ -98,7 +101,7 @@ hooks! {
         divisor: i64,
         remainder: i64,
     ) -> i64 {
-        type F = unsafe extern "C" fn(Display, c_ulong, i64, i64, i64) -> i64;
+        type F = unsafe extern "C-unwind" fn(Display, c_ulong, i64, i64, i64) -> i64;
         let Some(f) = crate::real!(Api::Glx, "glXSwapBuffersMscOML", F) else {
             crate::process::missing("glXSwapBuffersMscOML");
             return 0;
@@ -112,7 +115,7 @@ hooks! {
 
     /// As `glXDestroyContext`.
     fn glXDestroyContext(dpy: Display, ctx: *mut c_void) {
-        type F = unsafe extern "C" fn(Display, *mut c_void);
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void);
         crate::process::context_destroyed(ctx as usize);
         if let Some(f) = crate::real!(Api::Glx, "glXDestroyContext", F) {
             // SAFETY: the real function with the game's arguments.
@@ -122,7 +125,7 @@ hooks! {
 
     /// As `eglSwapBuffers`.
     fn eglSwapBuffers(dpy: Display, surface: *mut c_void) -> EglBoolean {
-        type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void) -> EglBoolean;
         let Some(f) = crate::real!(Api::Egl, "eglSwapBuffers", F) else {
             crate::process::missing("eglSwapBuffers");
             return 0;
@@ -158,7 +161,7 @@ hooks! {
 
     /// As `eglDestroyContext`.
     fn eglDestroyContext(dpy: Display, ctx: *mut c_void) -> EglBoolean {
-        type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void) -> EglBoolean;
         crate::process::context_destroyed(ctx as usize);
         match crate::real!(Api::Egl, "eglDestroyContext", F) {
             // SAFETY: the real function with the game's arguments.
@@ -169,7 +172,7 @@ hooks! {
 
     /// As `eglDestroySurface`.
     fn eglDestroySurface(dpy: Display, surface: *mut c_void) -> EglBoolean {
-        type F = unsafe extern "C" fn(Display, *mut c_void) -> EglBoolean;
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void) -> EglBoolean;
         crate::process::window_destroyed(true, dpy as usize, surface as u64);
         match crate::real!(Api::Egl, "eglDestroySurface", F) {
             // SAFETY: the real function with the game's arguments.
@@ -182,7 +185,7 @@ hooks! {
 
     /// As `XDestroyWindow`.
     fn XDestroyWindow(dpy: Display, window: c_ulong) -> c_int {
-        type F = unsafe extern "C" fn(Display, c_ulong) -> c_int;
+        type F = unsafe extern "C-unwind" fn(Display, c_ulong) -> c_int;
         crate::process::window_destroyed(false, dpy as usize, crate::swap::xid(window));
         match crate::real!(Api::Glx, "XDestroyWindow", F) {
             // SAFETY: the real function with the game's arguments.
@@ -193,7 +196,7 @@ hooks! {
 
     /// As `eglGetDisplay`.
     fn eglGetDisplay(native: *mut c_void) -> Display {
-        type F = unsafe extern "C" fn(*mut c_void) -> Display;
+        type F = unsafe extern "C-unwind" fn(*mut c_void) -> Display;
         let Some(f) = crate::real!(Api::Egl, "eglGetDisplay", F) else {
             return std::ptr::null_mut();
         };
@@ -208,7 +211,7 @@ hooks! {
 
     /// As `eglGetPlatformDisplay`.
     fn eglGetPlatformDisplay(platform: u32, native: *mut c_void, attribs: *const isize) -> Display {
-        type F = unsafe extern "C" fn(u32, *mut c_void, *const isize) -> Display;
+        type F = unsafe extern "C-unwind" fn(u32, *mut c_void, *const isize) -> Display;
         let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplay", F) else {
             return std::ptr::null_mut();
         };
@@ -222,7 +225,7 @@ hooks! {
         native: *mut c_void,
         attribs: *const c_int,
     ) -> Display {
-        type F = unsafe extern "C" fn(u32, *mut c_void, *const c_int) -> Display;
+        type F = unsafe extern "C-unwind" fn(u32, *mut c_void, *const c_int) -> Display;
         let Some(f) = crate::real!(Api::Egl, "eglGetPlatformDisplayEXT", F) else {
             return std::ptr::null_mut();
         };
@@ -313,7 +316,8 @@ unsafe fn get_proc(api: Api, name: *const c_char) -> *mut c_void {
     }
 }
 
-type SwapDamage = unsafe extern "C" fn(Display, *mut c_void, *const c_int, c_int) -> EglBoolean;
+type SwapDamage =
+    unsafe extern "C-unwind" fn(Display, *mut c_void, *const c_int, c_int) -> EglBoolean;
 
 /// `eglSwapBuffersWithDamage{KHR,EXT}` (`name`) through its real function
 /// `real`. The HUD's rectangle is not added to the damage: the compositor

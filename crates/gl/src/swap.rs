@@ -62,7 +62,9 @@ impl Target {
     }
 }
 
-/// The swap of `t`: capture and HUD around `real`, the real swap.
+/// The swap of `t`: capture and HUD around `real`, the real swap. The
+/// frame cap's wait runs outside the guard, as the real swap does: a thread
+/// ended while it waits unwinds through it (see `steadyhud_sys::guard`).
 pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     let p = process::process();
     if p.left_alone {
@@ -70,32 +72,29 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     }
     let fps = p.limit.fps();
     let early = p.config.fps_limit_method == LimitMethod::Early;
-    let measured = guard::contain(false, || {
-        if early && fps != 0 {
-            limit(p, t.key, fps);
+    // The wait is part of the frame this swap ends (early) or starts.
+    let cap = |after: bool| {
+        if fps != 0 && after != early {
+            if let Some(d) = guard::contain(None, || deadline(p, t.key, fps)) {
+                limiter::wait_until(d);
+            }
         }
-        before_swap(p, t, now_ns())
-    });
+    };
+    cap(false);
+    let measured = guard::contain(false, || before_swap(p, t, now_ns()));
     let r = real();
-    if measured && !early && fps != 0 {
-        guard::contain((), || limit(p, t.key, fps));
+    if measured {
+        cap(true);
     }
     r
 }
 
-/// The frame cap's wait for window `key` (none before its first swap, and
-/// none for a window the layer measures: it caps its own).
-fn limit(p: &Process, key: WindowKey, fps: u32) {
-    let due = {
-        let mut w = p.windows.lock_or_recover();
-        let Some(w) = w.iter_mut().find(|w| w.key == key && w.stream.is_some()) else {
-            return;
-        };
-        w.pacer.deadline(now_ns(), fps)
-    };
-    if let Some(d) = due {
-        limiter::wait_until(d);
-    }
+/// The frame cap's deadline for window `key` (none before its first swap,
+/// and none for a window the layer measures: it caps its own).
+fn deadline(p: &Process, key: WindowKey, fps: u32) -> Option<u64> {
+    let mut w = p.windows.lock_or_recover();
+    let w = w.iter_mut().find(|w| w.key == key && w.stream.is_some())?;
+    w.pacer.deadline(now_ns(), fps)
 }
 
 /// The context current on this thread for `api` (0: none).

@@ -5,6 +5,20 @@
 //! (installed once; it only sees panics of this library's own copy of std)
 //! prints a single `steadyhud:` line instead of the default multi-line report.
 //!
+//! Only our own panics are contained. A forced thread exit (`pthread_exit`,
+//! `pthread_cancel`, and so Wine ending a process's threads: its handler of
+//! the signal it sends calls `pthread_exit`) unwinds as a foreign exception,
+//! and `catch_unwind` aborts the process on one (glibc prints `FATAL:
+//! exception not rethrown`). So while a guarded body runs, thread exits
+//! wait ([`ExitsWait`]): asynchronous signals are blocked and cancellation
+//! is disabled. One asked for meanwhile happens when the body has returned,
+//! outside the catch: a pending signal is delivered as the mask is
+//! restored, a pending cancel at the next cancellation point (the driver's
+//! call inside the game's own). It then unwinds through the entry points,
+//! which are `extern "system-unwind"` / `"C-unwind"` for that reason, as it
+//! would through the driver alone. A guard costs two `rt_sigprocmask`
+//! calls, so the hot paths take at most one per present or swap.
+//!
 //! Test-only fault switches live in the capture core
 //! (`crates/capture/src/faults.rs`).
 
@@ -65,10 +79,80 @@ pub fn contain<R>(fallback: R, f: impl FnOnce() -> R) -> R {
 /// Like [`contain`] but reports whether `f` panicked.
 pub fn try_run<R>(f: impl FnOnce() -> R) -> Option<R> {
     install_hook();
+    let exits = ExitsWait::begin();
     GUARDED.with(|g| g.set(g.get() + 1));
     let r = panic::catch_unwind(AssertUnwindSafe(f)).ok();
     GUARDED.with(|g| g.set(g.get().saturating_sub(1)));
+    // After the catch: a thread exit asked for meanwhile starts here.
+    drop(exits);
     r
+}
+
+/// Signals a thread's own faults raise: never blocked (one raised while
+/// blocked kills the process), and none of them is how a thread is ended.
+const SYNCHRONOUS: [libc::c_int; 7] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGTRAP,
+    libc::SIGSYS,
+    libc::SIGABRT,
+];
+
+/// glibc's `PTHREAD_CANCEL_ENABLE` / `PTHREAD_CANCEL_DISABLE` (the libc
+/// crate has no Linux values for them).
+const CANCEL_ENABLE: libc::c_int = 0;
+const CANCEL_DISABLE: libc::c_int = 1;
+
+// Declared here as able to unwind: restoring the mask is where a pending
+// signal's handler runs, and it may end the thread from there.
+extern "C-unwind" {
+    fn pthread_sigmask(
+        how: libc::c_int,
+        set: *const libc::sigset_t,
+        old: *mut libc::sigset_t,
+    ) -> libc::c_int;
+    fn pthread_setcancelstate(state: libc::c_int, old: *mut libc::c_int) -> libc::c_int;
+}
+
+/// While alive, this thread's exits wait: asynchronous signals blocked,
+/// cancellation disabled; dropping it restores both as they were (so a
+/// guard inside a guard leaves them waiting until the outer one ends).
+struct ExitsWait {
+    mask: libc::sigset_t,
+    cancel: libc::c_int,
+}
+
+impl ExitsWait {
+    fn begin() -> ExitsWait {
+        // SAFETY: sigset_t is plain data, filled by sigfillset before use;
+        // both calls get valid pointers to this frame's values.
+        unsafe {
+            let mut block: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut block);
+            for s in SYNCHRONOUS {
+                libc::sigdelset(&mut block, s);
+            }
+            let mut w = ExitsWait {
+                mask: std::mem::zeroed(),
+                cancel: CANCEL_ENABLE,
+            };
+            pthread_sigmask(libc::SIG_BLOCK, &block, &mut w.mask);
+            pthread_setcancelstate(CANCEL_DISABLE, &mut w.cancel);
+            w
+        }
+    }
+}
+
+impl Drop for ExitsWait {
+    fn drop(&mut self) {
+        // SAFETY: restores what `begin` saved, through valid pointers.
+        unsafe {
+            pthread_setcancelstate(self.cancel, std::ptr::null_mut());
+            pthread_sigmask(libc::SIG_SETMASK, &self.mask, std::ptr::null_mut());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -89,7 +89,7 @@ unsafe fn with_counters<H: vk::Handle, R: Copy>(
 /// # Safety
 /// Called as `vkCreateGraphicsPipelines` by the loader or the layer above, with arguments
 /// valid per the Vulkan spec, on a device this layer created.
-pub(super) unsafe extern "system" fn create_graphics_pipelines(
+pub(super) unsafe extern "system-unwind" fn create_graphics_pipelines(
     device: vk::Device,
     cache: vk::PipelineCache,
     count: u32,
@@ -115,7 +115,7 @@ pub(super) unsafe extern "system" fn create_graphics_pipelines(
 /// # Safety
 /// Called as `vkCreateComputePipelines` by the loader or the layer above, with arguments
 /// valid per the Vulkan spec, on a device this layer created.
-pub(super) unsafe extern "system" fn create_compute_pipelines(
+pub(super) unsafe extern "system-unwind" fn create_compute_pipelines(
     device: vk::Device,
     cache: vk::PipelineCache,
     count: u32,
@@ -141,7 +141,7 @@ pub(super) unsafe extern "system" fn create_compute_pipelines(
 /// # Safety
 /// Called as `vkAllocateMemory` by the loader or the layer above, with arguments
 /// valid per the Vulkan spec, on a device this layer created.
-pub(super) unsafe extern "system" fn allocate_memory(
+pub(super) unsafe extern "system-unwind" fn allocate_memory(
     device: vk::Device,
     info: *const vk::MemoryAllocateInfo<'_>,
     alloc: *const vk::AllocationCallbacks<'_>,
@@ -168,7 +168,7 @@ pub(super) unsafe extern "system" fn allocate_memory(
 /// # Safety
 /// Called as `vkAcquireNextImageKHR` by the loader or the layer above, with arguments
 /// valid per the Vulkan spec, on a device this layer created.
-pub(super) unsafe extern "system" fn acquire_next_image(
+pub(super) unsafe extern "system-unwind" fn acquire_next_image(
     device: vk::Device,
     swapchain: vk::SwapchainKHR,
     timeout: u64,
@@ -195,7 +195,7 @@ pub(super) unsafe extern "system" fn acquire_next_image(
 /// # Safety
 /// Called as `vkAcquireNextImage2KHR` by the loader or the layer above, with arguments
 /// valid per the Vulkan spec, on a device this layer created.
-pub(super) unsafe extern "system" fn acquire_next_image2(
+pub(super) unsafe extern "system-unwind" fn acquire_next_image2(
     device: vk::Device,
     info: *const vk::AcquireNextImageInfoKHR<'_>,
     index: *mut u32,
@@ -217,7 +217,7 @@ pub(super) unsafe extern "system" fn acquire_next_image2(
 /// # Safety
 /// Called as `vkSetLatencyMarkerNV` by the loader or the layer above, with arguments
 /// valid per the Vulkan spec, on a device this layer created.
-pub(super) unsafe extern "system" fn set_latency_marker(
+pub(super) unsafe extern "system-unwind" fn set_latency_marker(
     device: vk::Device,
     swapchain: vk::SwapchainKHR,
     info: *const vk::SetLatencyMarkerInfoNV<'_>,
@@ -243,7 +243,7 @@ pub(super) unsafe extern "system" fn set_latency_marker(
 
 const NO_DEVICE: vk::Result = vk::Result::ERROR_OUT_OF_HOST_MEMORY;
 
-pub(super) unsafe extern "system" fn queue_submit(
+pub(super) unsafe extern "system-unwind" fn queue_submit(
     queue: vk::Queue,
     count: u32,
     submits: *const vk::SubmitInfo<'_>,
@@ -259,7 +259,7 @@ pub(super) unsafe extern "system" fn queue_submit(
     }
 }
 
-pub(super) unsafe extern "system" fn queue_submit2(
+pub(super) unsafe extern "system-unwind" fn queue_submit2(
     queue: vk::Queue,
     count: u32,
     submits: *const vk::SubmitInfo2<'_>,

@@ -66,7 +66,7 @@ pub(super) unsafe fn link_device(
     linked
 }
 
-pub(super) unsafe extern "system" fn create_device(
+pub(super) unsafe extern "system-unwind" fn create_device(
     physical_device: vk::PhysicalDevice,
     info: *const vk::DeviceCreateInfo,
     alloc: *const vk::AllocationCallbacks,
@@ -172,7 +172,7 @@ pub(super) unsafe extern "system" fn create_device(
     r
 }
 
-pub(super) unsafe extern "system" fn destroy_device(
+pub(super) unsafe extern "system-unwind" fn destroy_device(
     device: vk::Device,
     alloc: *const vk::AllocationCallbacks,
 ) {
@@ -245,7 +245,7 @@ pub(super) unsafe extern "system" fn hud_allocate_command_buffers(
     unsafe { on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, allocate) }
 }
 
-pub(super) unsafe extern "system" fn create_swapchain(
+pub(super) unsafe extern "system-unwind" fn create_swapchain(
     device: vk::Device,
     info: *const vk::SwapchainCreateInfoKHR,
     alloc: *const vk::AllocationCallbacks,
@@ -261,7 +261,7 @@ pub(super) unsafe extern "system" fn create_swapchain(
     }
 }
 
-pub(super) unsafe extern "system" fn create_shared_swapchains(
+pub(super) unsafe extern "system-unwind" fn create_shared_swapchains(
     device: vk::Device,
     count: u32,
     infos: *const vk::SwapchainCreateInfoKHR,
@@ -278,7 +278,7 @@ pub(super) unsafe extern "system" fn create_shared_swapchains(
     }
 }
 
-pub(super) unsafe extern "system" fn destroy_swapchain(
+pub(super) unsafe extern "system-unwind" fn destroy_swapchain(
     device: vk::Device,
     sc: vk::SwapchainKHR,
     alloc: *const vk::AllocationCallbacks,
@@ -290,7 +290,7 @@ pub(super) unsafe extern "system" fn destroy_swapchain(
 }
 
 /// `vkQueuePresentKHR`; `FAULTS` compiles the test-only switches in.
-pub(super) unsafe extern "system" fn queue_present<const FAULTS: bool>(
+pub(super) unsafe extern "system-unwind" fn queue_present<const FAULTS: bool>(
     queue: vk::Queue,
     info: *const vk::PresentInfoKHR,
 ) -> vk::Result {

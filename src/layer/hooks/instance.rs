@@ -21,7 +21,7 @@ use ash::vk;
 use std::sync::Arc;
 use steadyhud_sys::lock::Recover;
 
-pub(super) unsafe extern "system" fn create_instance(
+pub(super) unsafe extern "system-unwind" fn create_instance(
     info: *const vk::InstanceCreateInfo,
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::Instance,
@@ -60,7 +60,7 @@ pub(super) unsafe extern "system" fn create_instance(
     r
 }
 
-pub(super) unsafe extern "system" fn destroy_instance(
+pub(super) unsafe extern "system-unwind" fn destroy_instance(
     instance: vk::Instance,
     alloc: *const vk::AllocationCallbacks,
 ) {
@@ -88,7 +88,7 @@ pub(super) unsafe extern "system" fn destroy_instance(
     unsafe { (data.ash.fp_v1_0().destroy_instance)(instance, alloc) };
 }
 
-pub(super) unsafe extern "system" fn destroy_surface(
+pub(super) unsafe extern "system-unwind" fn destroy_surface(
     instance: vk::Instance,
     surface: vk::SurfaceKHR,
     alloc: *const vk::AllocationCallbacks,
@@ -113,7 +113,7 @@ pub(super) unsafe extern "system" fn destroy_surface(
     }
 }
 
-pub(super) unsafe extern "system" fn create_wayland_surface(
+pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
     instance: vk::Instance,
     info: *const vk::WaylandSurfaceCreateInfoKHR,
     alloc: *const vk::AllocationCallbacks,

@@ -37,7 +37,7 @@ pub(super) unsafe fn next_device_proc_addr(
     unsafe { (d.gdpa)(device, name) }
 }
 
-pub(super) unsafe extern "system" fn create_device(
+pub(super) unsafe extern "system-unwind" fn create_device(
     physical_device: vk::PhysicalDevice,
     info: *const vk::DeviceCreateInfo,
     alloc: *const vk::AllocationCallbacks,
@@ -71,7 +71,7 @@ pub(super) unsafe extern "system" fn create_device(
     r
 }
 
-pub(super) unsafe extern "system" fn destroy_device(
+pub(super) unsafe extern "system-unwind" fn destroy_device(
     device: vk::Device,
     alloc: *const vk::AllocationCallbacks,
 ) {
