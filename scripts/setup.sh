@@ -24,10 +24,13 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # tests with the two font setups they run under (DejaVu only, Noto), the
 # real apps (mpv, vkd3d-gears, MangoHud for side-by-side runs), the Wayland
 # bed (sway, wtype, grim), the packaging tools, Python's venv (DuckDB),
-# Prometheus (a real server and promtool for `steadyhud export`).
+# Prometheus (a real server and promtool for `steadyhud export`),
+# debootstrap for the Proton test bed (scripts/sid-root.sh), the X11, EGL
+# and GLES headers of tests/exits/forced_exit.c.
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
   fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim dpkg-dev
-  python3-venv valgrind mesa-utils warzone2100 prometheus)
+  python3-venv valgrind mesa-utils warzone2100 prometheus debootstrap libx11-dev libegl-dev
+  libgles-dev)
 
 # Whether a Debian package is installed.
 setup_installed() {

@@ -88,6 +88,10 @@ export STEADYHUD_REQUIRE_TOOLS=1
 # app. Before the tests: the package test ships the 32-bit library.
 step "32-bit build" scripts/build-i686.sh
 
+# The Proton test bed (tests/wine_proton.rs): a Debian sid root with Wine
+# 10, DXVK, mingw-w64 and lavapipe, made once (~3 min) and reused after.
+step "sid root (Wine, DXVK)" scripts/sid-root.sh
+
 # The tools installing in the background (above), before the tests.
 step "cargo tools, DuckDB" wait_tools
 
