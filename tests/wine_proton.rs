@@ -352,7 +352,7 @@ fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
     let counts = h.root.path().join("counts");
     let dxvk_hud = [("DXVK_HUD", "fps,frametimes")];
     let shot_of = |layer: bool, env: &[(&str, &str)]| {
-        let mut game = spawn(&mut wine_game(
+        let game = spawn(&mut wine_game(
             &h,
             &root,
             &["d3d11", "40", "hold"],
