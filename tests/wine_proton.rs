@@ -23,6 +23,7 @@ mod common;
 mod require;
 use common::*;
 use serde_json::Value;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -159,8 +160,7 @@ fn wine_game(
         .env("WINEPREFIX", "/opt/prefix")
         .env("WINEDEBUG", "-all")
         .env("COUNT_PRESENTS", "1")
-        .env("COUNT_PRESENTS_OUT", counts)
-        .env("VK_INSTANCE_LAYERS", VALIDATION);
+        .env("COUNT_PRESENTS_OUT", counts);
     if args.first() == Some(&"d3d12") {
         // DXVK's dxgi has no D3D12 (TESTBED): Wine's own with vkd3d.
         cmd.env("WINEDLLOVERRIDES", "dxgi=b");
@@ -220,9 +220,9 @@ fn counted(path: &Path) -> (u64, u64) {
 /// What every run with the layer must leave: no abort, no validation
 /// error, one log of the game with rows = presents − 1 (within the one in
 /// flight: the layer, above the counting one, logs a present before the
-/// counter sees it; `every_row`, else see below), a complete summary
-/// that holds every row.
-fn check_logged(h: &Harness, what: &str, out: &RunOutput, counts: &Path, every_row: bool) -> Value {
+/// counter sees it), a summary that holds every row, complete when
+/// `complete`.
+fn check_logged(h: &Harness, what: &str, out: &RunOutput, counts: &Path, complete: bool) -> Value {
     let both = format!("{}\n{}", out.stdout, out.stderr);
     assert!(!both.contains("FATAL"), "{what}: {both}");
     assert!(!both.contains("Validation Error"), "{what}: {both}");
@@ -238,25 +238,15 @@ fn check_logged(h: &Harness, what: &str, out: &RunOutput, counts: &Path, every_r
     );
     let rows = logged_durations_ns(&log.csv).len() as u64;
     let (begun, returned) = counted(counts);
-    // After an ExitProcess the last rows are now and then missing (up to a
-    // few dozen, the summary agreeing with the rows): the open part of
-    // issue 39. Such runs are held to rows ≥ half the presents and report
-    // what they lost.
-    let enough = if every_row {
-        rows + 1 >= returned
-    } else {
-        rows * 2 >= returned
-    };
     assert!(
-        returned > 10 && enough && rows <= begun,
+        returned > 2 && rows + 1 >= returned && rows <= begun,
         "{what}: {rows} rows for {begun} presents begun, {returned} returned\n{both}"
     );
-    if rows + 1 < returned {
-        eprintln!("{what}: {} presents not logged", returned - rows - 1);
-    }
     let summary = log.summary_json();
-    assert_eq!(summary["frames"], rows, "{what}: {summary}");
-    assert_eq!(summary["complete"], true, "{what}: {summary}");
+    assert_eq!(summary["complete"], complete, "{what}: {summary}");
+    if complete {
+        assert_eq!(summary["frames"], rows, "{what}: {summary}");
+    }
     summary
 }
 
@@ -271,7 +261,7 @@ fn check_killed(h: &Harness, what: &str, out: &RunOutput, counts: &Path) {
     let rows = logged_durations_ns(&log.csv).len() as u64;
     let (begun, returned) = counted(counts);
     assert!(
-        rows <= begun && rows * 2 >= returned,
+        rows <= begun && rows * 4 >= returned * 3,
         "{what}: {rows} rows for {begun} presents begun, {returned} returned"
     );
     let summary = log.summary_json();
@@ -302,9 +292,6 @@ fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
     let counts = h.root.path().join("counts");
     let _load = CpuLoad::start();
     for api in ["d3d9", "d3d11", "d3d12"] {
-        // How the program ends without the layer, under the same load: its
-        // own exit code 0, or now and then (vkd3d under Wine 10 here) a
-        // crash of Wine's own at exit; the layer must add no other end.
         let mut without = Vec::new();
         for _ in 0..RUNS {
             let plain = run(&mut wine_game(
@@ -323,10 +310,6 @@ fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
             without.push(plain.status);
         }
         eprintln!("{api} without the layer: {without:?}");
-        assert!(
-            without.iter().any(|s| s.code() == Some(0)),
-            "{api} never exited 0 without the layer: {without:?}"
-        );
         h.clear_logs();
         for k in 0..RUNS {
             let what = format!("{api} run {k}");
@@ -338,24 +321,65 @@ fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
                 &counts,
                 &[],
             ));
-            // Direct3D 12 now and then exits 1 with the layer (no FATAL, a
-            // complete log): the open part of issue 39, reported here.
-            if api == "d3d12" && out.status.code() != Some(0) && !without.contains(&out.status) {
-                eprintln!(
-                    "{what}: {:?}, not seen without the layer ({without:?})",
-                    out.status
-                );
-            } else {
-                assert!(
-                    out.status.code() == Some(0) || without.contains(&out.status),
-                    "{what}: {:?}, never seen without the layer ({without:?})\n{}",
-                    out.status,
-                    out.stderr
-                );
-            }
-            check_logged(&h, &what, &out, &counts, false);
+            // Under load wineserver now and then SIGKILLs a Direct3D 12
+            // process whose vkd3d thread does not end in time (1 of 10
+            // runs without the layer here): its rows are all there, its
+            // summary is marked incomplete. Every other run exits 0.
+            let killed = api == "d3d12" && out.status.signal() == Some(libc::SIGKILL);
+            assert!(
+                out.status.code() == Some(0) || killed,
+                "{what}: {:?} (without the layer: {without:?})\n{}",
+                out.status,
+                out.stderr
+            );
+            check_logged(&h, &what, &out, &counts, !killed);
             h.clear_logs();
         }
+    }
+}
+
+/// Under validation, each API ending by `WM_CLOSE` (the renderer stopped
+/// first): no validation error, every present logged. (Ended by a forced
+/// thread exit the validation layer itself now and then aborts the process:
+/// `terminate called without an active exception` from a `noexcept` frame
+/// of `libVkLayer_khronos_validation.so` under Wine's `pthread_exit`, with
+/// or without steadyhud.)
+#[test]
+fn d3d9_11_12_under_validation_report_no_error() {
+    let Some(root) = have_bed() else { return };
+    let _wine = wine_lock();
+    let h = Harness::new();
+    add_counter(&h, &root);
+    let counts = h.root.path().join("counts");
+    let validation = [
+        ("VK_INSTANCE_LAYERS", VALIDATION),
+        ("VK_LOADER_DEBUG", "layer"),
+    ];
+    for api in ["d3d9", "d3d11", "d3d12"] {
+        let out = run(&mut wine_game(
+            &h,
+            &root,
+            &[api, "60", "close"],
+            true,
+            &counts,
+            &validation,
+        ));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{api} under validation: {}",
+            out.stderr
+        );
+        // The loader's own word that validation is in the chain.
+        assert!(
+            out.stderr
+                .lines()
+                .any(|l| l.contains("Insert instance layer") && l.contains(VALIDATION)),
+            "{api}: validation not loaded:\n{}",
+            tail(&out.stderr, 40)
+        );
+        check_logged(&h, &format!("{api} under validation"), &out, &counts, true);
+        h.clear_logs();
     }
 }
 
@@ -374,11 +398,11 @@ fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
     .unwrap();
     let counts = h.root.path().join("counts");
     let dxvk_hud = [("DXVK_HUD", "fps,frametimes")];
-    let shot_of = |layer: bool, env: &[(&str, &str)]| {
+    let shot_of = |api: &str, layer: bool, env: &[(&str, &str)]| {
         let game = spawn(&mut wine_game(
             &h,
             &root,
-            &["d3d11", "40", "hold"],
+            &[api, "40", "hold"],
             layer,
             &counts,
             env,
@@ -390,9 +414,9 @@ fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
         h.clear_logs();
         s
     };
-    let plain = shot_of(false, &[]);
-    let dxvk = shot_of(false, &dxvk_hud);
-    let both = shot_of(true, &dxvk_hud);
+    let plain = shot_of("d3d11", false, &[]);
+    let dxvk = shot_of("d3d11", false, &dxvk_hud);
+    let both = shot_of("d3d11", true, &dxvk_hud);
     both.keep("wine-d3d11-hud-beside-dxvk.png");
     // DXVK's HUD (top-left) and ours (bottom-right, the game's file) both
     // change the game's pixels in their corner.
@@ -416,6 +440,13 @@ fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
         "our HUD not drawn in the bottom-right corner: {ours_px} px"
     );
     assert!(dxvk_kept > 200, "DXVK's HUD gone with ours: {dxvk_kept} px");
+    // Direct3D 9 (DXVK) and 12 (vkd3d): ours in the same corner.
+    for api in ["d3d9", "d3d12"] {
+        let (without, with) = (shot_of(api, false, &[]), shot_of(api, true, &[]));
+        with.keep(&format!("wine-{api}-hud.png"));
+        let ours = changed(&without, &with, 380, 300);
+        assert!(ours > 2000, "{api}: our HUD not drawn: {ours} px");
+    }
 
     // The game's own file capped it at 40 fps. (Its row count is not
     // checked here: under a cap an ExitProcess has lost the last rows,
@@ -510,7 +541,6 @@ fn exits_games_do_leave_every_frame_logged() {
     }
     let out = game.wait();
     // Wine ends on the signal, as without the layer.
-    use std::os::unix::process::ExitStatusExt;
     assert_eq!(
         out.status.signal(),
         Some(libc::SIGTERM),
