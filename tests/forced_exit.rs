@@ -17,26 +17,18 @@ mod common;
 mod require;
 use common::gl::{gl_library, preload};
 use common::*;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// The program, compiled once per test binary.
 fn forced_exit_exe() -> PathBuf {
     static EXE: OnceLock<PathBuf> = OnceLock::new();
     EXE.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/exits/forced_exit.c");
         let dir = profile_dir().join("exit-test-programs");
         std::fs::create_dir_all(&dir).expect("create exit-test-programs");
         let out = dir.join(format!("forced_exit-{}", std::process::id()));
-        let status = Command::new("gcc")
-            .args(["-O2", "-Wall", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .args(["-lvulkan", "-lX11", "-lEGL", "-lGLESv2", "-lpthread"])
-            .status()
-            .expect("run gcc (the build set installs it)");
-        assert!(status.success(), "gcc could not build {}", src.display());
+        let libs = ["-lvulkan", "-lX11", "-lEGL", "-lGLESv2", "-lpthread"];
+        build_c("tests/exits/forced_exit.c", &out, &[], &libs);
         out
     })
     .clone()

@@ -74,9 +74,8 @@ fn bed(root: &Path) -> &'static Bed {
         let dir = std::env::temp_dir().join(format!("steadyhud-wine-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("create the wine bed");
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wine");
-        for f in ["present.c", "count_presents.c"] {
-            std::fs::copy(src.join(f), dir.join(f)).expect("copy a test source");
-        }
+        // mingw runs inside the root: the source goes where it can see it.
+        std::fs::copy(src.join("present.c"), dir.join("present.c")).expect("copy present.c");
         let exe = dir.join(format!("{GAME}.exe"));
         let out = inside(root, &mut Command::new("x86_64-w64-mingw32-gcc"))
             .args(["-O2", "-Wall", "-o"])
@@ -91,13 +90,12 @@ fn bed(root: &Path) -> &'static Bed {
             String::from_utf8_lossy(&out.stderr)
         );
         let counter = dir.join("libcount_presents.so");
-        let st = Command::new("gcc")
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(&counter)
-            .arg(dir.join("count_presents.c"))
-            .status()
-            .expect("run gcc");
-        assert!(st.success(), "gcc could not build count_presents.c");
+        build_c(
+            "tests/wine/count_presents.c",
+            &counter,
+            &["-shared", "-fPIC"],
+            &[],
+        );
         let layer = dir.join("libsteadyhud.so");
         std::fs::copy(layer_library(), &layer).expect("copy the layer");
         Bed {
@@ -283,25 +281,53 @@ fn have_bed() -> Option<PathBuf> {
     sid_root()
 }
 
+/// One test's Wine: the root, a harness (screen `w`×`h`) with both layers'
+/// manifests, the counts file, and the lock that keeps other tests' Wine
+/// out until it is dropped (last).
+struct Wine {
+    h: Harness,
+    root: PathBuf,
+    counts: PathBuf,
+    _lock: std::sync::MutexGuard<'static, ()>,
+}
+
+impl Wine {
+    fn open(w: u32, h: u32) -> Option<Wine> {
+        let root = have_bed()?;
+        let lock = wine_lock();
+        let h = Harness::with_screen(w, h);
+        add_counter(&h, &root);
+        let counts = h.root.path().join("counts");
+        Some(Wine {
+            h,
+            root,
+            counts,
+            _lock: lock,
+        })
+    }
+
+    /// The game with `args` (see [`wine_game`]).
+    fn game(&self, args: &[&str], layer: bool, env: &[(&str, &str)]) -> Command {
+        wine_game(&self.h, &self.root, args, layer, &self.counts, env)
+    }
+
+    /// [`check_logged`] of this bed.
+    fn check(&self, what: &str, out: &RunOutput, complete: bool) -> Value {
+        check_logged(&self.h, what, out, &self.counts, complete)
+    }
+}
+
 #[test]
 fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
-    let Some(root) = have_bed() else { return };
-    let _wine = wine_lock();
-    let h = Harness::new();
-    add_counter(&h, &root);
-    let counts = h.root.path().join("counts");
+    let Some(w) = Wine::open(640, 480) else {
+        return;
+    };
+    let h = &w.h;
     let _load = CpuLoad::start();
     for api in ["d3d9", "d3d11", "d3d12"] {
         let mut without = Vec::new();
         for _ in 0..RUNS {
-            let plain = run(&mut wine_game(
-                &h,
-                &root,
-                &[api, FRAMES, "exit"],
-                false,
-                &counts,
-                &[],
-            ));
+            let plain = run(&mut w.game(&[api, FRAMES, "exit"], false, &[]));
             assert!(
                 !plain.stderr.contains("FATAL"),
                 "{api} without the layer: {}",
@@ -313,14 +339,7 @@ fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
         h.clear_logs();
         for k in 0..RUNS {
             let what = format!("{api} run {k}");
-            let out = run(&mut wine_game(
-                &h,
-                &root,
-                &[api, FRAMES, "exit"],
-                true,
-                &counts,
-                &[],
-            ));
+            let out = run(&mut w.game(&[api, FRAMES, "exit"], true, &[]));
             // Under load wineserver now and then SIGKILLs a Direct3D 12
             // process whose vkd3d thread does not end in time (1 of 10
             // runs without the layer here): its rows are all there, its
@@ -332,7 +351,7 @@ fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
                 out.status,
                 out.stderr
             );
-            check_logged(&h, &what, &out, &counts, !killed);
+            w.check(&what, &out, !killed);
             h.clear_logs();
         }
     }
@@ -346,24 +365,16 @@ fn d3d9_11_12_under_wine_end_as_without_the_layer_with_every_frame_logged() {
 /// or without steadyhud.)
 #[test]
 fn d3d9_11_12_under_validation_report_no_error() {
-    let Some(root) = have_bed() else { return };
-    let _wine = wine_lock();
-    let h = Harness::new();
-    add_counter(&h, &root);
-    let counts = h.root.path().join("counts");
+    let Some(w) = Wine::open(640, 480) else {
+        return;
+    };
+    let h = &w.h;
     let validation = [
         ("VK_INSTANCE_LAYERS", VALIDATION),
         ("VK_LOADER_DEBUG", "layer"),
     ];
     for api in ["d3d9", "d3d11", "d3d12"] {
-        let out = run(&mut wine_game(
-            &h,
-            &root,
-            &[api, "60", "close"],
-            true,
-            &counts,
-            &validation,
-        ));
+        let out = run(&mut w.game(&[api, "60", "close"], true, &validation));
         assert_eq!(
             out.status.code(),
             Some(0),
@@ -378,39 +389,31 @@ fn d3d9_11_12_under_validation_report_no_error() {
             "{api}: validation not loaded:\n{}",
             tail(&out.stderr, 40)
         );
-        check_logged(&h, &format!("{api} under validation"), &out, &counts, true);
+        w.check(&format!("{api} under validation"), &out, true);
         h.clear_logs();
     }
 }
 
 #[test]
 fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
-    let Some(root) = have_bed() else { return };
-    let _wine = wine_lock();
     // Room for Wine's own window frame around the 640x480 client area.
-    let h = Harness::with_screen(800, 600);
-    add_counter(&h, &root);
+    let Some(w) = Wine::open(800, 600) else {
+        return;
+    };
+    let h = &w.h;
     h.write_config("position=top-left\n");
     std::fs::write(
         h.config_home.join("steadyhud").join(format!("{GAME}.conf")),
         "position=bottom-right\nfps_limit=40\n",
     )
     .unwrap();
-    let counts = h.root.path().join("counts");
     let dxvk_hud = [("DXVK_HUD", "fps,frametimes")];
     let shot_of = |api: &str, layer: bool, env: &[(&str, &str)]| {
-        let game = spawn(&mut wine_game(
-            &h,
-            &root,
-            &[api, "40", "hold"],
-            layer,
-            &counts,
-            env,
-        ));
+        let game = spawn(&mut w.game(&[api, "40", "hold"], layer, env));
         std::thread::sleep(Duration::from_secs(6));
         let s = h.screenshot();
         drop(game.kill());
-        wineserver_kill(&h, &root);
+        wineserver_kill(h, &w.root);
         h.clear_logs();
         s
     };
@@ -451,14 +454,7 @@ fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
     // The game's own file capped it at 40 fps. (Its row count is not
     // checked here: under a cap an ExitProcess has lost the last rows,
     // the open part of issue 39.)
-    let out = run(&mut wine_game(
-        &h,
-        &root,
-        &["d3d11", "120", "exit"],
-        true,
-        &counts,
-        &[],
-    ));
+    let out = run(&mut w.game(&["d3d11", "120", "exit"], true, &[]));
     assert!(
         !out.stderr.contains("FATAL"),
         "d3d11 capped: {}",
@@ -477,52 +473,30 @@ fn the_hud_is_drawn_beside_dxvks_and_the_games_config_file_applies() {
 
 #[test]
 fn exits_games_do_leave_every_frame_logged() {
-    let Some(root) = have_bed() else { return };
-    let _wine = wine_lock();
-    let h = Harness::new();
-    add_counter(&h, &root);
-    let counts = h.root.path().join("counts");
+    let Some(w) = Wine::open(640, 480) else {
+        return;
+    };
+    let h = &w.h;
     let _load = CpuLoad::start();
     // WM_CLOSE: the game stops its renderer and returns 0.
-    let out = run(&mut wine_game(
-        &h,
-        &root,
-        &["d3d11", FRAMES, "close"],
-        true,
-        &counts,
-        &[],
-    ));
+    let out = run(&mut w.game(&["d3d11", FRAMES, "close"], true, &[]));
     assert_eq!(out.status.code(), Some(0), "WM_CLOSE: {}", out.stderr);
-    check_logged(&h, "WM_CLOSE", &out, &counts, true);
+    w.check("WM_CLOSE", &out, true);
     h.clear_logs();
     // TerminateProcess of itself while the render thread presents.
-    let out = run(&mut wine_game(
-        &h,
-        &root,
-        &["d3d11", FRAMES, "terminate"],
-        true,
-        &counts,
-        &[],
-    ));
+    let out = run(&mut w.game(&["d3d11", FRAMES, "terminate"], true, &[]));
     assert_eq!(
         out.status.code(),
         Some(3),
         "TerminateProcess: {}",
         out.stderr
     );
-    check_killed(&h, "TerminateProcess", &out, &counts);
+    check_killed(h, "TerminateProcess", &out, &w.counts);
     h.clear_logs();
     // Steam's Stop: SIGTERM to every process of the Wine tree.
-    let game = spawn(&mut wine_game(
-        &h,
-        &root,
-        &["d3d11", FRAMES, "hold"],
-        true,
-        &counts,
-        &[],
-    ));
+    let game = spawn(&mut w.game(&["d3d11", FRAMES, "hold"], true, &[]));
     let deadline = std::time::Instant::now() + Duration::from_secs(90);
-    while counted(&counts).1 < 150 {
+    while counted(&w.counts).1 < 150 {
         assert!(
             std::time::Instant::now() < deadline,
             "the game never presented 150 frames"
@@ -547,6 +521,6 @@ fn exits_games_do_leave_every_frame_logged() {
         "SIGTERM: {}",
         out.stderr
     );
-    check_killed(&h, "SIGTERM", &out, &counts);
-    wineserver_kill(&h, &root);
+    check_killed(h, "SIGTERM", &out, &w.counts);
+    wineserver_kill(h, &w.root);
 }

@@ -32,22 +32,15 @@ pub fn gltest_exe() -> PathBuf {
 pub fn count_swaps_lib() -> PathBuf {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
     LIB.get_or_init(|| {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/gl/count_swaps.c");
         let dir = profile_dir().join("gl-test-libs");
         std::fs::create_dir_all(&dir).expect("create gl-test-libs");
         let out = dir.join(format!("count_swaps-{}.so", std::process::id()));
-        let mut cc = Command::new("gcc");
-        if i686() {
-            cc.arg("-m32");
-        }
-        let status = cc
-            .args(["-shared", "-fPIC", "-O2", "-o"])
-            .arg(&out)
-            .arg(&src)
-            .arg("-ldl")
-            .status()
-            .expect("run gcc (the build set installs it)");
-        assert!(status.success(), "gcc could not build {}", src.display());
+        let flags: &[&str] = if i686() {
+            &["-m32", "-shared", "-fPIC"]
+        } else {
+            &["-shared", "-fPIC"]
+        };
+        super::build_c("tests/gl/count_swaps.c", &out, flags, &["-ldl"]);
         out
     })
     .clone()

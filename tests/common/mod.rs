@@ -1367,3 +1367,19 @@ pub fn number_after(stdout: &str, prefix: &str) -> Option<u64> {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
 }
+
+/// Builds the test's C source `src` (relative to the checkout) into `out`
+/// with gcc: `flags` before the source (e.g. `-shared -fPIC`, `-m32`),
+/// `libs` after it. Panics naming the source when gcc fails.
+pub fn build_c(src: &str, out: &Path, flags: &[&str], libs: &[&str]) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(src);
+    let status = Command::new("gcc")
+        .args(flags)
+        .args(["-O2", "-Wall", "-o"])
+        .arg(out)
+        .arg(&src)
+        .args(libs)
+        .status()
+        .expect("run gcc (the build set installs it)");
+    assert!(status.success(), "gcc could not build {}", src.display());
+}
