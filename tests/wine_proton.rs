@@ -2,22 +2,24 @@
 //! (`tests/wine/present.c`: a render thread presents, the main thread ends
 //! the process) under Wine 10 in a Debian sid root (`scripts/sid-root.sh`),
 //! Direct3D 9 and 11 through DXVK, Direct3D 12 through Wine's vkd3d, on
-//! lavapipe, with the layer, validation and both cores kept busy by other
-//! processes. Every present is counted independently by a second layer
+//! lavapipe, with the layer and both cores kept busy by other processes.
+//! Every present is counted independently by a second layer
 //! (`tests/wine/count_presents.c`).
 //!
 //! - Each API, five runs ending with `ExitProcess` while the render thread
-//!   presents: an exit seen in five runs without the layer, no `FATAL`
-//!   line, no validation error, a complete summary that agrees with the
-//!   rows, and rows = presents − 1 except for the last rows an ExitProcess
-//!   now and then loses (the open part of issue 39, reported per run).
-//! - The HUD in a screenshot, beside DXVK's own HUD; the log named after
-//!   the `.exe`, whose per-game config file applies (a frame cap).
-//! - Exits games do: `WM_CLOSE` (every present logged, a complete
-//!   summary), `TerminateProcess` and Steam's Stop (SIGTERM to the Wine
-//!   processes): no abort, the log marked incomplete, its last rows at most
-//!   the analysis thread's latency behind (Wine ends these with no exit
-//!   handler: the open part of issue 39).
+//!   presents (and five without the layer): exit 0, no `FATAL` line, rows =
+//!   presents − 1, a complete summary (Direct3D 12: or wineserver's
+//!   SIGKILL, seen without the layer too, with every row and the summary
+//!   marked incomplete).
+//! - Under validation, each API ended by `WM_CLOSE`: no validation error,
+//!   every row.
+//! - The HUD in screenshots, beside DXVK's own HUD and on each API; the log
+//!   named after the `.exe`, whose per-game config file applies.
+//! - Exits games do: `WM_CLOSE` (every row, a complete summary),
+//!   `TerminateProcess` and Steam's Stop (SIGTERM to the Wine processes):
+//!   no abort, the log marked incomplete, its last rows at most the CSV's
+//!   flush interval behind (Wine ends these with no exit handler: the open
+//!   part of issue 39).
 
 mod common;
 mod require;

@@ -1359,15 +1359,6 @@ impl Drop for CpuLoad {
     }
 }
 
-/// The number after `prefix` on the first stdout line that starts with it.
-pub fn number_after(stdout: &str, prefix: &str) -> Option<u64> {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix(prefix))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-}
-
 /// Builds the test's C source `src` (relative to the checkout) into `out`
 /// with gcc: `flags` before the source (e.g. `-shared -fPIC`, `-m32`),
 /// `libs` after it. Panics naming the source when gcc fails.
