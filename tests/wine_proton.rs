@@ -252,7 +252,7 @@ fn check_logged(h: &Harness, what: &str, out: &RunOutput, counts: &Path, complet
 
 /// A killed process (`TerminateProcess`, SIGTERM): no abort, its log
 /// marked incomplete, the summary no further than its rows, and the rows
-/// at most the analysis thread's latency behind the presents (the last few
+/// at most the CSV's flush interval behind the presents (the last few
 /// are lost: Wine ends the process with no exit handler, see the issue
 /// note).
 fn check_killed(h: &Harness, what: &str, out: &RunOutput, counts: &Path) {
