@@ -385,9 +385,7 @@ fn d3d9_11_12_under_validation_report_no_error() {
         );
         // The loader's own word that validation is in the chain.
         assert!(
-            out.stderr
-                .lines()
-                .any(|l| l.contains("Insert instance layer") && l.contains(VALIDATION)),
+            out.inserted_layer(VALIDATION),
             "{api}: validation not loaded:\n{}",
             tail(&out.stderr, 40)
         );

@@ -479,8 +479,7 @@ impl Harness {
             .validation()
             .env("VK_LOADER_DEBUG", "layer"));
         assert!(
-            out.stderr
-                .contains(&format!("Insert instance layer \"{VALIDATION}\"")),
+            out.inserted_layer(VALIDATION),
             "the validation layer is not active (vulkan-validationlayers installed?):\n{}",
             tail(&out.stderr, 30)
         );
@@ -630,6 +629,13 @@ pub struct RunOutput {
 }
 
 impl RunOutput {
+    /// Whether the loader says it inserted instance layer `name` (the run
+    /// had `VK_LOADER_DEBUG=layer`).
+    pub fn inserted_layer(&self, name: &str) -> bool {
+        self.stderr
+            .contains(&format!("Insert instance layer \"{name}\""))
+    }
+
     /// Every stdout/stderr line mentioning a validation VUID.
     pub fn vuid_lines(&self) -> Vec<&str> {
         // Threading and synchronization errors carry no VUID.
@@ -1126,8 +1132,7 @@ impl Harness {
             .layer()
             .env("VK_LOADER_DEBUG", "layer"));
         assert!(
-            out.stderr
-                .contains(&format!("Insert instance layer \"{LAYER_NAME}\"")),
+            out.inserted_layer(LAYER_NAME),
             "the loader did not insert {LAYER_NAME} (manifest under {}):\n{}",
             self.data_home.display(),
             tail(&out.stderr, 40)
