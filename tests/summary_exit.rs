@@ -3,7 +3,10 @@
 //! false`, `frames_so_far`), so SIGTERM (no handler in the app), SIGKILL
 //! and `_exit` (`steadyhud-testapp --exit-now`: no `.fini_array`) each leave
 //! a summary no more than ~10 s of presents behind the CSV that agrees with
-//! `analyze` of the CSV's first `frames_so_far` rows; a clean exit leaves
+//! `analyze` of the CSV's first `frames_so_far` rows; the next game with
+//! the layer (SIGKILL) or the next `analyze` (the others) makes such a log
+//! whole from the present tail (issue 39): a row for every present and a
+//! summary of them all. A clean exit leaves
 //! `"complete": true` and the CSV's `# end: complete` line.
 
 mod common;
@@ -165,6 +168,14 @@ fn scenario(exit: End) {
         r.len()
     );
 
+    if matches!(exit, End::SigKill) {
+        // The next game with the layer recovers it at its start (the
+        // others are left to analyze, below).
+        let next = run(h.testapp(&["--frames", "3"]).layer());
+        next.assert_success("the next game");
+        let line = format!("recovered into {}", log.csv.display());
+        assert!(next.stderr.contains(&line), "{what}: {}", next.stderr);
+    }
     // analyze of the full CSV says the session did not end cleanly.
     let full = h.analyze(&log.csv);
     assert!(
@@ -174,6 +185,42 @@ fn scenario(exit: End) {
         "{what}: {}",
         full["notes"]
     );
+    // That analyze first made the log whole from the present tail: a row
+    // for every frame the app presented, and a summary of them all, still
+    // marked incomplete.
+    let presents = match exit {
+        End::ExitNow => out.presented(),
+        End::SigTerm | End::SigKill => out.stdout.lines().rev().find_map(|l| {
+            l.strip_prefix("testapp: present ")
+                .and_then(|n| n.parse::<u64>().ok())
+        }),
+    }
+    .expect("the app's present count");
+    let whole = rows(&std::fs::read_to_string(&log.csv).expect("read CSV"));
+    let n_whole = whole.len() as u64;
+    // A present the kill cut short was timestamped at its start: one more.
+    let most = match exit {
+        End::ExitNow => presents - 1,
+        End::SigTerm | End::SigKill => presents,
+    };
+    assert!(
+        (presents - 1..=most).contains(&n_whole),
+        "{what}: {n_whole} rows after recovery for {presents} presents ({} before)",
+        r.len()
+    );
+    let s2 = log.summary_json();
+    assert_eq!(s2["complete"], false, "{what}: {s2}");
+    assert_eq!(s2["frames"].as_u64(), Some(n_whole), "{what}: {s2}");
+    assert_eq!(
+        s2["recovered_frames"].as_u64(),
+        Some(n_whole - r.len() as u64),
+        "{what}: {s2}"
+    );
+    eprintln!(
+        "{what}: recovered {} rows: {n_whole} for {presents} presents",
+        n_whole - r.len() as u64
+    );
+
     // The summary is analyze of the CSV's first frames_so_far rows.
     let cut = h.root.path().join("first-rows.csv");
     truncate_csv(&csv, n, &cut);

@@ -25,9 +25,10 @@ use crate::live::LiveCell;
 use ringbuf::traits::{Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_counters::{Counters, FrameValues};
 use steadyhud_sys::lock::Recover;
+use steadyhud_sys::tail::Tail;
 
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
 /// analysis thread's drain period (≤ 250 ms while a log is written, at
@@ -88,6 +89,9 @@ pub struct Stream {
     pub live: LiveCell,
     /// The device's statistics counters, when it counts.
     pub counters: Option<Arc<Counters>>,
+    /// Where each present's timestamp also goes once the log is open, so
+    /// a killed game's last frames can be logged ([`steadyhud_sys::tail`]).
+    tail: OnceLock<Tail>,
 }
 
 impl Stream {
@@ -125,6 +129,7 @@ impl Stream {
             pushed: AtomicU64::new(0),
             live: LiveCell::default(),
             counters,
+            tail: OnceLock::new(),
         };
         (Arc::new(s), cons, vcons)
     }
@@ -154,7 +159,10 @@ impl Stream {
         }
         if p.prod.try_push(t).is_ok() {
             p.last = t;
-            self.pushed.fetch_add(1, Ordering::Relaxed);
+            let index = self.pushed.fetch_add(1, Ordering::Relaxed);
+            if let Some(tail) = self.tail.get() {
+                tail.put(index, t);
+            }
         } else {
             self.overflows.fetch_add(1, Ordering::Relaxed);
         }
@@ -173,6 +181,25 @@ impl Stream {
     /// Timestamps queued so far.
     pub fn pushed(&self) -> u64 {
         self.pushed.load(Ordering::Relaxed)
+    }
+
+    /// From now on every queued timestamp also goes to `tail`. Returns how
+    /// many were queued before: timestamps `0..k`, which only the consumer
+    /// can still put there ([`Tail::fill`]). `None` when a
+    /// tail was attached already.
+    pub fn attach_tail(&self, tail: Tail) -> Option<u64> {
+        // Under the producer's lock, so no present falls between the count
+        // and the attachment.
+        let _p = self.producer.lock_or_recover();
+        let k = self.pushed();
+        tail.set_count(k);
+        self.tail.set(tail).ok()?;
+        Some(k)
+    }
+
+    /// The attached tail, if any.
+    pub fn tail(&self) -> Option<&Tail> {
+        self.tail.get()
     }
 }
 

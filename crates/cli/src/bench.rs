@@ -114,6 +114,8 @@ fn bench(args: &Args) -> Result<(), BenchError> {
     let outcome = watch(&mut child, &log_dir, started, total);
     stop(&mut child);
     eprintln!();
+    // Stopped by SIGTERM: the rows after the layer's last flush are in its tail.
+    crate::recovered::killed_logs();
     if let Some(status) = outcome.exited_early {
         eprintln!(
             "steadyhud bench: the program ended by itself ({status}) before the run was complete"

@@ -12,6 +12,7 @@ pub mod load;
 pub mod merge;
 pub mod parallel;
 pub mod progress;
+pub mod recovered;
 pub mod report;
 pub mod run;
 pub mod segments;

@@ -45,6 +45,17 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Analyze(_)
+            | Command::Compare(_)
+            | Command::Report(_)
+            | Command::Summarize(_)
+            | Command::Merge(_)
+    ) {
+        // The logs they read are whole first, killed sessions' too.
+        steadyhud_cli::recovered::killed_logs();
+    }
     match cli.command {
         Command::Install(a) => steadyhud_cli::install::run_install(a),
         Command::Uninstall(a) => steadyhud_cli::install::run_uninstall(a),

@@ -260,6 +260,8 @@ fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
     };
     CHILD.store(0, Ordering::Relaxed);
     drop(dir);
+    // A killed game's last frames (Steam's Stop, TerminateProcess).
+    crate::recovered::killed_logs();
     let code = match (status.code(), status.signal()) {
         (Some(c), _) => c,
         (None, Some(sig)) => 128 + sig,

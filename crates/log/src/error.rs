@@ -12,6 +12,10 @@ pub enum LogError {
     Create { path: PathBuf, source: io::Error },
     #[error("cannot write session log {}: {source}", path.display())]
     Write { path: PathBuf, source: io::Error },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: io::Error },
+    #[error("cannot recover {}: {why}", path.display())]
+    Recover { path: PathBuf, why: String },
     #[error("cannot encode the summary of {}: {source}", path.display())]
     Serialize {
         path: PathBuf,

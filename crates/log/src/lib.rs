@@ -69,10 +69,13 @@
 
 pub mod columns;
 mod error;
+mod numbers;
+pub mod recover;
 mod session_log;
 mod summary;
 
 pub use error::LogError;
+pub use numbers::whole_session;
 pub use session_log::{
     default_log_dir, Api, Layout, SessionLog, API_PREFIX, COUNTER_OVERFLOW_PREFIX, END_LINE,
     EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX, OVERFLOW_PREFIX, PID_PREFIX,

@@ -48,6 +48,28 @@ pub struct SummaryTarget {
 }
 
 impl SummaryTarget {
+    /// The target of a log whose writer is gone, from what its header says
+    /// ([`crate::recover`]): the program, the API, the start (local ISO
+    /// 8601 and Unix seconds) and the timestamps its ring lost.
+    pub fn reopened(
+        csv_path: PathBuf,
+        exe: String,
+        api: crate::Api,
+        (start_local, start_unix_s): (String, f64),
+        (lost, overflow_events): (u64, u64),
+    ) -> SummaryTarget {
+        let start = UNIX_EPOCH + std::time::Duration::from_secs_f64(start_unix_s.max(0.0));
+        SummaryTarget {
+            csv_path,
+            exe,
+            api,
+            start,
+            start_local,
+            lost,
+            overflow_events,
+        }
+    }
+
     /// `<stem>.summary.json`.
     pub fn path(&self) -> PathBuf {
         summary_path_for(&self.csv_path)

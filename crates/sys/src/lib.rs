@@ -8,4 +8,5 @@ pub mod clock;
 pub mod guard;
 pub mod home;
 pub mod lock;
+pub mod tail;
 pub mod time;

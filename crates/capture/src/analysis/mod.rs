@@ -23,7 +23,6 @@ mod sensors;
 mod session;
 mod settings;
 mod stream;
-mod summary;
 mod tally;
 mod thread;
 mod upkeep;

@@ -9,7 +9,6 @@ use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
 use super::settings::Settings;
-use super::summary::whole_session;
 use super::tally::Tally;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::faults::Site;
@@ -24,6 +23,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use steadyhud_config::hud;
 use steadyhud_control::replies::{WindowHistogram, WindowMetrics, WindowStatus};
+use steadyhud_log::whole_session;
 use steadyhud_metrics::{Options, Rolling};
 
 /// Bound on the frames the rolling window holds, whatever the frame rate.
@@ -74,6 +74,9 @@ pub(super) struct StreamAnalysis {
     recorded: Option<Recorder>,
     /// Totals since the first frame, for the `histogram` request.
     tally: Tally,
+    /// Timestamps `0..tail_fill` were presented before the stream's tail
+    /// was attached: this thread puts them there as it drains them.
+    tail_fill: u64,
 }
 
 impl StreamAnalysis {
@@ -149,6 +152,7 @@ impl StreamAnalysis {
             recorded: None,
             tally: Tally::default(),
             cells: String::new(),
+            tail_fill: 0,
         }
     }
 
@@ -264,6 +268,8 @@ impl StreamAnalysis {
     }
 
     pub(super) fn on_present(&mut self, t: u64) {
+        // This timestamp's number in the stream (the first is 0).
+        let index = self.last_t.map_or(0, |_| self.durations.len() as u64 + 1);
         match self.last_t {
             None => {
                 self.first_t = Some(t);
@@ -302,6 +308,7 @@ impl StreamAnalysis {
                         ..Default::default()
                     },
                 );
+                self.open_tail(t);
             }
             Some(prev) => {
                 let d = t - prev; // ring is strictly increasing (capture.rs)
@@ -346,6 +353,31 @@ impl StreamAnalysis {
             }
         }
         self.last_t = Some(t);
+        if index < self.tail_fill {
+            if let Some(tail) = self.stream.tail() {
+                tail.fill(index, t);
+            }
+        }
+    }
+
+    /// Gives the stream a tail beside its open log, whose first timestamp
+    /// is `origin` ([`steadyhud_sys::tail`]). Without one (no writable
+    /// folder) a killed game loses its last frames, as before: one line.
+    fn open_tail(&mut self, origin: u64) {
+        use steadyhud_sys::tail::{self, Tail};
+        let Some(csv) = self.log.csv_path() else {
+            return;
+        };
+        let stem = csv.file_stem().unwrap_or_default().to_string_lossy();
+        let pid = std::process::id();
+        let path = tail::folder().join(tail::file_name(pid, &stem));
+        match Tail::create(&path, csv, pid, origin) {
+            Ok(t) => self.tail_fill = self.stream.attach_tail(t).unwrap_or(0),
+            Err(e) => guard::say(format_args!(
+                "steadyhud: no present tail at {}: {e}; if the game is killed, its last frames are not logged",
+                path.display()
+            )),
+        }
     }
 
     /// Writes `# fps_limit: N at frame M` when the cap in force changed
@@ -527,12 +559,17 @@ impl StreamAnalysis {
         self.flush_gpu(true);
         let durations = std::mem::take(&mut self.durations);
         let log = std::mem::replace(&mut self.log, Log::disabled());
+        let stream = self.stream.clone();
         guard::contain((), move || {
             let mut extra = self.extra_keys(true, streams);
             let sensors = self.recorded.as_ref().map(Recorder::columns);
             let (summary, stk) = whole_session(&durations, sensors, &self.opts, &mut extra);
             log.finish(summary.as_ref(), &stk, extra);
         });
+        // Ended cleanly: nothing left to recover.
+        if let Some(tail) = stream.tail() {
+            let _ = std::fs::remove_file(tail.path());
+        }
     }
 }
 

@@ -212,6 +212,15 @@ fn run(
     settings: Settings,
     sensors: (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) {
+    // Logs of killed sessions, made whole before this one adds its own.
+    guard::contain((), || {
+        for r in steadyhud_log::recover::recover_dead() {
+            match r {
+                Ok(r) => guard::say(format_args!("steadyhud: {r}")),
+                Err(e) => guard::say(format_args!("steadyhud: {e}")),
+            }
+        }
+    });
     let mut pollers = pollers(&settings, sensors);
     let mut fds = Vec::new();
     let epoch = Instant::now();

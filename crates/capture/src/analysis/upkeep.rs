@@ -27,12 +27,12 @@
 //! finished under the lock a periodic write holds while it writes, and a
 //! periodic write that finds it finished is dropped.
 
-use super::summary::whole_session;
 use crate::guard;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use steadyhud_log::whole_session;
 use steadyhud_log::{write_summary, Progress, SummaryTarget};
 use steadyhud_metrics::Options;
 use steadyhud_sys::lock::Recover;

@@ -1,5 +1,6 @@
-//! The whole-session numbers every summary write computes (the final one
-//! and the periodic rewrites of [`super::upkeep`]).
+//! The whole-session numbers every summary write computes: the final one,
+//! the periodic rewrites while the session runs, and a killed session's
+//! recovery ([`crate::recover`]).
 
 use steadyhud_metrics::histogram::TimeHistogram;
 use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
@@ -9,8 +10,9 @@ use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary};
 /// The whole-session numbers of `durations`, as every summary write (final
 /// or periodic) computes them: the summary (`None` for no frame) and the
 /// STK curve; with `sensors` (the rows' readings) the `sensors` and
-/// `sensor_causes` keys. O(n log n): the cost [`super::upkeep`] budgets.
-pub(super) fn whole_session(
+/// `sensor_causes` keys. O(n log n): the cost the capture core's summary
+/// upkeep budgets.
+pub fn whole_session(
     durations: &[u64],
     sensors: Option<&SensorColumns>,
     opts: &Options,

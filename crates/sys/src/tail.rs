@@ -1,0 +1,293 @@
+//! The present tail: a small file in memory (tmpfs) that the present path
+//! writes each timestamp into, so the frames a killed game presented after
+//! its log's last flush can still be logged.
+//!
+//! A game ended by SIGKILL, by Wine's `TerminateProcess` (`_exit`) or by
+//! SIGTERM runs no code of ours at its end: whatever the analysis thread had
+//! not written yet is gone with the process. The pages of a shared file
+//! mapping are not: they belong to the file. So each stream maps one
+//! [`Tail`], the present stores its timestamp there (a plain store to
+//! memory, no system call), and whoever runs next ([`TailFile`]: the next
+//! session, `steadyhud run`, `steadyhud analyze`) adds the missing rows.
+//!
+//! The file lives on tmpfs ([`folder`]), so no store ever waits for a disk
+//! and nothing is written back while the game runs. Layout, in native u64
+//! words: a 4 KiB header (magic, slot count, pid, origin = the session's
+//! first timestamp, count = timestamps stored so far, the CSV's path) and
+//! then the slots, timestamp `i` in slot `i % slots`.
+
+use std::fs::{self, OpenOptions};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// First word of every tail file ("SHDTAIL1").
+const MAGIC: u64 = u64::from_le_bytes(*b"SHDTAIL1");
+/// Header size in bytes: the slots start on the next page.
+const HEADER: usize = 4096;
+/// Header words: magic, slots, pid, origin, count, path length.
+const W_MAGIC: usize = 0;
+const W_SLOTS: usize = 1;
+const W_PID: usize = 2;
+const W_ORIGIN: usize = 3;
+const W_COUNT: usize = 4;
+const W_PATH_LEN: usize = 5;
+/// Byte offset of the CSV's path in the header.
+const PATH_AT: usize = 64;
+/// Slots of a stream's tail: 16 s of frames at 1000 fps, far beyond the
+/// log's flush interval (rows older than that are in the CSV).
+pub const SLOTS: usize = 1 << 14;
+
+/// Where tails are kept: `$XDG_RUNTIME_DIR/steadyhud/tails`, else
+/// `/dev/shm/steadyhud-<uid>`; both are in memory.
+pub fn folder() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("steadyhud").join("tails"),
+        // SAFETY: getuid(2) cannot fail.
+        _ => PathBuf::from(format!("/dev/shm/steadyhud-{}", unsafe { libc::getuid() })),
+    }
+}
+
+/// The file name of the tail of process `pid`'s log `<stem>.csv`.
+pub fn file_name(pid: u32, stem: &str) -> String {
+    format!("{pid}-{stem}.tail")
+}
+
+/// Whether process `pid` still runs (a zombie does not).
+pub fn alive(pid: u32) -> bool {
+    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill(2) with signal 0 only checks that the process exists.
+    let exists = unsafe { libc::kill(pid_t, 0) } == 0
+        || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    if !exists {
+        return false;
+    }
+    // "pid (comm) S ...": the state follows the last ')'.
+    match fs::read(format!("/proc/{pid}/stat")) {
+        Ok(stat) => {
+            let after = stat.iter().rposition(|&b| b == b')').map_or(0, |i| i + 2);
+            stat.get(after) != Some(&b'Z')
+        }
+        Err(_) => false,
+    }
+}
+
+/// A stream's mapped tail, written by the present path.
+pub struct Tail {
+    words: *const AtomicU64,
+    len: usize,
+    slots: usize,
+    path: PathBuf,
+}
+
+// SAFETY: the mapping is only accessed through atomics and lives until drop.
+unsafe impl Send for Tail {}
+// SAFETY: as above: shared access is atomic loads and stores.
+unsafe impl Sync for Tail {}
+
+impl Tail {
+    /// Creates `path` (mode 0600, its folder 0700) for the stream whose
+    /// log is `csv`, in process `pid`, whose first timestamp is `origin`,
+    /// and maps it with every page already touched, so no present takes a
+    /// page fault for it.
+    pub fn create(path: &Path, csv: &Path, pid: u32, origin: u64) -> io::Result<Tail> {
+        if let Some(dir) = path.parent() {
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+        }
+        let csv = csv.as_os_str().as_bytes();
+        if PATH_AT + csv.len() > HEADER {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "log path too long",
+            ));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(path)?;
+        let len = HEADER + SLOTS * 8;
+        file.set_len(len as u64)?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: a new shared mapping of `len` bytes of a file that long.
+        let map = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if map == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the mapping is ours, `len` bytes, page aligned.
+        unsafe {
+            let bytes = std::slice::from_raw_parts_mut(map.cast::<u8>(), len);
+            // Touch every page now (the slots' pages by zeroing them).
+            bytes.fill(0);
+            bytes[PATH_AT..PATH_AT + csv.len()].copy_from_slice(csv);
+            // Keep the pages in memory if the limit allows; a tail that is
+            // swapped out still works, its first store just waits.
+            libc::mlock(map, len);
+        }
+        let tail = Tail {
+            words: map.cast::<AtomicU64>(),
+            len,
+            slots: SLOTS,
+            path: path.to_path_buf(),
+        };
+        tail.word(W_SLOTS).store(SLOTS as u64, Ordering::Relaxed);
+        tail.word(W_PID).store(u64::from(pid), Ordering::Relaxed);
+        tail.word(W_ORIGIN).store(origin, Ordering::Relaxed);
+        tail.word(W_PATH_LEN)
+            .store(csv.len() as u64, Ordering::Relaxed);
+        // Magic last: a reader that sees it sees the header whole.
+        tail.word(W_MAGIC).store(MAGIC, Ordering::Release);
+        Ok(tail)
+    }
+
+    fn word(&self, i: usize) -> &AtomicU64 {
+        debug_assert!(i * 8 < self.len);
+        // SAFETY: `i` is inside the mapping, which lives as long as self.
+        unsafe { &*self.words.add(i) }
+    }
+
+    fn slot(&self, index: u64) -> &AtomicU64 {
+        self.word(HEADER / 8 + (index % self.slots as u64) as usize)
+    }
+
+    /// Stores timestamp `index` and counts it: the present path's call.
+    #[inline]
+    pub fn put(&self, index: u64, t: u64) {
+        self.slot(index).store(t, Ordering::Relaxed);
+        self.word(W_COUNT).store(index + 1, Ordering::Release);
+    }
+
+    /// Stores timestamp `index` without counting it (timestamps presented
+    /// before the tail was attached, whose count [`Tail::set_count`] set).
+    pub fn fill(&self, index: u64, t: u64) {
+        self.slot(index).store(t, Ordering::Relaxed);
+    }
+
+    /// Timestamps `0..count` are the stream's so far.
+    pub fn set_count(&self, count: u64) {
+        self.word(W_COUNT).store(count, Ordering::Release);
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Tail {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `create`, unmapped once.
+        unsafe { libc::munmap(self.words as *mut libc::c_void, self.len) };
+    }
+}
+
+/// A tail read back from its file (by a process other than its writer).
+#[derive(Debug)]
+pub struct TailFile {
+    /// The process that wrote it.
+    pub pid: u32,
+    /// The session's first timestamp.
+    pub origin: u64,
+    /// Timestamps `0..count` were presented.
+    pub count: u64,
+    /// The stream's session log.
+    pub csv: PathBuf,
+    slots: Vec<u64>,
+}
+
+impl TailFile {
+    /// Reads the tail at `path`.
+    pub fn read(path: &Path) -> io::Result<TailFile> {
+        let bytes = fs::read(path)?;
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+        let word = |i: usize| -> Option<u64> {
+            let b = bytes.get(i * 8..i * 8 + 8)?;
+            Some(u64::from_ne_bytes(b.try_into().ok()?))
+        };
+        if word(W_MAGIC) != Some(MAGIC) {
+            return Err(bad("not a steadyhud tail"));
+        }
+        let slots = word(W_SLOTS).ok_or_else(|| bad("cut short"))? as usize;
+        let path_len = word(W_PATH_LEN).ok_or_else(|| bad("cut short"))? as usize;
+        if slots == 0 || bytes.len() != HEADER + slots * 8 || PATH_AT + path_len > HEADER {
+            return Err(bad("wrong size"));
+        }
+        let csv = std::ffi::OsStr::from_bytes(&bytes[PATH_AT..PATH_AT + path_len]);
+        Ok(TailFile {
+            pid: word(W_PID).unwrap_or(0) as u32,
+            origin: word(W_ORIGIN).unwrap_or(0),
+            count: word(W_COUNT).unwrap_or(0),
+            csv: PathBuf::from(csv),
+            slots: (0..slots)
+                .map(|i| word(HEADER / 8 + i).unwrap_or(0))
+                .collect(),
+        })
+    }
+
+    /// Timestamp `index`, while its slot still holds it.
+    pub fn timestamp(&self, index: u64) -> Option<u64> {
+        let n = self.slots.len() as u64;
+        if index >= self.count || self.count - index > n {
+            return None;
+        }
+        self.slots.get((index % n) as usize).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_stored_reads_back_after_the_writer_is_gone() {
+        let dir = std::env::temp_dir().join(format!("steadyhud-tail-{}", std::process::id()));
+        let path = dir.join(file_name(7, "game"));
+        let tail = Tail::create(&path, Path::new("/logs/game.csv"), 7, 1000).unwrap();
+        tail.fill(0, 1000);
+        tail.set_count(1);
+        for i in 1..(SLOTS as u64 + 10) {
+            tail.put(i, 1000 + i * 5);
+        }
+        drop(tail); // unmapped, as a killed process's
+        let f = TailFile::read(&path).unwrap();
+        assert_eq!((f.pid, f.origin), (7, 1000));
+        assert_eq!(f.csv, Path::new("/logs/game.csv"));
+        assert_eq!(f.count, SLOTS as u64 + 10);
+        // The oldest ten were overwritten.
+        assert_eq!(f.timestamp(9), None);
+        assert_eq!(f.timestamp(10), Some(1050));
+        assert_eq!(
+            f.timestamp(SLOTS as u64 + 9),
+            Some(1000 + (SLOTS as u64 + 9) * 5)
+        );
+        assert_eq!(f.timestamp(SLOTS as u64 + 10), None);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_live_process_is_alive_and_a_reaped_one_is_not() {
+        assert!(alive(std::process::id()));
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        assert!(!alive(pid));
+    }
+}
