@@ -6,7 +6,9 @@
 //! computation of our own from the logs' frames; the text file passes
 //! `promtool check metrics`; a flood of garbage requests leaves the game's
 //! pacing alone and the exporter answering; a game that ends, a socket
-//! that hangs and a socket of another user cost one line each.
+//! that hangs and a socket of another user cost one line each; local
+//! processes holding every connection slot keep neither us nor Prometheus
+//! out, and an exporter out of file descriptors does not spin (issue 40).
 
 mod common;
 mod require;
@@ -415,7 +417,7 @@ fn a_request_flood_leaves_the_game_alone() {
                     for i in 0..125 {
                         let n = w * 125 + i;
                         let r = match n % 8 {
-                            _ if i == 7 => http(port, kinds[5]), // never finished: closed after 2 s
+                            _ if i == 7 => http(port, kinds[5]), // never finished: closed after 1 s
                             6 => {
                                 // Oversized: a 100 KiB header.
                                 let mut req = b"GET /metrics HTTP/1.1\r\nX: ".to_vec();
@@ -594,4 +596,174 @@ fn bad_games_cost_one_line_each() {
     assert!(!out.stderr.contains("panic"), "{}", out.stderr);
     let errors = sample(&last, "steadyhud_export_errors_total").unwrap();
     assert!(errors >= 1.0, "errors counted: {errors}");
+}
+
+/// Connections that hold the exporter's slots: `idle` kept open sending
+/// nothing and `unread` that ask for /metrics and never read, each opened
+/// again as soon as the exporter closes it, until `stop`. Returns how many
+/// connections were opened.
+fn hold_slots(
+    port: u16,
+    idle: usize,
+    unread: usize,
+    stop: &std::sync::atomic::AtomicBool,
+) -> usize {
+    let mut open: Vec<Option<TcpStream>> = (0..idle + unread).map(|_| None).collect();
+    let mut opened = 0;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        for (i, slot) in open.iter_mut().enumerate() {
+            let closed = match slot {
+                None => true,
+                Some(s) => {
+                    let mut b = [0u8; 1];
+                    // Anything but "nothing yet" (an answer, EOF, a reset)
+                    // means the exporter let go of it.
+                    !matches!(s.peek(&mut b), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
+                }
+            };
+            if !closed {
+                continue;
+            }
+            *slot = TcpStream::connect(("127.0.0.1", port)).ok().map(|mut s| {
+                let _ = s.set_nonblocking(true);
+                if i >= idle {
+                    let _ = s.write_all(b"GET /metrics HTTP/1.1\r\n\r\n");
+                }
+                s
+            });
+            opened += 1;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    opened
+}
+
+/// Issue 40: local processes that hold every connection slot (idle, or
+/// asking and never reading) do not keep a scraper out: every one of our
+/// scrapes and every one of Prometheus's during the siege is answered.
+#[test]
+fn slot_holders_do_not_keep_prometheus_out() {
+    if !require::programs(&[("prometheus", "prometheus")]) {
+        return;
+    }
+    let h = Harness::new();
+    let port = free_port();
+    let exporter = export(&h, port);
+    let prom = Prometheus::start(h.root.path(), port);
+    // Scraping before the siege.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while prom.query("count_over_time(up{job=\"steadyhud\"}[1m])") < Some(2.0) {
+        assert!(Instant::now() < deadline, "Prometheus never scraped");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let siege = Duration::from_secs(6);
+    let (codes, opened, min, n) = std::thread::scope(|s| {
+        let holder = s.spawn(|| hold_slots(port, 24, 8, &stop));
+        std::thread::sleep(Duration::from_millis(500));
+        let started = Instant::now();
+        let mut codes = Vec::new();
+        while started.elapsed() < siege {
+            codes.push(get(port, "/metrics").0);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        // Prometheus's view of the same seconds, before the siege ends.
+        let up = |f: &str| prom.query(&format!("{f}(up{{job=\"steadyhud\"}}[5s])"));
+        let (min, n) = (up("min_over_time"), up("count_over_time"));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let opened = holder.join().unwrap();
+        (codes, opened, min, n)
+    });
+    let exporter = exporter.kill();
+    eprintln!("siege: {opened} connections held; Prometheus up min {min:?} over {n:?} scrapes");
+    assert!(n.unwrap_or(0.0) >= 3.0, "Prometheus scraped {n:?} times");
+    assert_eq!(
+        min,
+        Some(1.0),
+        "a Prometheus scrape failed during the siege\n{}",
+        exporter.stderr
+    );
+    assert!(opened >= 32, "{opened}");
+    assert!(
+        codes.iter().all(|&c| c == 200),
+        "our scrapes during the siege: {codes:?}\n{}",
+        exporter.stderr
+    );
+}
+
+/// Issue 40: an exporter out of file descriptors (EMFILE on accept) does
+/// not spin; it frees idle connections, so scrapes get through, and counts
+/// the failures.
+#[test]
+fn running_out_of_descriptors_never_spins() {
+    if !require::programs(&[("prlimit", "util-linux"), ("prometheus", "prometheus")]) {
+        return;
+    }
+    let h = Harness::new();
+    let port = free_port();
+    let mut cmd = h.command("prlimit");
+    cmd.arg("--nofile=12").arg("--").arg(steadyhud_exe()).args([
+        "export",
+        "--listen",
+        &format!("127.0.0.1:{port}"),
+    ]);
+    let exporter = spawn(&mut cmd);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(port, "/metrics").0 != 200 {
+        assert!(Instant::now() < deadline, "export never served");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let prom = Prometheus::start(h.root.path(), port);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while prom.query("count_over_time(up{job=\"steadyhud\"}[1m])") < Some(2.0) {
+        assert!(Instant::now() < deadline, "Prometheus never scraped");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let pid = exporter.child.id();
+    let cpu_s = || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        let f: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
+        // utime and stime, fields 14 and 15 (the 12th and 13th after comm).
+        let ticks: f64 = f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap();
+        // SAFETY: sysconf has no preconditions.
+        ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+    };
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (cpu, served, body, up) = std::thread::scope(|s| {
+        let holder = s.spawn(|| hold_slots(port, 40, 0, &stop));
+        std::thread::sleep(Duration::from_secs(1));
+        let (c0, t0) = (cpu_s(), Instant::now());
+        let mut served = 0;
+        let mut body = String::new();
+        while t0.elapsed() < Duration::from_secs(4) {
+            let (code, b) = get(port, "/metrics");
+            if code == 200 {
+                served += 1;
+                body = b;
+            }
+        }
+        let cpu = (cpu_s() - c0) / t0.elapsed().as_secs_f64();
+        let up = prom.query("sum_over_time(up{job=\"steadyhud\"}[4s])");
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        holder.join().unwrap();
+        (cpu, served, body, up)
+    });
+    let exporter = exporter.kill();
+    let errors = sample(&body, "steadyhud_export_accept_errors_total");
+    eprintln!(
+        "out of descriptors: {served} scrapes served, exporter at {:.1} % of a core, {errors:?} accept errors, Prometheus up {up:?} of 4 s",
+        cpu * 100.0
+    );
+    assert!(served >= 2, "{served} scrapes served\n{}", exporter.stderr);
+    assert!(
+        cpu < 0.3,
+        "the exporter spun: {:.0} % of a core",
+        cpu * 100.0
+    );
+    let errors = errors.expect("steadyhud_export_accept_errors_total");
+    assert!(errors >= 1.0, "no accept failed: the limit did not bite");
+    assert!(
+        up.unwrap_or(0.0) >= 1.0,
+        "no Prometheus scrape got through: {up:?}"
+    );
 }

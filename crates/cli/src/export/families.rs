@@ -117,10 +117,17 @@ pub const EXPORT_ERRORS: Family = family(
     "Games the exporter could not read (gone mid-scrape, hanging, refused, another user's)",
 );
 
+pub const ACCEPT_ERRORS: Family = family(
+    "steadyhud_export_accept_errors_total",
+    Kind::Counter,
+    "Connections the exporter could not accept (out of file descriptors); each closes idle connections and pauses accepting",
+);
+
 /// Every family, in the order they are written.
-pub const ALL: [Family; 16] = [
+pub const ALL: [Family; 17] = [
     BUILD_INFO,
     EXPORT_ERRORS,
+    ACCEPT_ERRORS,
     UP,
     FRAMES,
     PLAY_SECONDS,

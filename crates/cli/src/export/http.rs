@@ -1,23 +1,50 @@
 //! The scrape endpoint: `GET /metrics` and nothing else (any other
 //! request is 404, a malformed one 400; no file is ever served), one
-//! request per connection, bounded everywhere: [`MAX_CONNECTIONS`] at
-//! once (one more is closed at once), [`MAX_HEAD`] bytes of request head,
-//! [`REQUEST_TIME`] to send it. The games are read at most every
-//! [`FRESH`], whatever the number of scrapes: a scrape flood costs the
-//! exporter, never the games.
+//! request per connection, bounded everywhere and blockable by nobody:
+//!
+//! - [`MAX_CONNECTIONS`] served at once. When all are taken, a new
+//!   connection takes the place of the oldest one that sent nothing (not
+//!   even into its socket's buffer), else of one whose request head is
+//!   still partial after [`PARTIAL`], else of one whose reply is still
+//!   going out after [`SLOW`]; only when none of these is open is the new
+//!   one closed at once. So local processes that open connections and
+//!   send nothing, trickle a request, or ask and never read, cannot keep a
+//!   scraper out: each new connection pushes one of theirs out, and a
+//!   scraper's request, in its buffer from the first millisecond, is never
+//!   the one pushed.
+//! - [`MAX_HEAD`] bytes of request head, sent within [`IDLE_TIME`]; the
+//!   whole reply sent within [`REPLY_TIME`].
+//! - A failed `accept` (out of file descriptors: EMFILE, ENFILE) is
+//!   counted ([`Server::accept_errors`]), closes the connections idle for
+//!   [`IDLE_AT_EMFILE`] (else the oldest idle one) and pauses accepting
+//!   for [`FREED_PAUSE`], or [`ACCEPT_PAUSE`] when none was idle: it never
+//!   spins.
+//! - The games are read at most every [`FRESH`], whatever the number of
+//!   scrapes: a scrape flood costs the exporter, never the games.
 
+use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// Connections served at once.
 pub const MAX_CONNECTIONS: usize = 16;
 /// Longest request head (request line and headers), bytes.
 pub const MAX_HEAD: usize = 8 * 1024;
-/// Time a client has to send its request head.
-pub const REQUEST_TIME: Duration = Duration::from_secs(2);
+/// Time a client has to send its request head (a scraper sends it at once).
+pub const IDLE_TIME: Duration = Duration::from_secs(1);
+/// Time the whole reply may take to send.
+pub const REPLY_TIME: Duration = Duration::from_secs(5);
+/// A reply still being sent after this may lose its place to a new
+/// connection when all are taken (a scrape's reply takes milliseconds).
+pub const SLOW: Duration = Duration::from_millis(500);
+/// Pause after a failed `accept` before the next.
+pub const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+/// The pause when that failure closed idle connections (their descriptors
+/// come back as their threads end).
+pub const FREED_PAUSE: Duration = Duration::from_millis(10);
 /// How old the text served may be before the games are read again.
 pub const FRESH: Duration = Duration::from_millis(250);
 
@@ -43,27 +70,176 @@ impl Source {
     }
 }
 
-/// Serves `listener` until the process ends.
-pub fn serve(listener: TcpListener, scrape: Scrape) {
-    let source = Arc::new(Mutex::new(Source { scrape, text: None }));
-    let open = Arc::new(AtomicUsize::new(0));
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
-        if open.fetch_add(1, Ordering::AcqRel) >= MAX_CONNECTIONS {
-            open.fetch_sub(1, Ordering::AcqRel);
-            drop(stream); // closed at once: the client may try again
-            continue;
+/// One open connection, as the accepting loop sees it.
+/// Shared by the loop (which may close it) and its thread.
+struct Conn {
+    id: u64,
+    stream: TcpStream,
+    /// When its whole request head came (`None`: not yet).
+    asked: Mutex<Option<Instant>>,
+    /// Whether its thread has read a byte of it.
+    took: AtomicBool,
+    opened: Instant,
+}
+
+/// Which connections give way first when a new one needs a place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    /// Nothing received: a scraper's request follows its connect at once.
+    Silent,
+    /// Part of a request head, for [`PARTIAL`] or longer.
+    Partial,
+    /// A reply still being sent after [`SLOW`].
+    Slow,
+}
+
+impl Conn {
+    /// How readily it gives way; `None`: not at all (a request just in, or
+    /// a reply going out).
+    fn rank(&self, now: Instant) -> Option<Rank> {
+        match *lock(&self.asked) {
+            Some(at) => (now.duration_since(at) >= SLOW).then_some(Rank::Slow),
+            None if !self.received() => Some(Rank::Silent),
+            None => (now.duration_since(self.opened) >= PARTIAL).then_some(Rank::Partial),
         }
-        let (source, counter) = (Arc::clone(&source), Arc::clone(&open));
-        let spawned = std::thread::Builder::new()
-            .name("export-conn".into())
-            .spawn(move || {
-                let _ = answer(stream, &source);
-                counter.fetch_sub(1, Ordering::AcqRel);
-            });
-        if spawned.is_err() {
-            // No thread: the connection went with the closure, unserved.
-            open.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Whether any byte of a request came, read by its thread or not yet.
+    fn received(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let mut b = 0u8;
+        // SAFETY: recv(2) peeking at most one byte into `b`, without
+        // waiting, on a socket this connection owns.
+        let n = unsafe {
+            libc::recv(
+                self.stream.as_raw_fd(),
+                (&mut b as *mut u8).cast(),
+                1,
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        // Bytes waiting, or the head (a part) already taken by its thread.
+        n > 0 || self.took.load(Ordering::Relaxed)
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The open connections, oldest first.
+#[derive(Default)]
+struct Slots {
+    next: u64,
+    open: VecDeque<Arc<Conn>>,
+}
+
+/// On running out of descriptors, silent and partial connections at least
+/// this old are all closed (a scraper's request comes within a millisecond
+/// or two of its connect).
+pub const IDLE_AT_EMFILE: Duration = Duration::from_millis(50);
+/// A request head still incomplete after this may give way (it comes in
+/// one packet from a scraper).
+pub const PARTIAL: Duration = Duration::from_millis(50);
+
+impl Slots {
+    /// Closes every connection that is silent or partial and open for
+    /// [`IDLE_AT_EMFILE`] or longer; how many.
+    fn evict_idle(&mut self) -> usize {
+        let now = Instant::now();
+        let before = self.open.len();
+        self.open.retain(|c| {
+            let idle = now.duration_since(c.opened) >= IDLE_AT_EMFILE
+                && c.rank(now).is_some_and(|r| r < Rank::Slow);
+            if idle {
+                let _ = c.stream.shutdown(Shutdown::Both);
+            }
+            !idle
+        });
+        before - self.open.len()
+    }
+
+    /// Closes the connection that gives way first (the lowest [`Rank`],
+    /// the oldest of it); false when none does.
+    fn evict(&mut self) -> bool {
+        let now = Instant::now();
+        let Some((i, _)) = self
+            .open
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((i, c.rank(now)?)))
+            .min_by_key(|&(i, r)| (r, i))
+        else {
+            return false;
+        };
+        if let Some(c) = self.open.remove(i) {
+            // Its thread's read or write fails at once; the descriptor
+            // closes when that thread lets go of it.
+            let _ = c.stream.shutdown(Shutdown::Both);
+        }
+        true
+    }
+}
+
+/// The endpoint's state shared with the text it serves.
+#[derive(Clone, Default)]
+pub struct Server {
+    /// `accept` calls that failed so far.
+    pub accept_errors: Arc<AtomicU64>,
+}
+
+impl Server {
+    /// Serves `listener` until the process ends.
+    pub fn serve(&self, listener: TcpListener, scrape: Scrape) {
+        let source = Arc::new(Mutex::new(Source { scrape, text: None }));
+        let slots = Arc::new(Mutex::new(Slots::default()));
+        loop {
+            let stream = match listener.accept() {
+                Ok((s, _)) => s,
+                Err(e) => {
+                    self.accept_errors.fetch_add(1, Ordering::Relaxed);
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        // Out of descriptors: idle connections give theirs
+                        // back, and the next try waits a little.
+                        let mut slots = lock(&slots);
+                        let freed = slots.evict_idle() > 0 || slots.evict();
+                        drop(slots);
+                        // Each short pause follows a connection closed (so
+                        // one accepted before it): no spin either way.
+                        std::thread::sleep(if freed { FREED_PAUSE } else { ACCEPT_PAUSE });
+                    }
+                    continue;
+                }
+            };
+            let conn = {
+                let mut s = lock(&slots);
+                if s.open.len() >= MAX_CONNECTIONS && !s.evict() {
+                    drop(stream); // closed at once: the client may try again
+                    continue;
+                }
+                s.next += 1;
+                let conn = Arc::new(Conn {
+                    id: s.next,
+                    stream,
+                    asked: Mutex::new(None),
+                    took: AtomicBool::new(false),
+                    opened: Instant::now(),
+                });
+                s.open.push_back(Arc::clone(&conn));
+                conn
+            };
+            let (source, slots2) = (Arc::clone(&source), Arc::clone(&slots));
+            let id = conn.id;
+            let spawned = std::thread::Builder::new()
+                .name("export-conn".into())
+                .spawn(move || {
+                    let _ = answer(&conn, &source);
+                    lock(&slots2).open.retain(|c| c.id != conn.id);
+                });
+            if spawned.is_err() {
+                // No thread: the connection went with the closure, unserved.
+                lock(&slots).open.retain(|c| c.id != id);
+            }
         }
     }
 }
@@ -99,9 +275,9 @@ pub fn parse_head(head: &[u8]) -> Asked {
     }
 }
 
-fn answer(mut stream: TcpStream, source: &Mutex<Source>) -> std::io::Result<()> {
-    let deadline = Instant::now() + REQUEST_TIME;
-    stream.set_write_timeout(Some(REQUEST_TIME))?;
+fn answer(conn: &Conn, source: &Mutex<Source>) -> std::io::Result<()> {
+    let mut stream: &TcpStream = &conn.stream;
+    let deadline = Instant::now() + IDLE_TIME;
     let mut head = Vec::with_capacity(512);
     let mut buf = [0u8; 1024];
     let asked = loop {
@@ -116,17 +292,20 @@ fn answer(mut stream: TcpStream, source: &Mutex<Source>) -> std::io::Result<()> 
             return Ok(()); // too slow: closed without a word
         }
         stream.set_read_timeout(Some(left))?;
+        // Peeked first, so the loop never sees bytes gone from the socket
+        // before `took` says so.
+        match conn.stream.peek(&mut buf) {
+            Ok(0) | Err(_) => return Ok(()),
+            Ok(_) => conn.took.store(true, Ordering::Relaxed),
+        }
         match stream.read(&mut buf) {
-            Ok(0) => return Ok(()),
+            Ok(0) | Err(_) => return Ok(()),
             Ok(n) => head.extend_from_slice(&buf[..n]),
-            Err(_) => return Ok(()),
         }
     };
+    *lock(&conn.asked) = Some(Instant::now());
     let (status, body): (&str, Arc<String>) = match asked {
-        Asked::Metrics => {
-            let text = source.lock().unwrap_or_else(|e| e.into_inner()).text();
-            ("200 OK", text)
-        }
+        Asked::Metrics => ("200 OK", lock(source).text()),
         Asked::NotFound => (
             "404 Not Found",
             Arc::new("not found: only GET /metrics\n".into()),
@@ -137,8 +316,18 @@ fn answer(mut stream: TcpStream, source: &Mutex<Source>) -> std::io::Result<()> 
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
+    // The whole reply within REPLY_TIME, however slowly the client reads.
+    let deadline = Instant::now() + REPLY_TIME;
+    for part in [head.as_bytes(), body.as_bytes()] {
+        for chunk in part.chunks(16 * 1024) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(()); // too slow a reader: dropped
+            }
+            stream.set_write_timeout(Some(left))?;
+            stream.write_all(chunk)?;
+        }
+    }
     stream.flush()
 }
 

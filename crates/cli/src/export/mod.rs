@@ -55,9 +55,12 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let mut gatherer = gather::Gatherer::new(dir);
     let mut monotonic = render::Monotonic::default();
+    let server = http::Server::default();
+    let accept_errors = std::sync::Arc::clone(&server.accept_errors);
     let mut scrape = move || {
         let games = gatherer.gather();
-        monotonic.render(&games, gatherer.errors)
+        let accepts = accept_errors.load(std::sync::atomic::Ordering::Relaxed);
+        monotonic.render(&games, gatherer.errors, accepts)
     };
     if let Some(folder) = &args.textfile {
         if !(args.interval.is_finite() && args.interval >= 0.1) {
@@ -110,7 +113,7 @@ pub fn run(args: &Args) -> ExitCode {
         }
         Err(e) => eprintln!("steadyhud export: {e}"),
     }
-    http::serve(listener, Box::new(scrape));
+    server.serve(listener, Box::new(scrape));
     ExitCode::SUCCESS
 }
 

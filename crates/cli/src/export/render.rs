@@ -54,8 +54,9 @@ fn micros(ns: u64) -> u64 {
 }
 
 impl Monotonic {
-    /// The text for `games`; `errors`: games not read since the start.
-    pub fn render(&mut self, games: &[Game], errors: u64) -> String {
+    /// The text for `games`; `errors`: games not read since the start;
+    /// `accept_errors`: connections the endpoint could not accept.
+    pub fn render(&mut self, games: &[Game], errors: u64, accept_errors: u64) -> String {
         let bounds = f::le_bounds();
         // This scrape's values, each at least the last one shown.
         let mut rows: Vec<(String, &Game, usize, Shown)> = Vec::new();
@@ -126,6 +127,8 @@ impl Monotonic {
         );
         head(&mut out, &f::EXPORT_ERRORS);
         let _ = writeln!(out, "{} {errors}", f::EXPORT_ERRORS.name);
+        head(&mut out, &f::ACCEPT_ERRORS);
+        let _ = writeln!(out, "{} {accept_errors}", f::ACCEPT_ERRORS.name);
         head(&mut out, &f::UP);
         for g in games {
             let _ = writeln!(
@@ -256,7 +259,7 @@ mod tests {
     fn buckets_are_cumulative_time_and_counters_never_go_down() {
         let mut m = Monotonic::default();
         let d = [10_000_000u64, 10_000_000, 50_000_000];
-        let text = m.render(&[game(7, &d, 2)], 0);
+        let text = m.render(&[game(7, &d, 2)], 0, 0);
         let l = "exe=\"a \\\"quoted\\\" game\",pid=\"7\",window=\"1\"";
         assert_eq!(value(&text, &format!("steadyhud_frames_total{{{l}}}")), 3.0);
         let count = value(&text, &format!("steadyhud_frame_time_seconds_count{{{l}}}"));
@@ -288,16 +291,16 @@ mod tests {
         let mean = sum / count; // time-weighted: (2·10·10 + 50·50) / 70 ms
         assert!((mean - 0.0385714).abs() < 1e-6, "{mean}");
         // A smaller number next time (a re-judged stutter) shows the old one.
-        let text = m.render(&[game(7, &d, 1)], 0);
+        let text = m.render(&[game(7, &d, 1)], 0, 0);
         assert_eq!(
             value(&text, &format!("steadyhud_stutters_total{{{l}}}")),
             2.0
         );
         // A game that ended is gone; back with the same pid, it starts anew.
-        let text = m.render(&[], 1);
+        let text = m.render(&[], 1, 0);
         assert!(!text.contains("pid=\"7\""));
         assert_eq!(value(&text, "steadyhud_export_errors_total"), 1.0);
-        let text = m.render(&[game(7, &d[..1], 0)], 1);
+        let text = m.render(&[game(7, &d[..1], 0)], 1, 0);
         assert_eq!(value(&text, &format!("steadyhud_frames_total{{{l}}}")), 1.0);
     }
 }
