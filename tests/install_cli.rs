@@ -522,3 +522,54 @@ fn run_passes_log_dir_and_layer_env_to_the_program() {
         format!("1|{}|{LAYER_NAME}|unset", d.display())
     );
 }
+
+/// Issue 40: a launcher that starts the game later and exits first (as
+/// Steam's and Lutris' do) leaves a game that still gets the layer and the
+/// GL library: `run` waits for it (subreaper), so the folder `LD_PRELOAD`
+/// and `VK_ADD_LAYER_PATH` point into is still there when it starts.
+#[test]
+fn run_keeps_the_games_a_launcher_leaves_behind() {
+    let h = Harness::new();
+    let script = format!(
+        "(sleep 1; exec {} --frames 60 --fps 60) >/dev/null 2>&1 & \
+         (sleep 1; exec {} --frames 60) >/dev/null 2>&1 & exit 0",
+        common::gl::gltest_exe().display(),
+        testapp_exe().display()
+    );
+    let out = run(h
+        .steadyhud(&["run", "--lib"])
+        .arg(layer_library())
+        .args(["--", "sh", "-c", &script]));
+    out.assert_success("run -- a launcher");
+    let logs = h.session_logs();
+    // Every frame of each: the GL program's 60 swaps, the test app's 61
+    // presents (`--frames 60`).
+    let mut got: Vec<(String, u64)> = logs
+        .iter()
+        .map(|l| {
+            let api = l.summary_json()["api"].as_str().unwrap_or("").to_string();
+            (api, h.analyze(&l.csv)["frames"].as_u64().unwrap_or(0))
+        })
+        .collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [("opengl".to_string(), 59), ("vulkan".to_string(), 60)],
+        "{logs:?}\n{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr
+            .contains("sh ended; waiting for the processes it left running"),
+        "{}",
+        out.stderr
+    );
+    let leftovers: Vec<_> = list_dir(&h.runtime_dir)
+        .into_iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("steadyhud-run-"))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "run left {leftovers:?}");
+}

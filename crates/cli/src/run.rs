@@ -18,6 +18,15 @@
 //! Signals sent to `steadyhud` (SIGTERM, SIGHUP, SIGQUIT, a `kill -INT`) are
 //! forwarded to the child; terminal-generated ones already reach it. The
 //! exit code is the child's, or 128 + signal when it was killed.
+//!
+//! Launchers: `run` is the child subreaper of what it starts
+//! (`PR_SET_CHILD_SUBREAPER`), so a game a launcher starts and leaves
+//! behind (`sh -c 'game & exit 0'`, Lutris- and Steam-style launchers)
+//! becomes `run`'s child when the launcher exits. `run` waits for every
+//! such process before it removes its folder (which `LD_PRELOAD` and
+//! `VK_ADD_LAYER_PATH` point into), so the game keeps its HUD and log; it
+//! says once that it is waiting, and from then on forwards signals to
+//! those processes.
 
 use super::install::{
     find_lib, find_lib32, lib32_expansion, lib_expansion, manifest_json, InstallError, GL_LIB_NAME,
@@ -25,7 +34,6 @@ use super::install::{
 };
 use clap::Args;
 use std::ffi::OsString;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -67,6 +75,9 @@ pub enum RunError {
 pub use steadyhud_config::LAYER_NAME;
 
 static CHILD: AtomicI32 = AtomicI32::new(0);
+/// A signal sent to `run` once its own child was gone, for the processes
+/// it left (forwarded from the wait loop, which it interrupts).
+static PENDING: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     // Only signals sent by a process (si_code <= 0); the terminal's reach the
@@ -77,21 +88,89 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
         let child = CHILD.load(Ordering::Relaxed);
         if user_sent && child > 0 {
             libc::kill(child, sig);
+        } else if user_sent {
+            PENDING.store(sig, Ordering::Relaxed);
         }
     }
 }
 
 fn install_forwarding() {
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
-        // SAFETY: a plain sigaction with an async-signal-safe handler.
+        // SAFETY: a plain sigaction with an async-signal-safe handler. No
+        // SA_RESTART: a signal ends the wait loop's waitpid, which then
+        // forwards it to the processes left behind.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = forward as *const () as usize;
-            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+            sa.sa_flags = libc::SA_SIGINFO;
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+}
+
+/// This process's children now (`/proc/self/task/*/children`).
+fn children() -> Vec<i32> {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    let mut out: Vec<i32> = tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// Waits for `child` and then for every process left to `run` (the
+/// subreaper); `child`'s wait status.
+fn wait_tree(child: i32, cmd: &str) -> std::io::Result<libc::c_int> {
+    let mut own = None;
+    let mut said = false;
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid(2) into a local.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == -1 {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => {
+                    let sig = PENDING.swap(0, Ordering::Relaxed);
+                    if sig != 0 {
+                        for pid in children() {
+                            // SAFETY: kill(2) of our own child.
+                            unsafe { libc::kill(pid, sig) };
+                        }
+                    }
+                    continue;
+                }
+                Some(libc::ECHILD) => break,
+                _ => return Err(e),
+            }
+        }
+        if r == child {
+            own = Some(status);
+            CHILD.store(0, Ordering::Relaxed);
+        }
+        if own.is_some() && !said {
+            let left = children();
+            if !left.is_empty() {
+                said = true;
+                let pids: Vec<String> = left.iter().map(i32::to_string).collect();
+                eprintln!(
+                    "steadyhud run: {cmd} ended; waiting for the processes it left running ({}), which keep their HUD and log",
+                    pids.join(", ")
+                );
+            }
+        }
+    }
+    own.ok_or_else(|| std::io::Error::other("the program was never waited for"))
 }
 
 /// A private folder holding the explicit-layer manifest and the GL
@@ -243,29 +322,32 @@ fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
         .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
     let mut cmd = command_with_layer(&dir, log_dir.as_deref(), &args.command);
     install_forwarding();
-    let mut child = cmd.spawn().map_err(|source| RunError::Spawn {
+    // Orphans of the program (a launcher's game) become ours to wait for.
+    // SAFETY: prctl(2) with plain integer arguments.
+    unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    let child = cmd.spawn().map_err(|source| RunError::Spawn {
         cmd: args.command[0].to_string_lossy().into_owned(),
         source,
     })?;
-    CHILD.store(child.id() as i32, Ordering::Relaxed);
-    let status = loop {
-        match child.wait() {
-            Ok(s) => break s,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => {
-                eprintln!("steadyhud run: waiting for the program: {e}");
-                return Ok(ExitCode::from(1));
-            }
+    let pid = child.id() as i32;
+    CHILD.store(pid, Ordering::Relaxed);
+    let name = args.command[0].to_string_lossy();
+    let status = match wait_tree(pid, &name) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("steadyhud run: waiting for the program: {e}");
+            return Ok(ExitCode::from(1));
         }
     };
-    CHILD.store(0, Ordering::Relaxed);
     drop(dir);
     // A killed game's last frames (Steam's Stop, TerminateProcess).
     crate::recovered::killed_logs();
-    let code = match (status.code(), status.signal()) {
-        (Some(c), _) => c,
-        (None, Some(sig)) => 128 + sig,
-        (None, None) => 1,
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
     };
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
