@@ -114,7 +114,7 @@ pub const BUILD_INFO: Family = family(
 pub const EXPORT_ERRORS: Family = family(
     "steadyhud_export_errors_total",
     Kind::Counter,
-    "Games the exporter could not read (gone mid-scrape, hanging, refused, another user's)",
+    "Times a game started failing to be read (gone mid-scrape, hanging, refused, another user's); a game that keeps failing counts once",
 );
 
 pub const ACCEPT_ERRORS: Family = family(

@@ -2,8 +2,9 @@
 //! (`$XDG_RUNTIME_DIR/steadyhud/`), asked `status` and `histogram`, each
 //! with a short deadline so one hanging game cannot stall a scrape. A game
 //! that cannot be read costs one line on stderr (once per game and
-//! reason) and one count of `steadyhud_export_errors_total`; a game that
-//! hung is left alone for a while.
+//! reason) and one count of `steadyhud_export_errors_total` each time it
+//! starts failing (an event, not every scrape it keeps failing in); a game
+//! that hung is left alone for a while.
 
 use std::collections::{HashMap, HashSet};
 use std::os::unix::fs::MetadataExt;
@@ -42,8 +43,10 @@ pub struct Gatherer {
     dir: PathBuf,
     uid: u32,
     said: HashSet<(u32, Why)>,
+    /// Games failing now, and why: counted once until read again.
+    failing: HashSet<(u32, Why)>,
     hung: HashMap<u32, Instant>,
-    /// Games that could not be read, since the start.
+    /// Times a game started failing to be read, since the start.
     pub errors: u64,
 }
 
@@ -54,6 +57,7 @@ impl Gatherer {
             // SAFETY: geteuid has no preconditions.
             uid: unsafe { libc::geteuid() },
             said: HashSet::new(),
+            failing: HashSet::new(),
             hung: HashMap::new(),
             errors: 0,
         }
@@ -64,12 +68,14 @@ impl Gatherer {
         let sockets = match client::sockets(&self.dir) {
             Ok(s) => s,
             Err(e) => {
-                if self.said.insert((0, Why::Refused)) {
-                    eprintln!("steadyhud export: {e}");
-                }
+                self.fail(0, Why::Refused, format_args!("{e}"));
                 return Vec::new();
             }
         };
+        self.failing.remove(&(0, Why::Refused));
+        // A game whose socket is gone fails no more.
+        self.failing
+            .retain(|&(pid, _)| pid == 0 || sockets.iter().any(|s| s.pid == pid));
         let now = Instant::now();
         self.hung.retain(|_, until| *until > now);
         let mut games = Vec::new();
@@ -94,7 +100,10 @@ impl Gatherer {
                 Err(_) => continue, // gone since the listing
             }
             match read_game(&s.path) {
-                Ok(g) => games.push(g),
+                Ok(g) => {
+                    self.failing.retain(|&(pid, _)| pid != s.pid);
+                    games.push(g);
+                }
                 Err(e) => {
                     let why = match &e {
                         ClientError::Connect { source, .. } if client::is_stale(source) => {
@@ -130,7 +139,9 @@ impl Gatherer {
     }
 
     fn fail(&mut self, pid: u32, why: Why, line: std::fmt::Arguments) {
-        self.errors += 1;
+        if self.failing.insert((pid, why)) {
+            self.errors += 1;
+        }
         if self.said.insert((pid, why)) {
             eprintln!("steadyhud export: {line}");
         }
