@@ -343,11 +343,18 @@ fn textfile_passes_promtool() {
     exporter.kill();
     game.kill();
     assert!(alive, "the exporter stopped");
+    // No problem and no lint warning at all.
     assert!(
-        check.status.success(),
+        check.status.success() && (check.stdout.clone() + &check.stderr).trim().is_empty(),
         "promtool check metrics: {}{}",
         check.stdout,
         check.stderr
+    );
+    // Readings in base units (the CPU load is read on every Linux).
+    assert!(
+        later.lines().any(|l| l.starts_with("steadyhud_reading_ratio{")
+            && l.contains("sensor=\"cpu_load\"")),
+        "{later}"
     );
     let pid = format!("pid=\"{}\"", game_pid_of(&first));
     assert!(first.contains(&pid) && later.contains(&pid));

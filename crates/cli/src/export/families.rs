@@ -4,6 +4,7 @@
 //! of the time-weighted frame-time histogram are [`le_bounds`].
 
 use steadyhud_metrics::histogram::{bucket_count, bucket_range};
+use steadyhud_metrics::sensors::Sensor;
 
 /// A metric family's Prometheus type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,11 +97,57 @@ pub const FRAME_CAP: Family = family(
     Kind::Gauge,
     "The frame cap in force, fps (0: none)",
 );
-pub const READING: Family = family(
-    "steadyhud_reading",
+pub const READING_RATIO: Family = family(
+    "steadyhud_reading_ratio",
     Kind::Gauge,
-    "The newest system reading, by session-log column (sensor label; unit in its name: _pct, _mhz, _c, _w, _mb)",
+    "The newest system reading that is a share, as a ratio (1 = 100 %; a process's CPU is of one core, so it can pass 1), by sensor",
 );
+pub const READING_HERTZ: Family = family(
+    "steadyhud_reading_hertz",
+    Kind::Gauge,
+    "The newest clock reading, hertz, by sensor",
+);
+pub const READING_CELSIUS: Family = family(
+    "steadyhud_reading_celsius",
+    Kind::Gauge,
+    "The newest temperature reading, degrees Celsius, by sensor",
+);
+pub const READING_WATTS: Family = family(
+    "steadyhud_reading_watts",
+    Kind::Gauge,
+    "The newest power reading, watts, by sensor",
+);
+pub const READING_BYTES: Family = family(
+    "steadyhud_reading_bytes",
+    Kind::Gauge,
+    "The newest memory reading, bytes, by sensor",
+);
+/// The reading families, one per unit, in the order they are written.
+pub const READINGS: [Family; 5] = [
+    READING_RATIO,
+    READING_HERTZ,
+    READING_CELSIUS,
+    READING_WATTS,
+    READING_BYTES,
+];
+
+/// Where the reading of session-log column `column` goes: its family (by
+/// unit), its `sensor` label (the column without its unit: `gpu_power_w`
+/// → `gpu_power`) and the factor to that family's base unit.
+pub fn reading(column: &str) -> Option<(&'static Family, &'static str, f64)> {
+    let sensor = Sensor::of_column(column)?;
+    let c = sensor.column();
+    let (family, suffix, factor) = match sensor.unit() {
+        "%" => (&READINGS[0], "_pct", 0.01),
+        "MHz" => (&READINGS[1], "_mhz", 1e6),
+        "°C" => (&READINGS[2], "_c", 1.0),
+        "W" => (&READINGS[3], "_w", 1.0),
+        "MiB" => (&READINGS[4], "_mb", 1024.0 * 1024.0),
+        _ => return None,
+    };
+    Some((family, c.strip_suffix(suffix).unwrap_or(c), factor))
+}
+
 pub const UP: Family = family(
     "steadyhud_up",
     Kind::Gauge,
@@ -124,7 +171,7 @@ pub const ACCEPT_ERRORS: Family = family(
 );
 
 /// Every family, in the order they are written.
-pub const ALL: [Family; 17] = [
+pub const ALL: [Family; 21] = [
     BUILD_INFO,
     EXPORT_ERRORS,
     ACCEPT_ERRORS,
@@ -141,7 +188,11 @@ pub const ALL: [Family; 17] = [
     FPS,
     GPU_BOUND,
     FRAME_CAP,
-    READING,
+    READINGS[0],
+    READINGS[1],
+    READINGS[2],
+    READINGS[3],
+    READINGS[4],
 ];
 
 /// Shortest and longest `le` bound, ns.
@@ -179,6 +230,32 @@ mod tests {
             let r = w[1].1 as f64 / w[0].1 as f64;
             assert!(r > 1.04 && r < 1.052, "{w:?}: {r}");
         }
+    }
+
+    /// Every reading has a family of its unit, in base units.
+    #[test]
+    fn every_reading_has_a_base_unit_family() {
+        for s in Sensor::ALL {
+            let (fam, label, factor) =
+                reading(s.column()).unwrap_or_else(|| panic!("{}", s.column()));
+            assert!(READINGS.iter().any(|r| r.name == fam.name));
+            assert!(!label.is_empty() && label != s.column(), "{label}");
+            assert!(factor > 0.0);
+        }
+        assert_eq!(
+            reading("gpu_power_w").map(|r| (r.0.name, r.1, r.2)),
+            Some(("steadyhud_reading_watts", "gpu_power", 1.0))
+        );
+        assert_eq!(
+            reading("cpu_mhz").map(|r| (r.0.name, r.1)),
+            Some(("steadyhud_reading_hertz", "cpu"))
+        );
+        assert_eq!(reading("ram_used_mb").map(|r| r.2), Some(1_048_576.0));
+        assert_eq!(
+            reading("cpu_load_pct").map(|r| (r.1, r.2)),
+            Some(("cpu_load", 0.01))
+        );
+        assert!(reading("gpu_throttle").is_none());
     }
 
     #[test]

@@ -198,16 +198,20 @@ impl Monotonic {
                 }
             }
         }
-        head(&mut out, &f::READING);
-        for (labels, g, i, _) in &rows {
-            for (sensor, v) in &g.windows[*i].0.readings {
-                if v.is_finite() {
-                    let _ = writeln!(
-                        out,
-                        "{}{{{labels},sensor=\"{}\"}} {v}",
-                        f::READING.name,
-                        label(sensor)
-                    );
+        // Readings in base units, one family per unit.
+        for fam in &f::READINGS {
+            head(&mut out, fam);
+            for (labels, g, i, _) in &rows {
+                for (column, v) in &g.windows[*i].0.readings {
+                    let Some((_, sensor, factor)) =
+                        f::reading(column).filter(|r| r.0.name == fam.name)
+                    else {
+                        continue;
+                    };
+                    let v = v * factor;
+                    if v.is_finite() {
+                        let _ = writeln!(out, "{}{{{labels},sensor=\"{sensor}\"}} {v}", fam.name);
+                    }
                 }
             }
         }
@@ -253,6 +257,34 @@ mod tests {
         text.lines()
             .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
             .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+    }
+
+    /// The series one game launch (one window) adds, as docs/fleet.md
+    /// states them: `up`, 5 counters, the histogram's 195 bounds, `+Inf`,
+    /// `_sum` and `_count`, the frame cap (the rolling gauges come with
+    /// live metrics: at most 5 more) and a reading per sensor.
+    #[test]
+    fn a_game_launch_is_227_series_at_most() {
+        let mut g = game(7, &[10_000_000; 30], 0);
+        for s in steadyhud_metrics::sensors::Sensor::ALL {
+            g.windows[0].0.readings.insert(s.column().into(), 1.0);
+        }
+        let text = Monotonic::default().render(&[g], 0, 0);
+        let series = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && l.contains("pid=\"7\""))
+            .count();
+        assert_eq!(f::le_bounds().len(), 195);
+        // Without the 4 rolling gauges and the GPU-bound ratio (no live
+        // metrics, no GPU timing here).
+        assert_eq!(series, 1 + 5 + 195 + 3 + 1 + 17);
+        assert_eq!(series + 5, 227);
+        // Exporter-wide: the build, the two error counters.
+        let global = text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.contains("pid="))
+            .count();
+        assert_eq!(global, 3, "{text}");
     }
 
     #[test]
