@@ -498,3 +498,82 @@ fn es2gears_wayland_hud_and_hotkey() {
     assert_eq!(logs.len(), 1, "{logs:?}");
     check_api(&logs[0], "opengl");
 }
+
+/// Issue 40: a window that comes back (SDL's video restart, a recreated
+/// Wayland window) is logged again. The test program ends its window and
+/// makes a new one 5 times with the same context: EGL destroys and
+/// recreates its surface and X window (Mesa hands out the old surface's
+/// address again), GLX its X window and a `glXCreateWindow` drawable
+/// (ended by `glXDestroyWindow`). Six windows: six logs of every frame,
+/// and the HUD drawn in each.
+#[test]
+fn a_window_that_comes_back_is_logged_again() {
+    let h = Harness::new();
+    for profile in ["gles3", "core"] {
+        h.clear_logs();
+        let mut cmd = h.command(gltest_exe());
+        cmd.args(["--profile", profile, "--recreate-every", "45"])
+            .args(["--frames", "270", "--fps", "30"]);
+        preload(&mut cmd, &[&gl_library()]);
+        let mut game = spawn(&mut cmd);
+        let mut keys = Vec::new();
+        let mut huds = Vec::new();
+        for k in 1..=6u32 {
+            let start = if k == 1 {
+                "gltest: ready".to_string()
+            } else {
+                format!("gltest: window {k} ")
+            };
+            assert!(
+                game.wait_for_line(Duration::from_secs(30), |l| l.starts_with(&start)),
+                "{profile}: no window {k}"
+            );
+            let shot = || h.screenshot();
+            huds.push(wait_label(&shot, [0, 0, 300, 260], 3, |n| n > SHOWN).1);
+        }
+        let out = game.wait();
+        assert!(
+            out.status.success(),
+            "{profile}: {}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        for l in out.stdout.lines() {
+            if let Some((_, key)) = l.split_once(" key ") {
+                keys.push(key.to_string());
+            }
+        }
+        let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
+        eprintln!(
+            "{profile}: window keys {keys:?} ({} distinct), HUD label pixels {huds:?}",
+            distinct.len()
+        );
+        assert_eq!(keys.len(), 6, "{}", out.stdout);
+        if profile == "gles3" {
+            // Otherwise the test would not try what it is about.
+            assert!(distinct.len() < 6, "no surface address came back: {keys:?}");
+        }
+        assert!(
+            huds.iter().all(|&n| n > SHOWN),
+            "{profile}: HUD per window {huds:?}"
+        );
+        let logs = h.session_logs();
+        let rows: Vec<usize> = logs
+            .iter()
+            .map(|l| logged_durations_ns(&l.csv).len())
+            .collect();
+        assert_eq!(
+            rows, [44; 6],
+            "{profile}: rows per window's log\n{}",
+            out.stderr
+        );
+        assert_eq!(
+            out.stderr
+                .matches("was destroyed; its session log ends here")
+                .count(),
+            5,
+            "{profile}: {}",
+            out.stderr
+        );
+    }
+}

@@ -180,10 +180,7 @@ hooks! {
             None => 0,
         }
     }
-    /// Xlib's `XDestroyWindow`: a GLX window's log ends with it.
-    ///
-
-    /// As `XDestroyWindow`.
+    /// As `XDestroyWindow`: a GLX window's log ends with it.
     fn XDestroyWindow(dpy: Display, window: c_ulong) -> c_int {
         type F = unsafe extern "C-unwind" fn(Display, c_ulong) -> c_int;
         crate::process::window_destroyed(false, dpy as usize, crate::swap::xid(window));
@@ -191,6 +188,86 @@ hooks! {
             // SAFETY: the real function with the game's arguments.
             Some(f) => unsafe { f(dpy, window) },
             None => 0,
+        }
+    }
+
+    /// As `eglCreateWindowSurface`: a surface at the address of a
+    /// destroyed one is a new window, with a log of its own.
+    fn eglCreateWindowSurface(
+        dpy: Display,
+        config: *mut c_void,
+        win: *mut c_void,
+        attribs: *const c_int,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const c_int) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Egl, "eglCreateWindowSurface", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let surface = unsafe { f(dpy, config, win, attribs) };
+        crate::process::window_created(true, dpy as usize, surface as u64);
+        surface
+    }
+
+    /// As `eglCreatePlatformWindowSurface` (see `eglCreateWindowSurface`).
+    fn eglCreatePlatformWindowSurface(
+        dpy: Display,
+        config: *mut c_void,
+        win: *mut c_void,
+        attribs: *const isize,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const isize) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Egl, "eglCreatePlatformWindowSurface", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let surface = unsafe { f(dpy, config, win, attribs) };
+        crate::process::window_created(true, dpy as usize, surface as u64);
+        surface
+    }
+
+    /// As `eglCreatePlatformWindowSurfaceEXT` (see `eglCreateWindowSurface`).
+    fn eglCreatePlatformWindowSurfaceEXT(
+        dpy: Display,
+        config: *mut c_void,
+        win: *mut c_void,
+        attribs: *const c_int,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const c_int) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Egl, "eglCreatePlatformWindowSurfaceEXT", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let surface = unsafe { f(dpy, config, win, attribs) };
+        crate::process::window_created(true, dpy as usize, surface as u64);
+        surface
+    }
+
+    /// As `glXCreateWindow` (see `eglCreateWindowSurface`).
+    fn glXCreateWindow(
+        dpy: Display,
+        config: *mut c_void,
+        win: c_ulong,
+        attribs: *const c_int,
+    ) -> c_ulong {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, c_ulong, *const c_int) -> c_ulong;
+        let Some(f) = crate::real!(Api::Glx, "glXCreateWindow", F) else {
+            return 0;
+        };
+        // SAFETY: the real function with the game's arguments.
+        let drawable = unsafe { f(dpy, config, win, attribs) };
+        crate::process::window_created(false, dpy as usize, crate::swap::xid(drawable));
+        drawable
+    }
+
+    /// As `glXDestroyWindow`: the GLX window's log ends with it, as with
+    /// `XDestroyWindow`.
+    fn glXDestroyWindow(dpy: Display, win: c_ulong) {
+        type F = unsafe extern "C-unwind" fn(Display, c_ulong);
+        crate::process::window_destroyed(false, dpy as usize, crate::swap::xid(win));
+        if let Some(f) = crate::real!(Api::Glx, "glXDestroyWindow", F) {
+            // SAFETY: the real function with the game's arguments.
+            unsafe { f(dpy, win) }
         }
     }
 

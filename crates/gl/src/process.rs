@@ -207,6 +207,22 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
     });
 }
 
+/// A window (as for [`window_destroyed`]) was just created: a destroyed
+/// one with the same key (an EGL surface is a heap address, often reused)
+/// is gone for good, so this one's first swap starts a new log.
+pub fn window_created(egl: bool, display: usize, drawable: u64) {
+    let Some(p) = existing() else { return };
+    if p.left_alone || drawable == 0 {
+        return;
+    }
+    guard::contain((), || {
+        use steadyhud_sys::lock::Recover;
+        p.dead.lock_or_recover().retain(|k| {
+            !(k.egl == egl && k.drawable == drawable && (!egl || k.display == display))
+        });
+    });
+}
+
 /// `egl` is an EGL display on Wayland display `wl`.
 pub fn wayland_display(egl: usize, wl: *mut std::ffi::c_void) {
     crate::wayland::remember(egl, wl);

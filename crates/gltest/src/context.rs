@@ -25,6 +25,7 @@ struct Egl {
     create_window_surface:
         unsafe extern "C" fn(EglDisplay, EglConfig, c_ulong, *const c_int) -> EglSurface,
     make_current: unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
+    destroy_surface: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
     swap_buffers: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
     get_proc_address: unsafe extern "C" fn(*const i8) -> *mut c_void,
 }
@@ -49,6 +50,7 @@ impl Egl {
                 create_context: f!("eglCreateContext"),
                 create_window_surface: f!("eglCreateWindowSurface"),
                 make_current: f!("eglMakeCurrent"),
+                destroy_surface: f!("eglDestroySurface"),
                 swap_buffers: f!("eglSwapBuffers"),
                 get_proc_address: f!("eglGetProcAddress"),
                 _lib: lib,
@@ -62,11 +64,14 @@ enum Api {
         glx: Box<glx::Glx>,
         ctx: glx::GLXContext,
         visual: *mut xlib::XVisualInfo,
+        fbc: glx::GLXFBConfig,
     },
     Egl {
         egl: Egl,
         dpy: EglDisplay,
         surface: EglSurface,
+        config: EglConfig,
+        ctx: EglContext,
     },
 }
 
@@ -74,7 +79,14 @@ enum Api {
 pub struct Context {
     xlib: xlib::Xlib,
     dpy: *mut xlib::Display,
+    /// The drawable swapped: the X window, or a `glXCreateWindow` one.
     window: c_ulong,
+    /// The X window.
+    xwin: c_ulong,
+    /// Times [`Context::recreate`] ran.
+    recreated: u32,
+    /// Keys of the windows ended so far.
+    keys: Vec<u64>,
     width: u32,
     height: u32,
     api: Api,
@@ -107,12 +119,16 @@ impl Context {
                 xlib,
                 dpy,
                 window: 0,
+                xwin: 0,
+                recreated: 0,
+                keys: Vec::new(),
                 width,
                 height,
                 api: Api::Glx {
                     glx: Box::new(glx::Glx::open().map_err(|e| e.to_string())?),
                     ctx: std::ptr::null_mut(),
                     visual: std::ptr::null_mut(),
+                    fbc: std::ptr::null_mut(),
                 },
             };
             match profile {
@@ -226,14 +242,17 @@ impl Context {
             }
             let window = self.create_window(visual);
             self.window = window;
+            self.xwin = window;
             if let Api::Glx {
                 glx,
                 ctx: c,
                 visual: v,
+                fbc: f,
             } = &mut self.api
             {
                 *c = ctx;
                 *v = visual;
+                *f = fbc;
                 if (glx.glXMakeCurrent)(self.dpy, window, ctx) == 0 {
                     return Err("glXMakeCurrent failed".into());
                 }
@@ -267,11 +286,18 @@ impl Context {
                 return Err("cannot create the EGL context".into());
             }
             self.window = self.create_window(std::ptr::null_mut());
+            self.xwin = self.window;
             let surface = (egl.create_window_surface)(dpy, config, self.window, std::ptr::null());
             if surface.is_null() || (egl.make_current)(dpy, surface, surface, ctx) == 0 {
                 return Err("cannot make the EGL surface current".into());
             }
-            self.api = Api::Egl { egl, dpy, surface };
+            self.api = Api::Egl {
+                egl,
+                dpy,
+                surface,
+                config,
+                ctx,
+            };
             Ok(())
         }
     }
@@ -354,7 +380,10 @@ impl Context {
     /// Destroys the window, swaps the dead one twice, then makes a new
     /// window current; returns the swaps made.
     pub fn destroy_and_replace(&mut self) -> Result<u64, String> {
-        let Api::Glx { glx, ctx, visual } = &self.api else {
+        let Api::Glx {
+            glx, ctx, visual, ..
+        } = &self.api
+        else {
             return Err("--destroy-window-at is for GLX".into());
         };
         let (glx_make, ctx, visual) = (glx.glXMakeCurrent, *ctx, *visual);
@@ -367,6 +396,7 @@ impl Context {
             (self.xlib.XSync)(self.dpy, 0);
             let window = self.create_window(visual);
             self.window = window;
+            self.xwin = window;
             if glx_make(self.dpy, window, ctx) == 0 {
                 return Err("glXMakeCurrent on the new window failed".into());
             }
@@ -376,5 +406,92 @@ impl Context {
             X_ERRORS.load(Ordering::Relaxed)
         );
         Ok(2)
+    }
+
+    /// Ends the window as a game's video restart does and makes a new one
+    /// current with the same context: EGL destroys its surface and the X
+    /// window and creates both again (Mesa often hands out the old
+    /// surface's address); GLX destroys its `glXCreateWindow` drawable (if
+    /// any) and the X window, and swaps a new `glXCreateWindow` drawable.
+    pub fn recreate(&mut self) -> Result<(), String> {
+        let ended = self.key();
+        self.keys.push(ended);
+        // SAFETY: GLX/EGL and Xlib calls on the open display with the
+        // live context, in the order the specs give.
+        unsafe {
+            match &mut self.api {
+                Api::Egl {
+                    egl,
+                    dpy,
+                    surface,
+                    config,
+                    ctx,
+                } => {
+                    let none = std::ptr::null_mut();
+                    (egl.make_current)(*dpy, none, none, none);
+                    (egl.destroy_surface)(*dpy, *surface);
+                    let (egl_dpy, config, ctx) = (*dpy, *config, *ctx);
+                    let create = egl.create_window_surface;
+                    let make = egl.make_current;
+                    let destroy = egl.destroy_surface;
+                    self.recreated += 1;
+                    if self.recreated.is_multiple_of(2) {
+                        // Every other time the X window goes too.
+                        (self.xlib.XDestroyWindow)(self.dpy, self.xwin);
+                        self.xwin = self.create_window(std::ptr::null_mut());
+                        self.window = self.xwin;
+                    }
+                    // Made again until the driver hands out an address a
+                    // destroyed surface had (as it usually does for a game
+                    // that recreates one and nothing else), so the test
+                    // sees that case every time.
+                    let mut tries = 0;
+                    let s = loop {
+                        let s = create(egl_dpy, config, self.xwin, std::ptr::null());
+                        tries += 1;
+                        if s.is_null() || self.keys.contains(&(s as u64)) || tries == 20 {
+                            break s;
+                        }
+                        destroy(egl_dpy, s);
+                    };
+                    if s.is_null() || make(egl_dpy, s, s, ctx) == 0 {
+                        return Err("cannot make the new EGL surface current".into());
+                    }
+                    if let Api::Egl { surface, .. } = &mut self.api {
+                        *surface = s;
+                    }
+                }
+                Api::Glx {
+                    glx,
+                    ctx,
+                    visual,
+                    fbc,
+                } => {
+                    (glx.glXMakeCurrent)(self.dpy, 0, std::ptr::null_mut());
+                    if self.window != self.xwin {
+                        (glx.glXDestroyWindow)(self.dpy, self.window);
+                    }
+                    (self.xlib.XDestroyWindow)(self.dpy, self.xwin);
+                    let (ctx, visual, fbc) = (*ctx, *visual, *fbc);
+                    let (create, make) = (glx.glXCreateWindow, glx.glXMakeContextCurrent);
+                    self.xwin = self.create_window(visual);
+                    self.window = create(self.dpy, fbc, self.xwin, std::ptr::null());
+                    if self.window == 0 || make(self.dpy, self.window, self.window, ctx) == 0 {
+                        return Err("cannot make the new GLX window current".into());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the GL library keys this window by: the EGL surface's address,
+    /// or the GLX drawable (`unsigned long`: 32 bits in a 32-bit build).
+    #[allow(clippy::useless_conversion)]
+    pub fn key(&self) -> u64 {
+        match &self.api {
+            Api::Egl { surface, .. } => *surface as u64,
+            Api::Glx { .. } => u64::from(self.window),
+        }
     }
 }

@@ -8,10 +8,12 @@
 //! `gltest: state changed …` and exit code 1. Its FBO's pixels are checked
 //! at the end. Modes for bad input: the context current on another thread
 //! (`--other-thread`), the window destroyed between two swaps
-//! (`--destroy-window-at N`).
+//! (`--destroy-window-at N`), the window ended and made again every N
+//! swaps (`--recreate-every N`).
 //!
-//! Output: `gltest: ready <api> <GL_VERSION>` once the window shows,
-//! `gltest: swaps N` at the end.
+//! Output: `gltest: ready <api> <GL_VERSION> key <window key>` once the
+//! window shows (`gltest: window K key …` for each new one), `gltest:
+//! swaps N` at the end.
 
 mod context;
 mod state;
@@ -58,6 +60,11 @@ struct Args {
     /// twice, then go on in a new window.
     #[arg(long, value_name = "N")]
     destroy_window_at: Option<u64>,
+    /// Every N swaps, end the window and make a new one (EGL: surface and
+    /// X window; GLX: the X window and a `glXCreateWindow` drawable), as a
+    /// game's video restart does; prints `gltest: window K` for each.
+    #[arg(long, value_name = "N")]
+    recreate_every: Option<u64>,
     /// Time each swap call on this thread (after `--warmup` frames) and
     /// print the median and mean, and the CPU time of steadyhud's threads:
     /// `gltest: swap_ns median M mean A n N` and `gltest: threads_cpu_ms T`.
@@ -103,7 +110,12 @@ fn run(args: &Args) -> Result<(), String> {
     } else {
         None
     };
-    println!("gltest: ready {:?} {}", args.profile, ctx.version(&gl));
+    println!(
+        "gltest: ready {:?} {} key {:#x}",
+        args.profile,
+        ctx.version(&gl),
+        ctx.key()
+    );
     let interval = (args.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(args.fps)));
     let start = Instant::now();
     let mut swaps = 0u64;
@@ -131,6 +143,14 @@ fn run(args: &Args) -> Result<(), String> {
         }
         if Some(swaps) == args.destroy_window_at {
             swaps += ctx.destroy_and_replace()?;
+        }
+        if let Some(n) = args.recreate_every.filter(|&n| n > 0) {
+            if swaps % n == 0 && swaps < args.frames {
+                ctx.recreate()?;
+                use std::io::Write;
+                println!("gltest: window {} key {:#x}", swaps / n + 1, ctx.key());
+                let _ = std::io::stdout().flush();
+            }
         }
         if let Some(i) = interval {
             let due = start + i * (frame as u32 + 1);
