@@ -145,7 +145,7 @@ fn run(args: &Args) -> Result<(), String> {
             swaps += ctx.destroy_and_replace()?;
         }
         if let Some(n) = args.recreate_every.filter(|&n| n > 0) {
-            if swaps % n == 0 && swaps < args.frames {
+            if swaps.is_multiple_of(n) && swaps < args.frames {
                 ctx.recreate()?;
                 use std::io::Write;
                 println!("gltest: window {} key {:#x}", swaps / n + 1, ctx.key());
