@@ -577,3 +577,61 @@ fn a_window_that_comes_back_is_logged_again() {
         );
     }
 }
+
+/// Issue 40: the HUD causes no GL error and leaves the state a game may
+/// have alone, in every context a game can have: GL 3.0, 3.1, 3.3 core
+/// and compatibility, 4.5 core and compatibility, GLES 3.0 and 3.2
+/// (Mesa's version overrides on llvmpipe). The test program checks
+/// `glGetError` after every swap, and alpha test, back-face polygon mode,
+/// clip distances, sample mask, primitive restart and the indexed state
+/// of index 1 (`--check-errors`).
+#[test]
+fn the_hud_raises_no_gl_error_in_any_context() {
+    let h = Harness::new();
+    let cases: [(&str, &str, &str, &str); 8] = [
+        ("compat", "MESA_GL_VERSION_OVERRIDE", "3.0", "GL 3.0 compat"),
+        ("compat", "MESA_GL_VERSION_OVERRIDE", "3.1", "GL 3.1 compat"),
+        ("core", "MESA_GL_VERSION_OVERRIDE", "3.3", "GL 3.3"),
+        (
+            "compat",
+            "MESA_GL_VERSION_OVERRIDE",
+            "3.3COMPAT",
+            "GL 3.3 compat",
+        ),
+        ("core", "MESA_GL_VERSION_OVERRIDE", "4.5", "GL 4.5"),
+        (
+            "compat",
+            "MESA_GL_VERSION_OVERRIDE",
+            "4.5COMPAT",
+            "GL 4.5 compat",
+        ),
+        ("gles3", "MESA_GLES_VERSION_OVERRIDE", "3.0", "GLES 3.0"),
+        ("gles3", "MESA_GLES_VERSION_OVERRIDE", "3.2", "GLES 3.2"),
+    ];
+    let mut failed = Vec::new();
+    for (profile, var, version, label) in cases {
+        h.clear_logs();
+        let mut cmd = h.command(gltest_exe());
+        cmd.args([
+            "--profile",
+            profile,
+            "--check-errors",
+            "--frames",
+            "40",
+            "--fps",
+            "60",
+        ])
+        .env(var, version);
+        preload(&mut cmd, &[&gl_library()]);
+        let out = run(&mut cmd);
+        let want = format!("no GL error and extra state unchanged across 40 swaps ({label})");
+        eprintln!("{label}: {}", out.stdout.lines().last().unwrap_or(""));
+        if !out.status.success() || !out.stdout.contains(&want) || out.stderr.contains("no HUD") {
+            failed.push(format!("{label}: {}\n{}", out.stdout, out.stderr));
+            continue;
+        }
+        // The HUD drew (no "no HUD" line) and every swap was logged.
+        h.only_session_log_of(40, label);
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}

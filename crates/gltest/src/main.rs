@@ -16,6 +16,7 @@
 //! swaps N` at the end.
 
 mod context;
+mod extra;
 mod state;
 
 use clap::{Parser, ValueEnum};
@@ -60,6 +61,12 @@ struct Args {
     /// twice, then go on in a new window.
     #[arg(long, value_name = "N")]
     destroy_window_at: Option<u64>,
+    /// Before every swap set state the HUD must leave alone (compatibility
+    /// state, clip distances, sample mask, indexed state of index 1: only
+    /// what the context has), and after it check that `glGetError` is
+    /// clean and that state unchanged ([`extra`]).
+    #[arg(long)]
+    check_errors: bool,
     /// Every N swaps, end the window and make a new one (EGL: surface and
     /// X window; GLX: the X window and a `glXCreateWindow` drawable), as a
     /// game's video restart does; prints `gltest: window K` for each.
@@ -116,6 +123,10 @@ fn run(args: &Args) -> Result<(), String> {
         ctx.version(&gl),
         ctx.key()
     );
+    let extra = args.check_errors.then(|| extra::Extra::new(&gl));
+    if let Some(e) = &extra {
+        println!("gltest: checking GL errors in {}", e.version);
+    }
     let interval = (args.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(args.fps)));
     let start = Instant::now();
     let mut swaps = 0u64;
@@ -137,6 +148,22 @@ fn run(args: &Args) -> Result<(), String> {
                 timed.push(ns);
             }
             swaps += 1;
+        } else if let Some(e) = &extra {
+            e.set(&gl);
+            let own = extra::errors(&gl);
+            if !own.is_empty() {
+                return Err(format!(
+                    "GL errors {own:x?} of the program's own before swap {frame}"
+                ));
+            }
+            let before = e.snapshot(&gl);
+            ctx.swap();
+            swaps += 1;
+            let after_errors = extra::errors(&gl);
+            if !after_errors.is_empty() {
+                return Err(format!("GL errors {after_errors:x?} after swap {frame}"));
+            }
+            state::compare(&before, &e.snapshot(&gl), frame)?;
         } else {
             ctx.swap();
             swaps += 1;
@@ -162,6 +189,12 @@ fn run(args: &Args) -> Result<(), String> {
     if let Some(objects) = &objects {
         objects.check_fbo(&gl)?;
         println!("gltest: state unchanged across {swaps} swaps; FBO pixels unchanged");
+    }
+    if let Some(e) = &extra {
+        println!(
+            "gltest: no GL error and extra state unchanged across {swaps} swaps ({})",
+            e.version
+        );
     }
     if args.time_swaps && !timed.is_empty() {
         let mean = timed.iter().sum::<u64>() / timed.len() as u64;

@@ -177,7 +177,7 @@ impl Objects {
     }
 }
 
-fn gl_proc(gl: &glow::Context, name: &str) -> *const std::ffi::c_void {
+pub fn gl_proc(gl: &glow::Context, name: &str) -> *const std::ffi::c_void {
     let _ = gl;
     let c = std::ffi::CString::new(name).unwrap_or_default();
     // SAFETY: both GetProcAddress functions take a C string; whichever API

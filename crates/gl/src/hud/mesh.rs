@@ -7,6 +7,7 @@
 //! ([`Mesh::draw_panel`]: one draw call, whatever the HUD holds; a quad
 //! rather than a blit, which a multisampled window would refuse).
 
+use super::saved::Caps;
 use glow::HasContext;
 
 const VERT: &str = include_str!("../../../../shaders/gl/hud.vert");
@@ -43,6 +44,8 @@ struct Cmd {
 
 /// The HUD's objects in one GL context.
 pub struct Mesh {
+    /// The context's caps: viewport, scissor and blend set for index 0.
+    caps: Caps,
     program: glow::NativeProgram,
     xform: Option<glow::NativeUniformLocation>,
     vao: glow::NativeVertexArray,
@@ -78,7 +81,11 @@ impl Mesh {
     ///
     /// # Safety
     /// `gl` is current on this thread.
-    pub unsafe fn new(gl: &glow::Context, font: (u32, u32, &[u8])) -> Result<Mesh, MeshError> {
+    pub unsafe fn new(
+        gl: &glow::Context,
+        caps: Caps,
+        font: (u32, u32, &[u8]),
+    ) -> Result<Mesh, MeshError> {
         let v = gl.version();
         let head = header(v.is_embedded, v.major, v.minor);
         // SAFETY: object creation on the current context (caller).
@@ -167,6 +174,7 @@ impl Mesh {
                 .create_framebuffer()
                 .map_err(|e| MeshError::Create("panel framebuffer", e))?;
             let mesh = Mesh {
+                caps,
                 program,
                 xform,
                 vao,
@@ -266,7 +274,8 @@ impl Mesh {
         // SAFETY: draws with our own objects (caller: current context,
         // the HUD's state set).
         unsafe {
-            gl.viewport(0, 0, size[0] as i32, size[1] as i32);
+            self.caps
+                .viewport(gl, [0, 0, size[0] as i32, size[1] as i32]);
             gl.use_program(Some(self.program));
             gl.uniform_4_f32(self.xform.as_ref(), 2.0 / w, -2.0 / h, -1.0, 1.0);
             gl.bind_vertex_array(Some(self.vao));
@@ -278,11 +287,14 @@ impl Mesh {
                 if x1 <= x0 || y1 <= y0 {
                     continue;
                 }
-                gl.scissor(
-                    x0 as i32,
-                    (h - y1) as i32,
-                    (x1 - x0).ceil() as i32,
-                    (y1 - y0).ceil() as i32,
+                self.caps.scissor(
+                    gl,
+                    [
+                        x0 as i32,
+                        (h - y1) as i32,
+                        (x1 - x0).ceil() as i32,
+                        (y1 - y0).ceil() as i32,
+                    ],
                 );
                 gl.draw_elements(
                     glow::TRIANGLES,
@@ -337,7 +349,8 @@ impl Mesh {
             }
             gl.bind_framebuffer(glow::DRAW_FRAMEBUFFER, Some(self.panel_fbo));
             gl.draw_buffers(&[glow::COLOR_ATTACHMENT0]);
-            gl.scissor(0, 0, content[0] as i32, content[1] as i32);
+            self.caps
+                .scissor(gl, [0, 0, content[0] as i32, content[1] as i32]);
             let [r, g, b, a] = background;
             gl.clear_color(r, g, b, a);
             gl.clear(glow::COLOR_BUFFER_BIT);
@@ -403,11 +416,14 @@ impl Mesh {
         // SAFETY: as above. The panel holds premultiplied colour (imgui's
         // blending over a premultiplied clear).
         unsafe {
-            gl.blend_func_separate(
-                glow::ONE,
-                glow::ONE_MINUS_SRC_ALPHA,
-                glow::ONE,
-                glow::ONE_MINUS_SRC_ALPHA,
+            self.caps.blend_func(
+                gl,
+                [
+                    glow::ONE,
+                    glow::ONE_MINUS_SRC_ALPHA,
+                    glow::ONE,
+                    glow::ONE_MINUS_SRC_ALPHA,
+                ],
             );
             self.draw_cmds(gl, size, self.panel_tex);
         }

@@ -137,11 +137,29 @@ impl ContextHud {
         use glow::HasContext;
         let ext = |e: &str| gl.supported_extensions().contains(e);
         let at_least = |m: u32, n: u32| (major, minor) >= (m, n);
+        // A compatibility context: before 3.2, or the profile mask says so.
+        let compat = !gles
+            && (!at_least(3, 2)
+                // SAFETY: a plain query on the current context (caller).
+                || unsafe { gl.get_parameter_i32(glow::CONTEXT_PROFILE_MASK) }
+                    & glow::CONTEXT_COMPATIBILITY_PROFILE_BIT as i32
+                    != 0);
         let caps = Caps {
             gles,
             samplers: gles || at_least(3, 3) || ext("GL_ARB_sampler_objects"),
             clip_control: !gles && (at_least(4, 5) || ext("GL_ARB_clip_control")),
             restart_fixed: gles || at_least(4, 3) || ext("GL_ARB_ES3_compatibility"),
+            restart: !gles && at_least(3, 1),
+            compat,
+            indexed: at_least(3, if gles { 2 } else { 0 }),
+            blend_indexed: if gles { at_least(3, 2) } else { at_least(4, 0) },
+            viewport_array: !gles && (at_least(4, 1) || ext("GL_ARB_viewport_array")),
+            sample_mask: if gles {
+                at_least(3, 1)
+            } else {
+                at_least(3, 2) || ext("GL_ARB_texture_multisample")
+            },
+            clip_distances: !gles,
         };
         let clip = if caps.clip_control {
             // SAFETY: a lookup by C string.
@@ -158,7 +176,7 @@ impl ContextHud {
             saved.set_for_hud(&gl, caps, clip);
             let made = make_imgui(&view).and_then(|(ctx, atlas)| {
                 let (w, h, data) = atlas;
-                Mesh::new(&gl, (w, h, &data))
+                Mesh::new(&gl, caps, (w, h, &data))
                     .map(|m| (ctx, m))
                     .map_err(HudError::Mesh)
             });

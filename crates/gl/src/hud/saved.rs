@@ -1,8 +1,17 @@
 //! The game's GL state that the HUD's draw touches: read before the draw,
 //! put back after it, item by item ([`Saved::take`], [`Saved::restore`]).
 //! What is not listed here the draw does not change. Items a context lacks
-//! (polygon mode and `GL_FRAMEBUFFER_SRGB` on GLES, samplers before 3.3,
-//! clip control before 4.5 / `ARB_clip_control`) are neither read nor set.
+//! (polygon mode and `GL_FRAMEBUFFER_SRGB` on GLES, primitive restart
+//! before 3.1, samplers before 3.3, the sample mask before 3.2 / GLES 3.1,
+//! clip control before 4.5 / `ARB_clip_control`, alpha test and separate
+//! back-face polygon modes outside compatibility contexts) are neither
+//! read nor set, so no query or call raises a GL error.
+//!
+//! Indexed state (blend enable, colour mask, blend function and equation
+//! per draw buffer; viewport, scissor box and scissor test per viewport)
+//! is set and put back for index 0 alone, through the indexed calls where
+//! the context has them ([`Caps`]): the plain calls would set every index
+//! to one value. The plain queries read index 0.
 
 use glow::HasContext;
 
@@ -16,29 +25,151 @@ pub struct Caps {
     pub clip_control: bool,
     /// `GL_PRIMITIVE_RESTART_FIXED_INDEX` (GL 4.3, GLES 3.0).
     pub restart_fixed: bool,
+    /// `GL_PRIMITIVE_RESTART` (desktop GL 3.1).
+    pub restart: bool,
+    /// A compatibility context (desktop GL before 3.2, or its
+    /// compatibility profile): alpha test, separate back-face polygon mode.
+    pub compat: bool,
+    /// `glEnablei(GL_BLEND)` and `glColorMaski` (GL 3.0, GLES 3.2).
+    pub indexed: bool,
+    /// Blend function and equation per draw buffer (GL 4.0, GLES 3.2).
+    pub blend_indexed: bool,
+    /// Viewport arrays (GL 4.1 or `ARB_viewport_array`).
+    pub viewport_array: bool,
+    /// `GL_SAMPLE_MASK` (GL 3.2, GLES 3.1).
+    pub sample_mask: bool,
+    /// `GL_CLIP_DISTANCE0..7` (desktop GL 3.0).
+    pub clip_distances: bool,
+}
+
+impl Caps {
+    /// `on` for the blend of draw buffer 0 only.
+    unsafe fn blend(&self, gl: &glow::Context, on: bool) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            match (self.indexed, on) {
+                (true, true) => gl.enable_draw_buffer(glow::BLEND, 0),
+                (true, false) => gl.disable_draw_buffer(glow::BLEND, 0),
+                (false, true) => gl.enable(glow::BLEND),
+                (false, false) => gl.disable(glow::BLEND),
+            }
+        }
+    }
+
+    /// `on` for the scissor test of viewport 0 only.
+    unsafe fn scissor_test(&self, gl: &glow::Context, on: bool) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            match (self.viewport_array, on) {
+                (true, true) => gl.enable_draw_buffer(glow::SCISSOR_TEST, 0),
+                (true, false) => gl.disable_draw_buffer(glow::SCISSOR_TEST, 0),
+                (false, true) => gl.enable(glow::SCISSOR_TEST),
+                (false, false) => gl.disable(glow::SCISSOR_TEST),
+            }
+        }
+    }
+
+    /// Viewport 0.
+    ///
+    /// # Safety
+    /// `gl` is the context current on this thread, with these caps.
+    pub unsafe fn viewport(&self, gl: &glow::Context, [x, y, w, h]: [i32; 4]) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            if self.viewport_array {
+                gl.viewport_f32_slice(0, 1, &[[x as f32, y as f32, w as f32, h as f32]]);
+            } else {
+                gl.viewport(x, y, w, h);
+            }
+        }
+    }
+
+    /// The scissor box of viewport 0.
+    ///
+    /// # Safety
+    /// As [`Caps::viewport`].
+    pub unsafe fn scissor(&self, gl: &glow::Context, r: [i32; 4]) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            if self.viewport_array {
+                gl.scissor_slice(0, 1, &[r]);
+            } else {
+                gl.scissor(r[0], r[1], r[2], r[3]);
+            }
+        }
+    }
+
+    /// The blend function of draw buffer 0 (rgb source and destination,
+    /// alpha source and destination).
+    ///
+    /// # Safety
+    /// As [`Caps::viewport`].
+    pub unsafe fn blend_func(&self, gl: &glow::Context, [a, b, c, d]: [u32; 4]) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            if self.blend_indexed {
+                gl.blend_func_separate_draw_buffer(0, a, b, c, d);
+            } else {
+                gl.blend_func_separate(a, b, c, d);
+            }
+        }
+    }
+
+    unsafe fn blend_equation(&self, gl: &glow::Context, rgb: u32, alpha: u32) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            if self.blend_indexed {
+                gl.blend_equation_separate_draw_buffer(0, rgb, alpha);
+            } else {
+                gl.blend_equation_separate(rgb, alpha);
+            }
+        }
+    }
+
+    unsafe fn color_mask(&self, gl: &glow::Context, [r, g, b, a]: [bool; 4]) {
+        // SAFETY: state changes on the current context (caller).
+        unsafe {
+            if self.indexed {
+                gl.color_mask_draw_buffer(0, r, g, b, a);
+            } else {
+                gl.color_mask(r, g, b, a);
+            }
+        }
+    }
 }
 
 /// `glClipControl`, which glow does not wrap.
 pub type ClipControlFn = unsafe extern "C" fn(u32, u32);
 
-/// Capabilities the draw switches, each saved and put back.
-const ENABLES: [u32; 9] = [
-    glow::BLEND,
+/// Capabilities the draw switches off, each saved and put back (blend and
+/// the scissor test, which it switches on, are indexed: see [`Caps`]).
+const ENABLES: [u32; 7] = [
     glow::CULL_FACE,
     glow::DEPTH_TEST,
     glow::STENCIL_TEST,
-    glow::SCISSOR_TEST,
     glow::RASTERIZER_DISCARD,
     glow::SAMPLE_ALPHA_TO_COVERAGE,
     glow::SAMPLE_COVERAGE,
     glow::DITHER,
 ];
 /// Desktop GL only.
-const DESKTOP_ENABLES: [u32; 4] = [
+const DESKTOP_ENABLES: [u32; 3] = [
     glow::FRAMEBUFFER_SRGB,
     glow::COLOR_LOGIC_OP,
-    glow::PRIMITIVE_RESTART,
     glow::MULTISAMPLE,
+];
+/// `GL_ALPHA_TEST` (compatibility contexts; glow has no name for it).
+const ALPHA_TEST: u32 = 0x0BC0;
+/// `GL_CLIP_DISTANCE0..7`: the HUD's shader writes no clip distance.
+const CLIP_DISTANCES: [u32; 8] = [
+    glow::CLIP_DISTANCE0,
+    glow::CLIP_DISTANCE1,
+    glow::CLIP_DISTANCE2,
+    glow::CLIP_DISTANCE3,
+    glow::CLIP_DISTANCE4,
+    glow::CLIP_DISTANCE5,
+    glow::CLIP_DISTANCE6,
+    glow::CLIP_DISTANCE7,
 ];
 /// Pixel-store state the font upload sets.
 const UNPACK: [u32; 6] = [
@@ -72,11 +203,18 @@ pub struct Saved {
     blend_dst_alpha: i32,
     blend_eq_rgb: i32,
     blend_eq_alpha: i32,
+    blend: bool,
+    scissor_test: bool,
     enables: [bool; ENABLES.len()],
     desktop_enables: [bool; DESKTOP_ENABLES.len()],
+    restart: bool,
     restart_fixed: bool,
+    alpha_test: bool,
+    clip_distances: [bool; CLIP_DISTANCES.len()],
+    sample_mask: bool,
     unpack: [i32; UNPACK.len()],
-    polygon_mode: i32,
+    /// Front and back (compatibility contexts: they may differ).
+    polygon_mode: [i32; 2],
     clip: [i32; 2],
 }
 
@@ -133,12 +271,18 @@ impl Saved {
                 blend_dst_alpha: i(glow::BLEND_DST_ALPHA),
                 blend_eq_rgb: i(glow::BLEND_EQUATION_RGB),
                 blend_eq_alpha: i(glow::BLEND_EQUATION_ALPHA),
+                blend: gl.is_enabled(glow::BLEND),
+                scissor_test: gl.is_enabled(glow::SCISSOR_TEST),
                 enables: ENABLES.map(|c| gl.is_enabled(c)),
                 desktop_enables: DESKTOP_ENABLES.map(|c| !caps.gles && gl.is_enabled(c)),
+                restart: caps.restart && gl.is_enabled(glow::PRIMITIVE_RESTART),
                 restart_fixed: caps.restart_fixed
                     && gl.is_enabled(glow::PRIMITIVE_RESTART_FIXED_INDEX),
+                alpha_test: caps.compat && gl.is_enabled(ALPHA_TEST),
+                clip_distances: CLIP_DISTANCES.map(|c| caps.clip_distances && gl.is_enabled(c)),
+                sample_mask: caps.sample_mask && gl.is_enabled(glow::SAMPLE_MASK),
                 unpack: UNPACK.map(&i),
-                polygon_mode: polygon_mode[0],
+                polygon_mode,
                 clip: if caps.clip_control {
                     [i(glow::CLIP_ORIGIN), i(glow::CLIP_DEPTH_MODE)]
                 } else {
@@ -174,19 +318,33 @@ impl Saved {
                     gl.disable(c);
                 }
             }
-            if caps.restart_fixed {
-                gl.disable(glow::PRIMITIVE_RESTART_FIXED_INDEX);
+            // Only what is on: every call on a capability the context
+            // lacks would be an error.
+            let off = |c, on: bool| {
+                if on {
+                    gl.disable(c)
+                }
+            };
+            off(glow::PRIMITIVE_RESTART, self.restart);
+            off(glow::PRIMITIVE_RESTART_FIXED_INDEX, self.restart_fixed);
+            off(ALPHA_TEST, self.alpha_test);
+            off(glow::SAMPLE_MASK, self.sample_mask);
+            for (c, on) in CLIP_DISTANCES.into_iter().zip(self.clip_distances) {
+                off(c, on);
             }
-            gl.enable(glow::BLEND);
-            gl.enable(glow::SCISSOR_TEST);
-            gl.blend_equation_separate(glow::FUNC_ADD, glow::FUNC_ADD);
-            gl.blend_func_separate(
-                glow::SRC_ALPHA,
-                glow::ONE_MINUS_SRC_ALPHA,
-                glow::ONE,
-                glow::ONE_MINUS_SRC_ALPHA,
+            caps.blend(gl, true);
+            caps.scissor_test(gl, true);
+            caps.blend_equation(gl, glow::FUNC_ADD, glow::FUNC_ADD);
+            caps.blend_func(
+                gl,
+                [
+                    glow::SRC_ALPHA,
+                    glow::ONE_MINUS_SRC_ALPHA,
+                    glow::ONE,
+                    glow::ONE_MINUS_SRC_ALPHA,
+                ],
             );
-            gl.color_mask(true, true, true, true);
+            caps.color_mask(gl, [true; 4]);
             gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
             for p in UNPACK {
                 gl.pixel_store_i32(p, if p == glow::UNPACK_ALIGNMENT { 4 } else { 0 });
@@ -241,21 +399,24 @@ impl Saved {
                     gl.draw_buffer(self.draw_buffer as u32);
                 }
             }
-            let [x, y, w, h] = self.viewport;
-            gl.viewport(x, y, w, h);
-            let [x, y, w, h] = self.scissor_box;
-            gl.scissor(x, y, w, h);
+            caps.viewport(gl, self.viewport);
+            caps.scissor(gl, self.scissor_box);
             let [r, g, b, a] = self.clear_color;
             gl.clear_color(r, g, b, a);
-            let [r, g, b, a] = self.color_mask;
-            gl.color_mask(r, g, b, a);
-            gl.blend_equation_separate(self.blend_eq_rgb as u32, self.blend_eq_alpha as u32);
-            gl.blend_func_separate(
-                self.blend_src_rgb as u32,
-                self.blend_dst_rgb as u32,
-                self.blend_src_alpha as u32,
-                self.blend_dst_alpha as u32,
+            caps.color_mask(gl, self.color_mask);
+            caps.blend_equation(gl, self.blend_eq_rgb as u32, self.blend_eq_alpha as u32);
+            caps.blend_func(
+                gl,
+                [
+                    self.blend_src_rgb,
+                    self.blend_dst_rgb,
+                    self.blend_src_alpha,
+                    self.blend_dst_alpha,
+                ]
+                .map(|f| f as u32),
             );
+            caps.blend(gl, self.blend);
+            caps.scissor_test(gl, self.scissor_test);
             let set = |c, on| if on { gl.enable(c) } else { gl.disable(c) };
             for (c, on) in ENABLES.into_iter().zip(self.enables) {
                 set(c, on);
@@ -264,10 +425,26 @@ impl Saved {
                 for (c, on) in DESKTOP_ENABLES.into_iter().zip(self.desktop_enables) {
                     set(c, on);
                 }
-                gl.polygon_mode(glow::FRONT_AND_BACK, self.polygon_mode as u32);
+                let [front, back] = self.polygon_mode.map(|m| m as u32);
+                if caps.compat && front != back {
+                    gl.polygon_mode(glow::FRONT, front);
+                    gl.polygon_mode(glow::BACK, back);
+                } else {
+                    gl.polygon_mode(glow::FRONT_AND_BACK, front);
+                }
             }
-            if caps.restart_fixed {
-                set(glow::PRIMITIVE_RESTART_FIXED_INDEX, self.restart_fixed);
+            // Only what was on is switched back on (set_for_hud's rule).
+            let on = |c, was: bool| {
+                if was {
+                    gl.enable(c)
+                }
+            };
+            on(glow::PRIMITIVE_RESTART, self.restart);
+            on(glow::PRIMITIVE_RESTART_FIXED_INDEX, self.restart_fixed);
+            on(ALPHA_TEST, self.alpha_test);
+            on(glow::SAMPLE_MASK, self.sample_mask);
+            for (c, was) in CLIP_DISTANCES.into_iter().zip(self.clip_distances) {
+                on(c, was);
             }
             for (p, v) in UNPACK.into_iter().zip(self.unpack) {
                 gl.pixel_store_i32(p, v);
