@@ -635,3 +635,40 @@ fn the_hud_raises_no_gl_error_in_any_context() {
     }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
+
+/// Issue 40: context records die with their context and display. The test
+/// program loses its context 5 times as a game whose display goes does
+/// (EGL: `eglTerminate`; GLX: `XCloseDisplay`; no destroy call first) and
+/// makes display, window and context anew, each time with 8 buffers of
+/// its own (names 1–8, the names the HUD's objects had before) checked
+/// around every swap with `glGetError`, the HUD shown. Every buffer keeps
+/// its bytes, no GL error, and each of the 6 windows has its own log (a
+/// new X connection hands out the old window's id again).
+#[test]
+fn contexts_and_displays_that_go_take_their_records() {
+    let h = Harness::new();
+    for profile in ["gles3", "core", "compat"] {
+        h.clear_logs();
+        let mut cmd = h.command(gltest_exe());
+        cmd.args(["--profile", profile, "--lose-context-every", "20"])
+            .args(["--frames", "120", "--fps", "30"]);
+        preload(&mut cmd, &[&gl_library()]);
+        let out = run(&mut cmd);
+        assert!(
+            out.status.success()
+                && out
+                    .stdout
+                    .contains("buffers unchanged across 120 swaps in 6 contexts"),
+            "{profile}: {}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        assert!(!out.stderr.contains("no HUD"), "{profile}: {}", out.stderr);
+        let rows: Vec<usize> = h
+            .session_logs()
+            .iter()
+            .map(|l| logged_durations_ns(&l.csv).len())
+            .collect();
+        assert_eq!(rows, [19; 6], "{profile}: rows per window\n{}", out.stderr);
+    }
+}

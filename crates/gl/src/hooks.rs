@@ -271,6 +271,99 @@ hooks! {
         }
     }
 
+    /// As `glXCreateContext`: a record at the new context's address goes.
+    fn glXCreateContext(
+        dpy: Display,
+        vis: *mut c_void,
+        share: *mut c_void,
+        direct: c_int,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, c_int) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Glx, "glXCreateContext", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let ctx = unsafe { f(dpy, vis, share, direct) };
+        crate::process::context_created(ctx as usize);
+        ctx
+    }
+
+    /// As `glXCreateNewContext` (see `glXCreateContext`).
+    fn glXCreateNewContext(
+        dpy: Display,
+        config: *mut c_void,
+        render_type: c_int,
+        share: *mut c_void,
+        direct: c_int,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, c_int, *mut c_void, c_int) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Glx, "glXCreateNewContext", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let ctx = unsafe { f(dpy, config, render_type, share, direct) };
+        crate::process::context_created(ctx as usize);
+        ctx
+    }
+
+    /// As `glXCreateContextAttribsARB` (see `glXCreateContext`).
+    fn glXCreateContextAttribsARB(
+        dpy: Display,
+        config: *mut c_void,
+        share: *mut c_void,
+        direct: c_int,
+        attribs: *const c_int,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, c_int, *const c_int) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Glx, "glXCreateContextAttribsARB", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let ctx = unsafe { f(dpy, config, share, direct, attribs) };
+        crate::process::context_created(ctx as usize);
+        ctx
+    }
+
+    /// As `eglCreateContext` (see `glXCreateContext`).
+    fn eglCreateContext(
+        dpy: Display,
+        config: *mut c_void,
+        share: *mut c_void,
+        attribs: *const c_int,
+    ) -> *mut c_void {
+        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const c_int) -> *mut c_void;
+        let Some(f) = crate::real!(Api::Egl, "eglCreateContext", F) else {
+            return std::ptr::null_mut();
+        };
+        // SAFETY: the real function with the game's arguments.
+        let ctx = unsafe { f(dpy, config, share, attribs) };
+        crate::process::context_created(ctx as usize);
+        ctx
+    }
+
+    /// As `eglTerminate`: the display's contexts and surfaces go with it.
+    fn eglTerminate(dpy: Display) -> EglBoolean {
+        type F = unsafe extern "C-unwind" fn(Display) -> EglBoolean;
+        crate::process::display_closed(true, dpy as usize);
+        match crate::real!(Api::Egl, "eglTerminate", F) {
+            // SAFETY: the real function with the game's argument.
+            Some(f) => unsafe { f(dpy) },
+            None => 0,
+        }
+    }
+
+    /// As Xlib's `XCloseDisplay`: the display's GLX contexts and windows go
+    /// with it.
+    fn XCloseDisplay(dpy: Display) -> c_int {
+        type F = unsafe extern "C-unwind" fn(Display) -> c_int;
+        crate::process::display_closed(false, dpy as usize);
+        match crate::real!(Api::Glx, "XCloseDisplay", F) {
+            // SAFETY: the real function with the game's argument.
+            Some(f) => unsafe { f(dpy) },
+            None => 0,
+        }
+    }
+
     /// As `eglGetDisplay`.
     fn eglGetDisplay(native: *mut c_void) -> Display {
         type F = unsafe extern "C-unwind" fn(*mut c_void) -> Display;

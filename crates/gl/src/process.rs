@@ -49,6 +49,11 @@ pub struct WindowKey {
 /// A GL context that swapped: which path measures it and its HUD.
 pub struct Context {
     pub ctx: usize,
+    /// The display of the window it first swapped (GLX: the X display;
+    /// EGL: the EGL display), and whether it is EGL's: the record goes when
+    /// that display is closed or terminated.
+    pub display: usize,
+    pub egl: bool,
     pub path: Path,
     /// Made the first time the HUD is drawn in this context; `None` after
     /// a failure (said once).
@@ -157,17 +162,63 @@ pub fn missing(name: &str) {
 /// A context is being destroyed: its HUD's GL objects go with it, so the
 /// record is dropped without a GL call.
 pub fn context_destroyed(ctx: usize) {
+    forget_contexts(|c| c.ctx == ctx);
+}
+
+/// A context was just created at `ctx`: a record left at that address (its
+/// context died unseen) is dropped, so the new context never gets the old
+/// HUD's buffer and texture names, which may be the game's own there.
+pub fn context_created(ctx: usize) {
+    forget_contexts(|c| c.ctx == ctx);
+}
+
+/// Drops the context records `gone` picks, their HUDs without a GL call.
+fn forget_contexts(gone: impl Fn(&Context) -> bool) {
     if let Some(p) = existing() {
         guard::contain((), || {
             let mut c = steadyhud_sys::lock::Recover::lock_or_recover(&p.contexts);
-            if let Some(i) = c.iter().position(|c| c.ctx == ctx) {
-                let gone = c.swap_remove(i);
-                if let Some(h) = gone.hud {
-                    h.forget();
+            let mut i = 0;
+            while i < c.len() {
+                if gone(&c[i]) {
+                    if let Some(h) = c.swap_remove(i).hud {
+                        h.forget();
+                    }
+                } else {
+                    i += 1;
                 }
             }
         });
     }
+}
+
+/// An X display is being closed (`XCloseDisplay`, `egl` false) or an EGL
+/// display terminated (`eglTerminate`): its contexts and windows go with
+/// it. Their records are dropped and the windows' logs end here.
+pub fn display_closed(egl: bool, display: usize) {
+    let Some(p) = existing() else { return };
+    if p.left_alone || display == 0 {
+        return;
+    }
+    forget_contexts(|c| c.egl == egl && c.display == display);
+    let keys: Vec<WindowKey> = {
+        use steadyhud_sys::lock::Recover;
+        let w = p.windows.lock_or_recover();
+        w.iter()
+            .filter(|w| w.key.egl == egl && w.key.display == display)
+            .map(|w| w.key)
+            .collect()
+    };
+    for k in keys {
+        window_destroyed(k.egl, k.display, k.drawable);
+    }
+    // The display's X ids and EGL surfaces may come back on the next
+    // connection or display: new windows, not destroyed ones.
+    guard::contain((), || {
+        use steadyhud_sys::lock::Recover;
+        p.dead
+            .lock_or_recover()
+            .retain(|k| !(k.egl == egl && k.display == display));
+    });
 }
 
 /// A window (GLX: any display's drawable `drawable`; EGL: `display`'s

@@ -160,7 +160,8 @@ fn window_size(api: Api, key: WindowKey) -> Option<[u32; 2]> {
 
 /// The path of the context current on this thread, deciding it at its
 /// first swap.
-fn context_path(p: &Process, api: Api, ctx: usize) -> Path {
+fn context_path(p: &Process, t: Target, ctx: usize) -> Path {
+    let api = t.api;
     let mut contexts = p.contexts.lock_or_recover();
     if let Some(c) = contexts.iter().find(|c| c.ctx == ctx) {
         return c.path;
@@ -178,6 +179,8 @@ fn context_path(p: &Process, api: Api, ctx: usize) -> Path {
     }
     contexts.push(Context {
         ctx,
+        display: t.key.display,
+        egl: t.key.egl,
         path: decided,
         hud: None,
         hud_failed: false,
@@ -220,7 +223,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                     no_context(p);
                     Path::Gl
                 } else {
-                    context_path(p, t.api, ctx)
+                    context_path(p, t, ctx)
                 };
                 let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
                 let stream = (path == Path::Gl)
@@ -267,7 +270,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         no_context(p);
         return true;
     }
-    if context_path(p, t.api, ctx) == Path::Layer {
+    if context_path(p, t, ctx) == Path::Layer {
         return true;
     }
     if current_drawable(t.api) != t.key.drawable {

@@ -22,6 +22,7 @@ struct Egl {
         unsafe extern "C" fn(EglDisplay, *const c_int, *mut EglConfig, c_int, *mut c_int) -> c_uint,
     create_context:
         unsafe extern "C" fn(EglDisplay, EglConfig, EglContext, *const c_int) -> EglContext,
+    destroy_context: unsafe extern "C" fn(EglDisplay, EglContext) -> c_uint,
     create_window_surface:
         unsafe extern "C" fn(EglDisplay, EglConfig, c_ulong, *const c_int) -> EglSurface,
     make_current: unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
@@ -48,6 +49,7 @@ impl Egl {
                 bind_api: f!("eglBindAPI"),
                 choose_config: f!("eglChooseConfig"),
                 create_context: f!("eglCreateContext"),
+                destroy_context: f!("eglDestroyContext"),
                 create_window_surface: f!("eglCreateWindowSurface"),
                 make_current: f!("eglMakeCurrent"),
                 destroy_surface: f!("eglDestroySurface"),
@@ -90,6 +92,33 @@ pub struct Context {
     width: u32,
     height: u32,
     api: Api,
+}
+
+/// Contexts made so far, and whether a new one should be made again until
+/// the driver hands out an address one of them had (`--lose-context-every`:
+/// the case a game meets when its old context died unseen).
+static SEEN_CONTEXTS: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
+pub static SEEK_REUSE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes a context with `create` (destroying misses with `destroy`) until
+/// its address is one seen before, when [`SEEK_REUSE`] asks for it.
+fn reused(mut create: impl FnMut() -> usize, mut destroy: impl FnMut(usize)) -> usize {
+    let mut seen = SEEN_CONTEXTS.lock().unwrap_or_else(|e| e.into_inner());
+    let seek = SEEK_REUSE.load(Ordering::Relaxed) && !seen.is_empty();
+    // Misses are kept until the end, so each try gets fresh memory.
+    let mut misses = Vec::new();
+    let ctx = loop {
+        let c = create();
+        if !seek || c == 0 || seen.contains(&c) || misses.len() == 40 {
+            break c;
+        }
+        misses.push(c);
+    };
+    for m in misses {
+        destroy(m);
+    }
+    seen.push(ctx);
+    ctx
 }
 
 /// X errors seen (the destroyed-window mode expects some).
@@ -215,28 +244,37 @@ impl Context {
             }
             let fbc = *configs;
             let visual = (glx.glXGetVisualFromFBConfig)(self.dpy, fbc);
-            let ctx = if core {
-                type Create = unsafe extern "C" fn(
-                    *mut xlib::Display,
-                    glx::GLXFBConfig,
-                    glx::GLXContext,
-                    c_int,
-                    *const c_int,
-                ) -> glx::GLXContext;
+            type Create = unsafe extern "C" fn(
+                *mut xlib::Display,
+                glx::GLXFBConfig,
+                glx::GLXContext,
+                c_int,
+                *const c_int,
+            ) -> glx::GLXContext;
+            let attribs_arb: Option<Create> = if core {
                 let f = (glx.glXGetProcAddressARB)(c"glXCreateContextAttribsARB".as_ptr().cast())
                     .ok_or("no glXCreateContextAttribsARB")?;
-                let f: Create = std::mem::transmute(f);
-                let attrs = [0x2091, 3, 0x2092, 3, 0x9126, 1, 0];
-                f(self.dpy, fbc, std::ptr::null_mut(), 1, attrs.as_ptr())
+                Some(std::mem::transmute::<unsafe extern "C" fn(), Create>(f))
             } else {
-                (glx.glXCreateNewContext)(
-                    self.dpy,
-                    fbc,
-                    glx::GLX_RGBA_TYPE,
-                    std::ptr::null_mut(),
-                    1,
-                )
+                None
             };
+            let dpy = self.dpy;
+            let ctx = reused(
+                || match attribs_arb {
+                    Some(f) => {
+                        let attrs = [0x2091, 3, 0x2092, 3, 0x9126, 1, 0];
+                        f(dpy, fbc, std::ptr::null_mut(), 1, attrs.as_ptr()) as usize
+                    }
+                    None => (glx.glXCreateNewContext)(
+                        dpy,
+                        fbc,
+                        glx::GLX_RGBA_TYPE,
+                        std::ptr::null_mut(),
+                        1,
+                    ) as usize,
+                },
+                |c| (glx.glXDestroyContext)(dpy, c as glx::GLXContext),
+            ) as glx::GLXContext;
             if ctx.is_null() {
                 return Err("cannot create the GLX context".into());
             }
@@ -281,7 +319,15 @@ impl Context {
                 return Err("no EGL config".into());
             }
             let ctx_attribs = [0x3098, major, EGL_NONE];
-            let ctx = (egl.create_context)(dpy, config, std::ptr::null_mut(), ctx_attribs.as_ptr());
+            let ctx = reused(
+                || {
+                    (egl.create_context)(dpy, config, std::ptr::null_mut(), ctx_attribs.as_ptr())
+                        as usize
+                },
+                |c| {
+                    (egl.destroy_context)(dpy, c as EglContext);
+                },
+            ) as EglContext;
             if ctx.is_null() {
                 return Err("cannot create the EGL context".into());
             }
@@ -492,6 +538,34 @@ impl Context {
         match &self.api {
             Api::Egl { surface, .. } => *surface as u64,
             Api::Glx { .. } => u64::from(self.window),
+        }
+    }
+
+    /// The context's address (what the GL library keys its records by).
+    pub fn context_key(&self) -> u64 {
+        match &self.api {
+            Api::Egl { ctx, .. } => *ctx as u64,
+            Api::Glx { ctx, .. } => *ctx as u64,
+        }
+    }
+
+    /// Loses the context as a game whose display goes does: EGL terminates
+    /// its display, GLX closes the X display, neither destroying the
+    /// context first (the display's end takes it along).
+    pub fn lose(self) {
+        // SAFETY: the display calls on the open display; nothing is used
+        // after (self is consumed).
+        unsafe {
+            if let Api::Egl { egl, dpy, .. } = &self.api {
+                let none = std::ptr::null_mut();
+                (egl.make_current)(*dpy, none, none, none);
+                let terminate: unsafe extern "C" fn(EglDisplay) -> c_uint =
+                    *egl._lib.get(b"eglTerminate\0").expect("eglTerminate");
+                terminate(*dpy);
+            } else if let Api::Glx { glx, .. } = &self.api {
+                (glx.glXMakeCurrent)(self.dpy, 0, std::ptr::null_mut());
+            }
+            (self.xlib.XCloseDisplay)(self.dpy);
         }
     }
 }

@@ -67,6 +67,13 @@ struct Args {
     /// clean and that state unchanged ([`extra`]).
     #[arg(long)]
     check_errors: bool,
+    /// Every N swaps, lose the context with its display (EGL:
+    /// `eglTerminate`; GLX: `XCloseDisplay`; no destroy call before) and
+    /// make everything anew; each context gets a buffer of known bytes that
+    /// is checked around every swap, with `glGetError`. Prints `gltest:
+    /// context K at <address>`.
+    #[arg(long, value_name = "N")]
+    lose_context_every: Option<u64>,
     /// Every N swaps, end the window and make a new one (EGL: surface and
     /// X window; GLX: the X window and a `glXCreateWindow` drawable), as a
     /// game's video restart does; prints `gltest: window K` for each.
@@ -110,6 +117,10 @@ fn run(args: &Args) -> Result<(), String> {
     let mut ctx = context::Context::new(args.profile, args.width, args.height)?;
     if args.other_thread {
         return ctx.swap_from_other_thread(args.frames);
+    }
+    if let Some(n) = args.lose_context_every {
+        context::SEEK_REUSE.store(true, std::sync::atomic::Ordering::Relaxed);
+        return lose_contexts(ctx, args, n);
     }
     let gl = ctx.glow();
     let objects = if args.check_state {
@@ -207,6 +218,72 @@ fn run(args: &Args) -> Result<(), String> {
         println!("gltest: threads_cpu_ms {:.3}", steadyhud_threads_cpu_ms());
     }
     println!("gltest: swaps {swaps}");
+    Ok(())
+}
+
+/// `--lose-context-every n`: `frames` swaps, the context lost and made
+/// again every `n`, the game's own buffer checked around each swap.
+fn lose_contexts(mut ctx: context::Context, args: &Args, n: u64) -> Result<(), String> {
+    use glow::HasContext;
+    const BYTES: usize = 4096;
+    const BUFFERS: u32 = 8;
+    let pattern: Vec<u8> = (0..BYTES).map(|i| (i * 7 % 251) as u8).collect();
+    let mut k = 1;
+    for frame in 0..args.frames {
+        if frame > 0 && frame % n == 0 {
+            ctx.lose();
+            ctx = context::Context::new(args.profile, args.width, args.height)?;
+            k += 1;
+        }
+        let gl = ctx.glow();
+        if frame % n == 0 {
+            println!("gltest: context {k} at {:#x}", ctx.context_key());
+        }
+        // SAFETY: GL calls on the current context with our own buffer.
+        unsafe {
+            if frame % n == 0 {
+                // The game's first buffers in this context, names 1 to 8:
+                // the names the HUD's buffers had in the context before.
+                for _ in 0..BUFFERS {
+                    let b = gl.create_buffer()?;
+                    gl.bind_buffer(glow::ARRAY_BUFFER, Some(b));
+                    gl.buffer_data_u8_slice(glow::ARRAY_BUFFER, &pattern, glow::STATIC_DRAW);
+                }
+            }
+            state::clear_window(&gl, args.profile, args.width, args.height);
+            let own = extra::errors(&gl);
+            ctx.swap();
+            let after = extra::errors(&gl);
+            if !own.is_empty() || !after.is_empty() {
+                return Err(format!(
+                    "GL errors {after:x?} after swap {frame} ({own:x?} before)"
+                ));
+            }
+            for name in 1..=BUFFERS {
+                let b = std::num::NonZeroU32::new(name).map(glow::NativeBuffer);
+                gl.bind_buffer(glow::ARRAY_BUFFER, b);
+                let p =
+                    gl.map_buffer_range(glow::ARRAY_BUFFER, 0, BYTES as i32, glow::MAP_READ_BIT);
+                if p.is_null() {
+                    return Err(format!("cannot map buffer {name} after swap {frame}"));
+                }
+                let same = std::slice::from_raw_parts(p, BYTES) == &pattern[..];
+                gl.unmap_buffer(glow::ARRAY_BUFFER);
+                if !same {
+                    return Err(format!(
+                        "the game's buffer {name} changed across swap {frame} (context {k})"
+                    ));
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_secs_f64(1.0 / f64::from(args.fps.max(1))));
+    }
+    ctx.lose();
+    println!(
+        "gltest: buffers unchanged across {} swaps in {k} contexts",
+        args.frames
+    );
+    println!("gltest: swaps {}", args.frames);
     Ok(())
 }
 
