@@ -672,3 +672,74 @@ fn contexts_and_displays_that_go_take_their_records() {
         assert_eq!(rows, [19; 6], "{profile}: rows per window\n{}", out.stderr);
     }
 }
+
+/// Issue 40: the real functions come from the library the game opened.
+/// A game linked to the system's libGL that swaps through a bundled libGL
+/// it `dlopen`s `RTLD_LOCAL` (`tests/gl/bundled_game.c`) reaches the
+/// bundled copy's swap (it counts), logged by us; and Xlib opened as SDL
+/// opens it (`RTLD_LOCAL`, `tests/gl/x11_local.c`), with a libGL that has
+/// no Xlib behind it on the library path, still has its window destroyed
+/// by the `XDestroyWindow` we hand out.
+#[test]
+fn real_functions_come_from_the_library_the_game_opened() {
+    if !have(&[("gcc", "gcc")]) {
+        return;
+    }
+    let h = Harness::new();
+    let dir = h.root.path().join("libs");
+    for d in ["bundled", "fake"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let m32: &[&str] = if common::i686() { &["-m32"] } else { &[] };
+    let with = |extra: &[&'static str]| -> Vec<&str> { m32.iter().chain(extra).copied().collect() };
+    let bundled = dir.join("bundled/libGL.so.1");
+    build_c(
+        "tests/gl/bundled_gl.c",
+        &bundled,
+        &with(&["-shared", "-fPIC", "-Wl,-soname,libGL.so.1"]),
+        &[],
+    );
+    let game = dir.join("bundled_game");
+    build_c(
+        "tests/gl/bundled_game.c",
+        &game,
+        &with(&[]),
+        &["-l:libGL.so.1", "-l:libX11.so.6", "-ldl"],
+    );
+    let counts = h.root.path().join("bundled-swaps");
+    let mut cmd = h.command(&game);
+    cmd.arg(&bundled)
+        .arg("60")
+        .env("BUNDLED_SWAPS_OUT", &counts);
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "{}\n{}", out.stdout, out.stderr);
+    let swaps = std::fs::read(&counts)
+        .ok()
+        .and_then(|b| {
+            b.get(..8)
+                .map(|b| u64::from_ne_bytes(b.try_into().unwrap()))
+        })
+        .unwrap_or(0);
+    assert_eq!(
+        swaps, 60,
+        "swaps that reached the bundled libGL\n{}",
+        out.stderr
+    );
+    h.only_session_log_of(60, "bundled libGL");
+
+    let fake = dir.join("fake/libGL.so.1");
+    build_c("tests/gl/empty.c", &fake, &with(&["-shared", "-fPIC"]), &[]);
+    let x11 = dir.join("x11_local");
+    build_c("tests/gl/x11_local.c", &x11, &with(&[]), &["-ldl"]);
+    let mut cmd = h.command(&x11);
+    cmd.env("LD_LIBRARY_PATH", dir.join("fake"));
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(
+        out.status.success() && out.stdout.contains("the window is gone"),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+}

@@ -467,7 +467,10 @@ unsafe extern "C" fn dlsym_hook(handle: *mut c_void, name: *const c_char) -> *mu
     // SAFETY: a non-null name dlsym found a symbol for is a C string.
     let name = unsafe { CStr::from_ptr(name) };
     match ours(name) {
-        Some(p) if !crate::process::left_alone_cheap() => p,
+        Some(p) if !crate::process::left_alone_cheap() => {
+            real::remember_handle(handle, name);
+            p
+        }
         _ => found,
     }
 }

@@ -4,12 +4,20 @@
 //! Our library exports `dlsym` (games that `dlopen` libGL and `dlsym` their
 //! swap function must get ours), so the name `dlsym` inside this library is
 //! our own hook: glibc's is found by version with `dlvsym`
-//! ([`dlsym_fn`]). A real GL function is looked up, in order, as the next
-//! definition after this library (`RTLD_NEXT`: another preloaded tool's
-//! hook, or libGL/libEGL when the game links them), then in the library
-//! itself (`libGL.so.1`, `libEGL.so.1`, opened here when the game opened
-//! its own copy with `RTLD_LOCAL`), then through that API's
-//! `GetProcAddress` (extension functions that no library exports).
+//! ([`dlsym_fn`]). A real function is looked up, in order:
+//! 1. as the next definition after this library (`RTLD_NEXT`) when that
+//!    is another preloaded tool's hook: the chain of tools stays whole;
+//! 2. in the library the game itself looked a hooked name of that family
+//!    up in, with `dlsym(handle, …)` ([`remember_handle`]): a bundled
+//!    libGL the game `dlopen`ed gets its own swap even where the system's
+//!    is linked too, and SDL's libX11 opened `RTLD_LOCAL` its own
+//!    `XDestroyWindow`; then `RTLD_NEXT`'s system library (libGL, libEGL,
+//!    libX11 when the game links them);
+//! 3. in the system library itself (`libGL.so.1`, `libEGL.so.1`, opened
+//!    here when the game opened its own copy with `RTLD_LOCAL`; Xlib's
+//!    functions in `libX11.so.6`, only when it is loaded already);
+//! 4. through that API's `GetProcAddress` (extension functions that no
+//!    library exports).
 
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -89,6 +97,48 @@ pub unsafe fn real_dlsym(handle: *mut c_void, name: &CStr) -> *mut c_void {
     }
 }
 
+/// A family of hooked names, by the library that defines them.
+#[derive(Clone, Copy)]
+enum Family {
+    Glx = 0,
+    Egl = 1,
+    Xlib = 2,
+}
+
+impl Family {
+    fn of(name: &CStr) -> Option<Family> {
+        let b = name.to_bytes();
+        if b.starts_with(b"glX") {
+            Some(Family::Glx)
+        } else if b.starts_with(b"egl") {
+            Some(Family::Egl)
+        } else if b.first() == Some(&b'X') {
+            Some(Family::Xlib)
+        } else {
+            None
+        }
+    }
+}
+
+/// The handle the game passed to `dlsym` for each family (0: none yet).
+static GAME_LIBS: [AtomicUsize; 3] = [
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+];
+
+/// The game looked `name`, one of our hooks, up in `handle`: that library
+/// is where the family's real functions are first looked for. The pseudo
+/// handles (`RTLD_DEFAULT`, `RTLD_NEXT`) name no library.
+pub fn remember_handle(handle: *mut c_void, name: &CStr) {
+    if handle.is_null() || handle == libc::RTLD_NEXT {
+        return;
+    }
+    if let Some(f) = Family::of(name) {
+        GAME_LIBS[f as usize].store(handle as usize, Ordering::Relaxed);
+    }
+}
+
 /// The library of `api`, opened once (never closed).
 fn library(api: Api) -> *mut c_void {
     static HANDLES: [OnceLock<usize>; 2] = [OnceLock::new(), OnceLock::new()];
@@ -107,17 +157,61 @@ fn get_proc(api: Api) -> Option<GetProcFn> {
 }
 
 fn next_or_library(api: Api, name: &CStr) -> *mut c_void {
-    // SAFETY: RTLD_NEXT and a handle from dlopen are valid dlsym handles.
+    let family = Family::of(name);
+    // SAFETY: RTLD_NEXT is a valid dlsym handle.
     let next = unsafe { real_dlsym(libc::RTLD_NEXT, name) };
+    // Another tool's hook after us keeps its place in the chain; a system
+    // library's copy gives way to the one the game looked the name up in.
+    if !next.is_null() && !in_system_library(next) {
+        return next;
+    }
+    if let Some(f) = family {
+        let game = GAME_LIBS[f as usize].load(Ordering::Relaxed);
+        if game != 0 {
+            // SAFETY: a handle the game passed to dlsym itself.
+            let p = unsafe { real_dlsym(game as *mut c_void, name) };
+            if !p.is_null() {
+                return p;
+            }
+        }
+    }
     if !next.is_null() {
         return next;
     }
-    let lib = library(api);
+    let lib = if matches!(family, Some(Family::Xlib)) {
+        xlib()
+    } else {
+        library(api)
+    };
     if lib.is_null() {
         return std::ptr::null_mut();
     }
-    // SAFETY: as above.
+    // SAFETY: a handle from dlopen.
     unsafe { real_dlsym(lib, name) }
+}
+
+/// Whether `f` lies in a GL, EGL, GLX or Xlib library (by its file name),
+/// rather than in another tool's hook.
+fn in_system_library(f: *mut c_void) -> bool {
+    // SAFETY: dladdr fills `info` for an address; all zeroes is valid.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::dladdr(f, &mut info) } == 0 || info.dli_fname.is_null() {
+        return false;
+    }
+    // SAFETY: dladdr's file name is a C string.
+    let path = unsafe { CStr::from_ptr(info.dli_fname) }.to_bytes();
+    let file = path.rsplit(|&b| b == b'/').next().unwrap_or(path);
+    [&b"libGL"[..], b"libEGL", b"libGLX", b"libOpenGL", b"libX11"]
+        .iter()
+        .any(|p| file.starts_with(p))
+}
+
+/// libX11 if the process has loaded it (however privately), else null: an
+/// Xlib call comes from a process that has it.
+fn xlib() -> *mut c_void {
+    // SAFETY: dlopen of a library name, only if already loaded.
+    unsafe { libc::dlopen(c"libX11.so.6".as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) }
 }
 
 /// The real function `name` of `api` (see the module doc for the order),
