@@ -743,3 +743,24 @@ fn real_functions_come_from_the_library_the_game_opened() {
         out.stderr
     );
 }
+
+/// Issue 40: a real GL program that forks children (no exec) that swap
+/// while its main thread swaps with the HUD shown: no child hangs. (The
+/// deterministic case, a lock held at the fork, is the GL library's unit
+/// test `a_forked_child_swaps_through_locks_held_at_the_fork`.)
+#[test]
+fn forked_children_that_swap_never_hang() {
+    let h = Harness::new();
+    let mut cmd = h.command(gltest_exe());
+    cmd.args(["--profile", "gles3", "--fork-children", "50"])
+        .args(["--frames", "240", "--fps", "60"]);
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(
+        out.status.success() && out.stdout.contains("50 forked children swapped, 0 hung"),
+        "{}\n{}",
+        out.stdout,
+        out.stderr
+    );
+    h.only_session_log_of(240, "the forking program");
+}

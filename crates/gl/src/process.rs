@@ -7,7 +7,7 @@
 
 use crate::hud::ContextHud;
 use crate::path::{self, Path};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_capture::analysis::{Analysis, Settings};
 use steadyhud_capture::faults::Faults;
@@ -86,6 +86,17 @@ pub struct Process {
     pub contexts: Mutex<Vec<Context>>,
     /// One-line notices already printed ([`Process::say_once`]).
     said: AtomicU32,
+    /// Set in a child forked without exec: its copy of this record (locks
+    /// another thread may have held at the fork included) is not its own,
+    /// so every hook passes through there.
+    pub forked: AtomicBool,
+}
+
+/// `pthread_atfork`'s child handler: the child's record is its parent's.
+extern "C" fn forked_child() {
+    if let Some(p) = PROCESS.get() {
+        p.forked.store(true, Ordering::Relaxed);
+    }
 }
 
 /// The notices printed at most once per process.
@@ -114,6 +125,8 @@ pub fn process() -> &'static Process {
         } = Identity::of_this_process();
         let env = |k: &str| std::env::var(k).ok();
         let disabled = env("DISABLE_STEADYHUD").as_deref() == Some("1");
+        // SAFETY: registers a handler that only stores an atomic.
+        unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
         if disabled {
             guard::say(format_args!(
                 "steadyhud: DISABLE_STEADYHUD=1: the GL library stays out of this process"
@@ -134,13 +147,14 @@ pub fn process() -> &'static Process {
             dead: Mutex::default(),
             contexts: Mutex::default(),
             said: AtomicU32::new(0),
+            forked: AtomicBool::new(false),
         }
     })
 }
 
 /// The process's state if it was ever set up.
 pub fn existing() -> Option<&'static Process> {
-    PROCESS.get()
+    PROCESS.get().filter(|p| !p.forked.load(Ordering::Relaxed))
 }
 
 /// Whether the hooks should hand out the real functions: only once the

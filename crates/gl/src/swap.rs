@@ -67,7 +67,9 @@ impl Target {
 /// ended while it waits unwinds through it (see `steadyhud_sys::guard`).
 pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     let p = process::process();
-    if p.left_alone {
+    // A child forked without exec passes through: the record, its locks
+    // included, is its parent's (nothing is printed: stderr's lock too).
+    if p.left_alone || p.forked.load(Ordering::Relaxed) {
         return real();
     }
     let fps = p.limit.fps();
@@ -324,4 +326,65 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         // it is dropped with its context, never used again.
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A child forked (without exec) while another thread of its parent
+    /// held the window list's lock swaps and ends: the hooks pass through
+    /// in it instead of waiting for a lock nobody there will release.
+    #[test]
+    fn a_forked_child_swaps_through_locks_held_at_the_fork() {
+        let dir = std::env::temp_dir().join(format!("steadyhud-fork-{}", std::process::id()));
+        std::env::set_var("STEADYHUD_LOG_DIR", &dir);
+        let p = process::process();
+        let (held_tx, held_rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let holder = std::thread::spawn(move || {
+            let _w = p.windows.lock_or_recover();
+            let _c = p.contexts.lock_or_recover();
+            held_tx.send(()).unwrap();
+            let _ = done_rx.recv();
+        });
+        held_rx.recv().unwrap();
+        // SAFETY: fork(2); the child swaps once and _exit(2)s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let r = swap(
+                Target::egl(std::ptr::null_mut(), std::ptr::null_mut()),
+                || 7,
+            );
+            // SAFETY: ends the child without running the test harness's
+            // exit handlers.
+            unsafe { libc::_exit(if r == 7 { 0 } else { 3 }) };
+        }
+        assert!(pid > 0, "fork failed");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut status = 0;
+        let ended = loop {
+            // SAFETY: waitpid(2) of our own child.
+            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                break true;
+            }
+            if std::time::Instant::now() > deadline {
+                // SAFETY: kill(2) and waitpid(2) of our own child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                break false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        done_tx.send(()).unwrap();
+        holder.join().unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(ended, "the forked child hung on a lock held at the fork");
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child status {status:#x}"
+        );
+    }
 }

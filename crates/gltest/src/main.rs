@@ -74,6 +74,13 @@ struct Args {
     /// context K at <address>`.
     #[arg(long, value_name = "N")]
     lose_context_every: Option<u64>,
+    /// While the main thread swaps (the HUD shown), a second thread forks N
+    /// children, 10 ms apart; each child, without exec, calls
+    /// `eglSwapBuffers` (as `dlsym` hands it out) and exits. A child that
+    /// has not ended 5 s later hung (a lock held at the fork): it is
+    /// killed, counted, and the program exits 1.
+    #[arg(long, value_name = "N")]
+    fork_children: Option<u32>,
     /// Every N swaps, end the window and make a new one (EGL: surface and
     /// X window; GLX: the X window and a `glXCreateWindow` drawable), as a
     /// game's video restart does; prints `gltest: window K` for each.
@@ -134,6 +141,9 @@ fn run(args: &Args) -> Result<(), String> {
         ctx.version(&gl),
         ctx.key()
     );
+    let forks = args
+        .fork_children
+        .map(|n| std::thread::spawn(move || fork_children(n)));
     let extra = args.check_errors.then(|| extra::Extra::new(&gl));
     if let Some(e) = &extra {
         println!("gltest: checking GL errors in {}", e.version);
@@ -201,6 +211,13 @@ fn run(args: &Args) -> Result<(), String> {
         objects.check_fbo(&gl)?;
         println!("gltest: state unchanged across {swaps} swaps; FBO pixels unchanged");
     }
+    if let Some(f) = forks {
+        let (n, hung) = f.join().map_err(|_| "the forking thread panicked")??;
+        println!("gltest: {n} forked children swapped, {hung} hung");
+        if hung > 0 {
+            return Err(format!("{hung} of {n} forked children hung"));
+        }
+    }
     if let Some(e) = &extra {
         println!(
             "gltest: no GL error and extra state unchanged across {swaps} swaps ({})",
@@ -219,6 +236,54 @@ fn run(args: &Args) -> Result<(), String> {
     }
     println!("gltest: swaps {swaps}");
     Ok(())
+}
+
+/// `--fork-children n` (see [`Args`]): (children, hung).
+fn fork_children(n: u32) -> Result<(u32, u32), String> {
+    type Swap = unsafe extern "C" fn(*mut std::ffi::c_void, *mut std::ffi::c_void) -> u32;
+    // SAFETY: libEGL's eglSwapBuffers, with its signature.
+    let (_lib, swap) = unsafe {
+        let lib = libloading::Library::new("libEGL.so.1").map_err(|e| e.to_string())?;
+        let swap: Swap = *lib
+            .get::<Swap>(b"eglSwapBuffers\0")
+            .map_err(|e| e.to_string())?;
+        (lib, swap)
+    };
+    let mut hung = 0;
+    for _ in 0..n {
+        std::thread::sleep(Duration::from_millis(10));
+        // SAFETY: fork(2); the child calls one function and _exit(2)s.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: no display, no surface: EGL_BAD_DISPLAY, after our hook.
+            unsafe {
+                swap(std::ptr::null_mut(), std::ptr::null_mut());
+                libc::_exit(0);
+            }
+        }
+        if pid < 0 {
+            return Err("fork failed".into());
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid(2) of our own child.
+            if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+                break;
+            }
+            if Instant::now() > deadline {
+                hung += 1;
+                // SAFETY: kill(2) and waitpid(2) of our own child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                    libc::waitpid(pid, &mut status, 0);
+                }
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    Ok((n, hung))
 }
 
 /// `--lose-context-every n`: `frames` swaps, the context lost and made
