@@ -25,12 +25,13 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # real apps (mpv, vkd3d-gears, MangoHud for side-by-side runs), the Wayland
 # bed (sway, wtype, grim), the packaging tools, Python's venv (DuckDB),
 # Prometheus (a real server and promtool for `steadyhud export`),
-# debootstrap for the Proton test bed (scripts/sid-root.sh), the X11, EGL
-# and GLES headers of tests/exits/forced_exit.c.
+# debootstrap for the Proton test bed (scripts/sid-root.sh), the X11, EGL,
+# GL and GLES headers of tests/exits/forced_exit.c and tests/gl/*.c,
+# RetroArch and dbus-run-session (a real GL menu, tests/gl_games.rs).
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
   fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim dpkg-dev
   python3-venv valgrind mesa-utils warzone2100 prometheus debootstrap libx11-dev libegl-dev
-  libgles-dev)
+  libgles-dev libgl-dev retroarch dbus)
 
 # Whether a Debian package is installed.
 setup_installed() {

@@ -690,7 +690,7 @@ fn real_functions_come_from_the_library_the_game_opened() {
     for d in ["bundled", "fake"] {
         std::fs::create_dir_all(dir.join(d)).unwrap();
     }
-    let m32: &[&str] = if common::i686() { &["-m32"] } else { &[] };
+    let m32: &[&str] = if i686() { &["-m32"] } else { &[] };
     let with = |extra: &[&'static str]| -> Vec<&str> { m32.iter().chain(extra).copied().collect() };
     let bundled = dir.join("bundled/libGL.so.1");
     build_c(
@@ -763,4 +763,103 @@ fn forked_children_that_swap_never_hang() {
         out.stderr
     );
     h.only_session_log_of(240, "the forking program");
+}
+
+/// RetroArch's configuration for [`retroarch_gl_menu_under_run`]: the GL
+/// video driver, the still RGUI menu (no clock, no particles), no audio,
+/// Escape quits at once.
+const RETROARCH_CFG: &str = "video_driver = \"gl\"\nmenu_driver = \"rgui\"\n\
+video_fullscreen = \"false\"\naudio_driver = \"null\"\naudio_enable = \"false\"\n\
+input_driver = \"x\"\njoypad_driver = \"null\"\npause_nonactive = \"false\"\n\
+config_save_on_exit = \"false\"\nquit_press_twice = \"false\"\n\
+menu_timedate_enable = \"false\"\nmenu_battery_level_enable = \"false\"\n\
+rgui_particle_effect = \"0\"\nmenu_show_start_screen = \"false\"\n\
+video_font_enable = \"false\"\nmenu_core_enable = \"false\"\n";
+
+/// Issue 40: a real GL program, RetroArch (Debian) with its GL menu, under
+/// `steadyhud run`: the HUD drawn, one row per swap − 1 (swaps counted by a
+/// second hook preloaded before ours), and outside the HUD the picture the
+/// same as without the library.
+#[test]
+fn retroarch_gl_menu_under_run() {
+    if !have(&[
+        ("retroarch", "retroarch"),
+        ("dbus-run-session", "dbus"),
+        ("xdotool", "xdotool"),
+    ]) {
+        return;
+    }
+    if i686() {
+        // Debian's RetroArch is 64-bit: the 64-bit pass covers it.
+        return;
+    }
+    let h = Harness::with_screen(1024, 768);
+    let home = h.root.path().join("retroarch");
+    std::fs::create_dir_all(&home).unwrap();
+    let cfg = home.join("retroarch.cfg");
+    std::fs::write(&cfg, RETROARCH_CFG).unwrap();
+    // Without a session bus its GameMode client aborts (TESTBED).
+    let retroarch = |with_lib: bool| {
+        let mut cmd = h.command("dbus-run-session");
+        cmd.arg("--");
+        if with_lib {
+            cmd.arg(steadyhud_exe())
+                .args(["run", "--lib"])
+                .arg(layer_library_64())
+                .arg("--");
+        }
+        cmd.args(["retroarch", "--config"])
+            .arg(&cfg)
+            .env("HOME", &home);
+        cmd
+    };
+    let plain = spawn(&mut retroarch(false));
+    std::thread::sleep(Duration::from_secs(6));
+    let without = h.screenshot();
+    quit_with_escape(&h, "RetroArch", plain);
+
+    let counts = h.root.path().join("swaps");
+    let mut cmd = retroarch(true);
+    cmd.env("COUNT_SWAPS_OUT", &counts);
+    preload(&mut cmd, &[&count_swaps_lib()]);
+    let game = spawn(&mut cmd);
+    std::thread::sleep(Duration::from_secs(6));
+    let shot = || h.screenshot();
+    let (shown, n) = wait_label(&shot, [0, 0, 300, 260], 20, |n| n > SHOWN);
+    let with = h.screenshot();
+    let out = quit_with_escape(&h, "RetroArch", game);
+    assert!(
+        shown,
+        "no HUD on RetroArch ({n} label pixels):\n{}",
+        out.stderr
+    );
+    // Outside the HUD's corner, the menu's pixels as without the library.
+    let (mut differ, mut seen) = (0usize, 0usize);
+    for y in 0..with.height.min(without.height) {
+        for x in 0..with.width.min(without.width) {
+            if x < 300 && y < 260 {
+                continue;
+            }
+            seen += 1;
+            if !close(with.pixel(x, y), without.pixel(x, y), 2) {
+                differ += 1;
+            }
+        }
+    }
+    // The menu is on screen (text and background), not a blank window.
+    let colours: std::collections::BTreeSet<[u8; 3]> = (0..without.height)
+        .step_by(4)
+        .flat_map(|y| (0..without.width).step_by(4).map(move |x| (x, y)))
+        .map(|(x, y)| without.pixel(x, y))
+        .collect();
+    eprintln!(
+        "RetroArch: HUD label pixels {n}; {differ} of {seen} pixels outside the HUD differ; {} colours in the menu",
+        colours.len()
+    );
+    assert!(colours.len() >= 3, "no menu on screen: {colours:?}");
+    assert!(differ == 0, "{differ} pixels outside the HUD changed");
+    let swaps = SwapCounts::read(&counts);
+    assert!(swaps.glx > 20, "{swaps:?}\n{}", out.stderr);
+    let (log, _) = h.only_session_log_of(swaps.glx, "RetroArch");
+    check_api(&log, "opengl");
 }
