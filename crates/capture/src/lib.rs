@@ -23,7 +23,8 @@ pub mod gpu_times;
 pub mod hud_state;
 pub mod identity;
 pub mod limiter;
-pub mod live;
+/// The live statistics the HUD draws (the `steadyhud-live` leaf crate).
+pub use steadyhud_live as live;
 pub mod rings;
 
 /// Panic containment (`steadyhud_sys::guard`), used throughout.

@@ -4,7 +4,7 @@
 use super::View;
 use imgui::Ui;
 use std::fmt::Write;
-use steadyhud_capture::live::LiveStats;
+use steadyhud_live::LiveStats;
 
 /// Graph size in unscaled pixels.
 const GRAPH_W: f32 = 240.0;

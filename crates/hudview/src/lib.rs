@@ -25,8 +25,8 @@ use imgui::{Condition, StyleColor, Ui, WindowFlags};
 use palette::Palette;
 pub use palette::{colors, rating};
 use std::sync::Arc;
-use steadyhud_capture::live::LiveStats;
 use steadyhud_config::{Config, Position};
+use steadyhud_live::LiveStats;
 
 /// Base font height in pixels at 720p.
 const BASE_FONT_PX: f32 = 13.0;

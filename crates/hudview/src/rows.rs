@@ -7,9 +7,9 @@ use super::{View, ITEM_SPACING};
 use imgui::Ui;
 use std::fmt::Write;
 use std::sync::Arc;
-use steadyhud_capture::hud_state::Toast;
-use steadyhud_capture::live::LiveStats;
 use steadyhud_config::hud;
+use steadyhud_live::LiveStats;
+use steadyhud_live::Toast;
 use steadyhud_metrics::catalog::{self, Value};
 
 /// Spacing between rows side by side, unscaled pixels.

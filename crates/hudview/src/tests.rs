@@ -21,12 +21,12 @@ fn scale_follows_height() {
 fn counter_section_only_when_configured() {
     let stats = LiveStats {
         counters: vec![
-            steadyhud_capture::live::LiveCounter {
+            steadyhud_live::LiveCounter {
                 label: "pipeline creation".into(),
                 unit: "ms",
                 recent: vec![0.0, 41.0, 0.5],
             },
-            steadyhud_capture::live::LiveCounter {
+            steadyhud_live::LiveCounter {
                 label: "queue submit".into(),
                 unit: "ms",
                 recent: vec![0.2; 3],
@@ -60,7 +60,7 @@ fn counter_section_only_when_configured() {
         "off {off} on {on}"
     );
     // The last stutter and its cause: two more lines.
-    let last = steadyhud_capture::live::LastStutter {
+    let last = steadyhud_live::LastStutter {
         excess_ms: 41.2,
         cause: "pipeline creation 41.0 ms".into(),
     };
@@ -202,7 +202,7 @@ fn horizontal_is_a_strip() {
 /// A toast adds a line; with the HUD hidden it is all there is.
 #[test]
 fn the_toast_is_a_line_and_all_of_a_hidden_hud() {
-    use steadyhud_capture::hud_state::Toast;
+    use steadyhud_live::Toast;
     let plain = laid_out(&Config::default(), &sixty());
     let toasted = laid_out(
         &Config::default(),

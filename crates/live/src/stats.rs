@@ -51,7 +51,7 @@ pub struct LiveStats {
     /// the config's `preset`).
     pub preset: Option<u8>,
     /// The notice of the latest change, while it is up.
-    pub toast: Option<crate::hud_state::Toast>,
+    pub toast: Option<crate::Toast>,
     /// Set by [`LiveCell::publish`]: differs for every publication (0 =
     /// never published), so the HUD can tell fresh stats from the ones it
     /// already rendered (an `Arc`'s address may be reused).
