@@ -40,11 +40,12 @@ const PATH_AT: usize = 64;
 /// log's flush interval (rows older than that are in the CSV).
 pub const SLOTS: usize = 1 << 14;
 
-/// Where tails are kept: `$XDG_RUNTIME_DIR/steadyhud/tails`, else
+/// Where tails are kept: `$XDG_RUNTIME_DIR/steadyhud-tails` (beside the
+/// sockets' folder, which holds sockets only), else
 /// `/dev/shm/steadyhud-<uid>`; both are in memory.
 pub fn folder() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR") {
-        Some(d) if !d.is_empty() => PathBuf::from(d).join("steadyhud").join("tails"),
+        Some(d) if !d.is_empty() => PathBuf::from(d).join("steadyhud-tails"),
         // SAFETY: getuid(2) cannot fail.
         _ => PathBuf::from(format!("/dev/shm/steadyhud-{}", unsafe { libc::getuid() })),
     }
