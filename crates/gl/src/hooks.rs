@@ -468,7 +468,7 @@ unsafe extern "C" fn dlsym_hook(handle: *mut c_void, name: *const c_char) -> *mu
     let name = unsafe { CStr::from_ptr(name) };
     match ours(name) {
         Some(p) if !crate::process::left_alone_cheap() => {
-            real::remember_handle(handle, name);
+            real::remember_handle(handle, name, found as usize);
             p
         }
         _ => found,

@@ -127,15 +127,38 @@ static GAME_LIBS: [AtomicUsize; 3] = [
     AtomicUsize::new(0),
 ];
 
-/// The game looked `name`, one of our hooks, up in `handle`: that library
-/// is where the family's real functions are first looked for. The pseudo
-/// handles (`RTLD_DEFAULT`, `RTLD_NEXT`) name no library.
-pub fn remember_handle(handle: *mut c_void, name: &CStr) {
-    if handle.is_null() || handle == libc::RTLD_NEXT {
+/// The game looked `name`, one of our hooks, up in `handle` and found
+/// `found` (an address) there: that library is where the family's real functions are
+/// first looked for (the first library seen per family). It is opened
+/// again here by its path, never to be unloaded (`RTLD_NODELETE`): the
+/// game may `dlclose` its handle, and the real functions we keep must stay
+/// valid. The pseudo handles (`RTLD_DEFAULT`, `RTLD_NEXT`) name no library.
+pub fn remember_handle(handle: *mut c_void, name: &CStr, found: usize) {
+    if handle.is_null() || handle == libc::RTLD_NEXT || found == 0 {
         return;
     }
-    if let Some(f) = Family::of(name) {
-        GAME_LIBS[f as usize].store(handle as usize, Ordering::Relaxed);
+    let Some(f) = Family::of(name) else { return };
+    let cell = &GAME_LIBS[f as usize];
+    if cell.load(Ordering::Relaxed) != 0 {
+        return;
+    }
+    // SAFETY: dladdr fills `info` for an address; all zeroes is valid.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::dladdr(found as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
+        return;
+    }
+    // SAFETY: the loaded library's own path; NOLOAD never loads anything.
+    let own = unsafe {
+        libc::dlopen(
+            info.dli_fname,
+            libc::RTLD_LAZY | libc::RTLD_NOLOAD | libc::RTLD_NODELETE,
+        )
+    };
+    if !own.is_null() {
+        // Another thread may have pinned one first: this reference then
+        // just stays (pinned, as that one is).
+        let _ = cell.compare_exchange(0, own as usize, Ordering::Relaxed, Ordering::Relaxed);
     }
 }
 

@@ -481,7 +481,10 @@ impl Context {
                     let make = egl.make_current;
                     let destroy = egl.destroy_surface;
                     self.recreated += 1;
-                    if self.recreated.is_multiple_of(2) {
+                    // `%`, not `is_multiple_of`: the i686 build's compiler is Rust 1.85.
+                    #[allow(clippy::manual_is_multiple_of)]
+                    let every_other = self.recreated % 2 == 0;
+                    if every_other {
                         // Every other time the X window goes too.
                         (self.xlib.XDestroyWindow)(self.dpy, self.xwin);
                         self.xwin = self.create_window(std::ptr::null_mut());

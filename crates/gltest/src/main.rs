@@ -193,7 +193,10 @@ fn run(args: &Args) -> Result<(), String> {
             swaps += ctx.destroy_and_replace()?;
         }
         if let Some(n) = args.recreate_every.filter(|&n| n > 0) {
-            if swaps.is_multiple_of(n) && swaps < args.frames {
+            // `%`, not `is_multiple_of`: the i686 build's compiler is Rust 1.85.
+            #[allow(clippy::manual_is_multiple_of)]
+            let due = swaps % n == 0;
+            if due && swaps < args.frames {
                 ctx.recreate()?;
                 use std::io::Write;
                 println!("gltest: window {} key {:#x}", swaps / n + 1, ctx.key());
