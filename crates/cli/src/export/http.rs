@@ -29,8 +29,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Connections served at once.
-pub const MAX_CONNECTIONS: usize = 16;
+/// Connections served at once: enough that a scraper's connection, which
+/// sends its request within a millisecond or so, is never the oldest
+/// silent one while a flood of others comes in (each costs one thread).
+pub const MAX_CONNECTIONS: usize = 64;
 /// Longest request head (request line and headers), bytes.
 pub const MAX_HEAD: usize = 8 * 1024;
 /// Time a client has to send its request head (a scraper sends it at once).
