@@ -440,6 +440,11 @@ fn run_enables_the_layer_without_install_and_keeps_other_layers() {
     );
     assert_eq!(h.analyze(&csvs[0])["frames"], 59);
     // Its private manifest folder is gone afterwards.
+    assert_no_run_folder(&h);
+}
+
+/// `run`'s private manifest folder is gone after it.
+fn assert_no_run_folder(h: &Harness) {
     let leftovers: Vec<_> = list_dir(&h.runtime_dir)
         .into_iter()
         .filter(|p| {
@@ -564,12 +569,5 @@ fn run_keeps_the_games_a_launcher_leaves_behind() {
         "{}",
         out.stderr
     );
-    let leftovers: Vec<_> = list_dir(&h.runtime_dir)
-        .into_iter()
-        .filter(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("steadyhud-run-"))
-        })
-        .collect();
-    assert!(leftovers.is_empty(), "run left {leftovers:?}");
+    assert_no_run_folder(&h);
 }

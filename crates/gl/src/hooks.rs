@@ -199,14 +199,9 @@ hooks! {
         win: *mut c_void,
         attribs: *const c_int,
     ) -> *mut c_void {
-        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const c_int) -> *mut c_void;
-        let Some(f) = crate::real!(Api::Egl, "eglCreateWindowSurface", F) else {
-            return std::ptr::null_mut();
-        };
-        // SAFETY: the real function with the game's arguments.
-        let surface = unsafe { f(dpy, config, win, attribs) };
-        crate::process::window_created(true, dpy as usize, surface as u64);
-        surface
+        let f = crate::real!(Api::Egl, "eglCreateWindowSurface", CreateSurface<c_int>);
+        // SAFETY: the game's arguments.
+        unsafe { create_surface(f, dpy, config, win, attribs) }
     }
 
     /// As `eglCreatePlatformWindowSurface` (see `eglCreateWindowSurface`).
@@ -216,14 +211,9 @@ hooks! {
         win: *mut c_void,
         attribs: *const isize,
     ) -> *mut c_void {
-        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const isize) -> *mut c_void;
-        let Some(f) = crate::real!(Api::Egl, "eglCreatePlatformWindowSurface", F) else {
-            return std::ptr::null_mut();
-        };
-        // SAFETY: the real function with the game's arguments.
-        let surface = unsafe { f(dpy, config, win, attribs) };
-        crate::process::window_created(true, dpy as usize, surface as u64);
-        surface
+        let f = crate::real!(Api::Egl, "eglCreatePlatformWindowSurface", CreateSurface<isize>);
+        // SAFETY: the game's arguments.
+        unsafe { create_surface(f, dpy, config, win, attribs) }
     }
 
     /// As `eglCreatePlatformWindowSurfaceEXT` (see `eglCreateWindowSurface`).
@@ -233,14 +223,9 @@ hooks! {
         win: *mut c_void,
         attribs: *const c_int,
     ) -> *mut c_void {
-        type F = unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const c_int) -> *mut c_void;
-        let Some(f) = crate::real!(Api::Egl, "eglCreatePlatformWindowSurfaceEXT", F) else {
-            return std::ptr::null_mut();
-        };
-        // SAFETY: the real function with the game's arguments.
-        let surface = unsafe { f(dpy, config, win, attribs) };
-        crate::process::window_created(true, dpy as usize, surface as u64);
-        surface
+        let f = crate::real!(Api::Egl, "eglCreatePlatformWindowSurfaceEXT", CreateSurface<c_int>);
+        // SAFETY: the game's arguments.
+        unsafe { create_surface(f, dpy, config, win, attribs) }
     }
 
     /// As `glXCreateWindow` (see `eglCreateWindowSurface`).
@@ -402,6 +387,31 @@ hooks! {
         // SAFETY: the real function with the game's arguments.
         platform_display(platform, native, unsafe { f(platform, native, attribs) })
     }
+}
+
+/// The EGL window-surface constructors, by the type of their attributes.
+type CreateSurface<A> =
+    unsafe extern "C-unwind" fn(Display, *mut c_void, *mut c_void, *const A) -> *mut c_void;
+
+/// One of the EGL window-surface constructors: the real one `f` (null
+/// without it), then the new surface is told to the process record.
+///
+/// # Safety
+/// The game's arguments for `f`.
+unsafe fn create_surface<A>(
+    f: Option<CreateSurface<A>>,
+    dpy: Display,
+    config: *mut c_void,
+    win: *mut c_void,
+    attribs: *const A,
+) -> *mut c_void {
+    let Some(f) = f else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: the real function with the game's arguments (caller).
+    let surface = unsafe { f(dpy, config, win, attribs) };
+    crate::process::window_created(true, dpy as usize, surface as u64);
+    surface
 }
 
 /// `dlsym`, as this library exports it: a call with `RTLD_NEXT` jumps
