@@ -7,7 +7,8 @@
 //! flush, up to a quarter second behind, and its summary up to ten seconds
 //! behind. Its tail still holds every timestamp it presented. Whoever runs
 //! next ([`recover_dead`]: the layer or GL library at its start,
-//! `steadyhud run` when its game ends, `steadyhud analyze`) appends the
+//! `steadyhud run` when its game ends, `steadyhud analyze`; only a tail
+//! whose writer's lock is free, [`tail::claim`]) appends the
 //! missing rows after a [`RECOVERED_PREFIX`] line (timing only: counters
 //! 0, other columns empty), rewrites the summary over all rows with
 //! `"complete": false` and `recovered_frames`, and removes the tail. A
@@ -66,18 +67,10 @@ pub fn recover_dead_in(dir: &Path) -> Vec<Result<Recovered, LogError>> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
+    tail::sweep_unfinished(dir);
     let mut out = Vec::new();
     for e in entries.flatten() {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        let Some(pid) = name
-            .strip_suffix(".tail")
-            .and_then(|n| n.split('-').next())
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == std::process::id() || tail::alive(pid) {
+        if !e.file_name().to_string_lossy().ends_with(".tail") {
             continue;
         }
         if let Some(r) = recover(&e.path()).transpose() {
@@ -87,25 +80,22 @@ pub fn recover_dead_in(dir: &Path) -> Vec<Result<Recovered, LogError>> {
     out
 }
 
-/// Recovers the log of the tail at `path` (its process must have ended)
-/// and removes the tail. `None`: nothing to do (the log ended cleanly or
+/// Recovers the log of the tail at `path` if its writer has ended (its
+/// lock is free: [`tail::claim`]) and removes the tail. `None`: nothing to
+/// do (the writer lives, another reader took it, the log ended cleanly or
 /// is gone).
 pub fn recover(path: &Path) -> Result<Option<Recovered>, LogError> {
-    // Claimed first, by a rename only one process can win: two readers
-    // started at once must not both add the rows.
-    let claimed = path.with_extension(format!("recovering-{}", std::process::id()));
-    if fs::rename(path, &claimed).is_err() {
-        return Ok(None);
-    }
-    let t = TailFile::read(&claimed).map_err(|source| LogError::Read {
+    let err = |source| LogError::Read {
         path: path.to_path_buf(),
         source,
-    });
-    let r = t.and_then(|t| recover_log(&t));
-    // Recovered, or never to be: either way the tail has done its work. A
-    // log that could not be rewritten stays as it was.
-    let _ = fs::remove_file(&claimed);
-    r
+    };
+    // Recovered, or never to be: either way the claim removes the tail
+    // when it goes. A log that could not be rewritten stays as it was.
+    let Some(claim) = tail::claim(path).map_err(err)? else {
+        return Ok(None);
+    };
+    let t = claim.read().map_err(err)?;
+    recover_log(&t)
 }
 
 fn recover_log(t: &TailFile) -> Result<Option<Recovered>, LogError> {

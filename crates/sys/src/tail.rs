@@ -11,7 +11,12 @@
 //! session, `steadyhud run`, `steadyhud analyze`) adds the missing rows.
 //!
 //! The file lives on tmpfs ([`folder`]), so no store ever waits for a disk
-//! and nothing is written back while the game runs. Layout, in native u64
+//! and nothing is written back while the game runs. Its writer holds an
+//! exclusive `flock` on it for as long as it lives; the kernel drops the
+//! lock when the process ends, however it ends. So a reader knows a tail
+//! is its writer's to finish while the lock is held ([`claim`]), in
+//! whatever pid namespace either runs. A tail is made under a name
+//! readers skip (`.<name>.creating`) and renamed once whole and locked. Layout, in native u64
 //! words: a 4 KiB header (magic, slot count, pid, origin = the session's
 //! first timestamp, count = timestamps stored so far, the CSV's path) and
 //! then the slots, timestamp `i` in slot `i % slots`.
@@ -56,32 +61,13 @@ pub fn file_name(pid: u32, stem: &str) -> String {
     format!("{pid}-{stem}.tail")
 }
 
-/// Whether process `pid` still runs (a zombie does not).
-pub fn alive(pid: u32) -> bool {
-    let Ok(pid_t) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: kill(2) with signal 0 only checks that the process exists.
-    let exists = unsafe { libc::kill(pid_t, 0) } == 0
-        || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
-    if !exists {
-        return false;
-    }
-    // "pid (comm) S ...": the state follows the last ')'.
-    match fs::read(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let after = stat.iter().rposition(|&b| b == b')').map_or(0, |i| i + 2);
-            stat.get(after) != Some(&b'Z')
-        }
-        Err(_) => false,
-    }
-}
-
 /// A stream's mapped tail, written by the present path.
 pub struct Tail {
     words: *const AtomicU64,
     len: usize,
     slots: usize,
+    /// Open and `flock`ed while the writer lives.
+    _file: fs::File,
     path: PathBuf,
 }
 
@@ -109,13 +95,18 @@ impl Tail {
                 "log path too long",
             ));
         }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let creating = path.with_file_name(format!(".{name}.creating"));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create(true)
             .truncate(true)
             .mode(0o600)
-            .open(path)?;
+            .open(&creating)?;
+        if !try_lock(&file)? {
+            return Err(io::Error::new(io::ErrorKind::WouldBlock, "tail locked"));
+        }
         let len = HEADER + SLOTS * 8;
         file.set_len(len as u64)?;
         use std::os::fd::AsRawFd;
@@ -147,6 +138,7 @@ impl Tail {
             words: map.cast::<AtomicU64>(),
             len,
             slots: SLOTS,
+            _file: file,
             path: path.to_path_buf(),
         };
         tail.word(W_SLOTS).store(SLOTS as u64, Ordering::Relaxed);
@@ -156,6 +148,7 @@ impl Tail {
             .store(csv.len() as u64, Ordering::Relaxed);
         // Magic last: a reader that sees it sees the header whole.
         tail.word(W_MAGIC).store(MAGIC, Ordering::Release);
+        fs::rename(&creating, path)?;
         Ok(tail)
     }
 
@@ -197,6 +190,83 @@ impl Drop for Tail {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `create`, unmapped once.
         unsafe { libc::munmap(self.words as *mut libc::c_void, self.len) };
+    }
+}
+
+/// `flock(LOCK_EX | LOCK_NB)` on `file`: false when another open file
+/// holds it (a live writer).
+fn try_lock(file: &fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock(2) on an open descriptor.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(true);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Ok(false)
+    } else {
+        Err(e)
+    }
+}
+
+/// A tail whose writer has ended, taken by one reader: locked, and renamed
+/// out of the way so no other reader takes it too; removed on drop.
+pub struct Claim {
+    _file: fs::File,
+    path: PathBuf,
+}
+
+/// Takes the tail at `path` if its writer has ended (its lock is free);
+/// `None` while it lives, or when another reader took it first.
+pub fn claim(path: &Path) -> io::Result<Option<Claim>> {
+    let file = match OpenOptions::new().read(true).open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if !try_lock(&file)? {
+        return Ok(None);
+    }
+    let claimed = path.with_extension(format!("recovering-{}", std::process::id()));
+    match fs::rename(path, &claimed) {
+        Ok(()) => Ok(Some(Claim {
+            _file: file,
+            path: claimed,
+        })),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes `.<name>.creating` files in `dir` that no writer holds (one
+/// that died while making its tail).
+pub fn sweep_unfinished(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with('.') && name.ends_with(".creating") {
+            if let Ok(f) = fs::File::open(e.path()) {
+                if try_lock(&f).unwrap_or(false) {
+                    let _ = fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+}
+
+impl Claim {
+    /// The tail's contents.
+    pub fn read(&self) -> io::Result<TailFile> {
+        TailFile::read(&self.path)
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
     }
 }
 
@@ -284,11 +354,19 @@ mod tests {
     }
 
     #[test]
-    fn a_live_process_is_alive_and_a_reaped_one_is_not() {
-        assert!(alive(std::process::id()));
-        let mut c = std::process::Command::new("true").spawn().unwrap();
-        let pid = c.id();
-        c.wait().unwrap();
-        assert!(!alive(pid));
+    fn a_live_writers_tail_is_not_claimed_and_a_dead_ones_is() {
+        let dir = std::env::temp_dir().join(format!("steadyhud-claim-{}", std::process::id()));
+        let path = dir.join(file_name(1, "x"));
+        let tail = Tail::create(&path, Path::new("/l.csv"), 1, 5).unwrap();
+        // Held by the writer (another open file, even in this process).
+        assert!(claim(&path).unwrap().is_none());
+        drop(tail);
+        let c = claim(&path).unwrap().expect("the writer is gone");
+        assert_eq!(c.read().unwrap().origin, 5);
+        // Taken once: the name is gone.
+        assert!(claim(&path).unwrap().is_none());
+        drop(c);
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 0);
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
