@@ -15,8 +15,9 @@
 //! exclusive `flock` on it for as long as it lives; the kernel drops the
 //! lock when the process ends, however it ends. So a reader knows a tail
 //! is its writer's to finish while the lock is held ([`claim`]), in
-//! whatever pid namespace either runs. A tail is made under a name
-//! readers skip (`.<name>.creating`) and renamed once whole and locked. Layout, in native u64
+//! whatever pid namespace either runs. A tail is made under a name of its
+//! own that readers skip (`.<pid>-<n>.creating`) and linked to its name
+//! once whole and locked; a name in use is never reused (`-2`, `-3` …). Layout, in native u64
 //! words: a 4 KiB header (magic, slot count, pid, origin = the session's
 //! first timestamp, count = timestamps stored so far, the CSV's path) and
 //! then the slots, timestamp `i` in slot `i % slots`.
@@ -95,13 +96,18 @@ impl Tail {
                 "log path too long",
             ));
         }
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let creating = path.with_file_name(format!(".{name}.creating"));
+        // Made under a name nobody else uses (never another's file: a
+        // shared mapping of a file that shrinks faults), then linked to
+        // `path` or, when that is taken, `path` with `-2`, `-3` …
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let creating = path.with_file_name(format!(
+            ".{pid}-{}.creating",
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
             .open(&creating)?;
         if !try_lock(&file)? {
@@ -134,7 +140,7 @@ impl Tail {
             // swapped out still works, its first store just waits.
             libc::mlock(map, len);
         }
-        let tail = Tail {
+        let mut tail = Tail {
             words: map.cast::<AtomicU64>(),
             len,
             slots: SLOTS,
@@ -148,7 +154,27 @@ impl Tail {
             .store(csv.len() as u64, Ordering::Relaxed);
         // Magic last: a reader that sees it sees the header whole.
         tail.word(W_MAGIC).store(MAGIC, Ordering::Release);
-        fs::rename(&creating, path)?;
+        let linked = (1..=100).find_map(|n| {
+            let target = match n {
+                1 => path.to_path_buf(),
+                n => {
+                    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+                    path.with_file_name(format!("{stem}-{n}.tail"))
+                }
+            };
+            match fs::hard_link(&creating, &target) {
+                Ok(()) => Some(Ok(target)),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => None,
+                Err(e) => Some(Err(e)),
+            }
+        });
+        let _ = fs::remove_file(&creating);
+        tail.path = linked.unwrap_or_else(|| {
+            Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                "no free tail name",
+            ))
+        })?;
         Ok(tail)
     }
 
@@ -350,6 +376,23 @@ mod tests {
             Some(1000 + (SLOTS as u64 + 9) * 5)
         );
         assert_eq!(f.timestamp(SLOTS as u64 + 10), None);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Two tails asked for under one name (two logs of one stem in two
+    /// folders) get two files: neither writer's mapping is cut short.
+    #[test]
+    fn a_name_in_use_is_never_reused() {
+        let dir = std::env::temp_dir().join(format!("steadyhud-names-{}", std::process::id()));
+        let path = dir.join(file_name(3, "game"));
+        let a = Tail::create(&path, Path::new("/a.csv"), 3, 1).unwrap();
+        let b = Tail::create(&path, Path::new("/b.csv"), 3, 2).unwrap();
+        assert_ne!(a.path(), b.path());
+        a.put(0, 10);
+        b.put(0, 20);
+        assert_eq!(TailFile::read(a.path()).unwrap().timestamp(0), Some(10));
+        assert_eq!(TailFile::read(b.path()).unwrap().timestamp(0), Some(20));
+        drop((a, b));
         fs::remove_dir_all(&dir).unwrap();
     }
 
