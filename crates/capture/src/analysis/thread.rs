@@ -212,12 +212,13 @@ fn run(
     settings: Settings,
     sensors: (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) {
-    // Logs of killed sessions, made whole before this one adds its own.
+    // Logs of killed sessions, made whole before this one adds its own,
+    // quietly: this game's output is not the place to report another's
+    // log (the CLI's commands say it); only a failure costs a line.
     guard::contain((), || {
         for r in steadyhud_log::recover::recover_dead() {
-            match r {
-                Ok(r) => guard::say(format_args!("steadyhud: {r}")),
-                Err(e) => guard::say(format_args!("steadyhud: {e}")),
+            if let Err(e) = r {
+                guard::say(format_args!("steadyhud: {e}"));
             }
         }
     });
