@@ -178,12 +178,12 @@ fn scenario(exit: End) {
             "{what}: the game's output names another's log: {}",
             next.stderr
         );
-        let now = rows(&std::fs::read_to_string(&log.csv).expect("read CSV"));
+        // Recovered (even with no row missing, when the kill came just
+        // after a flush): its summary is the recovery's.
+        let after = log.summary_json();
         assert!(
-            now.len() > r.len() && log.summary_json()["recovered_frames"].as_u64().is_some(),
-            "{what}: the next game did not recover the log ({} rows, {} before)",
-            now.len(),
-            r.len()
+            after["recovered_frames"].as_u64().is_some(),
+            "{what}: the next game did not recover the log: {after}"
         );
     }
     // analyze of the full CSV says the session did not end cleanly.
