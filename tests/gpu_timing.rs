@@ -61,11 +61,13 @@ fn columns(csv: &Path, names: &[&str]) -> Vec<Vec<f64>> {
     out
 }
 
-/// What a log says of its GPU side: frames, frames with GPU busy > 0, the
-/// session's duration, its GPU busy total and its longest frame (ms).
+/// What a log says of its GPU side: frames, frames with GPU busy > 0 (in
+/// all, and among the last tenth), the session's duration, its GPU busy
+/// total and its longest frame (ms).
 struct GpuColumns {
     frames: usize,
     busy_frames: usize,
+    busy_frames_last_tenth: usize,
     duration_ms: f64,
     busy_ms: f64,
     longest_ms: f64,
@@ -82,22 +84,37 @@ fn gpu_columns(csv: &Path) -> GpuColumns {
     GpuColumns {
         frames: ft.len(),
         busy_frames: busy.iter().filter(|&&b| b > 0.0).count(),
+        busy_frames_last_tenth: busy[busy.len() - busy.len() / 10..]
+            .iter()
+            .filter(|&&b| b > 0.0)
+            .count(),
         duration_ms: ft.iter().sum(),
         busy_ms: busy.iter().sum(),
         longest_ms: ft.iter().copied().fold(0.0, f64::max),
     }
 }
 
-/// ≥ 95 % of the rows have GPU busy time, and the session's GPU busy time
-/// is at most its duration plus one frame (the last frame's work may run
-/// past the last present).
+/// GPU time keeps coming to the end of the log, and the session's GPU busy
+/// time is at most its duration plus one frame (the last frame's work may
+/// run past the last present).
+///
+/// Not every row has GPU time, and how many do is timing: a frame's busy
+/// time is the GPU work that ran within its span, and a capped app's span
+/// can pass with none (the work submitted just before one present ran
+/// before it, the next just before the next): 88–100 % of vkcube's rows at
+/// 100 fps beside two busy loops. What the layer owes is that results
+/// never stop coming (when lavapipe's results were read from the analysis
+/// thread they sometimes stopped for good: 4, 25, 87 or 116 rows of 199
+/// had GPU time, the rest none): a third of the rows at least, and some of
+/// the last tenth. [`assert_every_result_came`] is the exact check.
 fn assert_gpu_columns_sane(what: &str, g: &GpuColumns) {
-    assert!(g.frames >= 5, "{what}: only {} rows", g.frames);
+    assert!(g.frames >= 10, "{what}: only {} rows", g.frames);
     assert!(
-        g.busy_frames as f64 >= 0.95 * g.frames as f64,
-        "{what}: only {} of {} rows have gpu_busy_ms > 0",
+        g.busy_frames * 3 >= g.frames && g.busy_frames_last_tenth > 0,
+        "{what}: {} of {} rows have gpu_busy_ms > 0, {} of the last tenth",
         g.busy_frames,
-        g.frames
+        g.frames,
+        g.busy_frames_last_tenth
     );
     assert!(
         g.busy_ms <= g.duration_ms + g.longest_ms,
@@ -118,9 +135,8 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     let h = Harness::new();
     h.assert_sync_validation_active();
 
-    // Capped at 100 fps, as vkd3d-gears below and for the same reason: the
-    // 32-bit vkcube uncapped once had GPU time in only 32 of 199 rows on a
-    // fresh root.
+    // Capped at 100 fps, as vkd3d-gears below: a steady pace a game with a
+    // limiter has (the frames' GPU time is then a small part of each).
     let what = "vkcube --c 200 (100 fps cap) with steadyhud + synchronization validation";
     let out = run(h
         .command("vkcube")
@@ -148,11 +164,7 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     );
     let pct = summary["gpu_bound_pct"].as_f64().expect("gpu_bound_pct");
     assert!((0.0..=100.0).contains(&pct), "{what}: gpu_bound_pct {pct}");
-    assert_eq!(
-        summary["gpu_timing"]["ring_full_batches"].as_u64(),
-        Some(0),
-        "{what}"
-    );
+    assert_every_result_came(what, &summary);
     eprintln!(
         "{what}: {} rows, {} with GPU time, GPU busy {:.1} of {:.1} ms, {pct:.1} % GPU-bound, {avg:.3} ms/frame",
         g.frames, g.busy_frames, g.busy_ms, g.duration_ms
@@ -162,12 +174,8 @@ fn real_apps_get_gpu_busy_per_frame_under_sync_validation() {
     if !require::program("vkd3d-gears", "vkd3d-demos") {
         return;
     }
-    // Capped at 100 fps: a frame's GPU time is the GPU work that ran within
-    // its span, and uncapped (2 ms frames) a span can pass with none of
-    // lavapipe's work in it when its threads are scheduled late on a busy
-    // 2-core machine (43 % of the rows had GPU time in one fresh-root run
-    // at 500 fps, 94 % beside two busy loops). Capped, four runs beside two
-    // busy loops kept 95–100 %.
+    // Capped at 100 fps, as vkcube above. Killed: the summary is an early
+    // one, so only the rows are checked.
     let what = "vkd3d-gears (4 s, 100 fps cap) with steadyhud + synchronization validation";
     let out = run_killed_after(
         h.command("vkd3d-gears")
@@ -282,6 +290,7 @@ fn auto_leaves_gpu_timing_off_on_a_cpu_device_and_1_forces_it() {
     let g = gpu_columns(&log.csv);
     assert_gpu_columns_sane(what, &g);
     let summary = log.summary_json();
+    assert_every_result_came(what, &summary);
     assert!(
         summary["gpu_busy_ms_avg"].as_f64().is_some_and(|v| v > 0.0)
             && summary["gpu_timing"]["frames"]
@@ -289,6 +298,15 @@ fn auto_leaves_gpu_timing_off_on_a_cpu_device_and_1_forces_it() {
                 .is_some_and(|n| n > 0),
         "{what}: {summary}"
     );
+}
+
+/// The summary says every frame was decided with all of its GPU results:
+/// none late, no batch given up, none untimed for a full ring.
+fn assert_every_result_came(what: &str, summary: &serde_json::Value) {
+    let t = &summary["gpu_timing"];
+    for key in ["late_frames", "given_up_batches", "ring_full_batches"] {
+        assert_eq!(t[key].as_u64(), Some(0), "{what}: gpu_timing {t}");
+    }
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -39,6 +39,18 @@ impl Families {
     }
 }
 
+/// The first memory type among `bits` (a resource's `memoryTypeBits`) that
+/// has every flag of `want`.
+pub(crate) fn pick_memory_type(
+    props: &vk::PhysicalDeviceMemoryProperties,
+    bits: u32,
+    want: vk::MemoryPropertyFlags,
+) -> Option<u32> {
+    (0..props.memory_type_count).find(|&i| {
+        bits & (1 << i) != 0 && props.memory_types[i as usize].property_flags.contains(want)
+    })
+}
+
 /// A memory type allowed by `req` with `want`, else any allowed type when
 /// `want` is only a preference (`required` false).
 ///
@@ -53,12 +65,7 @@ unsafe fn memory_type(
     let props = dev
         .instance
         .get_physical_device_memory_properties(dev.physical_device);
-    let pick = |want: vk::MemoryPropertyFlags| {
-        (0..props.memory_type_count).find(|&i| {
-            req.memory_type_bits & (1 << i) != 0
-                && props.memory_types[i as usize].property_flags.contains(want)
-        })
-    };
+    let pick = |want| pick_memory_type(&props, req.memory_type_bits, want);
     pick(want).or_else(|| {
         if required {
             None

@@ -33,7 +33,7 @@ mod device;
 pub mod encoding;
 mod imgui_mesh;
 mod imgui_vk;
-mod memory;
+pub(crate) mod memory;
 mod panel;
 mod passes;
 pub mod plan;

@@ -407,6 +407,10 @@ impl Device {
         // pipeline and font: leak those too rather than free them under it.
         self.lineage.lock_or_recover().clear();
         // Streams finish first: their last rows read the final GPU results.
+        if let Some(gpu) = self.gpu.as_ref() {
+            // SAFETY: inside vkDestroyDevice.
+            unsafe { gpu.last_poll() };
+        }
         self.analysis.finish_device(self.key);
         if let Some(gpu) = self.gpu.as_ref() {
             // SAFETY: inside vkDestroyDevice (the app's work is done).

@@ -18,7 +18,21 @@
 //!   grown, no lock anyone else takes, no wait;
 //! - the analysis thread ([`GpuTimer::poll`]) reads finished slots in order
 //!   with `vkGetQueryPoolResults` without `WAIT` (availability bit), turns
-//!   them into [`Interval`]s and frees the slots.
+//!   them into [`Interval`]s and frees the slots. A slot's queries are
+//!   reset by its begin command buffer, so until the GPU runs that, a
+//!   reused slot still reads as available with its previous results: those
+//!   are known (the slot's last begin value is kept) and read as not ready.
+//!
+//! On a CPU device (lavapipe) the analysis thread never calls
+//! `vkGetQueryPoolResults`: lavapipe answers it on the context its own
+//! queue thread is running, so a call while the queue works races it
+//! (timestamps that never become available, and crashes, seen with
+//! `gpu_timing=1`). There the end command buffer also copies the pair's
+//! results (`vkCmdCopyQueryPoolResults` with `WAIT`) into a mapped buffer
+//! ([`HostResults`]) on the queue's own thread, and the analysis thread
+//! reads that memory and zeroes it for the slot's next use. Not on GPUs:
+//! a `WAIT` copy holds the command processor until the submission is done,
+//! so the next submission's work could no longer overlap its tail.
 //!
 //! Skipped, with one line each: queue families without timestamps
 //! (`timestampValidBits == 0`), protected submits, batches with a
@@ -40,6 +54,7 @@
 //! booked as the layer's setup time.
 
 use crate::guard;
+use crate::hud::memory::pick_memory_type;
 use ash::vk;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -76,6 +91,9 @@ struct Fns {
     device: ash::Device,
     /// `vkGetCalibratedTimestampsEXT`, when the extension is enabled.
     calibrate: Option<vk::PFN_vkGetCalibratedTimestampsKHR>,
+    /// The device's memory types, on a CPU device (its results go through
+    /// host memory, [`HostResults`]); `None` on a GPU.
+    host_memory: Option<vk::PhysicalDeviceMemoryProperties>,
 }
 
 /// The objects of one timed queue, made at its first timed submit.
@@ -85,6 +103,52 @@ struct QueueObjects {
     /// Per slot: reset + start timestamp; end timestamp.
     begin: Vec<vk::CommandBuffer>,
     end: Vec<vk::CommandBuffer>,
+    /// Where the results are read on a CPU device.
+    host: Option<HostResults>,
+}
+
+/// Words per slot in [`HostResults`]: begin value, begin available, end
+/// value, end available (`VK_QUERY_RESULT_64_BIT | WITH_AVAILABILITY`).
+const HOST_WORDS: usize = 4;
+
+/// A mapped, host-coherent buffer the end command buffers copy their
+/// pair's results into ([`HOST_WORDS`] per slot), for CPU devices.
+struct HostResults {
+    buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    words: *mut u64,
+}
+
+// SAFETY: `words` maps memory owned by the queue's objects; the queue's
+// device thread writes a slot's words only between its submit and its
+// results being seen, and only the analysis thread (one at a time, under
+// the timer's lock) reads and zeroes them.
+unsafe impl Send for HostResults {}
+// SAFETY: as above.
+unsafe impl Sync for HostResults {}
+
+impl HostResults {
+    /// Slot `k`'s (begin, end) timestamps once both are available; then
+    /// zeroes them for the slot's next use.
+    fn take(&self, k: usize) -> Option<(u64, u64)> {
+        // SAFETY: `words` maps SLOTS × HOST_WORDS u64s for the objects'
+        // life; volatile, because the device writes them behind our back.
+        let w = |i: usize| unsafe { self.words.add(k * HOST_WORDS + i) };
+        // SAFETY: in the mapping (above).
+        let (a, b) = unsafe { (w(1).read_volatile(), w(3).read_volatile()) };
+        if a == 0 || b == 0 {
+            return None;
+        }
+        std::sync::atomic::fence(Ordering::Acquire);
+        // SAFETY: as above; the slot is not in use again until it is freed.
+        unsafe {
+            let r = (w(0).read_volatile(), w(2).read_volatile());
+            for i in 0..HOST_WORDS {
+                w(i).write_volatile(0);
+            }
+            Some(r)
+        }
+    }
 }
 
 /// Reused arrays of the patched submit (only the queue's submits use them,
@@ -223,6 +287,9 @@ pub struct QueueTimer {
     /// Slots read (consumer: the analysis thread).
     tail: AtomicU64,
     submit_ns: Box<[AtomicU64]>,
+    /// Per slot, the begin timestamp its last use read (the analysis
+    /// thread's): the same value again is the old results, not yet reset.
+    last_begin: Box<[AtomicU64]>,
     scratch: Mutex<TimingScratch>,
 }
 
@@ -455,6 +522,7 @@ impl GpuTimer {
                     head: AtomicU64::new(0),
                     tail: AtomicU64::new(0),
                     submit_ns: (0..SLOTS).map(|_| AtomicU64::new(UNSTAMPED)).collect(),
+                    last_begin: (0..SLOTS).map(|_| AtomicU64::new(0)).collect(),
                     scratch: Mutex::new(TimingScratch::default()),
                 })
             })
@@ -469,8 +537,15 @@ impl GpuTimer {
         if timers.is_empty() || props.limits.timestamp_period <= 0.0 {
             return None;
         }
+        let host_memory = (props.device_type == vk::PhysicalDeviceType::CPU)
+            // SAFETY: live handles (caller).
+            .then(|| unsafe { instance.get_physical_device_memory_properties(physical_device) });
         Some(GpuTimer {
-            fns: Fns { device, calibrate },
+            fns: Fns {
+                device,
+                calibrate,
+                host_memory,
+            },
             period_ns: props.limits.timestamp_period as f64,
             queues: timers,
             alive: Mutex::new(true),
@@ -590,6 +665,23 @@ impl GpuTimer {
     /// Reads every finished slot of every queue into [`Collected`] (the
     /// analysis thread, every tick); never waits for the GPU.
     pub fn poll(&self) {
+        self.poll_until(false);
+    }
+
+    /// The last poll, inside `vkDestroyDevice` before the device's streams
+    /// finish: the app has waited for its work and submits no more, so once
+    /// every slot is read, every batch there will ever be is in
+    /// [`Collected`] and no frame is decided without its results (the
+    /// usual margin of a poll, 1 ms, would leave out a last present made
+    /// just before the app tore down).
+    ///
+    /// # Safety
+    /// Inside `vkDestroyDevice`.
+    pub unsafe fn last_poll(&self) {
+        self.poll_until(true);
+    }
+
+    fn poll_until(&self, last: bool) {
         let alive = self.alive.lock_or_recover();
         if !*alive {
             return;
@@ -604,7 +696,11 @@ impl GpuTimer {
                 collected.calibrate(o, now);
             }
         }
-        let mut complete = now.saturating_sub(1_000_000);
+        let mut complete = if last {
+            u64::MAX
+        } else {
+            now.saturating_sub(1_000_000)
+        };
         for qt in &self.queues {
             let Some(Some(objects)) = qt.objects.get() else {
                 continue;
@@ -658,11 +754,8 @@ impl GpuTimer {
         let d = &self.fns.device;
         for qt in &self.queues {
             if let Some(Some(o)) = qt.objects.get() {
-                // SAFETY: idle (caller); frees the command buffers with it.
-                unsafe {
-                    d.destroy_command_pool(o.cmd_pool, None);
-                    d.destroy_query_pool(o.query_pool, None);
-                }
+                // SAFETY: idle (caller).
+                unsafe { o.free(d) };
             }
         }
     }
@@ -676,7 +769,7 @@ impl QueueTimer {
         let o = self.objects.get_or_init(|| {
             made = true;
             // SAFETY: live device; no queue is used.
-            match unsafe { QueueObjects::new(&fns.device, self.family) } {
+            match unsafe { QueueObjects::new(&fns.device, self.family, fns.host_memory.as_ref()) } {
                 Ok(o) => Some(o),
                 Err(e) => {
                     guard::say(format_args!("steadyhud: GPU timing off for a queue: {e:?}"));
@@ -701,6 +794,33 @@ impl QueueTimer {
         // slot yet knows its stamp will be later than the poll.
         self.submit_ns[k].store(now_ns(), Ordering::Release);
         Some(k)
+    }
+
+    /// Slot `k`'s (begin, end) timestamps, if its current use has both.
+    fn results(&self, timer: &GpuTimer, o: &QueueObjects, k: usize) -> Option<(u64, u64)> {
+        if let Some(host) = &o.host {
+            return host.take(k);
+        }
+        let mut r = [[0u64; 2]; 2];
+        // SAFETY: live pool (alive checked by the poll); no WAIT.
+        let got = unsafe {
+            timer.fns.device.get_query_pool_results(
+                o.query_pool,
+                2 * k as u32,
+                &mut r,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
+            )
+        };
+        let available = got.is_ok() && r[0][1] != 0 && r[1][1] != 0;
+        // The previous use's results until the begin command buffer resets
+        // the pair (a fresh pool reads as zeros on some drivers: 0 is the
+        // first "previous" value).
+        let last = &self.last_begin[k];
+        if !available || r[0][0] == last.load(Ordering::Relaxed) {
+            return None;
+        }
+        last.store(r[0][0], Ordering::Relaxed);
+        Some((r[0][0], r[1][0]))
     }
 
     /// After the real submit: a failed one never writes its queries.
@@ -733,37 +853,29 @@ impl QueueTimer {
                 break;
             }
             if submit != FAILED {
-                let mut r = [[0u64; 2]; 2];
-                // SAFETY: live pool (alive checked by the caller); no WAIT.
-                let got = unsafe {
-                    timer.fns.device.get_query_pool_results(
-                        o.query_pool,
-                        2 * k as u32,
-                        &mut r,
-                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
-                    )
-                };
-                let ready = got.is_ok() && r[0][1] != 0 && r[1][1] != 0;
-                if !ready {
-                    if now.saturating_sub(submit) < GIVE_UP_NS {
+                match self.results(timer, o, k) {
+                    Some((begin, end)) => {
+                        let ticks = end.wrapping_sub(begin) & self.mask;
+                        let gpu_start = (begin as f64 * timer.period_ns) as u64;
+                        let offset = out.offset(submit, gpu_start);
+                        let start = (gpu_start as i128 + offset).max(0) as u64;
+                        let end = start + (ticks as f64 * timer.period_ns) as u64;
+                        insert_by_submit(
+                            &mut out.intervals,
+                            Interval {
+                                submit_ns: submit,
+                                start_ns: start,
+                                end_ns: end,
+                            },
+                        );
+                    }
+                    None if now.saturating_sub(submit) < GIVE_UP_NS => {
                         pending = Some(submit);
                         break;
                     }
-                    timer.given_up.fetch_add(1, Ordering::Relaxed);
-                } else {
-                    let ticks = r[1][0].wrapping_sub(r[0][0]) & self.mask;
-                    let gpu_start = (r[0][0] as f64 * timer.period_ns) as u64;
-                    let offset = out.offset(submit, gpu_start);
-                    let start = (gpu_start as i128 + offset).max(0) as u64;
-                    let end = start + (ticks as f64 * timer.period_ns) as u64;
-                    insert_by_submit(
-                        &mut out.intervals,
-                        Interval {
-                            submit_ns: submit,
-                            start_ns: start,
-                            end_ns: end,
-                        },
-                    );
+                    None => {
+                        timer.given_up.fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
             tail += 1;
@@ -781,56 +893,87 @@ fn insert_by_submit(out: &mut VecDeque<Interval>, i: Interval) {
 
 impl QueueObjects {
     /// A query pool of 2 × [`SLOTS`] timestamps and the pre-recorded
-    /// command buffers of every slot, in `family`.
+    /// command buffers of every slot, in `family`; with `host_memory` (a
+    /// CPU device) also the [`HostResults`] buffer, in one of its
+    /// host-visible, coherent memory types.
     ///
     /// # Safety
     /// `d` is the live device and `family` one of its queue families.
-    unsafe fn new(d: &ash::Device, family: u32) -> Result<QueueObjects, vk::Result> {
-        // SAFETY: live device (caller).
-        let query_pool = unsafe {
-            d.create_query_pool(
-                &vk::QueryPoolCreateInfo::default()
-                    .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(2 * SLOTS as u32),
-                None,
-            )
-        }?;
-        // SAFETY: as above.
-        let cmd_pool = match unsafe {
-            d.create_command_pool(
-                &vk::CommandPoolCreateInfo::default().queue_family_index(family),
-                None,
-            )
-        } {
-            Ok(p) => p,
-            Err(e) => {
-                // SAFETY: just made, unused.
-                unsafe { d.destroy_query_pool(query_pool, None) };
-                return Err(e);
-            }
-        };
-        let o = QueueObjects {
-            cmd_pool,
-            query_pool,
+    unsafe fn new(
+        d: &ash::Device,
+        family: u32,
+        host_memory: Option<&vk::PhysicalDeviceMemoryProperties>,
+    ) -> Result<QueueObjects, vk::Result> {
+        let mut o = QueueObjects {
+            cmd_pool: vk::CommandPool::null(),
+            query_pool: vk::QueryPool::null(),
             begin: Vec::new(),
             end: Vec::new(),
+            host: None,
         };
-        // SAFETY: objects just made; on error they are freed whole.
-        match unsafe { o.record(d) } {
-            Ok((begin, end)) => Ok(QueueObjects { begin, end, ..o }),
+        // SAFETY: live device (caller); what was made is freed on error,
+        // before any use.
+        match unsafe { o.make(d, family, host_memory) } {
+            Ok(()) => Ok(o),
             Err(e) => {
-                // SAFETY: nothing submitted.
-                unsafe {
-                    d.destroy_command_pool(o.cmd_pool, None);
-                    d.destroy_query_pool(o.query_pool, None);
-                }
+                // SAFETY: nothing of it was submitted.
+                unsafe { o.free(d) };
                 Err(e)
             }
         }
     }
 
+    /// Makes the objects one by one (see [`QueueObjects::new`]).
+    ///
+    /// # Safety
+    /// As [`QueueObjects::new`].
+    unsafe fn make(
+        &mut self,
+        d: &ash::Device,
+        family: u32,
+        host_memory: Option<&vk::PhysicalDeviceMemoryProperties>,
+    ) -> Result<(), vk::Result> {
+        // SAFETY: live device (caller), for each call below.
+        unsafe {
+            self.query_pool = d.create_query_pool(
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(2 * SLOTS as u32),
+                None,
+            )?;
+            self.cmd_pool = d.create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(family),
+                None,
+            )?;
+            if let Some(props) = host_memory {
+                self.host = Some(HostResults::new(d, props)?);
+            }
+            (self.begin, self.end) = self.record(d)?;
+        }
+        Ok(())
+    }
+
+    /// Frees whatever of the objects exists (null handles are no-ops).
+    ///
+    /// # Safety
+    /// No submission using them is pending.
+    unsafe fn free(&self, d: &ash::Device) {
+        // SAFETY: the caller's contract; freeing the pool frees its
+        // command buffers.
+        unsafe {
+            d.destroy_command_pool(self.cmd_pool, None);
+            d.destroy_query_pool(self.query_pool, None);
+            if let Some(h) = &self.host {
+                d.destroy_buffer(h.buffer, None);
+                d.free_memory(h.memory, None);
+            }
+        }
+    }
+
     /// Records slot k's pair: `begin[k]` resets queries 2k, 2k+1 and writes
-    /// 2k at the top of the pipe; `end[k]` writes 2k+1 at the bottom.
+    /// 2k at the top of the pipe; `end[k]` writes 2k+1 at the bottom and,
+    /// with [`HostResults`], copies both into its words once written and
+    /// makes them visible to the host.
     /// Simultaneous use: a slot given up may still be pending when reused.
     ///
     /// # Safety
@@ -872,10 +1015,123 @@ impl QueueObjects {
                     self.query_pool,
                     q + 1,
                 );
+                if let Some(h) = &self.host {
+                    h.record_copy(d, pair[1], self.query_pool, k);
+                }
                 d.end_command_buffer(pair[1])?;
             }
         }
         Ok(all.chunks(2).map(|p| (p[0], p[1])).unzip())
+    }
+}
+
+impl HostResults {
+    /// The buffer of every slot's words, mapped and zeroed.
+    ///
+    /// # Safety
+    /// `d` is a live device whose memory types are `props`. On error, what
+    /// was made is freed.
+    unsafe fn new(
+        d: &ash::Device,
+        props: &vk::PhysicalDeviceMemoryProperties,
+    ) -> Result<HostResults, vk::Result> {
+        let size = (SLOTS * HOST_WORDS * 8) as u64;
+        // SAFETY: live device (caller); each object is freed if a later
+        // step fails.
+        unsafe {
+            let buffer = d.create_buffer(
+                &vk::BufferCreateInfo::default()
+                    .size(size)
+                    .usage(vk::BufferUsageFlags::TRANSFER_DST),
+                None,
+            )?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            let want =
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
+            let Some(index) = pick_memory_type(props, req.memory_type_bits, want) else {
+                d.destroy_buffer(buffer, None);
+                return Err(vk::Result::ERROR_FEATURE_NOT_PRESENT);
+            };
+            let memory = match d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(index),
+                None,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    return Err(e);
+                }
+            };
+            let mapped = d.bind_buffer_memory(buffer, memory, 0).and_then(|()| {
+                d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())
+            });
+            match mapped {
+                Ok(p) => {
+                    let words = p.cast::<u64>();
+                    words.write_bytes(0, SLOTS * HOST_WORDS);
+                    Ok(HostResults {
+                        buffer,
+                        memory,
+                        words,
+                    })
+                }
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    d.free_memory(memory, None);
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Records into `cb` the copy of slot `k`'s pair (queries 2k, 2k+1) into
+    /// its words once both are written, and the barrier that makes them
+    /// visible to the host.
+    ///
+    /// # Safety
+    /// `cb` is recording; `pool` is the queue's query pool.
+    unsafe fn record_copy(
+        &self,
+        d: &ash::Device,
+        cb: vk::CommandBuffer,
+        pool: vk::QueryPool,
+        k: usize,
+    ) {
+        let stride = (HOST_WORDS / 2 * 8) as u64;
+        let offset = (k * HOST_WORDS * 8) as u64;
+        // SAFETY: the caller's contract; the range is inside the buffer.
+        unsafe {
+            d.cmd_copy_query_pool_results(
+                cb,
+                pool,
+                2 * k as u32,
+                2,
+                self.buffer,
+                offset,
+                stride,
+                vk::QueryResultFlags::TYPE_64
+                    | vk::QueryResultFlags::WAIT
+                    | vk::QueryResultFlags::WITH_AVAILABILITY,
+            );
+            d.cmd_pipeline_barrier(
+                cb,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[],
+                &[vk::BufferMemoryBarrier::default()
+                    .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                    .dst_access_mask(vk::AccessFlags::HOST_READ)
+                    .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
+                    .buffer(self.buffer)
+                    .offset(offset)
+                    .size(2 * stride)],
+                &[],
+            );
+        }
     }
 }
 
