@@ -63,8 +63,15 @@ impl Encoding {
     ) -> Result<Encoding, &'static str> {
         let srgb = is_srgb(format);
         match color_space {
-            vk::ColorSpaceKHR::SRGB_NONLINEAR if srgb => Ok(Encoding::Srgb),
-            vk::ColorSpaceKHR::SRGB_NONLINEAR => Ok(Encoding::Unorm),
+            // Pass-through: the values go to the display as they are, as a
+            // GL framebuffer's do; zink (Mesa's GL on Vulkan) asks for it on
+            // Wayland. An ordinary display shows them as sRGB.
+            vk::ColorSpaceKHR::SRGB_NONLINEAR | vk::ColorSpaceKHR::PASS_THROUGH_EXT if srgb => {
+                Ok(Encoding::Srgb)
+            }
+            vk::ColorSpaceKHR::SRGB_NONLINEAR | vk::ColorSpaceKHR::PASS_THROUGH_EXT => {
+                Ok(Encoding::Unorm)
+            }
             vk::ColorSpaceKHR::HDR10_ST2084_EXT if srgb => {
                 Err("colour space HDR10_ST2084 with an sRGB format: HUD off")
             }
@@ -99,7 +106,6 @@ fn unsupported_space(space: vk::ColorSpaceKHR) -> &'static str {
         HDR10_HLG_EXT,
         ADOBERGB_LINEAR_EXT,
         ADOBERGB_NONLINEAR_EXT,
-        PASS_THROUGH_EXT,
         EXTENDED_SRGB_NONLINEAR_EXT,
         DISPLAY_NATIVE_AMD
     )
@@ -254,6 +260,9 @@ mod tests {
             Ok(Encoding::Unorm)
         );
         assert_eq!(d(F::B8G8R8A8_SRGB, S::SRGB_NONLINEAR), Ok(Encoding::Srgb));
+        // zink's swapchains on Wayland.
+        assert_eq!(d(F::B8G8R8A8_UNORM, S::PASS_THROUGH_EXT), Ok(Encoding::Unorm));
+        assert_eq!(d(F::B8G8R8A8_SRGB, S::PASS_THROUGH_EXT), Ok(Encoding::Srgb));
         assert_eq!(
             d(F::A8B8G8R8_SRGB_PACK32, S::SRGB_NONLINEAR),
             Ok(Encoding::Srgb)
