@@ -208,15 +208,11 @@ fn es2gears_x11_logs_every_swap_and_shows_the_hud() {
     let mut cmd = h.command(&gears);
     cmd.env("COUNT_SWAPS_OUT", &counts);
     // The counter after us here (under `run` it comes before): its
-    // dlsym(RTLD_NEXT) must find libEGL's function, not ours. On i386 our
-    // dlsym resolves RTLD_NEXT from the library (no naked functions in the
-    // 32-bit build's compiler), so there the counter goes first.
+    // dlsym(RTLD_NEXT) must find libEGL's function, not its own through
+    // ours (it would call itself until the stack ran out), on 64 and on
+    // 32 bits alike.
     let (count, gl) = (count_swaps_lib(), gl_library());
-    if i686() {
-        preload(&mut cmd, &[&count, &gl]);
-    } else {
-        preload(&mut cmd, &[&gl, &count]);
-    }
+    preload(&mut cmd, &[&gl, &count]);
     let game = spawn(&mut cmd);
     let shot = || h.screenshot();
     let (shown, n) = wait_label(&shot, [0, 0, 300, 300], 20, |n| n > SHOWN);

@@ -440,18 +440,46 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
     )
 }
 
-/// `dlsym` on other architectures (the 32-bit build's compiler has no
-/// naked functions): [`dlsym_hook`] for every handle, so `RTLD_NEXT` is
-/// resolved from this library. As it is preloaded first, that is every
-/// object after the main program, and a tool preloaded before it that
-/// looks up its next `glXSwapBuffers` gets ours (our own function, see
-/// `hooks!`). A tool preloaded after it that does the same would get ours
-/// too, and the two would call each other: on 32 bits, such a tool goes
-/// before steadyhud in `LD_PRELOAD` (README, "OpenGL games").
+// `dlsym` on 32-bit x86: the same entry as the naked one above, in
+// assembly of its own (the 32-bit build's compiler, Debian's, has no naked
+// functions). Position-independent: glibc's `dlsym` is read through this
+// library's GOT base (`call`/`pop`), and both jumps leave the caller's
+// arguments and return address as they were, so `RTLD_NEXT` resolves from
+// the caller.
+#[cfg(target_arch = "x86")]
+std::arch::global_asm!(
+    ".globl dlsym",
+    ".type dlsym,@function",
+    "dlsym:",
+    "cmpl $-1, 4(%esp)",
+    "jne 2f",
+    "call 1f",
+    "1:",
+    "popl %ecx",
+    "addl $_GLOBAL_OFFSET_TABLE_+[.-1b], %ecx",
+    "movl {real}@GOTOFF(%ecx), %eax",
+    "testl %eax, %eax",
+    "jz 2f",
+    "jmp *%eax",
+    "2:",
+    "jmp {hook}",
+    ".size dlsym, .-dlsym",
+    real = sym real::REAL_DLSYM,
+    hook = sym dlsym_hook,
+    options(att_syntax),
+);
+
+/// `dlsym` on other architectures: [`dlsym_hook`] for every handle, so
+/// `RTLD_NEXT` is resolved from this library. As it is preloaded first,
+/// that is every object after the main program, and a tool preloaded
+/// before it that looks up its next `glXSwapBuffers` gets ours (our own
+/// function, see `hooks!`). A tool preloaded after it that does the same
+/// would get ours too, and the two would call each other: there, such a
+/// tool goes before steadyhud in `LD_PRELOAD`.
 ///
 /// # Safety
 /// As `dlsym(3)`.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
 #[no_mangle]
 pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
     // SAFETY: the caller's contract.
