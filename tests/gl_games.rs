@@ -859,3 +859,82 @@ fn retroarch_gl_menu_under_run() {
     let (log, _) = h.only_session_log_of(swaps.glx, "RetroArch");
     check_api(&log, "opengl");
 }
+
+/// Who measures a zink game is what the process says, not its environment
+/// (issue 40): the GL library leaves a GL-on-Vulkan context to the layer
+/// exactly when an instance was made through the active layer in the same
+/// process (the layer's mark, `steadyhud_config::LAYER_MARK`). zink does
+/// not run on Xvfb here (no DRI3; in the sid root under headless sway it
+/// makes its swapchain through the layer, but no GL client there ever
+/// presented): so the test program makes a Vulkan instance first, as zink
+/// does when it makes its screen, and Mesa's driconf `force_gl_renderer`
+/// names the llvmpipe context `zink …`. Each way the layer can be loaded or
+/// kept out, the library stays out (a line, no GL log) where the layer
+/// loaded and measures (one log of every swap) where it did not: before
+/// the mark it read `STEADYHUD` and `VK_INSTANCE_LAYERS`, so
+/// `VK_LOADER_LAYERS_ENABLE` had both count a zink game and
+/// `VK_LOADER_LAYERS_DISABLE` neither.
+#[test]
+fn zink_is_left_to_the_layer_only_where_the_layer_is_active() {
+    const FRAMES: u64 = 20;
+    const STAYS_OUT: &str = "steadyhud: this GL context runs on Vulkan";
+    let h = Harness::new();
+    let layer = steadyhud_config::LAYER_NAME;
+    let game = |cmd: &mut std::process::Command| {
+        cmd.args(["--vulkan-instance", "--fps", "0", "--frames"])
+            .arg(FRAMES.to_string())
+            .env("force_gl_renderer", "zink (steadyhud test: llvmpipe)");
+    };
+    // (case, environment, whether the layer is active)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], bool);
+    let cases: [Case; 5] = [
+        ("the layer off", &[], false),
+        ("STEADYHUD=1", &[("STEADYHUD", "1")], true),
+        (
+            "VK_LOADER_LAYERS_ENABLE",
+            &[("VK_LOADER_LAYERS_ENABLE", layer)],
+            true,
+        ),
+        (
+            "STEADYHUD=1, VK_LOADER_LAYERS_DISABLE",
+            &[("STEADYHUD", "1"), ("VK_LOADER_LAYERS_DISABLE", layer)],
+            false,
+        ),
+        ("steadyhud run", &[], true),
+    ];
+    for (what, env, layer_active) in cases {
+        h.clear_logs();
+        let mut cmd = if what == "steadyhud run" {
+            let mut c = h.steadyhud(&["run", "--lib"]);
+            c.arg(layer_library_64()).arg("--").arg(gltest_exe());
+            c
+        } else {
+            let mut c = h.command(gltest_exe());
+            preload(&mut c, &[&gl_library()]);
+            c
+        };
+        game(&mut cmd);
+        cmd.envs(env.iter().copied());
+        let out = run(&mut cmd);
+        assert!(
+            out.status.success() && out.stdout.contains("gltest: vulkan instance made"),
+            "{what}: {}\n{}",
+            out.stdout,
+            out.stderr
+        );
+        let said = out.stderr.contains(STAYS_OUT);
+        let logs = h.session_logs();
+        if layer_active {
+            assert!(
+                said && logs.is_empty(),
+                "{what}: the layer is active, yet the GL library measured ({} logs):\n{}",
+                logs.len(),
+                out.stderr
+            );
+        } else {
+            assert!(!said, "{what}: the layer is not active:\n{}", out.stderr);
+            let (log, _) = h.only_session_log_of(FRAMES, what);
+            check_api(&log, "opengl");
+        }
+    }
+}

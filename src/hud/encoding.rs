@@ -261,7 +261,10 @@ mod tests {
         );
         assert_eq!(d(F::B8G8R8A8_SRGB, S::SRGB_NONLINEAR), Ok(Encoding::Srgb));
         // zink's swapchains on Wayland.
-        assert_eq!(d(F::B8G8R8A8_UNORM, S::PASS_THROUGH_EXT), Ok(Encoding::Unorm));
+        assert_eq!(
+            d(F::B8G8R8A8_UNORM, S::PASS_THROUGH_EXT),
+            Ok(Encoding::Unorm)
+        );
         assert_eq!(d(F::B8G8R8A8_SRGB, S::PASS_THROUGH_EXT), Ok(Encoding::Srgb));
         assert_eq!(
             d(F::A8B8G8R8_SRGB_PACK32, S::SRGB_NONLINEAR),

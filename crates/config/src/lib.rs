@@ -25,7 +25,7 @@ pub use blacklist::{blacklisted, Listed};
 pub use game_name::GameName;
 pub use settings::{
     config_path, Config, GpuTiming, LimitMethod, Position, Source, DEFAULT_HUD_COUNTERS,
-    ENV_CONFIG, ENV_LOG_DIR, KEYS, LAYER_NAME, MAX_FPS_LIMIT, MAX_HUD_COUNTERS, MAX_HUD_SCALE,
-    MAX_SENSOR_HZ, MIN_HUD_SCALE,
+    ENV_CONFIG, ENV_LOG_DIR, KEYS, LAYER_MARK, LAYER_NAME, MAX_FPS_LIMIT, MAX_HUD_COUNTERS,
+    MAX_HUD_SCALE, MAX_SENSOR_HZ, MIN_HUD_SCALE,
 };
 pub use sources::{resolve, Resolved};

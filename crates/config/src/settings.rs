@@ -9,6 +9,14 @@ use std::path::{Path, PathBuf};
 /// run` adds to `VK_INSTANCE_LAYERS`.
 pub const LAYER_NAME: &str = "VK_LAYER_STEADYHUD_overlay";
 
+/// The function the GL library exports and the Vulkan layer calls (found
+/// with `dlsym(RTLD_DEFAULT)`: the GL library is preloaded, so global)
+/// each time an instance is made through the active layer: from then on
+/// the GL library leaves GL-on-Vulkan contexts (zink) to the layer, which
+/// sees their presents. So the process decides who measures them, not the
+/// environment variables that may or may not load the layer.
+pub const LAYER_MARK: &std::ffi::CStr = c"steadyhud_vulkan_layer_active";
+
 /// Corner of the swapchain image the HUD is drawn in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Position {

@@ -6,7 +6,7 @@
 //! Wayland display map ([`crate::wayland`]) and the `.fini_array` hook.
 
 use crate::hud::ContextHud;
-use crate::path::{self, Path};
+use crate::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_capture::analysis::{Analysis, Settings};
@@ -74,9 +74,6 @@ pub struct Process {
     pub faults: Faults,
     pub wayland: WaylandKeys,
     pub analysis: Analysis,
-    /// Whether the Vulkan layer is on in this environment (zink: see
-    /// [`crate::path`]).
-    pub layer_on: bool,
     /// The process that set this up (a forked child is another).
     pub pid: u32,
     pub windows: Mutex<Vec<Window>>,
@@ -141,7 +138,6 @@ pub fn process() -> &'static Process {
             faults: Faults::from_env(),
             wayland: WaylandKeys::new(),
             analysis: Analysis::default(),
-            layer_on: path::layer_enabled(&env),
             pid: std::process::id(),
             windows: Mutex::default(),
             dead: Mutex::default(),

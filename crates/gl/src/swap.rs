@@ -170,7 +170,7 @@ fn context_path(p: &Process, t: Target, ctx: usize) -> Path {
     }
     // SAFETY: `ctx` is current on this thread.
     let renderer = unsafe { crate::hud::gl_string(api, glow::RENDERER) }.unwrap_or_default();
-    let decided = path::path(&renderer, p.layer_on);
+    let decided = path::path(&renderer, path::layer_marked());
     if decided == Path::Layer {
         p.say_once(
             Once::Zink,

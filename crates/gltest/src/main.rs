@@ -93,6 +93,13 @@ struct Args {
     time_swaps: bool,
     #[arg(long, default_value_t = 60)]
     warmup: u64,
+    /// Before the GL context, make a Vulkan instance through the loader
+    /// and keep it, as Mesa's zink does when it makes its screen (with the
+    /// driconf variable `force_gl_renderer=zink…`, the GL library's zink
+    /// decision can be tried where zink does not run). Prints `gltest:
+    /// vulkan instance made`.
+    #[arg(long)]
+    vulkan_instance: bool,
 }
 
 /// The colour the window is cleared to every frame (8-bit).
@@ -121,6 +128,9 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<(), String> {
+    if args.vulkan_instance {
+        vulkan_instance()?;
+    }
     let mut ctx = context::Context::new(args.profile, args.width, args.height)?;
     if args.other_thread {
         return ctx.swap_from_other_thread(args.frames);
@@ -238,6 +248,21 @@ fn run(args: &Args) -> Result<(), String> {
         println!("gltest: threads_cpu_ms {:.3}", steadyhud_threads_cpu_ms());
     }
     println!("gltest: swaps {swaps}");
+    Ok(())
+}
+
+/// `--vulkan-instance`: an instance through the Vulkan loader (with
+/// whatever layers the environment enables), kept for the process's life.
+fn vulkan_instance() -> Result<(), String> {
+    // SAFETY: loads the system's Vulkan loader; its entry points are used
+    // as the Vulkan API says.
+    let entry = unsafe { ash::Entry::load() }.map_err(|e| format!("no Vulkan loader: {e}"))?;
+    // SAFETY: a valid, empty create info.
+    let instance = unsafe { entry.create_instance(&ash::vk::InstanceCreateInfo::default(), None) }
+        .map_err(|e| format!("vkCreateInstance: {e}"))?;
+    // Kept, as zink keeps its screen's.
+    std::mem::forget((entry, instance));
+    println!("gltest: vulkan instance made");
     Ok(())
 }
 

@@ -55,9 +55,25 @@ pub(super) unsafe extern "system-unwind" fn create_instance(
                 .instances
                 .lock_or_recover()
                 .insert(unsafe { dispatch_key(*out) }, data);
+            mark_gl_library();
         });
     }
     r
+}
+
+/// Tells the GL library, when it is in this process, that the layer is
+/// active here ([`steadyhud_config::LAYER_MARK`]): a zink context's frames
+/// reach this layer, so the GL library leaves them to it.
+fn mark_gl_library() {
+    // SAFETY: `dlsym` with a C string; what it finds under that name is
+    // the GL library's `extern "C" fn()` (steadyhud_gl's `path.rs`).
+    unsafe {
+        let f = libc::dlsym(libc::RTLD_DEFAULT, steadyhud_config::LAYER_MARK.as_ptr());
+        if !f.is_null() {
+            let mark: extern "C" fn() = std::mem::transmute(f);
+            mark();
+        }
+    }
 }
 
 pub(super) unsafe extern "system-unwind" fn destroy_instance(
