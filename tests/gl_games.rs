@@ -10,8 +10,8 @@ mod common;
 mod require;
 
 use common::gl::{
-    count_swaps_lib, gl_library, gltest_exe, label_pixels, layer_library_64, mesa_util, preload,
-    SwapCounts,
+    count_gets_lib, count_swaps_lib, gl_library, gltest_exe, label_pixels, layer_library_64,
+    mesa_util, preload, SwapCounts,
 };
 use common::wayland::{SwayBed, BED_PROGRAMS};
 use common::*;
@@ -936,5 +936,51 @@ fn zink_is_left_to_the_layer_only_where_the_layer_is_active() {
             let (log, _) = h.only_session_log_of(FRAMES, what);
             check_api(&log, "opengl");
         }
+    }
+}
+
+/// Issue 40: the shown HUD reads less of the game's state per swap. Each
+/// `glGet*` / `glIsEnabled*` waits for a threaded GL's queue (Mesa's
+/// glthread, NVIDIA's threaded optimisation), and the HUD used to read ~53
+/// items on every shown swap. Now a swap that only draws the cached panel
+/// reads what that draw changes (no pixel unpacking, clear colour or read
+/// framebuffer, no clip distances: the shader writes them), and the full
+/// set is read only when the panel is rendered anew (~10 times a second).
+/// Counted by a second tool's hook (`tests/gl/count_gets.c`, preloaded
+/// after ours: the query functions the HUD looks up are its counting
+/// wrappers); the test program itself queries nothing per frame.
+#[test]
+fn the_shown_hud_reads_less_state_per_swap() {
+    const FRAMES: usize = 120;
+    let h = Harness::new();
+    for profile in ["compat", "core", "gles3"] {
+        h.clear_logs();
+        let counts = h.root.path().join(format!("gets-{profile}"));
+        let mut cmd = h.command(gltest_exe());
+        cmd.args(["--profile", profile, "--frames"])
+            .arg(FRAMES.to_string())
+            .env("COUNT_GETS_OUT", &counts);
+        preload(&mut cmd, &[&gl_library(), &count_gets_lib()]);
+        let out = run(&mut cmd);
+        assert!(out.status.success(), "{profile}: {}", out.stderr);
+        let per_swap: Vec<u32> = std::fs::read_to_string(&counts)
+            .unwrap_or_else(|e| panic!("{profile}: no counts ({e}):\n{}", out.stderr))
+            .lines()
+            .map(|l| l.parse().expect("a count"))
+            .collect();
+        assert_eq!(per_swap.len(), FRAMES, "{profile}: swaps counted");
+        // The first swap makes the HUD (its objects, the font): left out.
+        let mut seen: std::collections::BTreeMap<u32, usize> = Default::default();
+        for &n in &per_swap[1..] {
+            *seen.entry(n).or_default() += 1;
+        }
+        let (&quad, &quad_swaps) = seen.iter().max_by_key(|(_, &k)| k).expect("counts");
+        let render = *seen.keys().max().expect("counts");
+        eprintln!("{profile}: queries per swap (count: swaps) {seen:?}");
+        assert!(quad > 0, "{profile}: the HUD read nothing: not drawn?");
+        assert!(
+            quad <= 40 && quad < render && quad_swaps * 2 > FRAMES,
+            "{profile}: most swaps made {quad} queries (the panel's renders {render}): {seen:?}"
+        );
     }
 }

@@ -27,23 +27,33 @@ pub fn gltest_exe() -> PathBuf {
     exe
 }
 
-/// The swap counter, compiled once per test binary for the games' width
-/// (`gcc`, `-m32` in i686 mode).
+/// The swap counter (`tests/gl/count_swaps.c`), built once per test
+/// process.
 pub fn count_swaps_lib() -> PathBuf {
     static LIB: OnceLock<PathBuf> = OnceLock::new();
-    LIB.get_or_init(|| {
-        let dir = profile_dir().join("gl-test-libs");
-        std::fs::create_dir_all(&dir).expect("create gl-test-libs");
-        let out = dir.join(format!("count_swaps-{}.so", std::process::id()));
-        let flags: &[&str] = if i686() {
-            &["-m32", "-shared", "-fPIC"]
-        } else {
-            &["-shared", "-fPIC"]
-        };
-        super::build_c("tests/gl/count_swaps.c", &out, flags, &["-ldl"]);
-        out
-    })
-    .clone()
+    LIB.get_or_init(|| test_lib("count_swaps")).clone()
+}
+
+/// The GL query counter (`tests/gl/count_gets.c`), built once per test
+/// process.
+pub fn count_gets_lib() -> PathBuf {
+    static LIB: OnceLock<PathBuf> = OnceLock::new();
+    LIB.get_or_init(|| test_lib("count_gets")).clone()
+}
+
+/// `tests/gl/<stem>.c` built as a preloadable library for this run's
+/// architecture.
+fn test_lib(stem: &str) -> PathBuf {
+    let dir = profile_dir().join("gl-test-libs");
+    std::fs::create_dir_all(&dir).expect("create gl-test-libs");
+    let out = dir.join(format!("{stem}-{}.so", std::process::id()));
+    let flags: &[&str] = if i686() {
+        &["-m32", "-shared", "-fPIC"]
+    } else {
+        &["-shared", "-fPIC"]
+    };
+    super::build_c(&format!("tests/gl/{stem}.c"), &out, flags, &["-ldl"]);
+    out
 }
 
 /// `LD_PRELOAD` of `libs`, in order.

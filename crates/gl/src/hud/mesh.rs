@@ -70,8 +70,9 @@ pub struct Mesh {
 fn header(gles: bool, major: u32, minor: u32) -> &'static str {
     match (gles, (major, minor) >= (3, 2)) {
         (true, _) => "#version 300 es\nprecision mediump float;\n",
-        (false, true) => "#version 150\n",
-        (false, false) => "#version 130\n",
+        // Desktop GL has clip distances: the vertex shader writes them.
+        (false, true) => "#version 150\n#define STEADYHUD_CLIP_DISTANCES\n",
+        (false, false) => "#version 130\n#define STEADYHUD_CLIP_DISTANCES\n",
     }
 }
 

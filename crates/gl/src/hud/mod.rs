@@ -15,7 +15,7 @@ mod saved;
 
 use crate::real::{self, Api};
 use mesh::Mesh;
-use saved::{Caps, ClipControlFn, Saved};
+use saved::{Caps, ClipControlFn, Pass, Saved};
 use std::ffi::CStr;
 use steadyhud_capture::live::LiveStats;
 use steadyhud_config::Config;
@@ -159,7 +159,6 @@ impl ContextHud {
             } else {
                 at_least(3, 2) || ext("GL_ARB_texture_multisample")
             },
-            clip_distances: !gles,
         };
         let clip = if caps.clip_control {
             // SAFETY: a lookup by C string.
@@ -172,7 +171,7 @@ impl ContextHud {
         let view = View::new(config, size);
         // SAFETY: the context is current (caller); its state is put back.
         unsafe {
-            let saved = Saved::take(&gl, caps);
+            let saved = Saved::take(&gl, caps, Pass::Render);
             saved.set_for_hud(&gl, caps, clip);
             let made = make_imgui(&view).and_then(|(ctx, atlas)| {
                 let (w, h, data) = atlas;
@@ -213,9 +212,15 @@ impl ContextHud {
             return Ok(());
         }
         let gl = &self.gl;
+        // Most swaps only draw the cached panel: they save less.
+        let pass = if self.uploaded == Some((size, stats.generation)) {
+            Pass::Quad
+        } else {
+            Pass::Render
+        };
         // SAFETY: the context is current (caller); its state is put back.
         unsafe {
-            let saved = Saved::take(gl, self.caps);
+            let saved = Saved::take(gl, self.caps, pass);
             saved.set_for_hud(gl, self.caps, self.clip);
             let r = self.render_and_draw(config, size, stats);
             saved.restore(&self.gl, self.caps, self.clip);

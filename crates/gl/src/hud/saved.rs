@@ -1,6 +1,13 @@
 //! The game's GL state that the HUD's draw touches: read before the draw,
 //! put back after it, item by item ([`Saved::take`], [`Saved::restore`]).
-//! What is not listed here the draw does not change. Items a context lacks
+//! What is not listed here the draw does not change. Every item read is a
+//! query, and with a threaded GL (Mesa's glthread, NVIDIA's threaded
+//! optimisation) a query waits for the game's queued commands: so a pass
+//! reads only what it changes ([`Pass`]: most swaps only draw the cached
+//! panel, and leave pixel unpacking and the clear colour alone), the read
+//! framebuffer is never touched (the HUD binds draw framebuffers only), and
+//! clip distances need no saving (the HUD's vertex shader writes all eight,
+//! so planes the game enabled never cut it). Items a context lacks
 //! (polygon mode and `GL_FRAMEBUFFER_SRGB` on GLES, primitive restart
 //! before 3.1, samplers before 3.3, the sample mask before 3.2 / GLES 3.1,
 //! clip control before 4.5 / `ARB_clip_control`, alpha test and separate
@@ -38,8 +45,6 @@ pub struct Caps {
     pub viewport_array: bool,
     /// `GL_SAMPLE_MASK` (GL 3.2, GLES 3.1).
     pub sample_mask: bool,
-    /// `GL_CLIP_DISTANCE0..7` (desktop GL 3.0).
-    pub clip_distances: bool,
 }
 
 impl Caps {
@@ -160,18 +165,7 @@ const DESKTOP_ENABLES: [u32; 3] = [
 ];
 /// `GL_ALPHA_TEST` (compatibility contexts; glow has no name for it).
 const ALPHA_TEST: u32 = 0x0BC0;
-/// `GL_CLIP_DISTANCE0..7`: the HUD's shader writes no clip distance.
-const CLIP_DISTANCES: [u32; 8] = [
-    glow::CLIP_DISTANCE0,
-    glow::CLIP_DISTANCE1,
-    glow::CLIP_DISTANCE2,
-    glow::CLIP_DISTANCE3,
-    glow::CLIP_DISTANCE4,
-    glow::CLIP_DISTANCE5,
-    glow::CLIP_DISTANCE6,
-    glow::CLIP_DISTANCE7,
-];
-/// Pixel-store state the font upload sets.
+/// Pixel-store state the panel's and the font's uploads set.
 const UNPACK: [u32; 6] = [
     glow::UNPACK_ALIGNMENT,
     glow::UNPACK_ROW_LENGTH,
@@ -181,21 +175,38 @@ const UNPACK: [u32; 6] = [
     glow::UNPACK_SKIP_IMAGES,
 ];
 
+/// What a HUD pass does, so what it must save.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pass {
+    /// The cached panel drawn as one quad (most swaps).
+    Quad,
+    /// Also the panel rendered anew, its texture or the font allocated and
+    /// uploaded: the clear colour and pixel unpacking too.
+    Render,
+}
+
+/// What only [`Pass::Render`] changes.
+struct RenderState {
+    pixel_unpack_buffer: i32,
+    unpack: [i32; UNPACK.len()],
+    clear_color: [f32; 4],
+}
+
 /// The game's state as the draw found it.
 pub struct Saved {
     program: i32,
     vertex_array: i32,
     array_buffer: i32,
-    pixel_unpack_buffer: i32,
     active_texture: i32,
     texture_2d: i32,
     sampler: i32,
     draw_framebuffer: i32,
-    read_framebuffer: i32,
-    draw_buffer: i32,
+    /// Draw buffer 0 of the default framebuffer, when that is bound (the
+    /// HUD sets the back buffer there; another framebuffer's is not
+    /// touched).
+    draw_buffer: Option<i32>,
     viewport: [i32; 4],
     scissor_box: [i32; 4],
-    clear_color: [f32; 4],
     color_mask: [bool; 4],
     blend_src_rgb: i32,
     blend_dst_rgb: i32,
@@ -210,9 +221,8 @@ pub struct Saved {
     restart: bool,
     restart_fixed: bool,
     alpha_test: bool,
-    clip_distances: [bool; CLIP_DISTANCES.len()],
     sample_mask: bool,
-    unpack: [i32; UNPACK.len()],
+    render: Option<RenderState>,
     /// Front and back (compatibility contexts: they may differ).
     polygon_mode: [i32; 2],
     clip: [i32; 2],
@@ -223,11 +233,11 @@ fn name<T>(v: i32, make: impl Fn(std::num::NonZeroU32) -> T) -> Option<T> {
 }
 
 impl Saved {
-    /// Reads every item (module doc).
+    /// Reads every item `pass` changes (module doc).
     ///
     /// # Safety
     /// `gl` is the context current on this thread, with `caps`.
-    pub unsafe fn take(gl: &glow::Context, caps: Caps) -> Saved {
+    pub unsafe fn take(gl: &glow::Context, caps: Caps, pass: Pass) -> Saved {
         // SAFETY: plain queries on the current context (caller).
         unsafe {
             let i = |p| gl.get_parameter_i32(p);
@@ -235,8 +245,16 @@ impl Saved {
             gl.get_parameter_i32_slice(glow::VIEWPORT, &mut viewport);
             let mut scissor_box = [0; 4];
             gl.get_parameter_i32_slice(glow::SCISSOR_BOX, &mut scissor_box);
-            let mut clear_color = [0.0; 4];
-            gl.get_parameter_f32_slice(glow::COLOR_CLEAR_VALUE, &mut clear_color);
+            let render = (pass == Pass::Render).then(|| {
+                let mut clear_color = [0.0; 4];
+                gl.get_parameter_f32_slice(glow::COLOR_CLEAR_VALUE, &mut clear_color);
+                RenderState {
+                    pixel_unpack_buffer: i(glow::PIXEL_UNPACK_BUFFER_BINDING),
+                    unpack: UNPACK.map(&i),
+                    clear_color,
+                }
+            });
+            let draw_framebuffer = i(glow::DRAW_FRAMEBUFFER_BINDING);
             let active_texture = i(glow::ACTIVE_TEXTURE);
             gl.active_texture(glow::TEXTURE0);
             let texture_2d = i(glow::TEXTURE_BINDING_2D);
@@ -254,16 +272,13 @@ impl Saved {
                 program: i(glow::CURRENT_PROGRAM),
                 vertex_array: i(glow::VERTEX_ARRAY_BINDING),
                 array_buffer: i(glow::ARRAY_BUFFER_BINDING),
-                pixel_unpack_buffer: i(glow::PIXEL_UNPACK_BUFFER_BINDING),
                 active_texture,
                 texture_2d,
                 sampler,
-                draw_framebuffer: i(glow::DRAW_FRAMEBUFFER_BINDING),
-                read_framebuffer: i(glow::READ_FRAMEBUFFER_BINDING),
-                draw_buffer: i(glow::DRAW_BUFFER0),
+                draw_framebuffer,
+                draw_buffer: (draw_framebuffer == 0).then(|| i(glow::DRAW_BUFFER0)),
                 viewport,
                 scissor_box,
-                clear_color,
                 color_mask: gl.get_parameter_bool_array::<4>(glow::COLOR_WRITEMASK),
                 blend_src_rgb: i(glow::BLEND_SRC_RGB),
                 blend_dst_rgb: i(glow::BLEND_DST_RGB),
@@ -279,9 +294,8 @@ impl Saved {
                 restart_fixed: caps.restart_fixed
                     && gl.is_enabled(glow::PRIMITIVE_RESTART_FIXED_INDEX),
                 alpha_test: caps.compat && gl.is_enabled(ALPHA_TEST),
-                clip_distances: CLIP_DISTANCES.map(|c| caps.clip_distances && gl.is_enabled(c)),
                 sample_mask: caps.sample_mask && gl.is_enabled(glow::SAMPLE_MASK),
-                unpack: UNPACK.map(&i),
+                render,
                 polygon_mode,
                 clip: if caps.clip_control {
                     [i(glow::CLIP_ORIGIN), i(glow::CLIP_DEPTH_MODE)]
@@ -295,8 +309,8 @@ impl Saved {
     /// Sets what the HUD's draw needs: the default framebuffer's back
     /// buffer, no tests but the scissor, straight alpha blending, all
     /// colour channels, filled polygons, lower-left clip origin, encoded
-    /// colours written as they are (`GL_FRAMEBUFFER_SRGB` off), plain
-    /// unpacking, texture unit 0 with no sampler.
+    /// colours written as they are (`GL_FRAMEBUFFER_SRGB` off), texture
+    /// unit 0 with no sampler; for [`Pass::Render`], plain unpacking.
     ///
     /// # Safety
     /// As [`Saved::take`].
@@ -329,9 +343,6 @@ impl Saved {
             off(glow::PRIMITIVE_RESTART_FIXED_INDEX, self.restart_fixed);
             off(ALPHA_TEST, self.alpha_test);
             off(glow::SAMPLE_MASK, self.sample_mask);
-            for (c, on) in CLIP_DISTANCES.into_iter().zip(self.clip_distances) {
-                off(c, on);
-            }
             caps.blend(gl, true);
             caps.scissor_test(gl, true);
             caps.blend_equation(gl, glow::FUNC_ADD, glow::FUNC_ADD);
@@ -345,9 +356,11 @@ impl Saved {
                 ],
             );
             caps.color_mask(gl, [true; 4]);
-            gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
-            for p in UNPACK {
-                gl.pixel_store_i32(p, if p == glow::UNPACK_ALIGNMENT { 4 } else { 0 });
+            if self.render.is_some() {
+                gl.bind_buffer(glow::PIXEL_UNPACK_BUFFER, None);
+                for p in UNPACK {
+                    gl.pixel_store_i32(p, if p == glow::UNPACK_ALIGNMENT { 4 } else { 0 });
+                }
             }
             gl.active_texture(glow::TEXTURE0);
             if caps.samplers {
@@ -373,10 +386,6 @@ impl Saved {
                 glow::ARRAY_BUFFER,
                 name(self.array_buffer, glow::NativeBuffer),
             );
-            gl.bind_buffer(
-                glow::PIXEL_UNPACK_BUFFER,
-                name(self.pixel_unpack_buffer, glow::NativeBuffer),
-            );
             gl.active_texture(glow::TEXTURE0);
             gl.bind_texture(glow::TEXTURE_2D, name(self.texture_2d, glow::NativeTexture));
             if caps.samplers {
@@ -387,22 +396,16 @@ impl Saved {
                 glow::DRAW_FRAMEBUFFER,
                 name(self.draw_framebuffer, glow::NativeFramebuffer),
             );
-            gl.bind_framebuffer(
-                glow::READ_FRAMEBUFFER,
-                name(self.read_framebuffer, glow::NativeFramebuffer),
-            );
             // The draw buffer belongs to the framebuffer bound just now.
-            if self.draw_framebuffer == 0 {
+            if let Some(b) = self.draw_buffer {
                 if caps.gles {
-                    gl.draw_buffers(&[self.draw_buffer as u32]);
+                    gl.draw_buffers(&[b as u32]);
                 } else {
-                    gl.draw_buffer(self.draw_buffer as u32);
+                    gl.draw_buffer(b as u32);
                 }
             }
             caps.viewport(gl, self.viewport);
             caps.scissor(gl, self.scissor_box);
-            let [r, g, b, a] = self.clear_color;
-            gl.clear_color(r, g, b, a);
             caps.color_mask(gl, self.color_mask);
             caps.blend_equation(gl, self.blend_eq_rgb as u32, self.blend_eq_alpha as u32);
             caps.blend_func(
@@ -443,11 +446,16 @@ impl Saved {
             on(glow::PRIMITIVE_RESTART_FIXED_INDEX, self.restart_fixed);
             on(ALPHA_TEST, self.alpha_test);
             on(glow::SAMPLE_MASK, self.sample_mask);
-            for (c, was) in CLIP_DISTANCES.into_iter().zip(self.clip_distances) {
-                on(c, was);
-            }
-            for (p, v) in UNPACK.into_iter().zip(self.unpack) {
-                gl.pixel_store_i32(p, v);
+            if let Some(r) = &self.render {
+                gl.bind_buffer(
+                    glow::PIXEL_UNPACK_BUFFER,
+                    name(r.pixel_unpack_buffer, glow::NativeBuffer),
+                );
+                for (p, v) in UNPACK.into_iter().zip(r.unpack) {
+                    gl.pixel_store_i32(p, v);
+                }
+                let [red, g, b, a] = r.clear_color;
+                gl.clear_color(red, g, b, a);
             }
             if let Some(f) = clip {
                 f(self.clip[0] as u32, self.clip[1] as u32);
