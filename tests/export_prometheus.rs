@@ -285,11 +285,23 @@ fn prometheus_reads_time_weighted_percentiles_that_agree_with_merge() {
             (play[i].unwrap() - secs).abs() < 1e-6,
             "game {i}: play {play:?} vs {secs}"
         );
+        // The exporter judges a frame once the 9 frames after it exist
+        // (its window is then final): the last 9 before the gap wait, while
+        // `analyze` judges them with the window clipped at the log's end.
+        // A hiccup of a loaded machine among them made the two differ.
         let analyzed = h.analyze(&csv_of(pids[i]).unwrap());
+        let judged = d.len().saturating_sub(steadyhud_metrics::HALF_WINDOW);
+        let stutter_frames = analyzed["stutter_frames"]
+            .as_array()
+            .expect("stutter_frames");
+        let before = stutter_frames
+            .iter()
+            .filter(|f| f.as_u64().is_some_and(|f| (f as usize) < judged))
+            .count();
         assert_eq!(
             stutters[i],
-            analyzed["stutter_count"].as_f64(),
-            "game {i}: stutters"
+            Some(before as f64),
+            "game {i}: stutters among the {judged} judged frames ({stutter_frames:?})"
         );
     }
     let exact = time_weighted(&all, 0.99);

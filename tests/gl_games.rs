@@ -984,3 +984,167 @@ fn the_shown_hud_reads_less_state_per_swap() {
         );
     }
 }
+
+/// Where Debian installs SuperTuxKart.
+const SUPERTUXKART: &str = "/usr/games/supertuxkart";
+
+/// The direct children of `pid` (`/proc/PID/task/PID/children`).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// The pixels at which `shots` of one screen do not all agree (the game's
+/// own animation).
+fn moving(shots: &[Screenshot]) -> std::collections::HashSet<(u32, u32)> {
+    let first = &shots[0];
+    let mut set = std::collections::HashSet::new();
+    for s in &shots[1..] {
+        for y in 0..first.height.min(s.height) {
+            for x in 0..first.width.min(s.width) {
+                if !close(first.pixel(x, y), s.pixel(x, y), 2) {
+                    set.insert((x, y));
+                }
+            }
+        }
+    }
+    set
+}
+
+/// Issue 40: SuperTuxKart 1.4 (Debian, GL) under `steadyhud run`: the HUD
+/// drawn, its frames logged, and outside the HUD's corner its picture the
+/// same as without the library. Its first-run screen (a new player and
+/// the question about the Internet) is what a fresh home shows; the one
+/// pulsing button there is measured in the plain run (pixels that change
+/// between its screenshots) and left out. It ignores SIGTERM (TESTBED):
+/// it is killed, and `run` then adds the rows after the log's last flush
+/// from the present tail.
+#[test]
+fn supertuxkart_under_run() {
+    if skip_in_i686("Debian's SuperTuxKart is a 64-bit game") {
+        return;
+    }
+    let game = if Path::new(SUPERTUXKART).is_file() {
+        SUPERTUXKART.to_string()
+    } else if require::on_path("supertuxkart") {
+        "supertuxkart".to_string()
+    } else {
+        require::skip_or_fail("not installed: `supertuxkart` (apt-get install supertuxkart)");
+        return;
+    };
+    let (w, hgt) = (800u32, 600u32);
+    let h = Harness::with_screen(w, hgt);
+    let home = h.root.path().join("stk-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let stk = |cmd: &mut std::process::Command| {
+        cmd.arg(&game)
+            .args(["--windowed", &format!("--screensize={w}x{hgt}")])
+            .env("HOME", &home);
+    };
+    let hud = [0, 0, 300, 260];
+    let outside = |x: u32, y: u32| x >= hud[2] || y >= hud[3];
+
+    // With the library first: its first start fills the texture cache
+    // (minutes on llvmpipe), which the plain run then reuses.
+    let mut cmd = h.steadyhud(&["run", "--lib"]);
+    cmd.arg(layer_library_64()).arg("--");
+    stk(&mut cmd);
+    let running = spawn(&mut cmd);
+    let shot = || h.screenshot();
+    let (shown, n) = wait_label(&shot, hud, 300, |n| n > SHOWN);
+    std::thread::sleep(Duration::from_secs(3));
+    let with = h.screenshot();
+    let pids = children(running.pid());
+    for &p in &pids {
+        // SAFETY: kill(2) of the game `run` started.
+        unsafe { libc::kill(p as libc::pid_t, libc::SIGKILL) };
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut running = running;
+    while !running.has_exited() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = running.kill();
+    assert!(
+        shown,
+        "no HUD on SuperTuxKart ({n} label pixels; game pids {pids:?}):\n{}",
+        tail(&out.stderr, 30)
+    );
+    let log = h.only_session_log();
+    let rows = logged_durations_ns(&log.csv).len();
+    assert!(rows > 10, "{rows} rows:\n{}", tail(&out.stderr, 30));
+    let text = std::fs::read_to_string(&log.csv).unwrap();
+    assert!(text.contains("# api: opengl"), "{}", log.csv.display());
+
+    // Without the library: the same screen, once it is up.
+    let mut plain_cmd = h.command(&game);
+    plain_cmd.args(["--windowed", &format!("--screensize={w}x{hgt}")]);
+    plain_cmd.env("HOME", &home);
+    let plain = spawn(&mut plain_cmd);
+    let same_share = |s: &Screenshot| {
+        let (mut same, mut all) = (0usize, 0usize);
+        for y in 0..hgt {
+            for x in 0..w {
+                if outside(x, y) {
+                    all += 1;
+                    same += usize::from(close(s.pixel(x, y), with.pixel(x, y), 2));
+                }
+            }
+        }
+        same as f64 / all as f64
+    };
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let mut share = 0.0;
+    while Instant::now() < deadline {
+        share = same_share(&h.screenshot());
+        if share > 0.95 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    let shots: Vec<Screenshot> = (0..4)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(300));
+            h.screenshot()
+        })
+        .collect();
+    // SAFETY: kill(2) of our own child.
+    unsafe { libc::kill(plain.pid() as libc::pid_t, libc::SIGKILL) };
+    drop(plain.kill());
+    assert!(share > 0.95, "the plain run never showed the same screen ({share:.3})");
+    let anim = moving(&shots);
+    let (mut differ, mut seen) = (0usize, 0usize);
+    for y in 0..hgt {
+        for x in 0..w {
+            if !outside(x, y) || anim.contains(&(x, y)) {
+                continue;
+            }
+            seen += 1;
+            if !close(with.pixel(x, y), shots[0].pixel(x, y), 2) {
+                differ += 1;
+            }
+        }
+    }
+    let colours: std::collections::BTreeSet<[u8; 3]> = (0..hgt)
+        .step_by(4)
+        .flat_map(|y| (0..w).step_by(4).map(move |x| (x, y)))
+        .map(|(x, y)| shots[0].pixel(x, y))
+        .collect();
+    eprintln!(
+        "SuperTuxKart: HUD label pixels {n}; {rows} rows; {} animated pixels left out; \
+         {differ} of {seen} pixels outside the HUD differ; {} colours",
+        anim.len(),
+        colours.len()
+    );
+    assert!(colours.len() >= 10, "no game on screen: {} colours", colours.len());
+    assert!(
+        anim.len() * 20 < (w * hgt) as usize,
+        "{} of the game's pixels move: too many to compare",
+        anim.len()
+    );
+    assert_eq!(differ, 0, "{differ} pixels outside the HUD changed");
+}

@@ -809,6 +809,11 @@ pub fn spawn(cmd: &mut Command) -> Running {
 }
 
 impl Running {
+    /// The process's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGTERM (which `steadyhud run` forwards to its program), up to 20 s
     /// to exit, then the output (killed if it had not).
     pub fn terminate(mut self) -> RunOutput {
