@@ -27,11 +27,12 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # Prometheus (a real server and promtool for `steadyhud export`),
 # debootstrap for the Proton test bed (scripts/sid-root.sh), the X11, EGL,
 # GL and GLES headers of tests/exits/forced_exit.c and tests/gl/*.c,
-# RetroArch and dbus-run-session (a real GL menu, tests/gl_games.rs).
+# RetroArch and dbus-run-session (a real GL menu, tests/gl_games.rs),
+# SuperTuxKart (a real GL game there; its data is ~630 MB, ~35 s here).
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
   fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim dpkg-dev
   python3-venv valgrind mesa-utils warzone2100 prometheus debootstrap libx11-dev libegl-dev
-  libgles-dev libgl-dev retroarch dbus)
+  libgles-dev libgl-dev retroarch dbus supertuxkart)
 
 # Whether a Debian package is installed.
 setup_installed() {
