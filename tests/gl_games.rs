@@ -1115,7 +1115,10 @@ fn supertuxkart_under_run() {
     // SAFETY: kill(2) of our own child.
     unsafe { libc::kill(plain.pid() as libc::pid_t, libc::SIGKILL) };
     drop(plain.kill());
-    assert!(share > 0.95, "the plain run never showed the same screen ({share:.3})");
+    assert!(
+        share > 0.95,
+        "the plain run never showed the same screen ({share:.3})"
+    );
     let anim = moving(&shots);
     let (mut differ, mut seen) = (0usize, 0usize);
     for y in 0..hgt {
@@ -1140,7 +1143,11 @@ fn supertuxkart_under_run() {
         anim.len(),
         colours.len()
     );
-    assert!(colours.len() >= 10, "no game on screen: {} colours", colours.len());
+    assert!(
+        colours.len() >= 10,
+        "no game on screen: {} colours",
+        colours.len()
+    );
     assert!(
         anim.len() * 20 < (w * hgt) as usize,
         "{} of the game's pixels move: too many to compare",
