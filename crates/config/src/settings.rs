@@ -101,9 +101,9 @@ pub struct Config {
     /// `preset_key`: X11 keysym names joined by `+` (`Shift_R+F10`); cycles
     /// the presets.
     pub preset_key: String,
-    /// `hud_rows`: row names ([`crate::hud::row_name`]) in order, shown
-    /// instead of the rows of the preset `preset` (empty: the preset's).
-    pub hud_rows: Vec<&'static str>,
+    /// `hud_rows`: rows ([`crate::hud::Row`]) in order, shown instead of
+    /// the rows of the preset `preset` (empty: the preset's).
+    pub hud_rows: Vec<hud::Row>,
     /// `hud_scale`: the HUD's scale, [`MIN_HUD_SCALE`] to [`MAX_HUD_SCALE`]
     /// (`None`, `auto`: follows the window's height).
     pub hud_scale: Option<f32>,
@@ -334,7 +334,7 @@ impl Config {
                 rows = if known.is_empty() && !value.trim().is_empty() {
                     "preset".to_string()
                 } else {
-                    known.join("+")
+                    hud::joined(&known)
                 };
                 rows.as_str()
             } else {
@@ -537,7 +537,7 @@ impl Config {
             "preset_key" => self.preset_key.clone(),
             "hud_rows" => match self.hud_rows.as_slice() {
                 [] => "preset".into(),
-                rows => rows.join("+"),
+                rows => hud::joined(rows),
             },
             "hud_scale" => self.hud_scale.map_or("auto".into(), |v| v.to_string()),
             "horizontal" => self.horizontal.to_string(),
@@ -833,13 +833,13 @@ mod tests {
         assert_eq!(w, Vec::<String>::new());
         assert_eq!(c.preset, 0);
         assert_eq!(c.preset_key, "Control_L+F9");
-        assert_eq!(c.hud_rows, ["steady_fps", "graph", "cpu"]);
+        assert_eq!(hud::joined(&c.hud_rows), "steady_fps+graph+cpu");
         assert_eq!(c.hud_scale, Some(2.0));
         assert!(c.horizontal);
         assert_eq!(c.hud_alpha, 0.25);
         assert!(!c.hud_colors);
         let (c, w) = env("hud_rows=steady_fps+bogus_row+graph");
-        assert_eq!(c.hud_rows, ["steady_fps", "graph"]);
+        assert_eq!(hud::joined(&c.hud_rows), "steady_fps+graph");
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].contains("\"bogus_row\"") && w[0].contains("left out"),

@@ -7,7 +7,7 @@ use super::{View, ITEM_SPACING};
 use imgui::Ui;
 use std::fmt::Write;
 use std::sync::Arc;
-use steadyhud_config::hud;
+use steadyhud_config::hud::{self, OwnRow, Row};
 use steadyhud_live::LiveStats;
 use steadyhud_live::Toast;
 use steadyhud_metrics::catalog::{self, Value};
@@ -35,21 +35,26 @@ pub(crate) fn current_fps(stats: &LiveStats) -> f64 {
 }
 
 /// A row's label, where it has one.
-fn label_of(row: &str, stats: &LiveStats) -> Option<&'static str> {
+fn label_of(row: Row, stats: &LiveStats) -> Option<&'static str> {
     match row {
-        "fps" => Some("FPS"),
-        "frame_ms" => Some("Frame"),
-        "cap" => Some("Cap"),
-        "gpu_bound" => Some("GPU"),
-        "one_line" | "fps_only" | "graph" | "window" | "counters" | "sensors" => None,
-        name => match catalog::metric(name) {
-            Some(m) => Some(m.short),
-            None => stats
-                .sensors
-                .iter()
-                .find(|r| r.name == name)
-                .map(|r| r.label),
+        Row::Own(own) => match own {
+            OwnRow::Fps => Some("FPS"),
+            OwnRow::FrameMs => Some("Frame"),
+            OwnRow::Cap => Some("Cap"),
+            OwnRow::GpuBound => Some("GPU"),
+            OwnRow::OneLine
+            | OwnRow::FpsOnly
+            | OwnRow::Graph
+            | OwnRow::Window
+            | OwnRow::Counters
+            | OwnRow::Sensors => None,
         },
+        Row::Metric(key) => catalog::metric(key).map(|m| m.short),
+        Row::Sensor(name) => stats
+            .sensors
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| r.label),
     }
 }
 
@@ -94,7 +99,7 @@ impl View {
         let mut col_x = 0.0f32;
         if !horizontal {
             for row in hud::rows(&config, preset) {
-                if row == "sensors" {
+                if row == Row::Own(OwnRow::Sensors) {
                     for r in sensor_rows() {
                         col_x = col_x.max(ui.calc_text_size(r.label)[0]);
                     }
@@ -118,34 +123,42 @@ impl View {
                 continue;
             }
             match row {
-                "sensors" => {
+                Row::Own(OwnRow::Sensors) => {
                     for r in sensor_rows() {
                         let w = self.pair_width(ui, r.label, &r.text);
                         self.place(ui, &mut first, w);
                         self.row(ui, col_x, r.label, self.palette.value, &r.text);
                     }
                 }
-                "graph" => {
+                Row::Own(OwnRow::Graph) => {
                     self.place(ui, &mut first, self.graph_width());
                     self.graph(ui, stats);
                 }
-                "counters" if !stats.counters.is_empty() => {
+                Row::Own(OwnRow::Counters) if !stats.counters.is_empty() => {
                     self.place(ui, &mut first, self.graph_width());
                     // A block of its own beside the other rows in a strip.
                     ui.group(|| self.counter_section(ui, stats));
                 }
-                "counters" => {}
-                "one_line" => {
+                Row::Own(OwnRow::Counters) => {}
+                Row::Own(OwnRow::OneLine) => {
                     let w = ui.calc_text_size("Steady 000 \u{b7} 0000 fps")[0];
                     self.place(ui, &mut first, w);
                     self.one_line(ui, stats);
                 }
-                "window" => {
+                Row::Own(OwnRow::Window) => {
                     let w = ui.calc_text_size("10 s window, 00 stutters")[0];
                     self.place(ui, &mut first, w);
                     self.window_line(ui, stats);
                 }
-                _ => {
+                Row::Own(
+                    OwnRow::Fps
+                    | OwnRow::FpsOnly
+                    | OwnRow::FrameMs
+                    | OwnRow::GpuBound
+                    | OwnRow::Cap,
+                )
+                | Row::Metric(_)
+                | Row::Sensor(_) => {
                     if self.value(row, stats) {
                         let label = label_of(row, stats);
                         let w = self.pair_width(ui, label.unwrap_or(""), &self.text);
@@ -282,19 +295,28 @@ impl View {
     /// Writes a row's value into `self.text`; whether the row shows now
     /// (the cap without a cap, GPU time without GPU timing, a sensor
     /// without a reading do not).
-    fn value(&mut self, row: &str, stats: &LiveStats) -> bool {
+    fn value(&mut self, row: Row, stats: &LiveStats) -> bool {
         let text = &mut self.text;
         text.clear();
         let _ = match row {
-            "fps" => write!(text, "{:.0} fps", current_fps(stats)),
-            "fps_only" => write!(text, "{:.0}", current_fps(stats)),
-            "frame_ms" => write!(text, "{:.1} ms", stats.last_frame_ms),
-            "cap" if stats.fps_cap != 0 => write!(text, "{} fps", stats.fps_cap),
-            "gpu_bound" => match stats.gpu {
-                Some(g) => write!(text, "{:.1} ms, {:.0}% bound", g.busy_ms, g.bound_pct),
-                None => return false,
+            Row::Own(own) => match own {
+                OwnRow::Fps => write!(text, "{:.0} fps", current_fps(stats)),
+                OwnRow::FpsOnly => write!(text, "{:.0}", current_fps(stats)),
+                OwnRow::FrameMs => write!(text, "{:.1} ms", stats.last_frame_ms),
+                OwnRow::Cap if stats.fps_cap != 0 => write!(text, "{} fps", stats.fps_cap),
+                OwnRow::GpuBound => match stats.gpu {
+                    Some(g) => write!(text, "{:.1} ms, {:.0}% bound", g.busy_ms, g.bound_pct),
+                    None => return false,
+                },
+                // Drawn by `contents` itself, or not shown now.
+                OwnRow::Cap
+                | OwnRow::OneLine
+                | OwnRow::Sensors
+                | OwnRow::Graph
+                | OwnRow::Window
+                | OwnRow::Counters => return false,
             },
-            name => match (catalog::metric(name), &stats.summary) {
+            Row::Metric(key) => match (catalog::metric(key), &stats.summary) {
                 (Some(m), Some(s)) => match m.of(s) {
                     Value::Int(v) if m.unit.is_empty() => write!(text, "{v}"),
                     Value::Int(v) => write!(text, "{v} {}", m.unit),
@@ -303,10 +325,11 @@ impl View {
                     Value::Float(v) => write!(text, "{v:.1} {}", m.unit),
                     Value::Bool(b) => write!(text, "{}", if b { "yes" } else { "no" }),
                 },
-                _ => match stats.sensors.iter().find(|r| r.name == name) {
-                    Some(r) => write!(text, "{}", r.text),
-                    None => return false,
-                },
+                _ => return false,
+            },
+            Row::Sensor(name) => match stats.sensors.iter().find(|r| r.name == name) {
+                Some(r) => write!(text, "{}", r.text),
+                None => return false,
             },
         };
         !text.is_empty()
@@ -314,23 +337,27 @@ impl View {
 
     /// The colour of a row's value: Steady, Typical, the frame time and
     /// the current rate rated against `target_fps`; the rest white.
-    fn value_color(&self, row: &str, stats: &LiveStats) -> [f32; 4] {
+    fn value_color(&self, row: Row, stats: &LiveStats) -> [f32; 4] {
         let s = stats.summary.as_ref();
         match row {
-            "steady_fps" => s.map_or(self.palette.value, |s| self.rated(f64::from(s.steady_fps))),
-            "typical_fps" => s.map_or(self.palette.value, |s| self.rated(f64::from(s.typical_fps))),
-            "frame_ms" if stats.last_frame_ms > 0.0 => {
+            Row::Metric("steady_fps") => {
+                s.map_or(self.palette.value, |s| self.rated(f64::from(s.steady_fps)))
+            }
+            Row::Metric("typical_fps") => {
+                s.map_or(self.palette.value, |s| self.rated(f64::from(s.typical_fps)))
+            }
+            Row::Own(OwnRow::FrameMs) if stats.last_frame_ms > 0.0 => {
                 self.rated(1000.0 / f64::from(stats.last_frame_ms))
             }
-            "fps" | "fps_only" => self.rated(current_fps(stats)),
+            Row::Own(OwnRow::Fps | OwnRow::FpsOnly) => self.rated(current_fps(stats)),
             _ => self.palette.value,
         }
     }
 }
 
 /// Whether a row shows numbers of the rolling window's summary.
-fn needs_summary(row: &str) -> bool {
-    row == "one_line" || catalog::metric(row).is_some()
+fn needs_summary(row: Row) -> bool {
+    matches!(row, Row::Own(OwnRow::OneLine) | Row::Metric(_))
 }
 
 #[cfg(test)]

@@ -142,7 +142,9 @@ fn presets_differ_in_size_as_they_should() {
         "{detailed:?} {standard:?}"
     );
     let custom = Config {
-        hud_rows: vec!["fps_only"],
+        hud_rows: vec![steadyhud_config::hud::Row::Own(
+            steadyhud_config::hud::OwnRow::FpsOnly,
+        )],
         ..Config::default()
     };
     let only = laid_out(&custom, &sixty());
