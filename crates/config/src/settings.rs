@@ -38,83 +38,362 @@ impl Position {
     }
 }
 
-/// Every setting of the layer, with its default.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
+/// Declares every key once: its doc line (the field's), name (the field's),
+/// type, default, how a value is read (`set`: assign the field, or return
+/// what was expected) and how it is shown (`show`). From it come
+/// [`Config`], its `Default`, [`KEYS`], [`Config::set`] and
+/// [`Config::value_of`]; docs/cli.md's table is checked against [`KEYS`]
+/// (`tests/keys_documented.rs`). A key is one entry here and nothing else.
+macro_rules! keys {
+    ($(
+        $(#[$doc:meta])*
+        $key:ident: $ty:ty = $default:expr;
+        set($c:ident, $v:ident) $set:block
+        show($s:ident) $show:block
+    )*) => {
+        /// Every setting of the layer, with its default.
+        #[derive(Clone, Debug, PartialEq)]
+        pub struct Config {
+            $($(#[$doc])* pub $key: $ty,)*
+        }
+
+        impl Default for Config {
+            fn default() -> Self {
+                Config {
+                    $($key: $default,)*
+                }
+            }
+        }
+
+        /// Every key, in documentation order.
+        pub const KEYS: [&str; [$(stringify!($key)),*].len()] = [$(stringify!($key)),*];
+
+        impl Config {
+            /// Sets one key from its text value; on a bad value returns what
+            /// was expected and leaves `self` unchanged (except `fps_limit`,
+            /// which a bad value turns off). Unknown keys are an error too.
+            pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+                match key {
+                    $(stringify!($key) => {
+                        let $c = &mut *self;
+                        let $v = value;
+                        $set
+                    })*
+                    _ => return Err(format!("one of the keys {}", KEYS.join(", "))),
+                }
+                Ok(())
+            }
+
+            /// The current value of `key` as config text (empty for an
+            /// unknown key).
+            pub fn value_of(&self, key: &str) -> String {
+                match key {
+                    $(stringify!($key) => {
+                        let $s = self;
+                        $show
+                    })*
+                    _ => String::new(),
+                }
+            }
+        }
+    };
+}
+
+keys! {
     /// `position`: HUD corner.
-    pub position: Position,
+    position: Position = Position::TopLeft;
+    set(c, v) {
+        c.position = match v.to_ascii_lowercase().replace('_', "-").as_str() {
+            "top-left" => Position::TopLeft,
+            "top-right" => Position::TopRight,
+            "bottom-left" => Position::BottomLeft,
+            "bottom-right" => Position::BottomRight,
+            _ => return Err("top-left, top-right, bottom-left or bottom-right".into()),
+        }
+    }
+    show(s) { s.position.name().into() }
+
     /// `toggle_key`: X11 keysym names joined by `+` (default `Shift_R+F12`).
-    pub toggle_key: String,
+    toggle_key: String = "Shift_R+F12".to_string();
+    set(c, v) { c.toggle_key = key_combo(v)? }
+    show(s) { s.toggle_key.clone() }
+
     /// `window_seconds`: rolling window of the live metrics (10).
-    pub window_seconds: f64,
+    window_seconds: f64 = 10.0;
+    set(c, v) {
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 && x <= 600.0 => c.window_seconds = x,
+            _ => return Err("a number of seconds > 0 and ≤ 600".into()),
+        }
+    }
+    show(s) { s.window_seconds.to_string() }
+
     /// `stutter_threshold`: θ of the stutter rule (0.20).
-    pub stutter_threshold: f64,
+    stutter_threshold: f64 = steadyhud_metrics::DEFAULT_STUTTER_THRESHOLD;
+    set(c, v) {
+        match v.parse::<f64>() {
+            Ok(x) if x.is_finite() && x > 0.0 => c.stutter_threshold = x,
+            _ => return Err("a number > 0, e.g. 0.2".into()),
+        }
+    }
+    show(s) { s.stutter_threshold.to_string() }
+
     /// `log_dir`: session log folder; `None` = `STEADYHUD_LOG_DIR` or
     /// `$XDG_STATE_HOME/steadyhud`.
-    pub log_dir: Option<PathBuf>,
+    log_dir: Option<PathBuf> = None;
+    set(c, v) {
+        if v.is_empty() || v.contains('\0') {
+            return Err("a folder path".into());
+        }
+        c.log_dir = Some(expand_home(v));
+    }
+    show(s) {
+        s.log_dir
+            .as_ref()
+            .map_or("(default)".into(), |p| p.display().to_string())
+    }
+
     /// `hud_hidden`: start with the HUD hidden (false).
-    pub hud_hidden: bool,
+    hud_hidden: bool = false;
+    set(c, v) { c.hud_hidden = parse_bool(v)? }
+    show(s) { s.hud_hidden.to_string() }
+
     /// `log`: write the session log (true).
-    pub log: bool,
+    log: bool = true;
+    set(c, v) { c.log = parse_bool(v)? }
+    show(s) { s.log.to_string() }
+
     /// `target_fps`: the graph's target line (60).
-    pub target_fps: u32,
+    target_fps: u32 = 60;
+    set(c, v) {
+        match v.parse::<u32>() {
+            Ok(x) if (1..=1000).contains(&x) => c.target_fps = x,
+            _ => return Err("a whole number from 1 to 1000".into()),
+        }
+    }
+    show(s) { s.target_fps.to_string() }
+
     /// `counters`: hook pipeline/submit/allocation/acquire calls and log
     /// per-frame statistics counters (true).
-    pub counters: bool,
+    counters: bool = true;
+    set(c, v) { c.counters = parse_bool(v)? }
+    show(s) { s.counters.to_string() }
+
     /// `hud_counters`: show the counter graphs and table under the HUD (false).
-    pub hud_counters: bool,
+    hud_counters: bool = false;
+    set(c, v) { c.hud_counters = parse_bool(v)? }
+    show(s) { s.hud_counters.to_string() }
+
     /// `hud_counter_names`: the counters that section shows, in order
     /// (CSV column names joined by `+`; default pipeline creation, submit,
     /// acquire and in-present time). Only these keep a history.
-    pub hud_counter_names: Vec<String>,
+    hud_counter_names: Vec<String> = DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect();
+    set(c, v) {
+        let names: Vec<String> = v.split('+').map(|n| n.trim().to_string()).collect();
+        let ok = names.len() <= MAX_HUD_COUNTERS
+            && names.iter().all(|n| {
+                !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+            });
+        if !ok {
+            return Err(format!("up to {MAX_HUD_COUNTERS} counter column names joined by +, e.g. pipeline_create_ms+submits"));
+        }
+        c.hud_counter_names = names;
+    }
+    show(s) { s.hud_counter_names.join("+") }
+
     /// `gpu_timing`: time the app's queue submissions on the GPU and log
     /// `gpu_busy_ms`/`gpu_wait_ms` per frame (`auto`: on except on a CPU
     /// device; needs `counters`, and a queue family with timestamps).
-    pub gpu_timing: GpuTiming,
+    gpu_timing: GpuTiming = GpuTiming::Auto;
+    set(c, v) {
+        c.gpu_timing = if v.eq_ignore_ascii_case("auto") {
+            GpuTiming::Auto
+        } else {
+            match parse_bool(v) {
+                Ok(true) => GpuTiming::On,
+                Ok(false) => GpuTiming::Off,
+                Err(e) => return Err(format!("auto, {e}")),
+            }
+        }
+    }
+    show(s) { s.gpu_timing.name().into() }
+
     /// `fps_limit`: frame caps in fps, the first in force, the rest cycled
     /// by `toggle_fps_limit` (empty / `0` = off).
-    pub fps_limit: Vec<u32>,
+    fps_limit: Vec<u32> = Vec::new();
+    set(c, v) {
+        let caps: Option<Vec<u32>> = v
+            .split('+')
+            .map(|x| x.trim().parse::<u32>().ok().filter(|&f| f <= MAX_FPS_LIMIT))
+            .collect();
+        match caps {
+            Some(caps) => c.fps_limit = if caps == [0] { Vec::new() } else { caps },
+            None => {
+                // A bad cap turns the limiter off rather than keep one the
+                // user meant to replace.
+                c.fps_limit = Vec::new();
+                return Err(format!("a cap in fps from 0 (off) to {MAX_FPS_LIMIT}, or caps joined by +, e.g. 60+144+0; the cap is off"));
+            }
+        }
+    }
+    show(s) {
+        match s.fps_limit.as_slice() {
+            [] => "0".into(),
+            caps => caps.iter().map(u32::to_string).collect::<Vec<_>>().join("+"),
+        }
+    }
+
     /// `fps_limit_method`: where the limiter waits (`late`).
-    pub fps_limit_method: LimitMethod,
+    fps_limit_method: LimitMethod = LimitMethod::Late;
+    set(c, v) {
+        c.fps_limit_method = match v.to_ascii_lowercase().as_str() {
+            "late" => LimitMethod::Late,
+            "early" => LimitMethod::Early,
+            _ => return Err("late or early".into()),
+        }
+    }
+    show(s) {
+        match s.fps_limit_method {
+            LimitMethod::Late => "late".into(),
+            LimitMethod::Early => "early".into(),
+        }
+    }
+
     /// `toggle_fps_limit`: X11 keysym names joined by `+` (`Shift_L+F1`).
-    pub toggle_fps_limit: String,
+    toggle_fps_limit: String = "Shift_L+F1".to_string();
+    set(c, v) { c.toggle_fps_limit = key_combo(v)? }
+    show(s) { s.toggle_fps_limit.clone() }
+
     /// `control`: serve the control socket for `steadyhud ctl` (true).
-    pub control: bool,
+    control: bool = true;
+    set(c, v) { c.control = parse_bool(v)? }
+    show(s) { s.control.to_string() }
+
     /// `blacklist`: edits of the built-in list of processes left alone
     /// (names joined by `+`; `-name` takes one off; see [`blacklist`]).
-    pub blacklist: Vec<String>,
+    blacklist: Vec<String> = Vec::new();
+    set(c, v) { c.blacklist = blacklist::parse_edits(v)? }
+    show(s) { s.blacklist.join("+") }
+
     /// `display_timing`: decide at device creation how display times
     /// would be obtained (VK_EXT_present_timing, VK_GOOGLE_display_timing,
     /// VK_KHR_present_wait2/present_wait) and say so in one line (false:
     /// untested on hardware; docs/design.md, "Display timing").
-    pub display_timing: bool,
+    display_timing: bool = false;
+    set(c, v) { c.display_timing = parse_bool(v)? }
+    show(s) { s.display_timing.to_string() }
+
     /// `sensor_hz`: system readings (CPU, memory, GPU) per second for the
     /// HUD and the log's sensor columns (10; 0 = off).
-    pub sensor_hz: u32,
+    sensor_hz: u32 = 10;
+    set(c, v) {
+        match v.parse::<u32>() {
+            Ok(x) if x <= MAX_SENSOR_HZ => c.sensor_hz = x,
+            _ => return Err(format!("a whole number from 0 (off) to {MAX_SENSOR_HZ}")),
+        }
+    }
+    show(s) { s.sensor_hz.to_string() }
+
     /// `hud_sensor_rows`: the HUD's sensor rows, in order (`cpu`, `gpu`,
     /// `vram`, `ram` joined by `+`; default all four; `none` = no rows).
     /// A row with nothing readable is left out.
-    pub hud_sensor_rows: Vec<String>,
+    hud_sensor_rows: Vec<String> = steadyhud_sensors::ROW_NAMES.map(String::from).into();
+    set(c, v) {
+        let rows: Vec<String> = v.split('+').map(|n| n.trim().to_ascii_lowercase()).collect();
+        if rows == ["none"] {
+            c.hud_sensor_rows = Vec::new();
+        } else if rows
+            .iter()
+            .all(|r| steadyhud_sensors::ROW_NAMES.contains(&r.as_str()))
+        {
+            c.hud_sensor_rows = rows;
+        } else {
+            return Err(format!(
+                "none, or rows of {} joined by +",
+                steadyhud_sensors::ROW_NAMES.join(", ")
+            ));
+        }
+    }
+    show(s) {
+        match s.hud_sensor_rows.as_slice() {
+            [] => "none".into(),
+            rows => rows.join("+"),
+        }
+    }
+
     /// `preset`: the HUD preset shown at start ([`crate::hud::PRESETS`];
     /// default [`crate::hud::DEFAULT_PRESET`], standard).
-    pub preset: u8,
+    preset: u8 = hud::DEFAULT_PRESET;
+    set(c, v) {
+        match v.parse::<u8>() {
+            Ok(x) if usize::from(x) < hud::PRESETS.len() => c.preset = x,
+            _ => return Err(format!("a preset from 0 to {}", hud::PRESETS.len() - 1)),
+        }
+    }
+    show(s) { s.preset.to_string() }
+
     /// `preset_key`: X11 keysym names joined by `+` (`Shift_R+F10`); cycles
     /// the presets.
-    pub preset_key: String,
+    preset_key: String = "Shift_R+F10".to_string();
+    set(c, v) { c.preset_key = key_combo(v)? }
+    show(s) { s.preset_key.clone() }
+
     /// `hud_rows`: rows ([`crate::hud::Row`]) in order, shown instead of
     /// the rows of the preset `preset` (empty: the preset's).
-    pub hud_rows: Vec<hud::Row>,
+    hud_rows: Vec<hud::Row> = Vec::new();
+    set(c, v) {
+        let (rows, unknown) = match v.trim() {
+            "" | "preset" => (Vec::new(), Vec::new()),
+            other => hud::parse_rows(other),
+        };
+        if !unknown.is_empty() || (rows.is_empty() && !matches!(v.trim(), "" | "preset")) {
+            return Err(format!(
+                "preset, or rows of {} joined by +",
+                hud::row_names().join(", ")
+            ));
+        }
+        c.hud_rows = rows;
+    }
+    show(s) {
+        match s.hud_rows.as_slice() {
+            [] => "preset".into(),
+            rows => hud::joined(rows),
+        }
+    }
+
     /// `hud_scale`: the HUD's scale, [`MIN_HUD_SCALE`] to [`MAX_HUD_SCALE`]
     /// (`None`, `auto`: follows the window's height).
-    pub hud_scale: Option<f32>,
+    hud_scale: Option<f32> = None;
+    set(c, v) {
+        match v.parse::<f32>() {
+            _ if v.eq_ignore_ascii_case("auto") => c.hud_scale = None,
+            Ok(x) if (MIN_HUD_SCALE..=MAX_HUD_SCALE).contains(&x) => c.hud_scale = Some(x),
+            _ => return Err(format!("auto, or a number from {MIN_HUD_SCALE} to {MAX_HUD_SCALE}")),
+        }
+    }
+    show(s) { s.hud_scale.map_or("auto".into(), |x| x.to_string()) }
+
     /// `horizontal`: rows side by side in one strip along the top or bottom
     /// edge (`position` picks the edge and the end) (false).
-    pub horizontal: bool,
+    horizontal: bool = false;
+    set(c, v) { c.horizontal = parse_bool(v)? }
+    show(s) { s.horizontal.to_string() }
+
     /// `hud_alpha`: the opacity of the HUD's background, 0 to 1 (1).
-    pub hud_alpha: f32,
+    hud_alpha: f32 = 1.0;
+    set(c, v) {
+        match v.parse::<f32>() {
+            Ok(x) if (0.0..=1.0).contains(&x) => c.hud_alpha = x,
+            _ => return Err("a number from 0 (no background) to 1 (opaque)".into()),
+        }
+    }
+    show(s) { s.hud_alpha.to_string() }
+
     /// `hud_colors`: colour Steady, Typical and the frame time green,
     /// yellow or red against `target_fps` (true).
-    pub hud_colors: bool,
+    hud_colors: bool = true;
+    set(c, v) { c.hud_colors = parse_bool(v)? }
+    show(s) { s.hud_colors.to_string() }
 }
 
 /// Smallest and largest `hud_scale`.
@@ -185,40 +464,6 @@ pub const DEFAULT_HUD_COUNTERS: [&str; 4] = [
 /// Most counters the HUD's counter section shows.
 pub const MAX_HUD_COUNTERS: usize = 8;
 
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            position: Position::TopLeft,
-            toggle_key: "Shift_R+F12".to_string(),
-            window_seconds: 10.0,
-            stutter_threshold: steadyhud_metrics::DEFAULT_STUTTER_THRESHOLD,
-            log_dir: None,
-            hud_hidden: false,
-            log: true,
-            target_fps: 60,
-            counters: true,
-            hud_counters: false,
-            hud_counter_names: DEFAULT_HUD_COUNTERS.iter().map(|s| s.to_string()).collect(),
-            gpu_timing: GpuTiming::Auto,
-            fps_limit: Vec::new(),
-            fps_limit_method: LimitMethod::Late,
-            toggle_fps_limit: "Shift_L+F1".to_string(),
-            control: true,
-            blacklist: Vec::new(),
-            display_timing: false,
-            sensor_hz: 10,
-            hud_sensor_rows: steadyhud_sensors::ROW_NAMES.map(String::from).into(),
-            preset: hud::DEFAULT_PRESET,
-            preset_key: "Shift_R+F10".to_string(),
-            hud_rows: Vec::new(),
-            hud_scale: None,
-            horizontal: false,
-            hud_alpha: 1.0,
-            hud_colors: true,
-        }
-    }
-}
-
 /// Where a piece of configuration text came from; decides its syntax
 /// (lines for a file, commas for the environment) and how warnings name it.
 #[derive(Clone, Debug, PartialEq)]
@@ -233,37 +478,6 @@ pub enum Source {
 pub const ENV_CONFIG: &str = "STEADYHUD_CONFIG";
 /// Environment variable overriding `log_dir`.
 pub const ENV_LOG_DIR: &str = "STEADYHUD_LOG_DIR";
-
-/// Every key, in documentation order.
-pub const KEYS: [&str; 27] = [
-    "position",
-    "toggle_key",
-    "window_seconds",
-    "stutter_threshold",
-    "log_dir",
-    "hud_hidden",
-    "log",
-    "target_fps",
-    "counters",
-    "hud_counters",
-    "hud_counter_names",
-    "gpu_timing",
-    "fps_limit",
-    "fps_limit_method",
-    "toggle_fps_limit",
-    "control",
-    "blacklist",
-    "display_timing",
-    "sensor_hz",
-    "hud_sensor_rows",
-    "preset",
-    "preset_key",
-    "hud_rows",
-    "hud_scale",
-    "horizontal",
-    "hud_alpha",
-    "hud_colors",
-];
 
 impl Config {
     /// Parses configuration text over the defaults (pure: no file or
@@ -350,209 +564,6 @@ impl Config {
             }
         }
         warnings
-    }
-
-    /// Sets one key from its text value; on a bad value returns what was
-    /// expected and leaves `self` unchanged (except `fps_limit`, which a bad
-    /// value turns off). Unknown keys are an error too.
-    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        match key {
-            "position" => {
-                self.position = match value.to_ascii_lowercase().replace('_', "-").as_str() {
-                    "top-left" => Position::TopLeft,
-                    "top-right" => Position::TopRight,
-                    "bottom-left" => Position::BottomLeft,
-                    "bottom-right" => Position::BottomRight,
-                    _ => return Err("top-left, top-right, bottom-left or bottom-right".into()),
-                }
-            }
-            "toggle_key" => self.toggle_key = key_combo(value)?,
-            "toggle_fps_limit" => self.toggle_fps_limit = key_combo(value)?,
-            "preset_key" => self.preset_key = key_combo(value)?,
-            "preset" => match value.parse::<u8>() {
-                Ok(v) if usize::from(v) < hud::PRESETS.len() => self.preset = v,
-                _ => return Err(format!("a preset from 0 to {}", hud::PRESETS.len() - 1)),
-            },
-            "hud_rows" => {
-                let (rows, unknown) = match value.trim() {
-                    "" | "preset" => (Vec::new(), Vec::new()),
-                    v => hud::parse_rows(v),
-                };
-                if !unknown.is_empty()
-                    || (rows.is_empty() && !matches!(value.trim(), "" | "preset"))
-                {
-                    return Err(format!(
-                        "preset, or rows of {} joined by +",
-                        hud::row_names().join(", ")
-                    ));
-                }
-                self.hud_rows = rows;
-            }
-            "hud_scale" => match value.parse::<f32>() {
-                _ if value.eq_ignore_ascii_case("auto") => self.hud_scale = None,
-                Ok(v) if (MIN_HUD_SCALE..=MAX_HUD_SCALE).contains(&v) => self.hud_scale = Some(v),
-                _ => {
-                    return Err(format!(
-                        "auto, or a number from {MIN_HUD_SCALE} to {MAX_HUD_SCALE}"
-                    ))
-                }
-            },
-            "hud_alpha" => match value.parse::<f32>() {
-                Ok(v) if (0.0..=1.0).contains(&v) => self.hud_alpha = v,
-                _ => return Err("a number from 0 (no background) to 1 (opaque)".into()),
-            },
-            "horizontal" => self.horizontal = parse_bool(value)?,
-            "hud_colors" => self.hud_colors = parse_bool(value)?,
-            "fps_limit" => {
-                let caps: Option<Vec<u32>> = value
-                    .split('+')
-                    .map(|c| c.trim().parse::<u32>().ok().filter(|&f| f <= MAX_FPS_LIMIT))
-                    .collect();
-                match caps {
-                    Some(c) => self.fps_limit = if c == [0] { Vec::new() } else { c },
-                    None => {
-                        // A bad cap turns the limiter off rather than keep
-                        // one the user meant to replace.
-                        self.fps_limit = Vec::new();
-                        return Err(format!("a cap in fps from 0 (off) to {MAX_FPS_LIMIT}, or caps joined by +, e.g. 60+144+0; the cap is off"));
-                    }
-                }
-            }
-            "fps_limit_method" => {
-                self.fps_limit_method = match value.to_ascii_lowercase().as_str() {
-                    "late" => LimitMethod::Late,
-                    "early" => LimitMethod::Early,
-                    _ => return Err("late or early".into()),
-                }
-            }
-            "window_seconds" => match value.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 && v <= 600.0 => self.window_seconds = v,
-                _ => return Err("a number of seconds > 0 and ≤ 600".into()),
-            },
-            "stutter_threshold" => match value.parse::<f64>() {
-                Ok(v) if v.is_finite() && v > 0.0 => self.stutter_threshold = v,
-                _ => return Err("a number > 0, e.g. 0.2".into()),
-            },
-            "log_dir" => {
-                if value.is_empty() || value.contains('\0') {
-                    return Err("a folder path".into());
-                }
-                self.log_dir = Some(expand_home(value));
-            }
-            "hud_hidden" => self.hud_hidden = parse_bool(value)?,
-            "blacklist" => self.blacklist = blacklist::parse_edits(value)?,
-            "control" => self.control = parse_bool(value)?,
-            "display_timing" => self.display_timing = parse_bool(value)?,
-            "sensor_hz" => match value.parse::<u32>() {
-                Ok(v) if v <= MAX_SENSOR_HZ => self.sensor_hz = v,
-                _ => return Err(format!("a whole number from 0 (off) to {MAX_SENSOR_HZ}")),
-            },
-            "hud_sensor_rows" => {
-                let rows: Vec<String> = value
-                    .split('+')
-                    .map(|n| n.trim().to_ascii_lowercase())
-                    .collect();
-                if rows == ["none"] {
-                    self.hud_sensor_rows = Vec::new();
-                } else if rows
-                    .iter()
-                    .all(|r| steadyhud_sensors::ROW_NAMES.contains(&r.as_str()))
-                {
-                    self.hud_sensor_rows = rows;
-                } else {
-                    return Err(format!(
-                        "none, or rows of {} joined by +",
-                        steadyhud_sensors::ROW_NAMES.join(", ")
-                    ));
-                }
-            }
-            "log" => self.log = parse_bool(value)?,
-            "counters" => self.counters = parse_bool(value)?,
-            "gpu_timing" => {
-                self.gpu_timing = if value.eq_ignore_ascii_case("auto") {
-                    GpuTiming::Auto
-                } else {
-                    match parse_bool(value) {
-                        Ok(true) => GpuTiming::On,
-                        Ok(false) => GpuTiming::Off,
-                        Err(e) => return Err(format!("auto, {e}")),
-                    }
-                }
-            }
-            "hud_counters" => self.hud_counters = parse_bool(value)?,
-            "hud_counter_names" => {
-                let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();
-                let ok = names.len() <= MAX_HUD_COUNTERS
-                    && names.iter().all(|n| {
-                        !n.is_empty()
-                            && n.bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
-                    });
-                if !ok {
-                    return Err(format!("up to {MAX_HUD_COUNTERS} counter column names joined by +, e.g. pipeline_create_ms+submits"));
-                }
-                self.hud_counter_names = names;
-            }
-            "target_fps" => match value.parse::<u32>() {
-                Ok(v) if (1..=1000).contains(&v) => self.target_fps = v,
-                _ => return Err("a whole number from 1 to 1000".into()),
-            },
-            _ => return Err(format!("one of the keys {}", KEYS.join(", "))),
-        }
-        Ok(())
-    }
-
-    /// The current value of `key` as config text.
-    pub fn value_of(&self, key: &str) -> String {
-        match key {
-            "position" => self.position.name().into(),
-            "toggle_key" => self.toggle_key.clone(),
-            "window_seconds" => self.window_seconds.to_string(),
-            "stutter_threshold" => self.stutter_threshold.to_string(),
-            "log_dir" => self
-                .log_dir
-                .as_ref()
-                .map_or("(default)".into(), |p| p.display().to_string()),
-            "hud_hidden" => self.hud_hidden.to_string(),
-            "log" => self.log.to_string(),
-            "target_fps" => self.target_fps.to_string(),
-            "counters" => self.counters.to_string(),
-            "hud_counters" => self.hud_counters.to_string(),
-            "hud_counter_names" => self.hud_counter_names.join("+"),
-            "gpu_timing" => self.gpu_timing.name().into(),
-            "fps_limit" => match self.fps_limit.as_slice() {
-                [] => "0".into(),
-                caps => caps
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join("+"),
-            },
-            "fps_limit_method" => match self.fps_limit_method {
-                LimitMethod::Late => "late".into(),
-                LimitMethod::Early => "early".into(),
-            },
-            "toggle_fps_limit" => self.toggle_fps_limit.clone(),
-            "preset" => self.preset.to_string(),
-            "preset_key" => self.preset_key.clone(),
-            "hud_rows" => match self.hud_rows.as_slice() {
-                [] => "preset".into(),
-                rows => hud::joined(rows),
-            },
-            "hud_scale" => self.hud_scale.map_or("auto".into(), |v| v.to_string()),
-            "horizontal" => self.horizontal.to_string(),
-            "hud_alpha" => self.hud_alpha.to_string(),
-            "hud_colors" => self.hud_colors.to_string(),
-            "control" => self.control.to_string(),
-            "blacklist" => self.blacklist.join("+"),
-            "display_timing" => self.display_timing.to_string(),
-            "sensor_hz" => self.sensor_hz.to_string(),
-            "hud_sensor_rows" => match self.hud_sensor_rows.as_slice() {
-                [] => "none".into(),
-                rows => rows.join("+"),
-            },
-            _ => String::new(),
-        }
     }
 
     /// The folder session logs go to: `log_dir`, else
