@@ -398,6 +398,26 @@ fn never_swapping_or_blacklisted_leaves_no_trace() {
     assert_eq!(list_dir(&h.log_dir), Vec::<std::path::PathBuf>::new());
 }
 
+/// A 64-bit game of Debian's at `path` (in /usr/games, which root's PATH
+/// lacks), else `package`'s program on PATH; `None` in the 32-bit pass (the
+/// 64-bit one covers it) or when missing (a skip, or a failure where skips
+/// are not allowed).
+fn debian_game(path: &str, package: &str) -> Option<String> {
+    if skip_in_i686(&format!("Debian's {package} is a 64-bit game")) {
+        return None;
+    }
+    if Path::new(path).is_file() {
+        Some(path.to_string())
+    } else if require::on_path(package) {
+        Some(package.to_string())
+    } else {
+        require::skip_or_fail(&format!(
+            "not installed: `{package}` (apt-get install {package})"
+        ));
+        None
+    }
+}
+
 /// Where Debian installs Warzone 2100.
 const WARZONE: &str = "/usr/games/warzone2100";
 
@@ -406,16 +426,7 @@ const WARZONE: &str = "/usr/games/warzone2100";
 /// on Vulkan writes exactly one log, through the layer.
 #[test]
 fn warzone_2100_opengl_through_dlsym_and_vulkan_once() {
-    if skip_in_i686("Debian's Warzone 2100 is a 64-bit game") {
-        return;
-    }
-    // Debian installs games in /usr/games, which root's PATH lacks.
-    let game = if Path::new(WARZONE).is_file() {
-        WARZONE.to_string()
-    } else if require::on_path("warzone2100") {
-        "warzone2100".to_string()
-    } else {
-        require::skip_or_fail("not installed: `warzone2100` (apt-get install warzone2100)");
+    let Some(game) = debian_game(WARZONE, "warzone2100") else {
         return;
     };
     let h = Harness::with_screen(800, 600);
@@ -1024,15 +1035,7 @@ fn moving(shots: &[Screenshot]) -> std::collections::HashSet<(u32, u32)> {
 /// from the present tail.
 #[test]
 fn supertuxkart_under_run() {
-    if skip_in_i686("Debian's SuperTuxKart is a 64-bit game") {
-        return;
-    }
-    let game = if Path::new(SUPERTUXKART).is_file() {
-        SUPERTUXKART.to_string()
-    } else if require::on_path("supertuxkart") {
-        "supertuxkart".to_string()
-    } else {
-        require::skip_or_fail("not installed: `supertuxkart` (apt-get install supertuxkart)");
+    let Some(game) = debian_game(SUPERTUXKART, "supertuxkart") else {
         return;
     };
     let (w, hgt) = (800u32, 600u32);
