@@ -43,7 +43,8 @@ impl Position {
 /// what was expected) and how it is shown (`show`). From it come
 /// [`Config`], its `Default`, [`KEYS`], [`Config::set`] and
 /// [`Config::value_of`]; docs/cli.md's table is checked against [`KEYS`]
-/// (`tests/keys_documented.rs`). A key is one entry here and nothing else.
+/// (`crates/config/tests/keys_documented.rs`). A key is one entry here and
+/// nothing else.
 macro_rules! keys {
     ($(
         $(#[$doc:meta])*
