@@ -99,13 +99,15 @@ step "cargo tools, DuckDB" wait_tools
 step "cargo fmt" cargo fmt --check
 step "cargo clippy" cargo clippy --release --all-targets -- -D warnings
 
-step "cargo test" cargo test --release
+# Every test binary runs even after one fails, so a run reports every
+# failure at once (the exit status still says one failed).
+step "cargo test" cargo test --release --no-fail-fast
 
 # The layer tests again with 32-bit games (the test app, vkcube and
 # vkd3d-gears built for i686, on 32-bit lavapipe), and the GL library's with
 # 32-bit glxgears, es2gears and the GL test program on 32-bit llvmpipe; the
 # tools stay 64-bit.
-step "32-bit tests" env STEADYHUD_TEST_ARCH=i686 cargo test --release --test layer_capture --test layer_testapp \
+step "32-bit tests" env STEADYHUD_TEST_ARCH=i686 cargo test --release --no-fail-fast --test layer_capture --test layer_testapp \
   --test gpu_timing --test limiter --test control --test layer_real_games \
   --test counters_attribution --test counters_hud --test layer_apps --test sensors \
   --test steam_proton --test gl_games

@@ -230,7 +230,10 @@ fn prometheus_reads_time_weighted_percentiles_that_agree_with_merge() {
         .collect();
     let up = prom.query("count(steadyhud_up)");
 
-    // The logs so far (every row flushed within a second of its frame).
+    // The logs, once they hold every frame: the exporter's request drains
+    // a game's presents itself, so its count can be ahead of the CSV by up
+    // to one flush (250 ms; 249 of 253 rows were read once). Rows that
+    // never come fail the frame count below.
     let logs = h.session_logs();
     assert_eq!(logs.len(), 2, "one log per game");
     let csv_of = |pid: u32| {
@@ -241,13 +244,25 @@ fn prometheus_reads_time_weighted_percentiles_that_agree_with_merge() {
             })
             .map(|l| l.csv.clone())
     };
-    let durations: Vec<Vec<u64>> = pids
-        .iter()
-        .map(|p| {
-            let csv = csv_of(*p).unwrap_or_else(|| panic!("no log names pid {p}: {logs:?}"));
-            logged_durations_ns(&csv)
-        })
-        .collect();
+    let read_all = || -> Vec<Vec<u64>> {
+        pids.iter()
+            .map(|p| {
+                let csv = csv_of(*p).unwrap_or_else(|| panic!("no log names pid {p}: {logs:?}"));
+                logged_durations_ns(&csv)
+            })
+            .collect()
+    };
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut durations = read_all();
+    while Instant::now() < deadline
+        && durations
+            .iter()
+            .zip(&frames)
+            .any(|(d, &f)| (d.len() as u64) < f)
+    {
+        std::thread::sleep(Duration::from_millis(100));
+        durations = read_all();
+    }
     let all: Vec<u64> = durations.concat();
     let summarized = h.root.path().join("fleet.json");
     let out = run(h

@@ -141,12 +141,17 @@ impl HostResults {
         }
         std::sync::atomic::fence(Ordering::Acquire);
         // SAFETY: as above; the slot is not in use again until it is freed.
-        unsafe {
-            let r = (w(0).read_volatile(), w(2).read_volatile());
-            for i in 0..HOST_WORDS {
-                w(i).write_volatile(0);
-            }
-            Some(r)
+        let r = unsafe { (w(0).read_volatile(), w(2).read_volatile()) };
+        self.clear(k);
+        Some(r)
+    }
+
+    /// Zeroes slot `k`'s words: read, or given up (results that come after
+    /// all must not pass for its next use's).
+    fn clear(&self, k: usize) {
+        for i in 0..HOST_WORDS {
+            // SAFETY: in the mapping (see `take`); the slot is being freed.
+            unsafe { self.words.add(k * HOST_WORDS + i).write_volatile(0) };
         }
     }
 }
@@ -875,6 +880,9 @@ impl QueueTimer {
                     }
                     None => {
                         timer.given_up.fetch_add(1, Ordering::Relaxed);
+                        if let Some(h) = &o.host {
+                            h.clear(k);
+                        }
                     }
                 }
             }
