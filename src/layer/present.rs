@@ -29,7 +29,6 @@ use crate::hud::{Drawn, HudError};
 use ash::vk;
 use steadyhud_capture::faults::Site;
 use steadyhud_capture::limiter;
-use steadyhud_config::LimitMethod;
 use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
@@ -70,9 +69,7 @@ impl Device {
         let Some(next) = self.next.ext.queue_present else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
-        let fps = self.settings.limit.fps();
-        let early = self.settings.config.fps_limit_method == LimitMethod::Early;
-        if early && fps != 0 {
+        if let Some(fps) = self.settings.cap_at(false) {
             // Before the latch: the wait is part of the frame this present ends.
             self.limit_frame(fps);
         }
@@ -123,7 +120,7 @@ impl Device {
         // regions copy lives in `scratch`, locked until this call returns.
         let r = unsafe { next(queue, &patched) };
         let now = now_ns();
-        if !early && fps != 0 {
+        if let Some(fps) = self.settings.cap_at(true) {
             // After the latch: the wait is part of the frame this present starts.
             self.limit_frame(fps);
         }

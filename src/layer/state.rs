@@ -1,11 +1,11 @@
-//! The one [`Layer`] value of the process: the handle maps, the config,
-//! HUD visibility, the frame cap in force, the test-only fault switches
-//! (read once, with the config), the Wayland hotkeys' record and the
-//! analysis thread. It is the only global holding the layer's state besides
-//! the `.fini_array` hook (docs/design.md, "Where state lives"); everything
-//! else lives in per-instance, per-device and per-swapchain records reached
-//! through it, or is handed down from it (`steadyhud_input` gets its
-//! [`WaylandKeys`]).
+//! The one [`Layer`] value of the process: the Vulkan handle maps (the
+//! instances and devices, and an inert process's pass-through record),
+//! beside the process's [`Client`] (`steadyhud_capture::client`: config,
+//! HUD switches, frame cap, faults, Wayland, analysis, exit hook), which
+//! the GL library holds too. These two are the layer's only globals
+//! (docs/design.md, "Where state lives"); everything else lives in
+//! per-instance, per-device and per-swapchain records reached through
+//! them.
 
 use super::device::Device;
 use super::handles::HandleMap;
@@ -13,40 +13,21 @@ use super::instance::Instance;
 use super::passthrough::Passthrough;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
-use steadyhud_capture::analysis::{Analysis, Settings};
-use steadyhud_capture::faults::Faults;
-use steadyhud_capture::hud_state::HudState;
-use steadyhud_capture::identity::Identity;
-use steadyhud_capture::limiter::FpsLimit;
-use steadyhud_config::Config;
-use steadyhud_input::wayland::WaylandKeys;
+use steadyhud_capture::client::Client;
 use steadyhud_sys::lock::Recover;
 
-/// The layer's state in this process.
+/// The layer's own state in this process: what only Vulkan needs. What the
+/// GL library holds too (identity, config, HUD switches, frame cap, faults,
+/// Wayland, analysis, exit path) is the process's [`Client`].
 pub struct Layer {
-    /// The game name ([`steadyhud_config::game_name`]): log file names,
-    /// `ctl list`, the summary's `exe`.
-    pub name: String,
-    pub config: Config,
+    pub client: &'static Client,
     /// `Some` in a process the blacklist leaves alone: the layer is inert
     /// and keeps only what forwarding needs (decided once, here).
     pub passthrough: Option<Passthrough>,
-    /// The HUD's switches (shown, preset, toast); the hotkeys and the
-    /// control socket change them.
-    pub hud: HudState,
-    /// The frame cap in force; its hotkey cycles it.
-    pub limit: FpsLimit,
-    pub faults: Faults,
     /// Instances by dispatch key (cold paths only: a mutex is fine).
     pub instances: Mutex<HashMap<usize, Arc<Instance>>>,
     /// Devices by dispatch key (their queues share it): read without a lock.
     pub devices: HandleMap<Device>,
-    /// The Wayland hotkeys: surface map, binding, libraries (`steadyhud_input`
-    /// keeps no global; it gets this record from here).
-    pub wayland: WaylandKeys,
-    pub analysis: Analysis,
-    /// The process that set the layer up (a forked child is another).
-    pub pid: u32,
 }
 
 static LAYER: OnceLock<Layer> = OnceLock::new();
@@ -54,46 +35,17 @@ static LAYER: OnceLock<Layer> = OnceLock::new();
 /// The layer, set up on first use (config warnings printed once).
 pub fn layer() -> &'static Layer {
     LAYER.get_or_init(|| {
-        let Identity {
-            name,
-            config,
-            left_alone,
-        } = Identity::of_this_process();
+        let client = steadyhud_capture::client::client(steadyhud_log::Api::Vulkan);
         Layer {
-            name,
-            passthrough: left_alone.map(|_| Passthrough::default()),
-            hud: HudState::new(&config),
-            limit: FpsLimit::new(&config.fps_limit),
-            config,
-            faults: Faults::from_env(),
+            client,
+            passthrough: client.left_alone.then(Passthrough::default),
             instances: Mutex::default(),
             devices: HandleMap::default(),
-            wayland: WaylandKeys::new(),
-            analysis: Analysis::default(),
-            pid: std::process::id(),
         }
     })
 }
 
-/// The layer if it was ever set up (for exit paths that must not set it up).
-pub fn existing() -> Option<&'static Layer> {
-    LAYER.get()
-}
-
 impl Layer {
-    /// What the analysis thread and the devices read of the layer.
-    pub fn settings(&'static self) -> Settings {
-        Settings {
-            name: &self.name,
-            api: steadyhud_log::Api::Vulkan,
-            config: &self.config,
-            hud: &self.hud,
-            limit: &self.limit,
-            faults: &self.faults,
-            wayland: &self.wayland,
-        }
-    }
-
     /// The instance record of dispatch key `key`.
     pub fn instance(&self, key: usize) -> Option<Arc<Instance>> {
         self.instances.lock_or_recover().get(&key).cloned()

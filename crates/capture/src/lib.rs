@@ -17,6 +17,7 @@
 //! ([`gpu_times::GpuTimes`]). Test-only fault switches: [`faults`].
 
 pub mod analysis;
+pub mod client;
 pub mod faults;
 pub mod gpu_source;
 pub mod gpu_times;

@@ -2,22 +2,20 @@
 //! set up at the first swap (a process that never swaps starts no thread
 //! and writes no file). Every per-window and per-context record is reached
 //! through it: the windows' capture streams ([`Window`]) and the contexts'
-//! HUDs ([`crate::hud::ContextHud`]). It is the only global besides the
-//! Wayland display map ([`crate::wayland`]) and the `.fini_array` hook.
+//! HUDs ([`crate::hud::ContextHud`]), beside the process's [`Client`]
+//! (`steadyhud_capture::client`: config, HUD switches, frame cap, faults,
+//! Wayland, analysis, exit hook), which the Vulkan layer holds too. It is
+//! the only global besides that record and the Wayland display map
+//! ([`crate::wayland`]).
 
 use crate::hud::ContextHud;
 use crate::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use steadyhud_capture::analysis::{Analysis, Settings};
-use steadyhud_capture::faults::Faults;
+use steadyhud_capture::client::Client;
 use steadyhud_capture::guard;
-use steadyhud_capture::hud_state::HudState;
-use steadyhud_capture::identity::Identity;
-use steadyhud_capture::limiter::{FpsLimit, Pacer};
+use steadyhud_capture::limiter::Pacer;
 use steadyhud_capture::rings::Stream;
-use steadyhud_config::Config;
-use steadyhud_input::wayland::WaylandKeys;
 
 /// One window (GLX drawable or EGL surface) that swapped: its capture
 /// stream and frame-cap schedule, and its size as last read.
@@ -61,21 +59,11 @@ pub struct Context {
     pub hud_failed: bool,
 }
 
-/// The GL library's state in this process.
+/// The GL library's own state in this process: its contexts and windows.
+/// What the Vulkan layer holds too (identity, config, HUD switches, frame
+/// cap, faults, Wayland, analysis, exit path) is the process's [`Client`].
 pub struct Process {
-    pub name: String,
-    pub config: Config,
-    /// The blacklist (or `DISABLE_STEADYHUD=1`) leaves this process alone:
-    /// every hook forwards at once.
-    pub left_alone: bool,
-    /// The HUD's switches (shown, preset, toast).
-    pub hud: HudState,
-    pub limit: FpsLimit,
-    pub faults: Faults,
-    pub wayland: WaylandKeys,
-    pub analysis: Analysis,
-    /// The process that set this up (a forked child is another).
-    pub pid: u32,
+    pub client: &'static Client,
     pub windows: Mutex<Vec<Window>>,
     /// Windows destroyed while logged (newest last, at most
     /// [`DEAD_KEPT`]): a swap of one is passed through, not logged.
@@ -83,17 +71,6 @@ pub struct Process {
     pub contexts: Mutex<Vec<Context>>,
     /// One-line notices already printed ([`Process::say_once`]).
     said: AtomicU32,
-    /// Set in a child forked without exec: its copy of this record (locks
-    /// another thread may have held at the fork included) is not its own,
-    /// so every hook passes through there.
-    pub forked: AtomicBool,
-}
-
-/// `pthread_atfork`'s child handler: the child's record is its parent's.
-extern "C" fn forked_child() {
-    if let Some(p) = PROCESS.get() {
-        p.forked.store(true, Ordering::Relaxed);
-    }
 }
 
 /// The notices printed at most once per process.
@@ -114,49 +91,25 @@ static PROCESS: OnceLock<Process> = OnceLock::new();
 
 /// The process's state, set up on first use (config warnings printed once).
 pub fn process() -> &'static Process {
-    PROCESS.get_or_init(|| {
-        let Identity {
-            name,
-            config,
-            left_alone,
-        } = Identity::of_this_process();
-        let env = |k: &str| std::env::var(k).ok();
-        let disabled = env("DISABLE_STEADYHUD").as_deref() == Some("1");
-        // SAFETY: registers a handler that only stores an atomic.
-        unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
-        if disabled {
-            guard::say(format_args!(
-                "steadyhud: DISABLE_STEADYHUD=1: the GL library stays out of this process"
-            ));
-        }
-        Process {
-            name,
-            left_alone: left_alone.is_some() || disabled,
-            hud: HudState::new(&config),
-            limit: FpsLimit::new(&config.fps_limit),
-            config,
-            faults: Faults::from_env(),
-            wayland: WaylandKeys::new(),
-            analysis: Analysis::default(),
-            pid: std::process::id(),
-            windows: Mutex::default(),
-            dead: Mutex::default(),
-            contexts: Mutex::default(),
-            said: AtomicU32::new(0),
-            forked: AtomicBool::new(false),
-        }
+    PROCESS.get_or_init(|| Process {
+        client: steadyhud_capture::client::client(steadyhud_log::Api::OpenGl),
+        windows: Mutex::default(),
+        dead: Mutex::default(),
+        contexts: Mutex::default(),
+        said: AtomicU32::new(0),
     })
 }
 
-/// The process's state if it was ever set up.
+/// The process's state if it was ever set up (`None` in a forked child:
+/// its copy is its parent's).
 pub fn existing() -> Option<&'static Process> {
-    PROCESS.get().filter(|p| !p.forked.load(Ordering::Relaxed))
+    PROCESS.get().filter(|p| !p.client.forked())
 }
 
 /// Whether the hooks should hand out the real functions: only once the
 /// process is known to be left alone (the lookups never set it up).
 pub fn left_alone_cheap() -> bool {
-    existing().is_some_and(|p| p.left_alone)
+    existing().is_some_and(|p| p.client.left_alone)
 }
 
 /// A real function the game called is missing: one line.
@@ -206,7 +159,7 @@ fn forget_contexts(gone: impl Fn(&Context) -> bool) {
 /// it. Their records are dropped and the windows' logs end here.
 pub fn display_closed(egl: bool, display: usize) {
     let Some(p) = existing() else { return };
-    if p.left_alone || display == 0 {
+    if p.client.left_alone || display == 0 {
         return;
     }
     forget_contexts(|c| c.egl == egl && c.display == display);
@@ -235,7 +188,7 @@ pub fn display_closed(egl: bool, display: usize) {
 /// surface) is being destroyed: its log ends here, with one line.
 pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
     let Some(p) = existing() else { return };
-    if p.left_alone || drawable == 0 {
+    if p.client.left_alone || drawable == 0 {
         return;
     }
     guard::contain((), || {
@@ -257,9 +210,9 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
             dead.push(gone.key);
         }
         if gone.key.egl {
-            p.wayland.surface_destroyed(drawable);
+            p.client.wayland.surface_destroyed(drawable);
         }
-        p.analysis.finish_device(gone.id);
+        p.client.analysis.finish_device(gone.id);
         let Some(stream) = gone.stream else { return };
         guard::say(format_args!(
             "steadyhud: window {drawable:#x} was destroyed; its session log ends here ({} frames)",
@@ -273,7 +226,7 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
 /// is gone for good, so this one's first swap starts a new log.
 pub fn window_created(egl: bool, display: usize, drawable: u64) {
     let Some(p) = existing() else { return };
-    if p.left_alone || drawable == 0 {
+    if p.client.left_alone || drawable == 0 {
         return;
     }
     guard::contain((), || {
@@ -290,19 +243,6 @@ pub fn wayland_display(egl: usize, wl: *mut std::ffi::c_void) {
 }
 
 impl Process {
-    /// What the analysis thread reads of the process.
-    pub fn settings(&'static self) -> Settings {
-        Settings {
-            name: &self.name,
-            api: steadyhud_log::Api::OpenGl,
-            config: &self.config,
-            hud: &self.hud,
-            limit: &self.limit,
-            faults: &self.faults,
-            wayland: &self.wayland,
-        }
-    }
-
     /// True the first time `what` is asked for.
     pub fn first(&self, what: Once) -> bool {
         let bit = what as u32;
@@ -316,18 +256,3 @@ impl Process {
         }
     }
 }
-
-/// Runs from `.fini_array` at process exit (or library unload): finishes
-/// the session logs and joins the analysis thread; nothing in a forked
-/// child or when the process never swapped.
-extern "C" fn on_unload() {
-    let Some(p) = existing() else { return };
-    if p.pid != std::process::id() {
-        return;
-    }
-    guard::contain((), || p.analysis.shutdown_at_exit());
-}
-
-#[used]
-#[link_section = ".fini_array"]
-static ON_UNLOAD: extern "C" fn() = on_unload;

@@ -15,7 +15,6 @@ use std::ffi::{c_int, c_ulong, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use steadyhud_capture::guard;
 use steadyhud_capture::limiter::{self, Pacer};
-use steadyhud_config::LimitMethod;
 use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
@@ -69,14 +68,13 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     let p = process::process();
     // A child forked without exec passes through: the record, its locks
     // included, is its parent's (nothing is printed: stderr's lock too).
-    if p.left_alone || p.forked.load(Ordering::Relaxed) {
+    if !p.client.active() {
         return real();
     }
-    let fps = p.limit.fps();
-    let early = p.config.fps_limit_method == LimitMethod::Early;
+    let settings = p.client.settings();
     // The wait is part of the frame this swap ends (early) or starts.
     let cap = |after: bool| {
-        if fps != 0 && after != early {
+        if let Some(fps) = settings.cap_at(after) {
             if let Some(d) = guard::contain(None, || deadline(p, t.key, fps)) {
                 limiter::wait_until(d);
             }
@@ -202,7 +200,7 @@ fn no_context(p: &Process) {
 
 /// Capture and HUD for one swap at `t`; whether this library measured it.
 fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
-    let visible = p.hud.drawn(now);
+    let visible = p.client.hud.drawn(now);
     let (stream, size) = {
         let mut windows = p.windows.lock_or_recover();
         let w = match windows.iter().position(|w| w.key == t.key) {
@@ -228,8 +226,11 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                     context_path(p, t, ctx)
                 };
                 let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
-                let stream = (path == Path::Gl)
-                    .then(|| p.analysis.new_stream(p.settings(), id, None, None, None));
+                let stream = (path == Path::Gl).then(|| {
+                    p.client
+                        .analysis
+                        .new_stream(p.client.settings(), id, None, None, None)
+                });
                 windows.push(Window {
                     key: t.key,
                     id,
@@ -251,10 +252,10 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
             if !w.wayland_told {
                 w.wayland_told = true;
                 if let Some(wl) = crate::wayland::display_of(t.key.display) {
-                    p.wayland.surface_created(0, t.key.drawable, wl);
+                    p.client.wayland.surface_created(0, t.key.drawable, wl);
                 }
             }
-            p.wayland.on_present(t.key.drawable, now);
+            p.client.wayland.on_present(t.key.drawable, now);
         }
         if !visible {
             return true;
@@ -292,7 +293,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
     }
     if c.hud.is_none() {
         // SAFETY: `ctx` is current on this thread.
-        match guard::try_run(|| unsafe { ContextHud::new(t.api, &p.config, size) }) {
+        match guard::try_run(|| unsafe { ContextHud::new(t.api, &p.client.config, size) }) {
             Some(Ok(h)) => c.hud = Some(h),
             Some(Err(e)) => {
                 c.hud_failed = true;
@@ -311,7 +312,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         return true;
     };
     // SAFETY: `ctx` is current on this thread with this window's drawable.
-    let drawn = guard::try_run(|| unsafe { hud.draw(&p.config, size, &stats) });
+    let drawn = guard::try_run(|| unsafe { hud.draw(&p.client.config, size, &stats) });
     if !matches!(drawn, Some(Ok(()))) {
         c.hud_failed = true;
         match drawn {

@@ -80,15 +80,15 @@ pub(super) unsafe extern "system-unwind" fn create_device(
     // Whether this device gets GPU timing (config `gpu_timing`, and `auto`
     // leaves it off on a CPU device), decided once, here: it also decides
     // the calibration extension below.
-    let gpu_timing = l.config.counters
+    let gpu_timing = l.client.config.counters
         && guard::contain(false, || {
             // SAFETY: `physical_device` is the app's live physical device
             // of `inst` (caller's contract).
-            unsafe { gpu_timing::wanted(&inst.ash, physical_device, l.config.gpu_timing) }
+            unsafe { gpu_timing::wanted(&inst.ash, physical_device, l.client.config.gpu_timing) }
         });
     // Display timing (config `display_timing`, off by default): the decision
     // only, in one line; the device is created as the app asked.
-    if l.config.display_timing {
+    if l.client.config.display_timing {
         guard::contain((), || {
             // SAFETY: `physical_device` is the app's live physical device of
             // `inst`, `info` its valid create info (caller's contract).
@@ -145,7 +145,7 @@ pub(super) unsafe extern "system-unwind" fn create_device(
             gpu_timing,
         };
         // SAFETY: `link` describes the live device just created.
-        let dev = unsafe { Device::new(link, l.settings(), &l.analysis) }
+        let dev = unsafe { Device::new(link, l.client.settings(), &l.client.analysis) }
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         l.devices
             .insert(dev.key as u64, Arc::new(dev))

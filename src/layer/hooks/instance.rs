@@ -94,10 +94,10 @@ pub(super) unsafe extern "system-unwind" fn destroy_instance(
     }) else {
         return; // not ours: nothing we could forward to
     };
-    guard::contain((), || l.wayland.instance_destroyed(key));
+    guard::contain((), || l.client.wayland.instance_destroyed(key));
     if last {
         // The loader dlcloses us right after this call: no thread may outlive it.
-        guard::contain((), || l.analysis.shutdown());
+        guard::contain((), || l.client.analysis.shutdown());
     }
     // SAFETY: the next layer's `vkDestroyInstance` of this instance, called
     // with the app's own arguments.
@@ -120,7 +120,9 @@ pub(super) unsafe extern "system-unwind" fn destroy_surface(
         }
         // Our Wayland keyboard goes before the surface: the app may
         // disconnect its wl_display right after.
-        l.wayland.surface_destroyed(vk::Handle::as_raw(surface));
+        l.client
+            .wayland
+            .surface_destroyed(vk::Handle::as_raw(surface));
     });
     if let Some(destroy) = inst.next.destroy_surface {
         // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
@@ -149,7 +151,8 @@ pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
             // SAFETY: on success `*out` is the new surface; `info` is the
             // app's valid create info (caller's contract).
             let (surface, display) = unsafe { (*out, (*info).display) };
-            l.wayland
+            l.client
+                .wayland
                 .surface_created(key, vk::Handle::as_raw(surface), display.cast());
         });
     }

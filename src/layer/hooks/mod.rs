@@ -3,8 +3,9 @@
 //! negotiation); each is a thin `extern "system"` function that finds its
 //! object ([`lookup`]), contains panics and delegates to the instance or
 //! device record: [`instance`], [`device`] (swapchains, the present),
-//! [`counted`] (the calls the statistics counters time, the submits);
-//! [`unload`] runs at process exit.
+//! [`counted`] (the calls the statistics counters time, the submits).
+//! The process-exit hook is the client record's
+//! (`steadyhud_capture::client`), shared with the GL library.
 
 pub mod counted;
 pub mod device;
@@ -12,4 +13,3 @@ pub mod instance;
 pub mod lookup;
 pub mod passthrough;
 pub mod table;
-pub mod unload;

@@ -155,14 +155,17 @@ pub unsafe extern "system" fn get_instance_proc_addr(
                 None => inst.as_ref().and_then(|i| next(i)),
             };
         }
-        match hook(wanted, l.faults.on_present_path()) {
+        match hook(wanted, l.client.faults.on_present_path()) {
             Some((Level::Instance, _, f)) => f,
             // A device function through gipa (a layer above may ask this
             // way): ours when it exists below and, for counted calls, when
             // counters are on (the device's own table decides per device in
             // gdpa).
             Some((Level::Device, needs, f)) => match inst.as_ref() {
-                Some(i) if next(i).is_some() && (needs != Needs::Counters || l.config.counters) => {
+                Some(i)
+                    if next(i).is_some()
+                        && (needs != Needs::Counters || l.client.config.counters) =>
+                {
                     f
                 }
                 Some(i) => next(i),
@@ -201,7 +204,7 @@ pub unsafe extern "system" fn get_device_proc_addr(
         // SAFETY: the next layer's gdpa of this device, called with the
         // app's own arguments.
         let next = unsafe { (dev.next_gdpa)(device, name) };
-        match hook(name_bytes(name), l.faults.on_present_path()) {
+        match hook(name_bytes(name), l.client.faults.on_present_path()) {
             Some((Level::Device, needs, f))
                 if allowed(needs, dev.ext, dev.counters.is_some(), next.is_some()) =>
             {

@@ -3,7 +3,7 @@
 use crate::faults::Faults;
 use crate::hud_state::HudState;
 use crate::limiter::FpsLimit;
-use steadyhud_config::Config;
+use steadyhud_config::{Config, LimitMethod};
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
 
@@ -26,6 +26,20 @@ pub struct Settings {
     /// The Wayland hotkeys' record: the key watchers read it, the present
     /// path pumps it.
     pub wayland: &'static WaylandKeys,
+}
+
+impl Settings {
+    /// The frame cap's wait on one side of a present or swap: the cap in
+    /// force when its wait goes `after` the real call (the wait starts the
+    /// next frame) or before it (`fps_limit_method=early`: the wait ends
+    /// this frame); `None` when there is no cap or it waits on the other
+    /// side. The Vulkan present and the GL swap both place it by this.
+    #[inline]
+    pub fn cap_at(&self, after: bool) -> Option<u32> {
+        let fps = self.limit.fps();
+        let early = self.config.fps_limit_method == LimitMethod::Early;
+        (fps != 0 && after != early).then_some(fps)
+    }
 }
 
 #[cfg(test)]
