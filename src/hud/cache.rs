@@ -13,17 +13,11 @@ use super::passes;
 use super::semaphores::PresentSemaphores;
 use super::upload::Upload;
 use ash::vk;
-use imgui::SuspendedContext;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use steadyhud_hudview::driver::Imgui;
 use steadyhud_hudview::View;
 use steadyhud_sys::lock::Recover;
-
-/// Dear ImGui keeps its current context in a process-wide global, so only
-/// one context may be active at a time: every activation (setup, frame,
-/// teardown) happens under this lock, across all devices. It is uncontended
-/// unless two swapchains present at the same instant from different threads.
-static IMGUI_LOCK: Mutex<()> = Mutex::new(());
 
 /// What an entry is shared by.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,11 +29,12 @@ pub struct Key {
 }
 
 /// A suspended imgui context that may move between threads.
-struct ImguiContext(SuspendedContext);
+pub struct ImguiContext(pub Imgui);
 
-// SAFETY: the context is only activated, used and suspended again while
-// IMGUI_LOCK is held and while its entry's mutex is held, so no two threads
-// ever touch it at once; imgui contexts have no thread affinity beyond that.
+// SAFETY: the context is only activated, used and suspended again under
+// the panel driver's imgui lock and while its entry's mutex is held, so no
+// two threads ever touch it at once; imgui contexts have no thread affinity
+// beyond that.
 unsafe impl Send for ImguiContext {}
 
 /// Identity of a [`HudCache`], so a HUD can check it is given its own.
@@ -73,7 +68,8 @@ pub struct EntryState {
     /// Whether any draw has used the pipeline yet (a software rasteriser
     /// compiles its shaders at the first draw: setup cost, not the game's).
     pub pipeline_used: bool,
-    imgui: Option<ImguiContext>,
+    /// The imgui context whose atlas `font` holds (the panel driver's).
+    pub imgui: ImguiContext,
 }
 
 impl EntryState {
@@ -92,45 +88,6 @@ impl EntryState {
         let pass = passes::overlay(dev, self.format, layout)?;
         self.overlay_passes.push((layout, pass));
         Ok(pass)
-    }
-
-    /// Runs one imgui frame with this entry's context active: `build` lays
-    /// the HUD out on a display of `size` pixels, `record` gets its result,
-    /// the draw data, the pipeline and the font. The context is suspended
-    /// again before `record` runs (an active context left behind would
-    /// block every other HUD).
-    pub fn frame<A, R>(
-        &mut self,
-        size: [f32; 2],
-        dt: f32,
-        build: impl FnOnce(&imgui::Ui) -> A,
-        record: impl FnOnce(A, &imgui::DrawData, &Pipeline, &FontTexture) -> Result<R, HudError>,
-    ) -> Result<R, HudError> {
-        // The process-wide lock covers only the imgui frame (the context is
-        // current): recording reads the draw data with the context
-        // suspended again, so two windows presenting at once wait for each
-        // other's layout, never for each other's recording.
-        let (built, draw_data) = {
-            let _lock = IMGUI_LOCK.lock_or_recover();
-            let mut ctx = match self.imgui.take().map(|c| c.0.activate()) {
-                Some(Ok(ctx)) => ctx,
-                Some(Err(suspended)) => {
-                    self.imgui = Some(ImguiContext(suspended));
-                    return Err(HudError::ImguiBusy);
-                }
-                None => return Err(HudError::NotSetUp),
-            };
-            ctx.io_mut().display_size = size;
-            ctx.io_mut().delta_time = dt.max(1e-4);
-            let built = build(ctx.new_frame());
-            let draw_data: *const imgui::DrawData = ctx.render();
-            self.imgui = Some(ImguiContext(ctx.suspend()));
-            (built, draw_data)
-        };
-        // SAFETY: the draw data lives inside the (suspended) context, which
-        // only its next frame changes, and that needs `&mut self`, held
-        // here; reading draw lists needs no current context.
-        record(built, unsafe { &*draw_data }, &self.pipeline, &self.font)
     }
 }
 
@@ -232,7 +189,7 @@ unsafe fn create_state(dev: &HudDevice, key: Key, view: &View) -> Result<EntrySt
             font,
             upload: Upload::NotUploaded,
             pipeline_used: false,
-            imgui: Some(imgui),
+            imgui,
         }),
         Err(e) => {
             pipeline.destroy(dev);
@@ -251,25 +208,9 @@ unsafe fn create_imgui(
     pipeline: &Pipeline,
     view: &View,
 ) -> Result<(ImguiContext, FontTexture), HudError> {
-    let _lock = IMGUI_LOCK.lock_or_recover();
-    let mut ctx = SuspendedContext::create()
-        .activate()
-        .map_err(|_| HudError::ImguiBusy)?;
-    view.configure(&mut ctx);
-    let font = {
-        let atlas = ctx.fonts().build_rgba32_texture();
-        FontTexture::new(dev, pipeline, atlas.width, atlas.height, atlas.data)
-    };
-    // Suspend before returning either way: an active context left behind
-    // would block every other HUD.
-    let ctx = ImguiContext(ctx.suspend());
-    match font {
-        Ok(font) => Ok((ctx, font)),
-        Err(e) => {
-            drop(ctx);
-            Err(e)
-        }
-    }
+    let (imgui, atlas) = Imgui::new(view)?;
+    let font = FontTexture::new(dev, pipeline, atlas.width, atlas.height, &atlas.pixels)?;
+    Ok((ImguiContext(imgui), font))
 }
 
 /// # Safety
@@ -284,9 +225,5 @@ unsafe fn destroy_state(dev: &HudDevice, state: &mut EntryState) {
     if state.panel_pass != vk::RenderPass::null() {
         dev.device.destroy_render_pass(state.panel_pass, None);
         state.panel_pass = vk::RenderPass::null();
-    }
-    if let Some(ctx) = state.imgui.take() {
-        let _lock = IMGUI_LOCK.lock_or_recover();
-        drop(ctx);
     }
 }

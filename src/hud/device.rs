@@ -7,8 +7,6 @@ use ash::vk;
 /// keeps capturing without a HUD.
 #[derive(Debug, thiserror::Error)]
 pub enum HudError {
-    #[error("HUD renderer not set up (an earlier failure left it incomplete)")]
-    NotSetUp,
     #[error("Vulkan call {call} failed: {result}")]
     Vulkan {
         call: &'static str,
@@ -16,8 +14,8 @@ pub enum HudError {
     },
     #[error("HUD unsupported here: {0}")]
     Unsupported(&'static str),
-    #[error("another imgui context is active in this process")]
-    ImguiBusy,
+    #[error(transparent)]
+    Imgui(#[from] steadyhud_hudview::driver::ImguiBusy),
 }
 
 /// Maps a failed Vulkan call to a [`HudError`].

@@ -59,16 +59,13 @@ pub struct SwapchainHud {
     target: render::Target,
     /// Overlay pass of the cache entry (direct drawing).
     overlay_pass: vk::RenderPass,
-    view: view::View,
+    /// The view and when the panel is rendered again (the panel driver,
+    /// shared with the GL library).
+    driver: view::driver::Panel,
     last_draw: Option<Instant>,
     last_rect: Option<vk::RectLayerKHR>,
     /// Cached panel, when the swapchain images accept transfers.
     panel: Option<panel::Panel>,
-    /// Generation of the stats the panel was last rendered from.
-    panel_generation: Option<u64>,
-    /// Panel renders so far (imgui settles an auto-sized window's layout
-    /// over its first frames, so those are always re-rendered).
-    panel_renders: u32,
     /// The slot whose submission carries the entry's pending font upload.
     upload_slot: Option<usize>,
 }
@@ -91,7 +88,9 @@ impl SwapchainHud {
         plan: &Plan,
         config: &Config,
     ) -> Result<Self, HudError> {
-        let view = view::View::new(config, [info.image_extent.width, info.image_extent.height]);
+        let driver =
+            view::driver::Panel::new(config, [info.image_extent.width, info.image_extent.height]);
+        let view = &driver.view;
         let plan = &if view.opaque() {
             *plan
         } else {
@@ -102,7 +101,7 @@ impl SwapchainHud {
             encoding: plan.encoding,
             font_px: view.font_px() as u32,
         };
-        let entry = cache.entry(dev, key, &view)?;
+        let entry = cache.entry(dev, key, view)?;
         let overlay_pass = if plan.panel {
             None
         } else {
@@ -120,12 +119,10 @@ impl SwapchainHud {
             plan: *plan,
             target,
             overlay_pass: overlay_pass.unwrap_or_default(),
-            view,
+            driver,
             last_draw: None,
             last_rect: None,
             panel,
-            panel_generation: None,
-            panel_renders: 0,
             upload_slot: None,
         })
     }
@@ -315,12 +312,9 @@ impl SwapchainHud {
         }
     }
 
-    /// The swapchain image's size in pixels, as imgui's display size.
-    fn size(&self) -> [f32; 2] {
-        [
-            self.target.extent.width as f32,
-            self.target.extent.height as f32,
-        ]
+    /// The swapchain image's size in pixels.
+    fn size(&self) -> [u32; 2] {
+        [self.target.extent.width, self.target.extent.height]
     }
 
     /// Draws imgui straight into the swapchain image (render area = HUD).
@@ -335,12 +329,14 @@ impl SwapchainHud {
         rec: Recording<'_>,
     ) -> Result<vk::Rect2D, HudError> {
         let size = self.size();
-        let (view, target, pass) = (&mut self.view, &mut self.target, self.overlay_pass);
-        state.frame(
+        let (target, pass) = (&mut self.target, self.overlay_pass);
+        let rect = self.driver.frame(
+            &mut state.imgui.0,
             size,
             rec.dt,
-            |ui| view.build(ui, size, rec.stats, false),
-            |area, draw_data, pipeline, font| {
+            rec.stats,
+            false,
+            |area, draw_data| {
                 let rect = target.render_area(area);
                 let begin = vk::RenderPassBeginInfo::default()
                     .render_pass(pass)
@@ -348,13 +344,19 @@ impl SwapchainHud {
                     .render_area(rect);
                 dev.device
                     .cmd_begin_render_pass(rec.cmd, &begin, vk::SubpassContents::INLINE);
-                let r = target
-                    .mesh(rec.slot)
-                    .cmd_draw(dev, rec.cmd, pipeline, font, draw_data, rect);
+                let r = target.mesh(rec.slot).cmd_draw(
+                    dev,
+                    rec.cmd,
+                    &state.pipeline,
+                    &state.font,
+                    draw_data,
+                    rect,
+                );
                 dev.device.cmd_end_render_pass(rec.cmd);
-                r.map(|()| rect)
+                r.map(|()| Some(rect))
             },
-        )
+        )?;
+        Ok(rect.unwrap_or_default())
     }
 
     /// Re-renders the panel when the stats changed, then copies it into the
@@ -373,50 +375,33 @@ impl SwapchainHud {
         let Some(panel) = self.panel.as_mut() else {
             return Ok(None);
         };
-        let fresh = self.panel_generation == Some(rec.stats.generation)
-            && panel.ready()
-            && self.panel_renders >= 3
-            && self.view.settled();
-        if !fresh {
-            let (view, target, pass) = (&mut self.view, &mut self.target, state.panel_pass);
-            let rendered = state.frame(
+        if !(panel.ready() && self.driver.current(size, rec.stats)) {
+            let (target, pass) = (&mut self.target, state.panel_pass);
+            self.driver.render(
+                &mut state.imgui.0,
                 size,
                 rec.dt,
-                |ui| view.build(ui, size, rec.stats, true),
-                |area, draw_data, pipeline, font| {
-                    let content = vk::Extent2D {
-                        width: area[2].ceil().max(0.0) as u32,
-                        height: area[3].ceil().max(0.0) as u32,
-                    };
-                    if content.width == 0 || content.height == 0 || draw_data.total_vtx_count == 0 {
-                        // imgui lays a new window out before showing it.
-                        return Ok(false);
-                    }
+                rec.stats,
+                |[width, height], draw_data| {
+                    let content = vk::Extent2D { width, height };
                     panel.reserve(dev, content, pass, target.in_flight())?;
                     panel.begin_pass(dev, rec.cmd, pass);
                     let r = target.mesh(rec.slot).cmd_draw(
                         dev,
                         rec.cmd,
-                        pipeline,
-                        font,
+                        &state.pipeline,
+                        &state.font,
                         draw_data,
                         panel.area(),
                     );
                     dev.device.cmd_end_render_pass(rec.cmd);
                     r?;
                     panel.content = content;
-                    Ok(true)
+                    Ok::<_, HudError>(())
                 },
             )?;
-            if rendered {
-                self.panel_generation = Some(rec.stats.generation);
-                self.panel_renders += 1;
-            }
         }
-        let (c, e) = (panel.content, self.target.extent);
-        let [x, y] = self
-            .view
-            .corner_offset([c.width, c.height], [e.width, e.height]);
+        let [x, y] = self.driver.offset(size);
         let offset = vk::Offset2D { x, y };
         let Some(rect) = panel.copy_rect(offset, self.target.extent) else {
             return Ok(None);

@@ -17,6 +17,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod driver;
 mod graph;
 pub mod palette;
 mod rows;

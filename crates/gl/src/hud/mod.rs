@@ -19,7 +19,7 @@ use saved::{Caps, ClipControlFn, Pass, Saved};
 use std::ffi::CStr;
 use steadyhud_capture::live::LiveStats;
 use steadyhud_config::Config;
-use steadyhud_hudview::View;
+use steadyhud_hudview::driver::{Imgui, ImguiBusy, Panel};
 
 /// Why a context gets no HUD.
 #[derive(Debug)]
@@ -27,8 +27,13 @@ pub enum HudError {
     /// A context the HUD cannot draw in (version, unreadable).
     Unsupported(String),
     Mesh(mesh::MeshError),
-    /// Another imgui context of this library is active (never expected).
-    ImguiBusy,
+    Imgui(ImguiBusy),
+}
+
+impl From<ImguiBusy> for HudError {
+    fn from(e: ImguiBusy) -> Self {
+        HudError::Imgui(e)
+    }
 }
 
 impl std::fmt::Display for HudError {
@@ -36,7 +41,7 @@ impl std::fmt::Display for HudError {
         match self {
             HudError::Unsupported(why) => f.write_str(why),
             HudError::Mesh(e) => e.fmt(f),
-            HudError::ImguiBusy => f.write_str("the HUD's imgui context is busy"),
+            HudError::Imgui(e) => e.fmt(f),
         }
     }
 }
@@ -83,29 +88,22 @@ pub unsafe fn gl_string(api: Api, name: u32) -> Option<String> {
     })
 }
 
-/// imgui's context, only ever used with the GL context current on the
-/// swapping thread.
-struct Imgui(imgui::SuspendedContext);
-
 /// The HUD of one GL context.
 pub struct ContextHud {
     gl: glow::Context,
     caps: Caps,
     clip: Option<ClipControlFn>,
     mesh: Mesh,
-    imgui: Option<Imgui>,
-    view: View,
-    /// Window size and stats generation of the uploaded panel.
-    uploaded: Option<([u32; 2], u64)>,
-    /// The font size the imgui context and the font texture were made for.
-    font_px: f32,
-    /// The panel's filled size, pixels.
-    content: [u32; 2],
+    /// imgui's context and font size (the atlas is the mesh's texture).
+    imgui: Imgui,
+    /// The view, and when its panel is rendered again.
+    panel: Panel,
 }
 
 // SAFETY: a context's HUD is only used on the thread where that context is
 // current (inside its swap, under the process's contexts lock); glow's
-// context and imgui's suspended one hold no thread-bound state.
+// context and imgui's suspended one hold no thread-bound state (imgui's
+// activations are serialised by the panel driver's lock).
 unsafe impl Send for ContextHud {}
 
 impl ContextHud {
@@ -168,29 +166,21 @@ impl ContextHud {
         } else {
             None
         };
-        let view = View::new(config, size);
+        let panel = Panel::new(config, size);
+        let (imgui, atlas) = Imgui::new(&panel.view)?;
         // SAFETY: the context is current (caller); its state is put back.
         unsafe {
             let saved = Saved::take(&gl, caps, Pass::Render);
             saved.set_for_hud(&gl, caps, clip);
-            let made = make_imgui(&view).and_then(|(ctx, atlas)| {
-                let (w, h, data) = atlas;
-                Mesh::new(&gl, caps, (w, h, &data))
-                    .map(|m| (ctx, m))
-                    .map_err(HudError::Mesh)
-            });
+            let mesh = Mesh::new(&gl, caps, (atlas.width, atlas.height, &atlas.pixels));
             saved.restore(&gl, caps, clip);
-            let (ctx, mesh) = made?;
             Ok(ContextHud {
                 gl,
                 caps,
                 clip,
-                mesh,
-                imgui: Some(ctx),
-                font_px: view.font_px(),
-                view,
-                uploaded: None,
-                content: [0, 0],
+                mesh: mesh.map_err(HudError::Mesh)?,
+                imgui,
+                panel,
             })
         }
     }
@@ -213,7 +203,7 @@ impl ContextHud {
         }
         let gl = &self.gl;
         // Most swaps only draw the cached panel: they save less.
-        let pass = if self.uploaded == Some((size, stats.generation)) {
+        let pass = if self.panel.current(size, stats) {
             Pass::Quad
         } else {
             Pass::Render
@@ -236,60 +226,32 @@ impl ContextHud {
         size: [u32; 2],
         stats: &LiveStats,
     ) -> Result<(), HudError> {
-        let key = (size, stats.generation);
-        if self.uploaded != Some(key) {
-            if self.uploaded.map(|u| u.0) != Some(size) {
-                self.view = View::new(config, size);
-                if self.view.font_px() != self.font_px {
-                    // A new scale: a new font atlas.
-                    let (ctx, (w, h, data)) = make_imgui(&self.view)?;
-                    // SAFETY: our texture on the current context.
-                    unsafe { self.mesh.replace_font(&self.gl, (w, h, &data)) };
-                    self.imgui = Some(ctx);
-                    self.font_px = self.view.font_px();
-                }
+        if !self.panel.current(size, stats) {
+            if self.panel.resize(config, size, self.imgui.font_px()) {
+                // A new scale: a new font atlas.
+                let (imgui, atlas) = Imgui::new(&self.panel.view)?;
+                // SAFETY: our texture on the current context.
+                unsafe {
+                    self.mesh
+                        .replace_font(&self.gl, (atlas.width, atlas.height, &atlas.pixels))
+                };
+                self.imgui = imgui;
             }
-            let Some(Imgui(suspended)) = self.imgui.take() else {
-                return Err(HudError::ImguiBusy);
-            };
-            let mut ctx = match suspended.activate() {
-                Ok(c) => c,
-                Err(s) => {
-                    self.imgui = Some(Imgui(s));
-                    return Err(HudError::ImguiBusy);
-                }
-            };
-            let fsize = [size[0] as f32, size[1] as f32];
-            ctx.io_mut().display_size = fsize;
-            ctx.io_mut().delta_time = 0.1;
-            // Auto-resizing windows settle on their second frame: a new
-            // size, the first panel or new rows (a preset, a toast) lay
-            // out again.
-            let mut area = self.view.build(ctx.new_frame(), fsize, stats, true);
-            for _ in 0..2 {
-                if self.view.settled() {
-                    break;
-                }
-                ctx.render();
-                area = self.view.build(ctx.new_frame(), fsize, stats, true);
-            }
-            let content = [area[2], area[3]].map(|v| v.ceil().max(0.0) as u32);
-            let data = ctx.render();
-            if content[0] > 0 && content[1] > 0 && data.total_vtx_count > 0 {
-                // Premultiplied: the panel is drawn over the frame with
-                // (ONE, ONE_MINUS_SRC_ALPHA), so `hud_alpha=0` leaves the
-                // game's pixels as they were outside the glyphs.
-                let [r, g, b, _] = steadyhud_hudview::colors::PANEL_BG;
-                let a = config.hud_alpha;
-                let bg = [r * a, g * a, b * a, a];
-                // SAFETY: our objects on the current context (caller).
-                unsafe { self.mesh.render_panel(&self.gl, data, content, bg) };
-                self.content = content;
-            }
-            self.imgui = Some(Imgui(ctx.suspend()));
-            self.uploaded = Some(key);
+            let (gl, mesh) = (&self.gl, &mut self.mesh);
+            self.panel
+                .render(&mut self.imgui, size, 0.1, stats, |content, data| {
+                    // Premultiplied: the panel is drawn over the frame with
+                    // (ONE, ONE_MINUS_SRC_ALPHA), so `hud_alpha=0` leaves the
+                    // game's pixels as they were outside the glyphs.
+                    let [r, g, b, _] = steadyhud_hudview::colors::PANEL_BG;
+                    let a = config.hud_alpha;
+                    let bg = [r * a, g * a, b * a, a];
+                    // SAFETY: our objects on the current context (caller).
+                    unsafe { mesh.render_panel(gl, data, content, bg) };
+                    Ok::<_, HudError>(())
+                })?;
         }
-        let offset = self.view.corner_offset(self.content, size);
+        let offset = self.panel.offset(size);
         // SAFETY: our objects on the current context (caller).
         unsafe { self.mesh.draw_panel(&self.gl, offset, size) };
         Ok(())
@@ -298,22 +260,6 @@ impl ContextHud {
     /// Drops the HUD of a context being destroyed (its objects go with it:
     /// no GL call).
     pub fn forget(self) {}
-}
-
-/// A font atlas: width, height, RGBA8 pixels.
-type Atlas = (u32, u32, Vec<u8>);
-
-/// A new imgui context for `view` and its font atlas.
-fn make_imgui(view: &View) -> Result<(Imgui, Atlas), HudError> {
-    let mut ctx = imgui::SuspendedContext::create()
-        .activate()
-        .map_err(|_| HudError::ImguiBusy)?;
-    view.configure(&mut ctx);
-    let atlas = {
-        let t = ctx.fonts().build_rgba32_texture();
-        (t.width, t.height, t.data.to_vec())
-    };
-    Ok((Imgui(ctx.suspend()), atlas))
 }
 
 #[cfg(test)]
