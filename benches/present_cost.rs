@@ -45,7 +45,11 @@
 //! hotkeys poll X like in a game) and at 60, 144 and 1,000 presents per
 //! second for the threads' CPU share. Results: docs/measurements.md.
 
+#[path = "../tests/rig/mod.rs"]
+mod rig;
+
 use ash::vk;
+use rig::{Before, FakeSwapchain};
 use std::ffi::{c_char, c_void, CStr};
 use std::process::Command;
 use std::sync::{Mutex, OnceLock};
@@ -125,12 +129,6 @@ struct Shim {
     instance: Mutex<vk::Instance>,
     device: Mutex<Option<ash::Device>>,
     swapchains: Mutex<Vec<FakeSwapchain>>,
-}
-
-/// Real images standing in for a window's swapchain.
-struct FakeSwapchain {
-    images: Vec<vk::Image>,
-    memory: Vec<vk::DeviceMemory>,
 }
 
 static SHIM: OnceLock<Shim> = OnceLock::new();
@@ -294,41 +292,18 @@ unsafe extern "system" fn shim_create_swapchain(
     let d = real_device();
     // SAFETY: the caller's valid create info.
     let info = unsafe { &*info };
-    let mut fake = FakeSwapchain {
-        images: Vec::new(),
-        memory: Vec::new(),
+    // SAFETY: plain image and memory creation on the live device; the
+    // first memory type each image allows.
+    let fake = unsafe {
+        FakeSwapchain::create(
+            &d,
+            info.image_format,
+            info.image_extent,
+            info.image_usage,
+            IMAGES as usize,
+            |req| req.memory_type_bits.trailing_zeros(),
+        )
     };
-    for _ in 0..IMAGES {
-        let ci = vk::ImageCreateInfo::default()
-            .image_type(vk::ImageType::TYPE_2D)
-            .format(info.image_format)
-            .extent(vk::Extent3D {
-                width: info.image_extent.width,
-                height: info.image_extent.height,
-                depth: 1,
-            })
-            .mip_levels(1)
-            .array_layers(1)
-            .samples(vk::SampleCountFlags::TYPE_1)
-            .tiling(vk::ImageTiling::OPTIMAL)
-            .usage(info.image_usage);
-        // SAFETY: plain image and memory creation on the live device.
-        unsafe {
-            let image = d.create_image(&ci, None).expect("image");
-            let req = d.get_image_memory_requirements(image);
-            let memory = d
-                .allocate_memory(
-                    &vk::MemoryAllocateInfo::default()
-                        .allocation_size(req.size)
-                        .memory_type_index(req.memory_type_bits.trailing_zeros()),
-                    None,
-                )
-                .expect("memory");
-            d.bind_image_memory(image, memory, 0).expect("bind");
-            fake.images.push(image);
-            fake.memory.push(memory);
-        }
-    }
     let mut all = shim().swapchains.lock().unwrap();
     all.push(fake);
     // SAFETY: the caller's out pointer; handles are 1-based indexes.
@@ -344,13 +319,8 @@ unsafe extern "system" fn shim_destroy_swapchain(
     let d = real_device();
     let mut all = shim().swapchains.lock().unwrap();
     if let Some(fake) = all.get_mut((vk::Handle::as_raw(sc) as usize).wrapping_sub(1)) {
-        for (i, m) in fake.images.drain(..).zip(fake.memory.drain(..)) {
-            // SAFETY: idle images of this shim.
-            unsafe {
-                d.destroy_image(i, None);
-                d.free_memory(m, None);
-            }
-        }
+        // SAFETY: idle images of this shim.
+        unsafe { fake.free(&d) };
     }
 }
 
@@ -742,58 +712,16 @@ fn run_child(mode: &str, fps: u32, frames: usize, warmup: usize, warm: bool) -> 
                     .command_buffer_count(IMAGES),
             )
             .unwrap();
-        let range = vk::ImageSubresourceRange {
-            aspect_mask: vk::ImageAspectFlags::COLOR,
-            level_count: 1,
-            layer_count: 1,
-            ..Default::default()
-        };
         for (k, (&cmd, &image)) in cmds.iter().zip(&images).enumerate() {
             let _ = set_device_loader_data(device, vk::Handle::as_raw(cmd) as *mut c_void);
             d.begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
                 .unwrap();
-            let to_dst = vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::empty())
-                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .old_layout(vk::ImageLayout::UNDEFINED)
-                .new_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .image(image)
-                .subresource_range(range);
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TOP_OF_PIPE,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_dst],
-            );
             let shade = 0.2 + 0.2 * k as f32;
-            d.cmd_clear_color_image(
-                cmd,
-                image,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-                &vk::ClearColorValue {
-                    float32: [shade, 0.3, 0.5, 1.0],
-                },
-                &[range],
-            );
-            let to_present = vk::ImageMemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::empty())
-                .old_layout(vk::ImageLayout::TRANSFER_DST_OPTIMAL)
-                .new_layout(vk::ImageLayout::PRESENT_SRC_KHR)
-                .image(image)
-                .subresource_range(range);
-            d.cmd_pipeline_barrier(
-                cmd,
-                vk::PipelineStageFlags::TRANSFER,
-                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                vk::DependencyFlags::empty(),
-                &[],
-                &[],
-                &[to_present],
-            );
+            let color = vk::ClearColorValue {
+                float32: [shade, 0.3, 0.5, 1.0],
+            };
+            // The game idles its queue every frame: nothing to wait for.
+            rig::record_clear(&d, cmd, image, &color, Before::Nothing);
             d.end_command_buffer(cmd).unwrap();
         }
         let sems: Vec<vk::Semaphore> = (0..IMAGES)

@@ -6,7 +6,7 @@
 #   target/i686/i686-unknown-linux-gnu/release/libsteadyhud_gl.so
 # (printed at the end, with their sizes).
 #
-# For the 32-bit test run (STEADYHUD_TEST_ARCH=i686, tests/common/mod.rs)
+# For the 32-bit test run (STEADYHUD_TEST_ARCH=i686, tests/common/builds.rs)
 # it also builds the test apps next to them
 #   target/i686/i686-unknown-linux-gnu/release/steadyhud-testapp
 #   target/i686/i686-unknown-linux-gnu/release/steadyhud-gltest
@@ -187,7 +187,7 @@ check_i686_elf "$release/steadyhud-gltest"
 check_i686_elf "$release/libsteadyhud_gl.so"
 
 # --- 4. 32-bit vkcube and vkd3d-gears, for the tests -------------------------
-# The tests that run real apps run these in i686 mode (tests/common/mod.rs
+# The tests that run real apps run these in i686 mode (tests/common/builds.rs
 # puts target/i686/vt32/usr/bin first in PATH). Their packages are unpacked,
 # not installed (the amd64 ones own the same paths); their libraries were
 # installed in step 1. The exact versions are pinned, so every machine runs

@@ -8,8 +8,10 @@
 //! Screenshots land in `target/hud-shots/` for a human to look at.
 
 mod require;
+mod rig;
 
 use ash::vk;
+use rig::{all_commands_transition, Before, FakeSwapchain};
 use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -18,8 +20,7 @@ use steadyhud::hud::encoding::{self, Encoding};
 use steadyhud::hud::{plan, view, Drawn, HudCache, HudDevice, Plan, SwapchainHud};
 use steadyhud_capture::live::LiveStats;
 use steadyhud_config::{Config, Position};
-use steadyhud_gfx::color_range;
-use steadyhud_gfx::{bind_pipeline_and_set, whole_image_copy};
+use steadyhud_gfx::{bind_pipeline_and_set, color_range, transition, whole_image_copy};
 use steadyhud_metrics::{Summary, TimeMetrics};
 
 /// Validation messages of error severity (or naming a VUID) seen so far.
@@ -177,26 +178,31 @@ impl Gpu {
         }
     }
 
-    unsafe fn memory(
+    /// The first memory type `req` allows with `flags`.
+    unsafe fn memory_type(
         &self,
-        req: vk::MemoryRequirements,
+        req: &vk::MemoryRequirements,
         flags: vk::MemoryPropertyFlags,
-    ) -> vk::DeviceMemory {
+    ) -> u32 {
         let props = self
             .instance
             .get_physical_device_memory_properties(self.physical);
-        let index = (0..props.memory_type_count)
+        (0..props.memory_type_count)
             .find(|&i| {
                 req.memory_type_bits & (1 << i) != 0
                     && props.memory_types[i as usize]
                         .property_flags
                         .contains(flags)
             })
-            .unwrap();
-        let ai = vk::MemoryAllocateInfo::default()
-            .allocation_size(req.size)
-            .memory_type_index(index);
-        self.device.allocate_memory(&ai, None).unwrap()
+            .unwrap()
+    }
+
+    unsafe fn memory(
+        &self,
+        req: vk::MemoryRequirements,
+        flags: vk::MemoryPropertyFlags,
+    ) -> vk::DeviceMemory {
+        rig::allocate(&self.device, &req, self.memory_type(&req, flags))
     }
 
     unsafe fn semaphore(&self) -> vk::Semaphore {
@@ -316,34 +322,6 @@ impl Gpu {
     }
 }
 
-fn barrier(
-    image: vk::Image,
-    from: vk::ImageLayout,
-    to: vk::ImageLayout,
-) -> vk::ImageMemoryBarrier<'static> {
-    vk::ImageMemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::MEMORY_WRITE)
-        .dst_access_mask(vk::AccessFlags::MEMORY_READ | vk::AccessFlags::MEMORY_WRITE)
-        .old_layout(from)
-        .new_layout(to)
-        .src_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .dst_queue_family_index(vk::QUEUE_FAMILY_IGNORED)
-        .image(image)
-        .subresource_range(color_range())
-}
-
-unsafe fn all_commands_barrier(gpu: &Gpu, cb: vk::CommandBuffer, b: vk::ImageMemoryBarrier) {
-    gpu.device.cmd_pipeline_barrier(
-        cb,
-        vk::PipelineStageFlags::ALL_COMMANDS,
-        vk::PipelineStageFlags::ALL_COMMANDS,
-        vk::DependencyFlags::empty(),
-        &[],
-        &[],
-        &[b],
-    );
-}
-
 /// Bytes per pixel of the stand-in formats.
 fn pixel_bytes(format: vk::Format) -> usize {
     match format {
@@ -352,18 +330,7 @@ fn pixel_bytes(format: vk::Format) -> usize {
     }
 }
 
-/// Stand-in swapchain: `count` images of `format`, usable as colour
-/// attachments (and storage images for the compute "app") like real
-/// swapchain images.
-struct FakeSwapchain {
-    format: vk::Format,
-    extent: vk::Extent2D,
-    images: Vec<vk::Image>,
-    memory: Vec<vk::DeviceMemory>,
-    /// Colour space the create info declares.
-    color_space: vk::ColorSpaceKHR,
-}
-
+/// The test's side of the stand-in swapchain ([`rig::FakeSwapchain`]).
 impl FakeSwapchain {
     unsafe fn new(gpu: &Gpu, format: vk::Format, width: u32, height: u32, count: usize) -> Self {
         FakeSwapchain::with_usage(
@@ -376,6 +343,9 @@ impl FakeSwapchain {
         )
     }
 
+    /// `count` images of `format`, usable as colour attachments (and
+    /// with `extra`, e.g. storage images for the compute "app") like real
+    /// swapchain images.
     unsafe fn with_usage(
         gpu: &Gpu,
         format: vk::Format,
@@ -384,44 +354,17 @@ impl FakeSwapchain {
         count: usize,
         extra: vk::ImageUsageFlags,
     ) -> Self {
-        let extent = vk::Extent2D { width, height };
-        let mut s = FakeSwapchain {
+        FakeSwapchain::create(
+            &gpu.device,
             format,
-            extent,
-            images: vec![],
-            memory: vec![],
-            color_space: vk::ColorSpaceKHR::SRGB_NONLINEAR,
-        };
-        for _ in 0..count {
-            let ii = vk::ImageCreateInfo::default()
-                .image_type(vk::ImageType::TYPE_2D)
-                .format(format)
-                .extent(vk::Extent3D {
-                    width,
-                    height,
-                    depth: 1,
-                })
-                .mip_levels(1)
-                .array_layers(1)
-                .samples(vk::SampleCountFlags::TYPE_1)
-                .tiling(vk::ImageTiling::OPTIMAL)
-                .usage(
-                    vk::ImageUsageFlags::COLOR_ATTACHMENT
-                        | vk::ImageUsageFlags::TRANSFER_SRC
-                        | vk::ImageUsageFlags::TRANSFER_DST
-                        | extra,
-                )
-                .initial_layout(vk::ImageLayout::UNDEFINED);
-            let image = gpu.device.create_image(&ii, None).unwrap();
-            let mem = gpu.memory(
-                gpu.device.get_image_memory_requirements(image),
-                vk::MemoryPropertyFlags::DEVICE_LOCAL,
-            );
-            gpu.device.bind_image_memory(image, mem, 0).unwrap();
-            s.images.push(image);
-            s.memory.push(mem);
-        }
-        s
+            vk::Extent2D { width, height },
+            vk::ImageUsageFlags::COLOR_ATTACHMENT
+                | vk::ImageUsageFlags::TRANSFER_SRC
+                | vk::ImageUsageFlags::TRANSFER_DST
+                | extra,
+            count,
+            |req| gpu.memory_type(req, vk::MemoryPropertyFlags::DEVICE_LOCAL),
+        )
     }
 
     /// The create info of a swapchain of these images; `transfer_dst`
@@ -464,40 +407,8 @@ impl FakeSwapchain {
     /// in PRESENT_SRC_KHR with the usual pre-present barrier (nothing after
     /// it is ordered by it: the present's semaphore or the HUD must be).
     unsafe fn record_clear(&self, gpu: &Gpu, cb: vk::CommandBuffer, i: usize) {
-        let image = self.images[i];
-        let d = &gpu.device;
-        all_commands_barrier(
-            gpu,
-            cb,
-            barrier(
-                image,
-                vk::ImageLayout::UNDEFINED,
-                vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            ),
-        );
-        d.cmd_clear_color_image(
-            cb,
-            image,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            &self.clear_value(),
-            &[color_range()],
-        );
-        let to_present = barrier(
-            image,
-            vk::ImageLayout::TRANSFER_DST_OPTIMAL,
-            vk::ImageLayout::PRESENT_SRC_KHR,
-        )
-        .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(vk::AccessFlags::empty());
-        d.cmd_pipeline_barrier(
-            cb,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &[to_present],
-        );
+        let clear = self.clear_value();
+        rig::record_clear(&gpu.device, cb, self.images[i], &clear, Before::AnyCommand);
     }
 
     /// The "app" frame, signalling `done` like a render before present.
@@ -526,14 +437,12 @@ impl FakeSwapchain {
             .filter(|s| *s != vk::Semaphore::null())
             .collect();
         gpu.run(&waits, &[], |cb| {
-            all_commands_barrier(
-                gpu,
+            all_commands_transition(
+                d,
                 cb,
-                barrier(
-                    image,
-                    vk::ImageLayout::PRESENT_SRC_KHR,
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                ),
+                image,
+                vk::ImageLayout::PRESENT_SRC_KHR,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
             );
             let region = [whole_image_copy(self.extent)];
             d.cmd_copy_image_to_buffer(
@@ -543,14 +452,12 @@ impl FakeSwapchain {
                 buf,
                 &region,
             );
-            all_commands_barrier(
-                gpu,
+            all_commands_transition(
+                d,
                 cb,
-                barrier(
-                    image,
-                    vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
-                    vk::ImageLayout::PRESENT_SRC_KHR,
-                ),
+                image,
+                vk::ImageLayout::TRANSFER_SRC_OPTIMAL,
+                vk::ImageLayout::PRESENT_SRC_KHR,
             );
         });
         let ptr = d
@@ -569,11 +476,8 @@ impl FakeSwapchain {
         px
     }
 
-    unsafe fn destroy(self, gpu: &Gpu) {
-        for (i, m) in self.images.into_iter().zip(self.memory) {
-            gpu.device.destroy_image(i, None);
-            gpu.device.free_memory(m, None);
-        }
+    unsafe fn destroy(mut self, gpu: &Gpu) {
+        self.free(&gpu.device);
     }
 }
 
@@ -1158,10 +1062,12 @@ impl ComputeApp {
     unsafe fn record(&self, gpu: &Gpu, sc: &FakeSwapchain, cb: vk::CommandBuffer, i: usize) {
         let d = &gpu.device;
         let image = sc.images[i];
-        all_commands_barrier(
-            gpu,
+        all_commands_transition(
+            d,
             cb,
-            barrier(image, vk::ImageLayout::UNDEFINED, vk::ImageLayout::GENERAL),
+            image,
+            vk::ImageLayout::UNDEFINED,
+            vk::ImageLayout::GENERAL,
         );
         bind_pipeline_and_set(
             d,
@@ -1180,21 +1086,16 @@ impl ComputeApp {
             sc.extent.height.div_ceil(8),
             1,
         );
-        let to_present = barrier(
-            image,
-            vk::ImageLayout::GENERAL,
-            vk::ImageLayout::PRESENT_SRC_KHR,
-        )
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-        .dst_access_mask(vk::AccessFlags::empty());
-        d.cmd_pipeline_barrier(
+        transition(
+            d,
             cb,
-            vk::PipelineStageFlags::COMPUTE_SHADER,
-            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-            vk::DependencyFlags::empty(),
-            &[],
-            &[],
-            &[to_present],
+            image,
+            (vk::ImageLayout::GENERAL, vk::ImageLayout::PRESENT_SRC_KHR),
+            (vk::AccessFlags::SHADER_WRITE, vk::AccessFlags::empty()),
+            (
+                vk::PipelineStageFlags::COMPUTE_SHADER,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+            ),
         );
     }
 

@@ -1,0 +1,125 @@
+//! Session logs: finding the CSVs and summaries a run left in the log
+//! folder, reading their frame durations, and `steadyhud analyze` on them.
+
+use super::{run, Harness};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// A session log: the streamed CSV and, when the app exited cleanly, its summary.
+#[derive(Clone, Debug)]
+pub struct SessionLog {
+    pub csv: PathBuf,
+    pub summary: Option<PathBuf>,
+}
+
+impl SessionLog {
+    /// The summary JSON, parsed; panics if there is none.
+    pub fn summary_json(&self) -> serde_json::Value {
+        let p = self
+            .summary
+            .as_ref()
+            .unwrap_or_else(|| panic!("no .summary.json next to {}", self.csv.display()));
+        let text =
+            std::fs::read_to_string(p).unwrap_or_else(|e| panic!("read {}: {e}", p.display()));
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("parse {}: {e}", p.display()))
+    }
+}
+
+/// Files directly in `dir`, sorted.
+pub fn list_dir(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// `*.csv` session logs in `dir`, each with its `<stem>.summary.json` if present.
+pub fn session_logs_in(dir: &Path) -> Vec<SessionLog> {
+    list_dir(dir)
+        .into_iter()
+        .filter(|p| p.extension() == Some(OsStr::new("csv")))
+        .map(|csv| {
+            let summary = csv.with_extension("summary.json");
+            SessionLog {
+                summary: summary.is_file().then_some(summary),
+                csv,
+            }
+        })
+        .collect()
+}
+
+/// Frame durations (ns) logged in a steadyhud session CSV, in row order,
+/// read with the crate's own session-log reader (`steadyhud_formats`, which
+/// ignores a cut-off last line). Panics, naming file, line and column, if
+/// the file is not a steadyhud session log.
+pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
+    let opts = steadyhud_formats::ReadOptions {
+        format: Some(steadyhud_formats::Format::SteadyHud),
+        ..Default::default()
+    };
+    match steadyhud_formats::read_path(csv, &opts) {
+        Ok(log) => log.durations_ns,
+        Err(e) => panic!(
+            "{} is not a readable steadyhud session log: {e}",
+            csv.display()
+        ),
+    }
+}
+
+impl Harness {
+    /// Session logs in the log dir, sorted by name.
+    pub fn session_logs(&self) -> Vec<SessionLog> {
+        session_logs_in(&self.log_dir)
+    }
+
+    /// The single session log of the log dir; panics (listing the dir) when
+    /// there is none or more than one.
+    pub fn only_session_log(&self) -> SessionLog {
+        let logs = self.session_logs();
+        assert_eq!(
+            logs.len(),
+            1,
+            "expected exactly one session log (*.csv) in {}, found: {:?}",
+            self.log_dir.display(),
+            list_dir(&self.log_dir)
+        );
+        logs.into_iter().next().unwrap()
+    }
+
+    /// The single session log, checked to hold one row per frame of an app
+    /// that presented `presents` times (presents − 1 rows); with its rows.
+    pub fn only_session_log_of(&self, presents: u64, what: &str) -> (SessionLog, u64) {
+        let log = self.only_session_log();
+        let rows = logged_durations_ns(&log.csv).len() as u64;
+        assert_eq!(
+            rows,
+            presents - 1,
+            "{what}: session log rows vs presents − 1 ({})",
+            log.csv.display()
+        );
+        (log, rows)
+    }
+
+    /// Removes every file of the log dir (between runs of one test).
+    pub fn clear_logs(&self) {
+        for p in list_dir(&self.log_dir) {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    /// `steadyhud analyze FILE --json`, asserted successful, parsed.
+    pub fn analyze(&self, file: &Path) -> serde_json::Value {
+        let out = run(self.steadyhud(&["analyze"]).arg(file).arg("--json"));
+        assert!(
+            out.status.success(),
+            "steadyhud analyze {} failed ({}):\n{}",
+            file.display(),
+            out.status,
+            out.stderr
+        );
+        serde_json::from_str(&out.stdout).unwrap_or_else(|e| {
+            panic!("analyze --json printed invalid JSON ({e}):\n{}", out.stdout)
+        })
+    }
+}
