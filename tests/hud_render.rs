@@ -509,6 +509,7 @@ fn stats() -> LiveStats {
             stutter_count: 3,
             stutter_frames: vec![100, 180, 260],
             stutter_time_pct: 1.5,
+            time_over_budget_pct: 2.5,
             osc: false,
         }),
         window_s: 10.0,

@@ -90,7 +90,8 @@ fn nsight_median_60_frame_80_is_a_stutter() {
         stutters(
             &d,
             &Options {
-                stutter_threshold: 0.4
+                stutter_threshold: 0.4,
+                ..Options::default()
             }
         ),
         Vec::<usize>::new()
@@ -117,7 +118,8 @@ fn stutter_median_includes_the_frame_and_clips_at_ends() {
         stutters(
             &d,
             &Options {
-                stutter_threshold: 0.31
+                stutter_threshold: 0.31,
+                ..Options::default()
             }
         ),
         Vec::<usize>::new()

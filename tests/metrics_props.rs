@@ -54,6 +54,7 @@ fn check_rolling(
 ) -> Result<(), TestCaseError> {
     let opts = Options {
         stutter_threshold: theta,
+        ..Options::default()
     };
     let mut r = Rolling::new(window_ns, max_frames, opts);
     for (k, &d) in frames.iter().enumerate() {
@@ -265,7 +266,10 @@ proptest! {
         d in prop::collection::vec(duration(), 1..150),
         theta in prop_oneof![Just(0.2), 0.0f64..1.0],
     ) {
-        let s = summarize(&d, &Options { stutter_threshold: theta }).unwrap();
+        let s = summarize(&d, &Options {
+        stutter_threshold: theta,
+        ..Options::default()
+    }).unwrap();
         let (st, osc) = ref_stutters_osc(&d, theta);
         prop_assert_eq!(&s.stutter_frames, &st);
         prop_assert_eq!(s.stutter_count, st.len());

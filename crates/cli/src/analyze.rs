@@ -71,20 +71,31 @@ pub struct AnalyzeArgs {
     pub display: bool,
 }
 
-/// `--stutter-threshold X`, shared by every command that analyses logs.
+/// `--stutter-threshold X` and `--target-fps N`, shared by every command
+/// that analyses logs: the thresholds a log is judged by.
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct ThresholdArg {
     /// θ of the stutter rule: a frame stutters when it exceeds its 19-frame
     /// median by more than 4 ms and by more than this share of the median.
     #[arg(long, value_name = "X", default_value_t = steadyhud_metrics::DEFAULT_STUTTER_THRESHOLD, value_parser = parse_threshold)]
     pub stutter_threshold: f64,
+    /// The target frame rate whose budget (1/N s) time over budget counts
+    /// frames over (default: the target a steadyhud log records, else 60).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub target_fps: Option<u32>,
 }
 
 impl ThresholdArg {
-    /// The metrics options this threshold gives.
-    pub fn options(&self) -> Options {
+    /// The metrics options for a log that records the target `recorded`
+    /// (a steadyhud session log's `# target_fps:` line): `--target-fps`,
+    /// else `recorded`, else [`steadyhud_metrics::DEFAULT_TARGET_FPS`].
+    pub fn options_for(&self, recorded: Option<u32>) -> Options {
         Options {
             stutter_threshold: self.stutter_threshold,
+            target_fps: self
+                .target_fps
+                .or(recorded)
+                .unwrap_or(steadyhud_metrics::DEFAULT_TARGET_FPS),
         }
     }
 }
@@ -101,6 +112,8 @@ fn parse_threshold(s: &str) -> Result<f64, String> {
 pub struct Analysis {
     pub path: PathBuf,
     pub log: FrameLog,
+    /// The options the log was judged by (the target resolved for it).
+    pub opts: Options,
     pub summary: Summary,
     /// What spiked with each stutter, when the log has statistics counters
     /// (steadyhud logs written with `counters` on) or GPU busy times.
@@ -118,14 +131,16 @@ pub struct Analysis {
     pub display: Option<DisplayStats>,
 }
 
-/// Reads `path` and computes its summary: the library entry point behind
-/// `analyze` (also usable by other commands).
+/// Reads `path` and computes its summary with the thresholds of `args`
+/// (the target resolved against what the log records): the library entry
+/// point behind `analyze` (also usable by other commands).
 pub fn analyze_path(
     path: &Path,
     read: &ReadOptions,
-    opts: &Options,
+    args: &ThresholdArg,
 ) -> Result<Analysis, ParseError> {
     let log = formats::read_path(path, read)?;
+    let opts = &args.options_for(log.meta.target_fps);
     // Every reader returns at least one frame or an error.
     let summary = metrics::summarize(&log.durations_ns, opts).ok_or_else(|| ParseError {
         path: path.to_path_buf(),
@@ -150,6 +165,7 @@ pub fn analyze_path(
     Ok(Analysis {
         path: path.to_path_buf(),
         log,
+        opts: *opts,
         summary,
         stutter_causes,
         gpu,
@@ -209,14 +225,14 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
             swapchain: args.swapchain.clone(),
         },
     };
-    let opts = args.threshold.options();
-    let analysis = match analyze_path(&args.file, &read, &opts) {
+    let analysis = match analyze_path(&args.file, &read, &args.threshold) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("steadyhud: {e}");
             return ExitCode::from(2);
         }
     };
+    let opts = analysis.opts;
     if args.display && analysis.display.is_none() {
         eprintln!(
             "steadyhud: {}: no display columns (MsBetweenDisplayChange, DisplayedTime): --display needs a PresentMon-style capture with them",
@@ -267,7 +283,7 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
 
 /// The `--json` object: the keys of docs/metrics.md#the-json-keys in their
 /// order, the GPU verdict (`gpu_bound_pct`, `gpu_busy_ms_avg`, `null` without
-/// GPU data), then `format`, `format_detail`, `source`, `column`, `file`,
+/// GPU data), `target_fps` (the target of `time_over_budget_pct`), then `format`, `format_detail`, `source`, `column`, `file`,
 /// `notes`; with `--segments` (`segments`), `marks` and `segments` (see
 /// [`super::segments::json`]); with `--display` (`display`), the `display`
 /// block ([`DisplayStats`]), the top-level keys staying the present-based
@@ -283,6 +299,8 @@ pub fn json(
         summary: &'a Summary,
         #[serde(flatten)]
         gpu: GpuKeys,
+        /// The target `time_over_budget_pct` was judged against.
+        target_fps: u32,
         format: &'a str,
         format_detail: &'a str,
         source: Option<&'a str>,
@@ -310,6 +328,7 @@ pub fn json(
     let out = Out {
         summary: &a.summary,
         gpu: GpuKeys::of(a.gpu.as_ref()),
+        target_fps: a.opts.target_fps,
         format: m.format.name(),
         format_detail: &m.detail,
         source: m.source.as_deref(),
@@ -414,6 +433,14 @@ pub fn table(a: &Analysis, opts: &Options) -> String {
             }
             (Group::Rates, catalog::Value::Float(f)) => row(m.label, fps(f)),
             (Group::Size, catalog::Value::Float(f)) => row(m.label, format!("{f:.3} {}", m.unit)),
+            (_, catalog::Value::Float(pct)) if m.key == "time_over_budget_pct" => row(
+                m.label,
+                format!(
+                    "{pct:.2} % (frames over {:.2} ms, the budget of {} fps)",
+                    1000.0 / f64::from(opts.target_fps.max(1)),
+                    opts.target_fps
+                ),
+            ),
             _ if m.key == "stutter_count" => {
                 row(
                     m.label,

@@ -142,7 +142,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
         GpuStats::from_frames(&frames.durations_ns[span.clone()], busy)
     });
     frames.durations_ns = frames.durations_ns[span].to_vec();
-    let opts = args.threshold.options();
+    let opts = args.threshold.options_for(frames.meta.target_fps);
     let summary = metrics::summarize(&frames.durations_ns, &opts).ok_or(BenchError::TooShort {
         warmup: args.warmup,
         duration: args.duration,
@@ -154,6 +154,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
     let analysis = Analysis {
         path: log,
         log: frames,
+        opts,
         summary,
         stutter_causes: None,
         gpu,

@@ -14,7 +14,8 @@ use std::process::ExitCode;
 use steadyhud_control::client::{self, ClientError, Socket};
 use steadyhud_control::protocol::{Reply, Request};
 use steadyhud_control::replies::{
-    HelpReply, HistogramReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError, Status,
+    HelpReply, HistogramReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError,
+    Status, WindowMetrics,
 };
 
 #[derive(clap::Args, Debug)]
@@ -180,16 +181,8 @@ pub fn status_text(s: &Status) -> String {
         ));
         match &w.metrics {
             Some(m) => {
-                out.push_str(&format!(
-                    "  last {:.0} s: Steady {} fps, Mostly Steady {}, Typical {}, average {:.2} fps, P99 {:.2} ms, {} stutters\n",
-                    w.window_s,
-                    m.time.steady_fps,
-                    m.time.mostly_steady_fps,
-                    m.time.typical_fps,
-                    m.time.average_fps,
-                    m.time.p99_ms,
-                    m.stutter_count,
-                ));
+                out.push_str(&format!("  last {:.0} s:\n", w.window_s));
+                out.push_str(&metric_lines(m));
             }
             None => out.push_str("  no metrics yet (fewer than two presents)\n"),
         }
@@ -198,6 +191,20 @@ pub fn status_text(s: &Status) -> String {
         }
     }
     out.trim_end().to_string()
+}
+
+/// A window's metrics, one line each in the catalog's order: its label,
+/// then its value as tables show it (every metric the game sent, so a new
+/// summary metric is listed without code here).
+fn metric_lines(m: &WindowMetrics) -> String {
+    let width = m
+        .iter()
+        .map(|(metric, _)| metric.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    m.iter()
+        .map(|(metric, v)| format!("    {:<width$}  {}\n", metric.label, metric.show(v)))
+        .collect()
 }
 
 /// One row of `list`.
@@ -281,20 +288,11 @@ fn list(dir: &Path, json: bool) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use steadyhud_control::replies::{WindowMetrics, WindowStatus};
+    use steadyhud_control::replies::WindowStatus;
+    use steadyhud_metrics::catalog::{self, Value};
 
-    #[test]
-    fn status_text_shows_each_window() {
-        let summary =
-            steadyhud_metrics::summarize(&[16_666_667; 600], &Default::default()).unwrap();
-        let mut metrics = WindowMetrics::from(&summary);
-        metrics.time.steady_fps = 58;
-        metrics.time.mostly_steady_fps = 59;
-        metrics.time.typical_fps = 60;
-        metrics.time.average_fps = 60.01;
-        metrics.time.p99_ms = 17.1;
-        metrics.stutter_count = 2;
-        let v = Status {
+    fn status_with(metrics: Option<WindowMetrics>) -> Status {
+        Status {
             pid: 42,
             exe: "vkcube".into(),
             hud: "off".into(),
@@ -305,18 +303,29 @@ mod tests {
                 frames: 600,
                 log: Some("/l/vkcube.csv".into()),
                 window_s: 10.0,
-                metrics: Some(metrics),
+                metrics,
                 gpu_busy_ms: Some(0.9),
                 gpu_bound_pct: Some(1.0),
                 ..WindowStatus::default()
             }],
             ..Default::default()
-        };
-        let t = status_text(&v);
+        }
+    }
+
+    #[test]
+    fn status_text_shows_each_window() {
+        let mut metrics = WindowMetrics::default();
+        metrics.set("typical_fps", Value::Int(60));
+        metrics.set("steady_fps", Value::Int(58));
+        metrics.set("p99_ms", Value::Float(17.1));
+        metrics.set("time_over_budget_pct", Value::Float(1.234));
+        metrics.set("osc", Value::Bool(false));
+        let t = status_text(&status_with(Some(metrics)));
         assert_eq!(
             t,
-            "pid 42  vkcube\nHUD off (preset 1), frame cap 60 fps\nwindow 1: 600 frames, log /l/vkcube.csv\n  last 10 s: Steady 58 fps, Mostly Steady 59, Typical 60, average 60.01 fps, P99 17.10 ms, 2 stutters\n  GPU 0.9 ms/frame, 1% bound"
+            "pid 42  vkcube\nHUD off (preset 1), frame cap 60 fps\nwindow 1: 600 frames, log /l/vkcube.csv\n  last 10 s:\n    P99 (time-weighted)  17.10 ms\n    Steady FPS           58\n    Typical FPS          60\n    Time over budget     1.23 %\n    OSC (oscillation)    no\n  GPU 0.9 ms/frame, 1% bound"
         );
+        assert!(status_text(&status_with(None)).contains("no metrics yet"));
         let empty = Status {
             pid: 1,
             exe: "x".into(),
@@ -324,5 +333,34 @@ mod tests {
             ..Default::default()
         };
         assert!(status_text(&empty).ends_with("no window presented yet"));
+    }
+
+    /// Every metric of the catalog is in `ctl status`: a window's summary,
+    /// sent through the reply line as the game sends it, lists each one
+    /// under its label with its value.
+    #[test]
+    fn every_catalog_metric_is_in_ctl_status() {
+        let summary = steadyhud_metrics::summarize(
+            &[16_666_667, 16_666_667, 40_000_000, 16_666_667],
+            &Default::default(),
+        )
+        .unwrap();
+        let line =
+            steadyhud_control::replies::ok(&status_with(Some(WindowMetrics::from(&summary))))
+                .to_string();
+        let status: Status = Reply::parse(&line).unwrap().expect().unwrap();
+        let t = status_text(&status);
+        for m in catalog::METRICS {
+            let want = format!("{}  ", m.label);
+            let row = t
+                .lines()
+                .find(|l| l.trim_start().starts_with(&want))
+                .unwrap_or_else(|| panic!("{} missing from ctl status:\n{t}", m.key));
+            assert!(
+                row.trim_end().ends_with(&m.show(m.of(&summary))),
+                "{}: {row}",
+                m.key
+            );
+        }
     }
 }

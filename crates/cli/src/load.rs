@@ -5,7 +5,6 @@ use super::analyze::{analyze_path, ThresholdArg};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use steadyhud_formats::{ParseError, ReadOptions};
-use steadyhud_metrics::Options;
 use steadyhud_report::Run;
 
 /// What stops a multi-log command.
@@ -20,10 +19,11 @@ pub enum CliError {
     },
 }
 
-/// Reads `path` in any supported format and analyses it; the run is named
+/// Reads `path` in any supported format and analyses it with the
+/// thresholds of `args` (the target resolved per log); the run is named
 /// after the file.
-pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
-    let a = analyze_path(path, &ReadOptions::default(), opts)?;
+pub fn load_run(path: &Path, args: &ThresholdArg) -> Result<Run, CliError> {
+    let a = analyze_path(path, &ReadOptions::default(), args)?;
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
@@ -46,13 +46,14 @@ pub fn load_run(path: &Path, opts: &Options) -> Result<Run, CliError> {
     })
 }
 
-/// Runs a multi-log command's `body` with the metrics options of its
-/// `--stutter-threshold`; exit status as [`exit`].
+/// Runs a multi-log command's `body` with its `--stutter-threshold` and
+/// `--target-fps` (each log resolves its target, [`load_run`]); exit
+/// status as [`exit`].
 pub fn run_with_options(
     threshold: &ThresholdArg,
-    body: impl FnOnce(&Options) -> Result<(), CliError>,
+    body: impl FnOnce(&ThresholdArg) -> Result<(), CliError>,
 ) -> ExitCode {
-    exit(body(&threshold.options()))
+    exit(body(threshold))
 }
 
 /// Exit status of a command: 0, or 2 with `steadyhud: <error>` on stderr.

@@ -19,9 +19,7 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use steadyhud_formats::{self as formats, ErrorKind, ParseError, ReadOptions};
-use steadyhud_metrics::{
-    self as metrics, catalog, histogram, Options, Summary, TimeHistogram, TimeMetrics,
-};
+use steadyhud_metrics::{self as metrics, catalog, histogram, Summary, TimeHistogram, TimeMetrics};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -60,8 +58,9 @@ pub struct LogRow {
 
 /// Reads and summarises one log; its durations are dropped on return, so
 /// parallel jobs hold one log's frames each at most.
-pub fn summarize_path(path: &Path, opts: &Options) -> Result<LogRow, ParseError> {
+pub fn summarize_path(path: &Path, args: &ThresholdArg) -> Result<LogRow, ParseError> {
     let log = formats::read_path(path, &ReadOptions::default())?;
+    let opts = &args.options_for(log.meta.target_fps);
     let summary = metrics::summarize(&log.durations_ns, opts).ok_or_else(|| ParseError {
         path: path.to_path_buf(),
         pos: None,
@@ -159,7 +158,7 @@ pub fn histogram_csv(rows: &[LogRow]) -> csv::Result<Vec<u8>> {
 }
 
 /// The metrics the default table shows, by catalog key.
-const TABLE_KEYS: [&str; 11] = [
+const TABLE_KEYS: [&str; 12] = [
     "frames",
     "duration_s",
     "average_fps",
@@ -168,6 +167,7 @@ const TABLE_KEYS: [&str; 11] = [
     "steady_fps",
     "mostly_steady_fps",
     "typical_fps",
+    "time_over_budget_pct",
     "stutter_count",
     "stutter_time_pct",
     "osc",
@@ -227,7 +227,7 @@ pub fn table(rows: &[LogRow]) -> String {
 /// threads with a progress bar on a terminal.
 pub fn summarize_all(
     paths: &[PathBuf],
-    opts: &Options,
+    opts: &ThresholdArg,
     jobs: usize,
 ) -> Vec<Result<LogRow, ParseError>> {
     let mut progress = Progress::new(paths.len(), "logs");
@@ -242,7 +242,7 @@ pub fn summarize_all(
 }
 
 pub fn run(args: &Args) -> ExitCode {
-    let opts = args.threshold.options();
+    let opts = args.threshold;
     let jobs = args
         .jobs
         .map_or_else(parallel::default_jobs, NonZeroUsize::get);
@@ -317,7 +317,7 @@ mod tests {
             file: file.into(),
             format: "plain",
             source: None,
-            summary: metrics::summarize(d, &Options::default()).unwrap(),
+            summary: metrics::summarize(d, &metrics::Options::default()).unwrap(),
             histogram: TimeHistogram::from_durations(d),
             notes: vec![],
         }

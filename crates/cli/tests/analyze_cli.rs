@@ -320,6 +320,196 @@ fn stutter_time_pct_is_the_share_of_time_in_stutter_frames() {
     assert!((got - want).abs() < 1e-9, "merge: {got} vs {want}");
 }
 
+/// The share of the time in frames longer than 1/f s, by hand from the
+/// frame times in ms (a frame exactly on budget is not over it).
+fn over_budget_by_hand(frames_ms: &[f64], total_ms: f64, f: u32) -> f64 {
+    // fold from +0 (an empty f64 `sum` is −0, printed "-0.00").
+    let over = frames_ms
+        .iter()
+        .filter(|&&d| d * f64::from(f) > 1000.0)
+        .fold(0.0, |a, d| a + d);
+    100.0 * over / total_ms
+}
+
+/// Runs the steadyhud binary; stdout, or a panic with stderr.
+fn steadyhud_stdout(args: &[&std::ffi::OsStr]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "steadyhud {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `time_over_budget_pct` (docs/metrics.md, "Time over budget") is the
+/// share of the session's time in frames longer than 1/target s: checked
+/// on every shared capture against the sum done here from the raw file,
+/// for the default target (60: the captures record none) and two given
+/// with `--target-fps`, in `analyze --json` (with the `target_fps` it
+/// used) and its table; `summarize`, `compare` and `report` carry it, and
+/// `merge` of two captures' `summarize --json` rows weighs each by its
+/// duration, exactly.
+#[test]
+fn time_over_budget_pct_is_the_share_of_time_over_the_budget() {
+    let cases = [
+        ("capframex-re2.csv", "MsBetweenPresents", 1.0),
+        ("mangohud-0.6.8-vkcube.csv", "frametime", 1e-3),
+        ("ocat-metroexodus.csv", "MsBetweenPresents", 1.0),
+        ("presentmon-test_case_0.csv", "MsBetweenPresents", 1.0),
+        ("presentmon1-csgo.csv", "MsBetweenPresents", 1.0),
+    ];
+    let mut strictly_between = 0;
+    let mut by_hand = Vec::new();
+    for (file, column, unit) in cases {
+        let path = data_dir().join(file);
+        let exp = expected_from_csv(&path, column, unit);
+        for (target, args) in [
+            (60, vec![]),
+            (30, vec!["--target-fps", "30"]),
+            (144, vec!["--target-fps", "144"]),
+        ] {
+            let v = json_of(&path, &args);
+            let want = over_budget_by_hand(&exp.frames_ms, exp.total_ms, target);
+            let got = v["time_over_budget_pct"].as_f64().unwrap();
+            assert!(
+                (got - want).abs() < 1e-9,
+                "{file} at {target}: {got} vs {want}"
+            );
+            assert_eq!(v["target_fps"], target, "{file}");
+            if want > 0.0 && want < 100.0 {
+                strictly_between += 1;
+            }
+            if target == 60 {
+                by_hand.push((path.clone(), want, exp.total_ms));
+                let table = String::from_utf8(analyze(&[path.to_str().unwrap()]).stdout).unwrap();
+                let line = table
+                    .lines()
+                    .find(|l| l.starts_with("Time over budget"))
+                    .unwrap_or_else(|| panic!("{file}: no time over budget row:\n{table}"));
+                assert!(
+                    line.contains(&format!(
+                        "{want:.2} % (frames over 16.67 ms, the budget of 60 fps)"
+                    )),
+                    "{file}: {line} vs {want}"
+                );
+            }
+        }
+    }
+    assert!(
+        strictly_between >= 5,
+        "the captures have frames on both sides of the budgets"
+    );
+
+    // summarize: the column, judged against --target-fps too.
+    let (a, b) = (&by_hand[0], &by_hand[2]);
+    let csv = steadyhud_stdout(&["summarize".as_ref(), "--csv".as_ref(), a.0.as_os_str()]);
+    let mut r = csv::Reader::from_reader(csv.as_bytes());
+    let header = r.headers().unwrap().clone();
+    let col = header
+        .iter()
+        .position(|h| h == "time_over_budget_pct")
+        .expect("the column");
+    let row = r.records().next().unwrap().unwrap();
+    let got: f64 = row[col].parse().unwrap();
+    assert!((got - a.1).abs() < 1e-9, "summarize: {got} vs {}", a.1);
+    let table = steadyhud_stdout(&[
+        "summarize".as_ref(),
+        "--target-fps".as_ref(),
+        "30".as_ref(),
+        a.0.as_os_str(),
+    ]);
+    assert!(
+        table.lines().next().unwrap().contains("Over budget %"),
+        "{table}"
+    );
+
+    // compare: a row with both values.
+    let text = steadyhud_stdout(&["compare".as_ref(), a.0.as_os_str(), b.0.as_os_str()]);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Time over budget"))
+        .unwrap_or_else(|| panic!("compare: no time over budget row:\n{text}"));
+    for want in [a.1, b.1] {
+        assert!(line.contains(&format!("{want:.2}")), "compare: {line}");
+    }
+
+    // report: the row in the metrics table.
+    let tmp = tempfile::tempdir().unwrap();
+    let html = tmp.path().join("r.html");
+    steadyhud_stdout(&[
+        "report".as_ref(),
+        a.0.as_os_str(),
+        b.0.as_os_str(),
+        "-o".as_ref(),
+        html.as_os_str(),
+    ]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Time over budget"), "report lacks the row");
+
+    // merge: Σ share × duration / Σ duration over the inputs.
+    let mut inputs = Vec::new();
+    for (k, (path, _, _)) in [a, b].into_iter().enumerate() {
+        let rows = steadyhud_stdout(&["summarize".as_ref(), "--json".as_ref(), path.as_os_str()]);
+        let f = tmp.path().join(format!("rows-{k}.json"));
+        std::fs::write(&f, rows).unwrap();
+        inputs.push(f);
+    }
+    let merged = steadyhud_stdout(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        inputs[0].as_os_str(),
+        inputs[1].as_os_str(),
+    ]);
+    let merged: Value = serde_json::from_str(&merged).unwrap();
+    let want = (a.1 * a.2 + b.1 * b.2) / (a.2 + b.2);
+    let got = merged["time_over_budget_pct"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "merge: {got} vs {want}");
+}
+
+/// A steadyhud session log that records its target (`# target_fps: N`)
+/// is judged against it; `--target-fps` overrides it.
+#[test]
+fn a_session_log_is_judged_against_the_target_it_records() {
+    use std::time::{Duration, UNIX_EPOCH};
+    let dir = tempfile::tempdir().unwrap();
+    let layout = steadyhud_log::Layout {
+        target_fps: Some(144),
+        ..steadyhud_log::Layout::default()
+    };
+    let mut log = steadyhud_log::SessionLog::create(
+        dir.path(),
+        "g",
+        UNIX_EPOCH + Duration::from_secs(1),
+        &layout,
+    )
+    .unwrap();
+    // 90 frames of 10 ms (over 144's 6.94 ms, within 60's 16.67) and 10 of 20 ms: T = 1.1 s.
+    let mut t = 0;
+    for i in 0..100u64 {
+        let d = if i % 10 == 9 { 20_000_000 } else { 10_000_000 };
+        t += d;
+        log.write_frame(i, t, d).unwrap();
+    }
+    log.flush().unwrap();
+    let path = log.path().to_path_buf();
+    drop(log);
+    let v = json_of(&path, &[]);
+    assert_eq!(v["target_fps"], 144);
+    assert_eq!(v["time_over_budget_pct"], 100.0);
+    let v = json_of(&path, &["--target-fps", "60"]);
+    assert_eq!(v["target_fps"], 60);
+    let want = 100.0 * 0.2 / 1.1;
+    let got = v["time_over_budget_pct"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    // Out of range: clap refuses it (exit 2).
+    let out = analyze(&[path.to_str().unwrap(), "--target-fps", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
 #[test]
 fn presentmon_multi_process_picks_the_biggest_swapchain() {
     let path = data_dir().join("presentmon-test_case_0.csv");

@@ -16,7 +16,7 @@ fn every_family_is_in_the_fleet_docs() {
             name.starts_with("steadyhud_").then_some((name, kind))
         })
         .collect();
-    let known: BTreeMap<&str, &str> = steadyhud_cli::export::FAMILIES
+    let known: BTreeMap<&str, &str> = steadyhud_cli::export::families()
         .iter()
         .map(|f| (f.name, f.kind.name()))
         .collect();

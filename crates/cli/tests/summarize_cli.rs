@@ -143,15 +143,17 @@ fn histograms_merge_to_the_fleet_of_all_frames() {
     };
     let mut from_json = merge(&json_path);
     let from_csv = merge(&csv_path);
-    // The rows carry each log's share of time in stutters, which merge
-    // weighs by duration; histogram rows carry no stutters. All else is
-    // the histogram's, the same either way.
-    assert!(from_json["stutter_time_pct"].as_f64().is_some());
-    assert!(from_csv.get("stutter_time_pct").is_none());
-    from_json
-        .as_object_mut()
-        .unwrap()
-        .remove("stutter_time_pct");
+    // The rows carry each log's shares of time (in stutters, over the
+    // budget), which merge weighs by duration; histogram rows carry none.
+    // All else is the histogram's, the same either way.
+    let shares = steadyhud_metrics::catalog::METRICS
+        .iter()
+        .filter(|m| m.merge == steadyhud_metrics::catalog::Merge::TimeShare);
+    for m in shares {
+        assert!(from_json[m.key].as_f64().is_some(), "{}", m.key);
+        assert!(from_csv.get(m.key).is_none(), "{}", m.key);
+        from_json.as_object_mut().unwrap().remove(m.key);
+    }
     assert_eq!(from_json, from_csv.clone().tap_inputs(&from_json));
     assert_eq!(from_json["logs"], logs.len());
 

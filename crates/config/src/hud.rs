@@ -133,6 +133,7 @@ pub const PRESETS: [Preset; 4] = [
             "steady_fps",
             "mostly_steady_fps",
             "typical_fps",
+            "time_over_budget_pct",
             "average_fps",
             "fps",
             "frame_ms",

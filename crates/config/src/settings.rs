@@ -164,7 +164,9 @@ keys! {
     set(c, v) { c.log = parse_bool(v)? }
     show(s) { s.log.to_string() }
 
-    /// `target_fps`: the graph's target line (60).
+    /// `target_fps`: the graph's target line, and the target whose budget
+    /// (1/f s) `time_over_budget_pct` counts frames over; the session log
+    /// records it (60).
     target_fps: u32 = 60;
     set(c, v) {
         match v.parse::<u32>() {

@@ -5,7 +5,8 @@
 
 use super::protocol::Reply;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use steadyhud_metrics::{Summary, TimeMetrics};
+use steadyhud_metrics::catalog::{self, Metric, Value};
+use steadyhud_metrics::Summary;
 
 /// `status`: the process, the HUD and frame cap in force, each window.
 /// `frames`, `log` and `fps` repeat the first window's, for scripts that
@@ -54,35 +55,112 @@ pub struct WindowStatus {
     pub readings: std::collections::BTreeMap<String, f64>,
 }
 
-/// A window's metrics as `status` gives them: the summary's, without the
-/// list of stutter frames (indices into the window mean nothing outside
-/// the game).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A window's metrics as `status` gives them: every metric of the catalog
+/// ([`catalog::METRICS`]) that the window's summary has, by its key, in
+/// the catalog's order (so a new summary metric is here without code; the
+/// list of stutter frames is not a metric: indices into the window mean
+/// nothing outside the game). Serialized as one JSON object, key → value.
+///
+/// Read leniently: keys that are not catalog metrics are ignored, missing
+/// ones (and `null`, a value JSON cannot carry) are none.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct WindowMetrics {
-    #[serde(flatten)]
-    pub time: TimeMetrics,
-    pub stutter_count: usize,
-    pub stutter_time_pct: f64,
-    pub osc: bool,
+    /// (catalog key, value), in the catalog's order.
+    values: Vec<(&'static str, Value)>,
 }
 
-/// A window's metrics, or none when they do not read as this version's.
-fn metrics_or_none<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<WindowMetrics>, D::Error> {
-    let v = serde_json::Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
+impl WindowMetrics {
+    /// The value of the metric `key`, if the window has it.
+    pub fn get(&self, key: &str) -> Option<Value> {
+        self.values.iter().find(|(k, _)| *k == key).map(|&(_, v)| v)
+    }
+
+    /// [`WindowMetrics::get`] as a number (`true` is 1).
+    pub fn number(&self, key: &str) -> Option<f64> {
+        self.get(key).map(Value::number)
+    }
+
+    /// Every metric the window has with its value, in the catalog's order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static Metric, Value)> + '_ {
+        self.values
+            .iter()
+            .filter_map(|&(k, v)| Some((catalog::metric(k)?, v)))
+    }
+
+    /// Whether no metric was read.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    /// Sets the metric `key` (a catalog key; others are ignored), keeping
+    /// the catalog's order.
+    pub fn set(&mut self, key: &str, v: Value) {
+        let Some(m) = catalog::metric(key) else {
+            return;
+        };
+        match self.values.iter_mut().find(|(have, _)| *have == key) {
+            Some(slot) => slot.1 = v,
+            None => {
+                self.values.push((m.key, v));
+                let order = |k: &str| catalog::METRICS.iter().position(|c| c.key == k);
+                self.values.sort_by_key(|&(k, _)| order(k));
+            }
+        }
+    }
 }
 
 impl From<&Summary> for WindowMetrics {
     fn from(s: &Summary) -> Self {
         WindowMetrics {
-            time: s.time.clone(),
-            stutter_count: s.stutter_count,
-            stutter_time_pct: s.stutter_time_pct,
-            osc: s.osc,
+            values: catalog::METRICS.iter().map(|m| (m.key, m.of(s))).collect(),
         }
     }
+}
+
+impl Serialize for WindowMetrics {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.values.len()))?;
+        for (k, v) in &self.values {
+            map.serialize_entry(k, &v.json())?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for WindowMetrics {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        let values = catalog::METRICS
+            .iter()
+            .filter_map(|m| Some((m.key, value_of(map.get(m.key)?)?)))
+            .collect();
+        Ok(WindowMetrics { values })
+    }
+}
+
+/// A metric's value from JSON: a flag, a whole number or a float; `None`
+/// for anything else (`null`, text, …).
+fn value_of(v: &serde_json::Value) -> Option<Value> {
+    match v {
+        serde_json::Value::Bool(b) => Some(Value::Bool(*b)),
+        serde_json::Value::Number(n) => n
+            .as_u64()
+            .map(Value::Int)
+            .or_else(|| n.as_f64().map(Value::Float)),
+        _ => None,
+    }
+}
+
+/// A window's metrics, or none when no catalog metric reads (not an
+/// object, or another version's set without a key this one knows).
+fn metrics_or_none<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<WindowMetrics>, D::Error> {
+    let v = serde_json::Value::deserialize(d)?;
+    Ok(serde_json::from_value::<WindowMetrics>(v)
+        .ok()
+        .filter(|m| !m.is_empty()))
 }
 
 /// `hud on|off|toggle`: the HUD now, `on` or `off`.
@@ -228,9 +306,37 @@ mod tests {
             .is_err());
     }
 
+    /// A window's metrics are every catalog metric by its key, and read
+    /// back the same; another version's set reads the keys this one knows
+    /// (unknown ones ignored, missing ones none).
+    #[test]
+    fn window_metrics_are_the_catalog_by_key() {
+        let summary =
+            steadyhud_metrics::summarize(&[10_000_000, 30_000_000], &Default::default()).unwrap();
+        let m = WindowMetrics::from(&summary);
+        let v = serde_json::to_value(&m).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        let want: Vec<&str> = catalog::METRICS.iter().map(|m| m.key).collect();
+        assert_eq!(keys.len(), want.len());
+        for k in &want {
+            assert!(v.get(*k).is_some(), "{k} missing from {v}");
+        }
+        let back: WindowMetrics = serde_json::from_value(v).unwrap();
+        assert_eq!(back, m);
+        assert_eq!(m.number("time_over_budget_pct"), Some(75.0));
+        assert_eq!(m.get("osc"), Some(Value::Bool(summary.osc)));
+        let old: WindowMetrics = serde_json::from_str(
+            r#"{"steady_fps":58,"future":1,"p99_ms":null,"average_fps":59.5}"#,
+        )
+        .unwrap();
+        let read: Vec<&str> = old.iter().map(|(m, _)| m.key).collect();
+        assert_eq!(read, ["average_fps", "steady_fps"]);
+        assert_eq!(old.get("p99_ms"), None);
+    }
+
     /// Another version's status still reads: unknown keys ignored, missing
-    /// ones defaulted, metrics that do not read (a key missing, a `null`
-    /// where a NaN was) read as none.
+    /// ones defaulted, metrics of which no key reads (a `null` where a NaN
+    /// was) read as none.
     #[test]
     fn another_versions_status_reads() {
         let line = r#"ok {"pid":7,"exe":"g","hud":"off","future_key":1,"windows":[{"stream":2,"frames":5,"metrics":{"steady_fps":null}}]}"#;

@@ -66,6 +66,10 @@ pub struct Meta {
     /// Marks of a steadyhud session log (`steadyhud ctl mark`), in the
     /// order written; empty for other formats.
     pub marks: Vec<Mark>,
+    /// The target frame rate a steadyhud session log records (its
+    /// `# target_fps:` line, [`steadyhud_log::TARGET_FPS_PREFIX`]); `None`
+    /// for other formats and older logs.
+    pub target_fps: Option<u32>,
 }
 
 /// A named point of a session: the segment `text` starts at frame `frame`.
@@ -101,6 +105,7 @@ impl Meta {
             sensors: None,
             display: None,
             marks: Vec::new(),
+            target_fps: None,
         }
     }
 }

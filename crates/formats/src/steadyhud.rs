@@ -34,7 +34,8 @@ use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
 use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
 use steadyhud_log::{
-    columns, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, MARK_PREFIX, OVERFLOW_PREFIX,
+    columns, parse_target_fps, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, MARK_PREFIX,
+    OVERFLOW_PREFIX, TARGET_FPS_PREFIX,
 };
 use steadyhud_metrics::gpu::{self, GpuColumns};
 use steadyhud_metrics::sensors::is_sensor_column;
@@ -110,6 +111,8 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 }
             } else if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
                 meta.source = Some(exe.trim().to_string());
+            } else if let Some(f) = text.strip_prefix(TARGET_FPS_PREFIX) {
+                meta.target_fps = parse_target_fps(f);
             } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
                 // Saturating: the counts come from the file (fuzzing found
                 // two near-u64::MAX notes overflowing a plain `+=`).
@@ -312,6 +315,14 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("3 timestamps lost")));
+    }
+
+    /// The header's target is read; a log without the line has none.
+    #[test]
+    fn the_recorded_target_is_read() {
+        assert_eq!(read(LOG.as_bytes()).unwrap().meta.target_fps, None);
+        let text = LOG.replace("# start: x\n", "# target_fps: 144\n# start: x\n");
+        assert_eq!(read(text.as_bytes()).unwrap().meta.target_fps, Some(144));
     }
 
     #[test]

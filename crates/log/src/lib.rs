@@ -15,6 +15,8 @@
 //! # steadyhud 0.1.0 session log
 //! # exe: vkcube
 //! # pid: 4242
+//! # api: vulkan
+//! # target_fps: 60
 //! # start: 2026-11-22T07:10:02+01:00 (unix 1795327802.123)
 //! # frame: 0-based index of the frame; present_ns: from the session's first present to the present that ends the frame; frametime_ms: duration of the frame
 //! frame,present_ns,frametime_ms
@@ -77,7 +79,8 @@ mod summary;
 pub use error::LogError;
 pub use numbers::whole_session;
 pub use session_log::{
-    default_log_dir, Api, Layout, SessionLog, API_PREFIX, COUNTER_OVERFLOW_PREFIX, END_LINE,
-    EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX, OVERFLOW_PREFIX, PID_PREFIX,
+    default_log_dir, parse_target_fps, Api, Layout, SessionLog, API_PREFIX,
+    COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX,
+    OVERFLOW_PREFIX, PID_PREFIX, TARGET_FPS_PREFIX,
 };
 pub use summary::{summary_path_for, write_summary, Progress, SessionExtra, SummaryTarget};

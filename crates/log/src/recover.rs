@@ -18,7 +18,9 @@
 use crate::columns::{self, Kind};
 use crate::error::LogError;
 use crate::summary::{summary_path_for, write_summary, Progress, SummaryTarget};
-use crate::{Api, API_PREFIX, END_LINE, EXE_PREFIX, OVERFLOW_PREFIX};
+use crate::{
+    parse_target_fps, Api, API_PREFIX, END_LINE, EXE_PREFIX, OVERFLOW_PREFIX, TARGET_FPS_PREFIX,
+};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -218,6 +220,7 @@ fn rewrite_summary(
             .get("stutter_threshold")
             .and_then(serde_json::Value::as_f64)
             .unwrap_or(Options::default().stutter_threshold),
+        target_fps: head.target_fps.unwrap_or(Options::default().target_fps),
     };
     let (durations, ring_lost, events) = durations(text);
     let last_ns: u64 = durations.iter().sum();
@@ -246,6 +249,8 @@ fn rewrite_summary(
 struct Header {
     exe: String,
     api: Api,
+    /// The `# target_fps:` line's target, if the log has one.
+    target_fps: Option<u32>,
     /// Local ISO 8601 and Unix seconds of the start.
     start: (String, f64),
     columns: Vec<String>,
@@ -258,6 +263,7 @@ impl Header {
         let mut h = Header {
             exe: String::new(),
             api: Api::default(),
+            target_fps: None,
             start: (String::new(), 0.0),
             columns: Vec::new(),
             last_row: None,
@@ -267,6 +273,8 @@ impl Header {
                 h.exe = exe.to_string();
             } else if let Some(api) = line.strip_prefix(API_PREFIX) {
                 h.api = Api::from_name(api).unwrap_or_default();
+            } else if let Some(f) = line.strip_prefix(TARGET_FPS_PREFIX) {
+                h.target_fps = parse_target_fps(f);
             } else if let Some(start) = line.strip_prefix("# start: ") {
                 // "2026-11-22T07:10:02+01:00 (unix 1795327802.123)"
                 let (iso, unix) = start.split_once(" (unix ").unwrap_or((start, ""));

@@ -29,6 +29,18 @@ pub const PID_PREFIX: &str = "# pid: ";
 /// ([`Api::name`]); the summary's `api` key has the same value.
 pub const API_PREFIX: &str = "# api: ";
 
+/// Header line recording the target frame rate the session was measured
+/// against (the config's `target_fps`): `# target_fps: 60`. Its budget
+/// 1/f s is what `time_over_budget_pct` counts frames over
+/// (docs/metrics.md#time-over-budget-time_over_budget_pct).
+pub const TARGET_FPS_PREFIX: &str = "# target_fps: ";
+
+/// The target of a [`TARGET_FPS_PREFIX`] line's rest (`60`): a whole
+/// number ≥ 1, or `None`.
+pub fn parse_target_fps(rest: &str) -> Option<u32> {
+    rest.trim().parse().ok().filter(|&f| f >= 1)
+}
+
 /// The graphics API whose presents (or swaps) a session log records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Api {
@@ -90,6 +102,9 @@ pub struct Layout<'a> {
     pub pid: Option<u32>,
     /// The API the frames came through: the `# api:` line.
     pub api: Api,
+    /// The target frame rate the session is measured against: a
+    /// [`TARGET_FPS_PREFIX`] line after `# api:` (none when `None`).
+    pub target_fps: Option<u32>,
     /// Numeric per-frame columns after `frametime_ms`: `(name, unit)`;
     /// `Unit::Nanos` values are written as ms with six decimals, others as
     /// integers. Rows give them through [`SessionLog::write_frame`].
@@ -116,6 +131,7 @@ impl SessionLog {
         let Layout {
             pid,
             api,
+            target_fps,
             columns,
             text_columns,
             abouts,
@@ -164,8 +180,9 @@ impl SessionLog {
             .map(|a| format!("# {a}\n"))
             .collect();
         let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
+        let target_line = target_fps.map_or(String::new(), |f| format!("{TARGET_FPS_PREFIX}{f}\n"));
         let head = format!(
-            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}{API_PREFIX}{}\n\
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}{API_PREFIX}{}\n{target_line}\
              # start: {} (unix {unix:.3})\n# {}\n{about}{header}\n",
             env!("CARGO_PKG_VERSION"),
             log.exe,
@@ -409,6 +426,30 @@ mod tests {
         assert_eq!(sanitize("my game/x 2"), "my_game_x_2");
         assert_eq!(sanitize("..."), "app");
         assert_eq!(sanitize(""), "app");
+    }
+
+    /// The target line follows `# api:` and reads back; a log without
+    /// one has none.
+    #[test]
+    fn the_target_is_recorded_in_the_header() {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout {
+            target_fps: Some(144),
+            ..Layout::default()
+        };
+        let log = SessionLog::create(dir.path(), "app", SystemTime::now(), &layout).unwrap();
+        let text = fs::read_to_string(log.path()).unwrap();
+        assert!(
+            text.contains("# api: vulkan\n# target_fps: 144\n# start: "),
+            "{text}"
+        );
+        let line = text.lines().find_map(|l| l.strip_prefix(TARGET_FPS_PREFIX));
+        assert_eq!(line.and_then(parse_target_fps), Some(144));
+        assert_eq!(parse_target_fps("0"), None);
+        assert_eq!(parse_target_fps("x"), None);
+        let plain = SessionLog::create(dir.path(), "b", SystemTime::now(), &Layout::default());
+        let text = fs::read_to_string(plain.unwrap().path()).unwrap();
+        assert!(!text.contains(TARGET_FPS_PREFIX), "{text}");
     }
 
     /// Text columns follow the numeric ones; their cells come as given and

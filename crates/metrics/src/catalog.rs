@@ -60,7 +60,9 @@ pub enum Source {
     /// The order-free metrics: a log's, or a fleet's merged time
     /// histogram's ([`TimeMetrics`]).
     Time(fn(&TimeMetrics) -> Value),
-    /// Metrics that need the frames in order (stutters, OSC): a log's only.
+    /// Metrics of a log's [`Summary`] only: those that need the frames in
+    /// order (stutters, OSC) or the analysis options (the target of
+    /// `time_over_budget_pct`), which a fleet's histogram does not carry.
     Log(fn(&Summary) -> Value),
 }
 
@@ -97,7 +99,8 @@ pub enum Group {
     Rates,
     /// Time-weighted frame-time percentiles.
     Percentiles,
-    /// Steady / Mostly Steady / Typical FPS.
+    /// Steady / Mostly Steady / Typical FPS and the time over the
+    /// target's budget (slow(f) of the same curve).
     Steady,
     /// Stutters and the time they take.
     Stutters,
@@ -320,6 +323,17 @@ pub const METRICS: &[Metric] = &[
         group: Group::Steady,
         source: Source::Time(|t| Value::Int(t.typical_fps.into())),
         merge: WITHIN_1_PLUS_1,
+    },
+    Metric {
+        key: "time_over_budget_pct",
+        label: "Time over budget",
+        short: "Over budget",
+        unit: "%",
+        decimals: 2,
+        higher_is_better: Some(false),
+        group: Group::Steady,
+        source: Source::Log(|s| Value::Float(s.time_over_budget_pct)),
+        merge: Merge::TimeShare,
     },
     Metric {
         key: "stutter_count",

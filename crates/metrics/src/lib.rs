@@ -44,7 +44,7 @@ mod summary;
 mod time_metrics;
 
 pub use histogram::TimeHistogram;
-pub use options::{Options, DEFAULT_STUTTER_THRESHOLD, NS_PER_S};
+pub use options::{Options, DEFAULT_STUTTER_THRESHOLD, DEFAULT_TARGET_FPS, NS_PER_S};
 pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
 pub use steady::{StkBound, StkPoint, MOSTLY_STEADY, STEADY, TYPICAL};
@@ -53,5 +53,5 @@ pub use stutter::{
     shapes, stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape,
     P90Above, WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
-pub use summary::{stk_curve, summarize, Summary};
+pub use summary::{stk_curve, summarize, time_over_budget_pct, Summary};
 pub use time_metrics::{TimeDistribution, TimeMetrics};

@@ -234,7 +234,9 @@ impl Rolling {
         if self.slots.is_empty() {
             return None;
         }
-        assemble(&self.sorted(), self.shapes(), |i| self.slots[i].d)
+        assemble(&self.sorted(), self.shapes(), &self.opts, |i| {
+            self.slots[i].d
+        })
     }
 
     /// [`Rolling::summary`] and [`Rolling::stutter_flags`] from one pass.

@@ -194,7 +194,7 @@ fn status(settings: &Settings, windows: Vec<WindowStatus>) -> replies::Status {
         log: first.and_then(|w| w.log.clone()),
         fps: first
             .and_then(|w| w.metrics.as_ref())
-            .map(|m| m.time.average_fps),
+            .and_then(|m| m.number("average_fps")),
         windows,
     }
 }

@@ -302,6 +302,7 @@ impl StreamAnalysis {
                     SystemTime::now(),
                     steadyhud_log::Layout {
                         api: self.settings.api,
+                        target_fps: Some(self.opts.target_fps),
                         columns: &columns,
                         text_columns: &names,
                         abouts: &[about, sensors_about],
@@ -489,6 +490,7 @@ impl StreamAnalysis {
             "ring_overflows": overflows,
             "stream": self.stream.id,
             "stutter_threshold": self.opts.stutter_threshold,
+            "target_fps": self.opts.target_fps,
             "summary_upkeep": self.upkeep.stats(streams, self.durations.len()),
         });
         if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {

@@ -136,6 +136,7 @@ impl Analysis {
         };
         let opts = Options {
             stutter_threshold: cfg.stutter_threshold,
+            target_fps: cfg.target_fps,
         };
         let analysis = StreamAnalysis::with_counters(
             stream.clone(),

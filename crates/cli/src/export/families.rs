@@ -1,8 +1,11 @@
 //! Every metric family `steadyhud export` writes, declared once: its name,
-//! type and help. The renderer writes them from here, docs/fleet.md lists
+//! type and help (the rolling-window gauges derived from the metric
+//! catalog, one per summary metric: [`metric_gauges`]). The renderer writes them from here, docs/fleet.md lists
 //! them (`crates/cli/tests/export_docs.rs` compares), and the bucket bounds
 //! of the time-weighted frame-time histogram are [`le_bounds`].
 
+use std::sync::OnceLock;
+use steadyhud_metrics::catalog::{Group, Metric, METRICS};
 use steadyhud_metrics::histogram::{bucket_count, bucket_range};
 use steadyhud_metrics::sensors::Sensor;
 
@@ -66,26 +69,6 @@ pub const RING_OVERFLOWS: Family = family(
     "steadyhud_ring_overflows_total",
     Kind::Counter,
     "Timestamps lost because the layer's ring was full (frames missing from the log)",
-);
-pub const STEADY: Family = family(
-    "steadyhud_steady_fps",
-    Kind::Gauge,
-    "Steady FPS over the rolling window (docs/metrics.md)",
-);
-pub const MOSTLY_STEADY: Family = family(
-    "steadyhud_mostly_steady_fps",
-    Kind::Gauge,
-    "Mostly Steady FPS over the rolling window",
-);
-pub const TYPICAL: Family = family(
-    "steadyhud_typical_fps",
-    Kind::Gauge,
-    "Typical FPS over the rolling window",
-);
-pub const FPS: Family = family(
-    "steadyhud_fps",
-    Kind::Gauge,
-    "Average FPS over the rolling window",
 );
 pub const GPU_BOUND: Family = family(
     "steadyhud_gpu_bound_ratio",
@@ -170,30 +153,95 @@ pub const ACCEPT_ERRORS: Family = family(
     "Connections the exporter could not accept (out of file descriptors); each closes idle connections and pauses accepting",
 );
 
-/// Every family, in the order they are written.
-pub const ALL: [Family; 21] = [
-    BUILD_INFO,
-    EXPORT_ERRORS,
-    ACCEPT_ERRORS,
-    UP,
-    FRAMES,
-    PLAY_SECONDS,
-    STUTTERS,
-    STUTTER_SECONDS,
-    RING_OVERFLOWS,
-    FRAME_TIME,
-    STEADY,
-    MOSTLY_STEADY,
-    TYPICAL,
-    FPS,
-    GPU_BOUND,
-    FRAME_CAP,
-    READINGS[0],
-    READINGS[1],
-    READINGS[2],
-    READINGS[3],
-    READINGS[4],
+/// The gauge of one summary metric of the catalog over a window's
+/// rolling window, as `status` gives it: its family and the factor from
+/// the catalog's unit to the family's base unit.
+#[derive(Clone, Copy)]
+pub struct MetricGauge {
+    pub metric: &'static Metric,
+    pub family: Family,
+    pub factor: f64,
+}
+
+/// Catalog keys whose gauge has a name of its own: `average_fps` was
+/// `steadyhud_fps` before the gauges came from the catalog (dashboards
+/// query it); `frames` would be `steadyhud_frames`, the family name
+/// OpenMetrics gives the counter `steadyhud_frames_total`.
+const NAMED: [(&str, &str); 2] = [
+    ("average_fps", "steadyhud_fps"),
+    ("frames", "steadyhud_window_frames"),
 ];
+
+/// One gauge per metric of the catalog ([`METRICS`]), in its order: named
+/// `steadyhud_` and the key, the unit in Prometheus's base unit (`_ms` →
+/// `_seconds`, `_s` → `_seconds`, `_pct` → `_ratio`, 1 = 100 %) unless
+/// [`NAMED`] names it; its help is the catalog's label. A new summary
+/// metric is exported without code here.
+pub fn metric_gauges() -> &'static [MetricGauge] {
+    static GAUGES: OnceLock<Vec<MetricGauge>> = OnceLock::new();
+    GAUGES.get_or_init(|| METRICS.iter().map(gauge_of).collect())
+}
+
+fn gauge_of(m: &'static Metric) -> MetricGauge {
+    let key = m.key;
+    let (base, suffix, factor, words) = match m.unit {
+        "ms" => (key.strip_suffix("_ms"), "_seconds", 1e-3, ", seconds"),
+        "s" => (key.strip_suffix("_s"), "_seconds", 1.0, ", seconds"),
+        "%" => (
+            key.strip_suffix("_pct"),
+            "_ratio",
+            0.01,
+            ", as a ratio (1 = 100 %)",
+        ),
+        "fps" => (Some(key), "", 1.0, ", fps"),
+        _ => (Some(key), "", 1.0, ""),
+    };
+    let name = match NAMED.iter().find(|n| n.0 == key) {
+        Some(n) => n.1.to_string(),
+        None => format!("steadyhud_{}{suffix}", base.unwrap_or(key)),
+    };
+    let words = if m.group == Group::Flags {
+        " (1: yes, 0: no)"
+    } else {
+        words
+    };
+    let help = format!(
+        "{} over the rolling window{words} (docs/metrics.md, key {key})",
+        m.label
+    );
+    // Made once per process (`metric_gauges`), so leaking is bounded.
+    MetricGauge {
+        metric: m,
+        family: family(name.leak(), Kind::Gauge, help.leak()),
+        factor,
+    }
+}
+
+/// Every family, in the order they are written: the exporter's own, the
+/// counters, the histogram, the catalog's gauges ([`metric_gauges`]), the
+/// GPU-bound ratio and frame cap, the readings.
+pub fn all() -> &'static [Family] {
+    static ALL: OnceLock<Vec<Family>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        [
+            BUILD_INFO,
+            EXPORT_ERRORS,
+            ACCEPT_ERRORS,
+            UP,
+            FRAMES,
+            PLAY_SECONDS,
+            STUTTERS,
+            STUTTER_SECONDS,
+            RING_OVERFLOWS,
+            FRAME_TIME,
+        ]
+        .into_iter()
+        .chain(metric_gauges().iter().map(|g| g.family))
+        .chain([GPU_BOUND, FRAME_CAP])
+        .chain(READINGS)
+        .collect()
+    })
+}
 
 /// Shortest and longest `le` bound, ns.
 const LE_MIN_NS: u64 = 250_000;
@@ -207,7 +255,7 @@ pub const LE_STEP: usize = 5;
 /// A bound's cumulative time is exact: the seconds in frames of the fleet
 /// buckets up to it.
 pub fn le_bounds() -> &'static [(u32, u64)] {
-    static BOUNDS: std::sync::OnceLock<Vec<(u32, u64)>> = std::sync::OnceLock::new();
+    static BOUNDS: OnceLock<Vec<(u32, u64)>> = OnceLock::new();
     BOUNDS.get_or_init(|| {
         (0..bucket_count() as u32)
             .filter_map(|b| bucket_range(b).map(|(_, hi)| (b, hi)))
@@ -258,13 +306,47 @@ mod tests {
         assert!(reading("gpu_throttle").is_none());
     }
 
+    /// The catalog's gauges keep the names dashboards query, and take
+    /// base units; no gauge is named as a counter's OpenMetrics family.
+    #[test]
+    fn catalog_gauges_are_named_from_their_keys() {
+        let name = |key: &str| {
+            metric_gauges()
+                .iter()
+                .find(|g| g.metric.key == key)
+                .map(|g| (g.family.name, g.factor))
+        };
+        assert_eq!(name("steady_fps"), Some(("steadyhud_steady_fps", 1.0)));
+        assert_eq!(
+            name("mostly_steady_fps"),
+            Some(("steadyhud_mostly_steady_fps", 1.0))
+        );
+        assert_eq!(name("typical_fps"), Some(("steadyhud_typical_fps", 1.0)));
+        assert_eq!(name("average_fps"), Some(("steadyhud_fps", 1.0)));
+        assert_eq!(name("p99_9_ms"), Some(("steadyhud_p99_9_seconds", 1e-3)));
+        assert_eq!(
+            name("time_over_budget_pct"),
+            Some(("steadyhud_time_over_budget_ratio", 0.01))
+        );
+        assert_eq!(metric_gauges().len(), METRICS.len());
+        for g in metric_gauges() {
+            assert!(
+                g.family.help.starts_with(g.metric.label),
+                "{}",
+                g.family.help
+            );
+            let counter = format!("{}_total", g.family.name);
+            assert!(all().iter().all(|f| f.name != counter), "{counter}");
+        }
+    }
+
     #[test]
     fn names_are_unique_and_counters_end_in_total() {
-        let mut names: Vec<&str> = ALL.iter().map(|f| f.name).collect();
+        let mut names: Vec<&str> = all().iter().map(|f| f.name).collect();
         names.sort_unstable();
         names.dedup();
-        assert_eq!(names.len(), ALL.len());
-        for f in ALL {
+        assert_eq!(names.len(), all().len());
+        for f in all() {
             assert_eq!(
                 f.kind == Kind::Counter,
                 f.name.ends_with("_total"),

@@ -14,7 +14,7 @@ mod gather;
 mod http;
 mod render;
 
-pub use families::{le_bounds, Family, Kind, ALL as FAMILIES, LE_STEP};
+pub use families::{all as families, le_bounds, metric_gauges, Family, Kind, MetricGauge, LE_STEP};
 pub use http::parse_head;
 
 use std::net::TcpListener;

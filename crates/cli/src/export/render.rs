@@ -169,22 +169,22 @@ impl Monotonic {
             let _ = writeln!(out, "{name}_sum{{{labels}}} {}", s.sum);
             let _ = writeln!(out, "{name}_count{{{labels}}} {total}");
         }
+        // The rolling window's metrics: one gauge per catalog metric.
+        for gauge in f::metric_gauges() {
+            head(&mut out, &gauge.family);
+            for (labels, g, i, _) in &rows {
+                let metrics = g.windows[*i].0.metrics.as_ref();
+                let Some(v) = metrics.and_then(|m| m.number(gauge.metric.key)) else {
+                    continue;
+                };
+                let v = v * gauge.factor;
+                if v.is_finite() {
+                    let _ = writeln!(out, "{}{{{labels}}} {v}", gauge.family.name);
+                }
+            }
+        }
         type Gauge = fn(&Game, usize) -> Option<f64>;
-        let gauges: [(&Family, Gauge); 6] = [
-            (&f::STEADY, |g, i| {
-                Some(f64::from(g.windows[i].0.metrics.as_ref()?.time.steady_fps))
-            }),
-            (&f::MOSTLY_STEADY, |g, i| {
-                Some(f64::from(
-                    g.windows[i].0.metrics.as_ref()?.time.mostly_steady_fps,
-                ))
-            }),
-            (&f::TYPICAL, |g, i| {
-                Some(f64::from(g.windows[i].0.metrics.as_ref()?.time.typical_fps))
-            }),
-            (&f::FPS, |g, i| {
-                Some(g.windows[i].0.metrics.as_ref()?.time.average_fps)
-            }),
+        let gauges: [(&Family, Gauge); 2] = [
             (&f::GPU_BOUND, |g, i| {
                 g.windows[i].0.gpu_bound_pct.map(|p| f64::from(p) / 100.0)
             }),
@@ -222,7 +222,7 @@ impl Monotonic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use steadyhud_control::replies::{WindowHistogram, WindowStatus};
+    use steadyhud_control::replies::{WindowHistogram, WindowMetrics, WindowStatus};
 
     fn game(pid: u32, durations: &[u64], stutters: u64) -> Game {
         let h = steadyhud_metrics::TimeHistogram::from_durations(durations);
@@ -262,9 +262,10 @@ mod tests {
     /// The series one game launch (one window) adds, as docs/fleet.md
     /// states them: `up`, 5 counters, the histogram's 195 bounds, `+Inf`,
     /// `_sum` and `_count`, the frame cap (the rolling gauges come with
-    /// live metrics: at most 5 more) and a reading per sensor.
+    /// live metrics: one per catalog metric, 17, and the GPU-bound ratio
+    /// with GPU timing) and a reading per sensor.
     #[test]
-    fn a_game_launch_is_227_series_at_most() {
+    fn a_game_launch_is_240_series_at_most() {
         let mut g = game(7, &[10_000_000; 30], 0);
         for s in steadyhud_metrics::sensors::Sensor::ALL {
             g.windows[0].0.readings.insert(s.column().into(), 1.0);
@@ -275,16 +276,51 @@ mod tests {
             .filter(|l| !l.starts_with('#') && l.contains("pid=\"7\""))
             .count();
         assert_eq!(f::le_bounds().len(), 195);
-        // Without the 4 rolling gauges and the GPU-bound ratio (no live
+        // Without the rolling gauges and the GPU-bound ratio (no live
         // metrics, no GPU timing here).
         assert_eq!(series, 1 + 5 + 195 + 3 + 1 + 17);
-        assert_eq!(series + 5, 227);
+        assert_eq!(steadyhud_metrics::catalog::METRICS.len(), 17);
+        assert_eq!(series + 17 + 1, 240);
         // Exporter-wide: the build, the two error counters.
         let global = text
             .lines()
             .filter(|l| !l.starts_with('#') && !l.contains("pid="))
             .count();
         assert_eq!(global, 3, "{text}");
+    }
+
+    /// Every metric of the catalog is exported: a game window with live
+    /// metrics has one sample of each one's gauge, in base units.
+    #[test]
+    fn every_catalog_metric_is_a_gauge() {
+        let d = [16_666_667u64, 16_666_667, 40_000_000, 16_666_667];
+        let summary = steadyhud_metrics::summarize(&d, &Default::default()).unwrap();
+        let mut g = game(7, &d, 0);
+        g.windows[0].0.metrics = Some(WindowMetrics::from(&summary));
+        let text = Monotonic::default().render(&[g], 0, 0);
+        let l = "exe=\"a \\\"quoted\\\" game\",pid=\"7\",window=\"1\"";
+        for m in steadyhud_metrics::catalog::METRICS {
+            let gauge = f::metric_gauges()
+                .iter()
+                .find(|g| g.metric.key == m.key)
+                .unwrap_or_else(|| panic!("no gauge for {}", m.key));
+            let name = gauge.family.name;
+            assert!(
+                text.contains(&format!("# TYPE {name} gauge\n")),
+                "{}: no {name} family",
+                m.key
+            );
+            let got = value(&text, &format!("{name}{{{l}}}"));
+            let want = m.of(&summary).number() * gauge.factor;
+            assert!(
+                (got - want).abs() <= 1e-12 * want.abs(),
+                "{name}: {got} vs {want}"
+            );
+        }
+        assert_eq!(
+            value(&text, &format!("steadyhud_time_over_budget_ratio{{{l}}}")),
+            summary.time_over_budget_pct / 100.0
+        );
     }
 
     #[test]
