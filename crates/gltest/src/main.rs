@@ -88,7 +88,9 @@ struct Args {
     recreate_every: Option<u64>,
     /// Time each swap call on this thread (after `--warmup` frames) and
     /// print the median and mean, and the CPU time of steadyhud's threads:
-    /// `gltest: swap_ns median M mean A n N` and `gltest: threads_cpu_ms T`.
+    /// `gltest: swap_ns median M mean A n N` and `gltest: threads_cpu_ms T`;
+    /// also each window's first swap as it happens: `gltest: first swap of
+    /// window K ns N` (a new window: `--recreate-every`).
     #[arg(long)]
     time_swaps: bool,
     #[arg(long, default_value_t = 60)]
@@ -162,6 +164,8 @@ fn run(args: &Args) -> Result<(), String> {
     let start = Instant::now();
     let mut swaps = 0u64;
     let mut timed: Vec<u64> = Vec::with_capacity(args.frames as usize);
+    // The window whose first swap is next (0: none).
+    let mut first_of = 1u64;
     for frame in 0..args.frames {
         state::clear_window(&gl, args.profile, args.width, args.height);
         if let Some(objects) = &objects {
@@ -175,6 +179,10 @@ fn run(args: &Args) -> Result<(), String> {
             let t = Instant::now();
             ctx.swap();
             let ns = t.elapsed().as_nanos() as u64;
+            if first_of > 0 {
+                println!("gltest: first swap of window {first_of} ns {ns}");
+                first_of = 0;
+            }
             if frame >= args.warmup {
                 timed.push(ns);
             }
@@ -209,7 +217,8 @@ fn run(args: &Args) -> Result<(), String> {
             if due && swaps < args.frames {
                 ctx.recreate()?;
                 use std::io::Write;
-                println!("gltest: window {} key {:#x}", swaps / n + 1, ctx.key());
+                first_of = swaps / n + 1;
+                println!("gltest: window {first_of} key {:#x}", ctx.key());
                 let _ = std::io::stdout().flush();
             }
         }

@@ -1,7 +1,7 @@
 //! The analysis thread: one per process, started with the first capture
 //! stream (first swapchain) and stopped (joined) when the last instance is
-//! destroyed or the process exits (see `on_unload` in
-//! `src/layer/hooks/unload.rs`).
+//! destroyed or the process exits (the client record's exit hook,
+//! `crate::client`).
 //!
 //! Every ≤ 50 ms ([`super::pollers::TICK`]; 10 ms while a device times
 //! its submits), and at once when a control request comes in

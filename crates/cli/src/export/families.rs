@@ -166,11 +166,18 @@ pub struct MetricGauge {
 /// Catalog keys whose gauge has a name of its own: `average_fps` was
 /// `steadyhud_fps` before the gauges came from the catalog (dashboards
 /// query it); `frames` would be `steadyhud_frames`, the family name
-/// OpenMetrics gives the counter `steadyhud_frames_total`.
-const NAMED: [(&str, &str); 2] = [
+/// OpenMetrics gives the counter `steadyhud_frames_total`;
+/// `stutter_count` would end in `_count`, which Prometheus keeps for
+/// histograms and summaries.
+const NAMED: [(&str, &str); 3] = [
     ("average_fps", "steadyhud_fps"),
     ("frames", "steadyhud_window_frames"),
+    ("stutter_count", "steadyhud_window_stutters"),
 ];
+
+/// Endings Prometheus keeps for counters, histograms and summaries: no
+/// gauge's name may end so (`promtool check metrics`).
+const RESERVED_ENDINGS: [&str; 5] = ["_count", "_sum", "_bucket", "_total", "_created"];
 
 /// One gauge per metric of the catalog ([`METRICS`]), in its order: named
 /// `steadyhud_` and the key, the unit in Prometheus's base unit (`_ms` →
@@ -330,6 +337,11 @@ mod tests {
         );
         assert_eq!(metric_gauges().len(), METRICS.len());
         for g in metric_gauges() {
+            assert!(
+                !RESERVED_ENDINGS.iter().any(|e| g.family.name.ends_with(e)),
+                "a gauge named like a counter, histogram or summary part: {}",
+                g.family.name
+            );
             assert!(
                 g.family.help.starts_with(g.metric.label),
                 "{}",
