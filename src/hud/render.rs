@@ -316,8 +316,9 @@ impl Target {
     }
 
     /// Ends slot `i`'s command buffer and submits it on `queue`, waiting on
-    /// `wait` at `stage`, signalling image `image`'s semaphore and the
-    /// slot's fence (reset by [`Target::reset_fence`]); returns the semaphore.
+    /// `wait` at `stage`, signalling image `image`'s semaphore (none for the
+    /// set-up, which no present waits on) and the slot's fence (reset by
+    /// [`Target::reset_fence`]); returns the semaphore.
     ///
     /// # Safety
     /// Slot `i` was begun for this draw, with any render pass ended; `queue`
@@ -327,10 +328,10 @@ impl Target {
         dev: &HudDevice,
         queue: vk::Queue,
         i: usize,
-        image: usize,
+        image: Option<usize>,
         wait: &[vk::Semaphore],
         stage: vk::PipelineStageFlags,
-    ) -> Result<vk::Semaphore, HudError> {
+    ) -> Result<Option<vk::Semaphore>, HudError> {
         let d = dev.device;
         let (cmd, fence) = (self.slots[i].cmd, self.slots[i].fence);
         d.end_command_buffer(cmd)
@@ -338,18 +339,18 @@ impl Target {
         self.wait_stages.clear();
         self.wait_stages.extend(wait.iter().map(|_| stage));
         let cmds = [cmd];
-        let signal = [self.done[image]];
+        let signal = image.map(|i| self.done[i]);
         let submit = [vk::SubmitInfo::default()
             .wait_semaphores(wait)
             .wait_dst_stage_mask(&self.wait_stages)
             .command_buffers(&cmds)
-            .signal_semaphores(&signal)];
+            .signal_semaphores(signal.as_slice())];
         d.queue_submit(queue, &submit, fence)
             .map_err(vk_err("vkQueueSubmit"))?;
         self.slots[i].in_flight = true;
         self.next_slot = (i + 1) % self.slots.len();
         self.last_queue = queue;
-        Ok(signal[0])
+        Ok(signal)
     }
 
     /// After a failed recording or submission of slot `i` (its fence

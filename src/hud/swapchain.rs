@@ -50,6 +50,11 @@ pub enum Drawn {
     /// own setup cost rather than the game's. (Creating the command pool
     /// at a swapchain's first draw is too small to count.)
     Submitted { signal: vk::Semaphore, setup: bool },
+    /// Nothing submitted, the app's semaphores untouched, as `Skipped`: the
+    /// HUD's first-time work is still to do, and [`SwapchainHud::set_up`]
+    /// does it right after the real present returns, so it never lands in
+    /// the frame the app presents.
+    SetUpAfter,
 }
 
 /// Per-swapchain HUD state; the shared objects live in the [`HudCache`].
@@ -68,6 +73,11 @@ pub struct SwapchainHud {
     panel: Option<panel::Panel>,
     /// The slot whose submission carries the entry's pending font upload.
     upload_slot: Option<usize>,
+    /// The cached panel's first-time work (font upload, the pipeline's
+    /// first use, the first render of this swapchain's panel) was
+    /// submitted, after a present ([`SwapchainHud::set_up`]). Until then a
+    /// draw draws nothing. Always true when drawing directly.
+    set_up: bool,
 }
 
 impl SwapchainHud {
@@ -122,6 +132,7 @@ impl SwapchainHud {
             driver,
             last_draw: None,
             last_rect: None,
+            set_up: panel.is_none(),
             panel,
             upload_slot: None,
         })
@@ -165,6 +176,60 @@ impl SwapchainHud {
         if image >= self.target.image_count() {
             return Err(HudError::Unsupported("image index out of range"));
         }
+        if !self.set_up {
+            return Ok(Drawn::SetUpAfter);
+        }
+        self.submit(dev, queue, family, Some((image, wait)), stats)
+    }
+
+    /// The cached panel's first-time work, right after the real present
+    /// that [`SwapchainHud::draw`] answered [`Drawn::SetUpAfter`] returned
+    /// (still inside the app's `vkQueuePresentKHR`, so the queue is the
+    /// layer's to use): the font upload, the pipeline's first use (a
+    /// software driver compiles its shaders then) and this swapchain's first
+    /// panel, submitted alone, waiting on nothing and signalling nothing
+    /// (`Submitted`'s `signal` is null). The next present only copies the
+    /// panel. `Skipped` when nothing was submitted (another queue's font
+    /// upload is pending, or no slot is free): the next present asks again.
+    ///
+    /// # Safety
+    /// Inside the app's `vkQueuePresentKHR` on `queue` (of `family`, with
+    /// the graphics bit), after the real present returned; `dev` is the
+    /// live device this HUD was made on and `cache` its cache.
+    pub unsafe fn set_up(
+        &mut self,
+        dev: &HudDevice,
+        cache: &HudCache,
+        queue: vk::Queue,
+        family: u32,
+        stats: &LiveStats,
+    ) -> Result<Drawn, HudError> {
+        debug_assert!(
+            cache.owns(&self.entry),
+            "SwapchainHud set up with another device's cache"
+        );
+        if self.set_up {
+            return Ok(Drawn::Skipped);
+        }
+        let done = self.submit(dev, queue, family, None, stats)?;
+        self.set_up = matches!(done, Drawn::Submitted { .. });
+        Ok(done)
+    }
+
+    /// Records and submits one slot on `queue`: into swapchain image
+    /// `image` waiting on its semaphores (a draw), or, with `None`, the
+    /// panel's render alone (the set-up).
+    ///
+    /// # Safety
+    /// As [`SwapchainHud::draw`]; `image` indexes the swapchain's images.
+    unsafe fn submit(
+        &mut self,
+        dev: &HudDevice,
+        queue: vk::Queue,
+        family: u32,
+        into: Option<(usize, &[vk::Semaphore])>,
+        stats: &LiveStats,
+    ) -> Result<Drawn, HudError> {
         if !self.target.prepare_queue(dev, queue, family)? {
             return Ok(Drawn::Skipped);
         }
@@ -174,8 +239,12 @@ impl SwapchainHud {
         };
         self.slots_seen_done(dev);
         // Lazily created views (deferred memory) are first-time work.
-        let mut setup =
-            !self.plan.panel && self.target.ensure_view(dev, image, self.overlay_pass)?;
+        let mut setup = match into {
+            Some((image, _)) if !self.plan.panel => {
+                self.target.ensure_view(dev, image, self.overlay_pass)?
+            }
+            _ => false,
+        };
         let now = Instant::now();
         let dt = self
             .last_draw
@@ -201,7 +270,7 @@ impl SwapchainHud {
             setup = true;
         }
         setup |= !std::mem::replace(&mut state.pipeline_used, true);
-        let recorded = self.record(dev, &mut state, slot, image, stats, dt, upload);
+        let recorded = self.record(dev, &mut state, slot, into.map(|i| i.0), stats, dt, upload);
         drop(state);
         let rect = match recorded {
             Ok(rect) => rect,
@@ -215,9 +284,21 @@ impl SwapchainHud {
         } else {
             vk::PipelineStageFlags::COLOR_ATTACHMENT_OUTPUT
         };
-        match self.target.submit(dev, queue, slot, image, wait, stage) {
+        let submitted = match into {
+            Some((image, wait)) => self
+                .target
+                .submit(dev, queue, slot, Some(image), wait, stage),
+            None => self.target.submit(dev, queue, slot, None, &[], stage),
+        };
+        match submitted {
             Ok(signal) => {
                 self.last_draw = Some(now);
+                let Some(signal) = signal else {
+                    return Ok(Drawn::Submitted {
+                        signal: vk::Semaphore::null(),
+                        setup,
+                    });
+                };
                 self.last_rect = rect.map(|r| vk::RectLayerKHR {
                     offset: r.offset,
                     extent: r.extent,
@@ -289,7 +370,7 @@ impl SwapchainHud {
         dev: &HudDevice,
         state: &mut cache::EntryState,
         slot: usize,
-        image: usize,
+        image: Option<usize>,
         stats: &LiveStats,
         dt: f32,
         upload: bool,
@@ -298,6 +379,11 @@ impl SwapchainHud {
         if upload {
             state.font.record_upload(dev, cmd);
         }
+        let Some(image) = image else {
+            // The set-up: the panel's first render, nothing copied.
+            self.render_panel(dev, state, cmd, slot, stats, dt)?;
+            return Ok(None);
+        };
         let rec = Recording {
             cmd,
             slot,
@@ -371,38 +457,12 @@ impl SwapchainHud {
         state: &mut cache::EntryState,
         rec: Recording<'_>,
     ) -> Result<Option<vk::Rect2D>, HudError> {
-        let size = self.size();
+        self.render_panel(dev, state, rec.cmd, rec.slot, rec.stats, rec.dt)?;
+        let [x, y] = self.driver.offset(self.size());
+        let offset = vk::Offset2D { x, y };
         let Some(panel) = self.panel.as_mut() else {
             return Ok(None);
         };
-        if !(panel.ready() && self.driver.current(size, rec.stats)) {
-            let (target, pass) = (&mut self.target, state.panel_pass);
-            self.driver.render(
-                &mut state.imgui.0,
-                size,
-                rec.dt,
-                rec.stats,
-                |[width, height], draw_data| {
-                    let content = vk::Extent2D { width, height };
-                    panel.reserve(dev, content, pass, target.in_flight())?;
-                    panel.begin_pass(dev, rec.cmd, pass);
-                    let r = target.mesh(rec.slot).cmd_draw(
-                        dev,
-                        rec.cmd,
-                        &state.pipeline,
-                        &state.font,
-                        draw_data,
-                        panel.area(),
-                    );
-                    dev.device.cmd_end_render_pass(rec.cmd);
-                    r?;
-                    panel.content = content;
-                    Ok::<_, HudError>(())
-                },
-            )?;
-        }
-        let [x, y] = self.driver.offset(size);
-        let offset = vk::Offset2D { x, y };
         let Some(rect) = panel.copy_rect(offset, self.target.extent) else {
             return Ok(None);
         };
@@ -414,6 +474,54 @@ impl SwapchainHud {
             rect,
         );
         Ok(Some(rect))
+    }
+
+    /// Renders the panel into `cmd` (slot `slot`'s command buffer, begun)
+    /// unless the one rendered last still shows `stats`.
+    ///
+    /// # Safety
+    /// As [`SwapchainHud::record`].
+    unsafe fn render_panel(
+        &mut self,
+        dev: &HudDevice,
+        state: &mut cache::EntryState,
+        cmd: vk::CommandBuffer,
+        slot: usize,
+        stats: &LiveStats,
+        dt: f32,
+    ) -> Result<(), HudError> {
+        let size = self.size();
+        let Some(panel) = self.panel.as_mut() else {
+            return Ok(());
+        };
+        if panel.ready() && self.driver.current(size, stats) {
+            return Ok(());
+        }
+        let (target, pass) = (&mut self.target, state.panel_pass);
+        self.driver.render(
+            &mut state.imgui.0,
+            size,
+            dt,
+            stats,
+            |[width, height], draw_data| {
+                let content = vk::Extent2D { width, height };
+                panel.reserve(dev, content, pass, target.in_flight())?;
+                panel.begin_pass(dev, cmd, pass);
+                let r = target.mesh(slot).cmd_draw(
+                    dev,
+                    cmd,
+                    &state.pipeline,
+                    &state.font,
+                    draw_data,
+                    panel.area(),
+                );
+                dev.device.cmd_end_render_pass(cmd);
+                r?;
+                panel.content = content;
+                Ok::<_, HudError>(())
+            },
+        )?;
+        Ok(())
     }
 
     /// Frees this swapchain's objects (not the cache's) after a bounded

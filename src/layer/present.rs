@@ -54,6 +54,9 @@ struct HudOutcome {
     signal: Option<vk::Semaphore>,
     /// A draw did first-time work (font upload, first use of a pipeline).
     setup: bool,
+    /// A HUD answered [`Drawn::SetUpAfter`]: its first-time work is done
+    /// after the real present.
+    set_up_after: bool,
 }
 
 impl Device {
@@ -119,14 +122,23 @@ impl Device {
         // semaphore once a HUD submission consumed the app's waits, and its
         // regions copy lives in `scratch`, locked until this call returns.
         let r = unsafe { next(queue, &patched) };
+        if out.set_up_after {
+            if let Some(q) = qi {
+                // SAFETY: still inside the app's present on `q`'s queue,
+                // after the real present; `app` is its valid present info.
+                guard::contain((), || unsafe { self.set_up_huds(q, app) });
+                out.setup = true;
+            }
+        }
         let now = now_ns();
         if let Some(fps) = self.settings.cap_at(true) {
             // After the latch: the wait is part of the frame this present starts.
             self.limit_frame(fps);
         }
         if let Some(dc) = self.counters.as_ref() {
-            // A present that waits on the HUD's first draw (a software
-            // driver compiles its shaders then) is the layer's setup cost.
+            // A present that carries the HUD's first-time work (after the
+            // real present: the upload, the first panel) is the layer's
+            // setup cost.
             if out.setup {
                 dc.add(|b| b.layer_setup_ns, now.saturating_sub(t));
             } else {
@@ -146,6 +158,43 @@ impl Device {
             let waited = limiter::wait_until(d);
             if let Some(dc) = self.counters.as_ref() {
                 dc.add(|b| b.limiter_wait_ns, waited);
+            }
+        }
+    }
+
+    /// The HUDs' first-time work that [`Device::before_present`] left for
+    /// after the real present ([`Drawn::SetUpAfter`]), on the present's
+    /// queue `qi`: the font upload, the pipeline's first use and the first
+    /// panel, submitted alone, so it never delays the frame just presented.
+    ///
+    /// # Safety
+    /// Inside the app's `vkQueuePresentKHR` on `qi`'s queue, after the real
+    /// present returned, with its valid present info `info`.
+    unsafe fn set_up_huds(&self, qi: &QueueInfo, info: &vk::PresentInfoKHR) {
+        let dev = self.hud();
+        // SAFETY: the app's array of `swapchain_count` swapchains (caller).
+        let swapchains = unsafe { slice(info.p_swapchains, info.swapchain_count) };
+        for &sc in swapchains {
+            // SAFETY: inside the app's present of `sc` (caller).
+            let Some(s) = (unsafe { self.swapchain(sc) }) else {
+                continue;
+            };
+            let mut slot = s.hud.lock_or_recover();
+            let Some(hud) = slot.as_mut() else { continue };
+            let stats = s.stream.live.latest();
+            // SAFETY: inside the app's present on `qi`'s queue, after the
+            // real present (caller); `hud_cache` is the device's cache.
+            let done = guard::try_run(|| unsafe {
+                hud.set_up(&dev, &self.hud_cache, qi.handle, qi.family, &stats)
+            })
+            .unwrap_or(Err(HudError::Unsupported(
+                "internal error in the HUD's set-up",
+            )));
+            if let Err(e) = done {
+                self.hud_off(&format!("set-up failed: {e}"));
+                if let Some(gone) = slot.take() {
+                    s.retire_hud(gone);
+                }
             }
         }
     }
@@ -254,6 +303,7 @@ impl Device {
                     }
                 }
                 Ok(Drawn::Skipped) => {}
+                Ok(Drawn::SetUpAfter) => out.set_up_after = true,
                 Err(e) => {
                     self.hud_off(&format!("draw failed: {e}"));
                     // A failed draw (a lost device above all) stays failed:

@@ -175,10 +175,6 @@ const NAMED: [(&str, &str); 3] = [
     ("stutter_count", "steadyhud_window_stutters"),
 ];
 
-/// Endings Prometheus keeps for counters, histograms and summaries: no
-/// gauge's name may end so (`promtool check metrics`).
-const RESERVED_ENDINGS: [&str; 5] = ["_count", "_sum", "_bucket", "_total", "_created"];
-
 /// One gauge per metric of the catalog ([`METRICS`]), in its order: named
 /// `steadyhud_` and the key, the unit in Prometheus's base unit (`_ms` →
 /// `_seconds`, `_s` → `_seconds`, `_pct` → `_ratio`, 1 = 100 %) unless
@@ -336,9 +332,12 @@ mod tests {
             Some(("steadyhud_time_over_budget_ratio", 0.01))
         );
         assert_eq!(metric_gauges().len(), METRICS.len());
+        // Endings Prometheus keeps for counters, histograms and summaries:
+        // no gauge's name may end so (`promtool check metrics`).
+        let reserved = ["_count", "_sum", "_bucket", "_total", "_created"];
         for g in metric_gauges() {
             assert!(
-                !RESERVED_ENDINGS.iter().any(|e| g.family.name.ends_with(e)),
+                !reserved.iter().any(|e| g.family.name.ends_with(e)),
                 "a gauge named like a counter, histogram or summary part: {}",
                 g.family.name
             );
