@@ -274,10 +274,11 @@ fn counters_off_keeps_the_old_log_layout() {
 }
 
 /// Issue 11: the layer's own setup is booked as `layer_setup_ms`, in the
-/// frames it happened in: the first present (the HUD's font upload and first
-/// draw, and the real present that waits for it) and each swapchain
-/// recreation (the HUD's views and framebuffers); no other frame carries
-/// any, and that time is not also booked as the game's `present_ms`.
+/// frames it happened in: the first present (the HUD's font upload and
+/// first panel, after the real present, which no longer waits for them:
+/// issue 41) and each swapchain recreation (the HUD's views and
+/// framebuffers, then the new swapchain's first panel); no other frame
+/// carries any.
 #[test]
 fn layer_setup_is_booked_as_the_layers_own_where_it_happened() {
     let _s = serial();
@@ -305,9 +306,10 @@ fn layer_setup_is_booked_as_the_layers_own_where_it_happened() {
         "the first present's HUD setup is in frame 0: {:?}",
         &setup[..3]
     );
-    assert_eq!(
-        present[0], 0.0,
-        "frame 0's present is the layer's setup, not the game's present_ms"
+    assert!(
+        present[0] > 0.0,
+        "frame 0's real present is the driver's (present_ms), the set-up after it the layer's: {:?}",
+        &present[..3]
     );
     assert!(
         setup[59] > 0.0,

@@ -1494,3 +1494,62 @@ fn the_panel_follows_new_stats() {
         gpu.destroy_checked();
     }
 }
+
+/// Issue 41: a cached panel's first-time work never lands in the frame the
+/// app presents. Its first draw submits nothing and leaves the app's
+/// semaphores to the present (`SetUpAfter`); the set-up after the present
+/// does the font upload and the first panel, waiting on nothing and
+/// signalling nothing; the next draw only copies the panel (no first-time
+/// work) and shows the HUD.
+#[test]
+fn a_panels_set_up_comes_after_the_present_not_in_it() {
+    // SAFETY: the test's own Vulkan objects, used on this thread only and
+    // destroyed after the device is done with them.
+    unsafe {
+        let gpu = Gpu::new();
+        let config = Config::default();
+        let sc = FakeSwapchain::new(&gpu, vk::Format::B8G8R8A8_UNORM, 640, 480, 2);
+        let mut hud = gpu.hud(&sc, &sc.create_info(true), &config);
+        assert!(hud.uses_panel());
+        let stats = stats();
+        let sem = gpu.semaphore();
+        let dev = gpu.hud_device();
+        sc.app_frame(&gpu, 0, sem);
+        let first = hud
+            .draw(&dev, &gpu.cache, gpu.queue, gpu.family, 0, &[sem], &stats)
+            .expect("first draw");
+        assert_eq!(first, Drawn::SetUpAfter, "the first draw submits nothing");
+        // The app's own frame, untouched: its semaphore is the present's.
+        let px = sc.read_back(&gpu, 0, sem);
+        let bar = to_bytes(view::colors::BAR);
+        assert_eq!(count_near(&px, bar, 3), 0, "the first frame has a HUD");
+        let set_up = hud
+            .set_up(&dev, &gpu.cache, gpu.queue, gpu.family, &stats)
+            .expect("set-up");
+        let Drawn::Submitted { signal, setup } = set_up else {
+            panic!("the set-up submitted nothing");
+        };
+        assert!(setup, "the set-up is the first-time work");
+        assert_eq!(signal, vk::Semaphore::null(), "no present waits on it");
+        assert_eq!(
+            hud.set_up(&dev, &gpu.cache, gpu.queue, gpu.family, &stats)
+                .expect("second set-up"),
+            Drawn::Skipped,
+            "a HUD is set up once"
+        );
+        sc.app_frame(&gpu, 1, sem);
+        let Drawn::Submitted { signal, setup } = hud
+            .draw(&dev, &gpu.cache, gpu.queue, gpu.family, 1, &[sem], &stats)
+            .expect("second draw")
+        else {
+            panic!("the second draw skipped");
+        };
+        assert!(!setup, "the second draw did first-time work");
+        let px = sc.read_back(&gpu, 1, signal);
+        assert!(count_near(&px, bar, 3) > 1000, "no HUD after the set-up");
+        gpu.destroy_hud(hud);
+        gpu.device.destroy_semaphore(sem, None);
+        sc.destroy(&gpu);
+        gpu.destroy_checked();
+    }
+}

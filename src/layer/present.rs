@@ -122,12 +122,14 @@ impl Device {
         // semaphore once a HUD submission consumed the app's waits, and its
         // regions copy lives in `scratch`, locked until this call returns.
         let r = unsafe { next(queue, &patched) };
+        // When the HUD's set-up follows the real present, when that ended.
+        let mut t_presented = 0;
         if out.set_up_after {
+            t_presented = now_ns();
             if let Some(q) = qi {
                 // SAFETY: still inside the app's present on `q`'s queue,
                 // after the real present; `app` is its valid present info.
                 guard::contain((), || unsafe { self.set_up_huds(q, app) });
-                out.setup = true;
             }
         }
         let now = now_ns();
@@ -136,11 +138,17 @@ impl Device {
             self.limit_frame(fps);
         }
         if let Some(dc) = self.counters.as_ref() {
-            // A present that carries the HUD's first-time work (after the
-            // real present: the upload, the first panel) is the layer's
-            // setup cost.
             if out.setup {
+                // A present that waits on a HUD draw that did first-time
+                // work (a direct draw's first use of the pipeline: a
+                // software driver compiles its shaders then) is the
+                // layer's setup cost.
                 dc.add(|b| b.layer_setup_ns, now.saturating_sub(t));
+            } else if out.set_up_after {
+                // The real present is the driver's; the HUD's set-up after
+                // it (the upload, the first panel) is the layer's.
+                dc.add(|b| b.present_ns, t_presented.saturating_sub(t_present));
+                dc.add(|b| b.layer_setup_ns, now.saturating_sub(t_presented));
             } else {
                 dc.add(|b| b.present_ns, now.saturating_sub(t_present));
             }
