@@ -32,7 +32,8 @@ pub struct Client {
     /// The API whose presents or swaps this client records.
     pub api: Api,
     pub config: Config,
-    /// The blacklist (or `DISABLE_STEADYHUD=1`) leaves this process alone:
+    /// The blacklist (or, for the GL library, `DISABLE_STEADYHUD=1`) leaves
+    /// this process alone:
     /// the client forwards every call and starts nothing.
     pub left_alone: bool,
     /// The HUD's switches (shown, preset, toast); the hotkeys and the
@@ -80,7 +81,12 @@ impl Client {
             config,
             left_alone,
         } = Identity::of_this_process();
-        let disabled = std::env::var("DISABLE_STEADYHUD").as_deref() == Ok("1");
+        // The Vulkan loader applies the layer manifest's
+        // `disable_environment` itself, to the implicit layer only: a layer
+        // enabled explicitly runs whatever it says (the present-cost bench
+        // loads it so). A preloaded library has no loader to ask.
+        let disabled = api == Api::OpenGl
+            && std::env::var("DISABLE_STEADYHUD").as_deref() == Ok("1");
         if disabled {
             guard::say(format_args!(
                 "steadyhud: DISABLE_STEADYHUD=1: steadyhud stays out of this process"
