@@ -85,8 +85,8 @@ impl Client {
         // `disable_environment` itself, to the implicit layer only: a layer
         // enabled explicitly runs whatever it says (the present-cost bench
         // loads it so). A preloaded library has no loader to ask.
-        let disabled = api == Api::OpenGl
-            && std::env::var("DISABLE_STEADYHUD").as_deref() == Ok("1");
+        let disabled =
+            api == Api::OpenGl && std::env::var("DISABLE_STEADYHUD").as_deref() == Ok("1");
         if disabled {
             guard::say(format_args!(
                 "steadyhud: DISABLE_STEADYHUD=1: steadyhud stays out of this process"
