@@ -246,6 +246,16 @@ fn every_shared_capture_parses_with_independently_checked_numbers() {
     }
 }
 
+/// The shared captures the time-share tests read: file, frame-time column,
+/// its unit in ms.
+const SHARED_CAPTURES: [(&str, &str, f64); 5] = [
+    ("capframex-re2.csv", "MsBetweenPresents", 1.0),
+    ("mangohud-0.6.8-vkcube.csv", "frametime", 1e-3),
+    ("ocat-metroexodus.csv", "MsBetweenPresents", 1.0),
+    ("presentmon-test_case_0.csv", "MsBetweenPresents", 1.0),
+    ("presentmon1-csgo.csv", "MsBetweenPresents", 1.0),
+];
+
 /// `stutter_time_pct` (docs/metrics.md, "Stutter time") is the share of the
 /// session's time spent in its stutter frames: checked on every shared
 /// capture against the rule and the sum done here from the raw file, in
@@ -253,13 +263,7 @@ fn every_shared_capture_parses_with_independently_checked_numbers() {
 /// `summarize --json` rows weighs each by its duration, exactly.
 #[test]
 fn stutter_time_pct_is_the_share_of_time_in_stutter_frames() {
-    let cases = [
-        ("capframex-re2.csv", "MsBetweenPresents", 1.0),
-        ("mangohud-0.6.8-vkcube.csv", "frametime", 1e-3),
-        ("ocat-metroexodus.csv", "MsBetweenPresents", 1.0),
-        ("presentmon-test_case_0.csv", "MsBetweenPresents", 1.0),
-        ("presentmon1-csgo.csv", "MsBetweenPresents", 1.0),
-    ];
+    let cases = SHARED_CAPTURES;
     let mut seen_stutters = 0;
     let mut by_hand = Vec::new();
     for (file, column, unit) in cases {
@@ -289,35 +293,31 @@ fn stutter_time_pct_is_the_share_of_time_in_stutter_frames() {
     }
     assert!(seen_stutters > 0, "the captures have stutters to weigh");
 
-    // merge: Σ share × duration / Σ duration over the inputs.
+    merge_weighs_by_duration("stutter_time_pct", &by_hand[0], &by_hand[1]);
+}
+
+/// `merge` of two captures' `summarize --json` rows gives `key`, a share of
+/// time, as Σ share × duration / Σ duration over the inputs, exactly; each
+/// input is (capture, its share by hand, its duration in ms).
+fn merge_weighs_by_duration(key: &str, a: &(PathBuf, f64, f64), b: &(PathBuf, f64, f64)) {
     let tmp = tempfile::tempdir().unwrap();
     let mut inputs = Vec::new();
-    for (k, (path, _, _)) in by_hand.iter().take(2).enumerate() {
-        let out = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
-            .args(["summarize", "--json"])
-            .arg(path)
-            .output()
-            .unwrap();
-        assert!(out.status.success());
+    for (k, (path, _, _)) in [a, b].into_iter().enumerate() {
+        let rows = steadyhud_stdout(&["summarize".as_ref(), "--json".as_ref(), path.as_os_str()]);
         let f = tmp.path().join(format!("rows-{k}.json"));
-        std::fs::write(&f, &out.stdout).unwrap();
+        std::fs::write(&f, rows).unwrap();
         inputs.push(f);
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
-        .args(["merge", "--json"])
-        .args(&inputs)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (a, b) = (&by_hand[0], &by_hand[1]);
+    let merged = steadyhud_stdout(&[
+        "merge".as_ref(),
+        "--json".as_ref(),
+        inputs[0].as_os_str(),
+        inputs[1].as_os_str(),
+    ]);
+    let merged: Value = serde_json::from_str(&merged).unwrap();
     let want = (a.1 * a.2 + b.1 * b.2) / (a.2 + b.2);
-    let got = merged["stutter_time_pct"].as_f64().unwrap();
-    assert!((got - want).abs() < 1e-9, "merge: {got} vs {want}");
+    let got = merged[key].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "merge {key}: {got} vs {want}");
 }
 
 /// The share of the time in frames longer than 1/f s, by hand from the
@@ -355,13 +355,7 @@ fn steadyhud_stdout(args: &[&std::ffi::OsStr]) -> String {
 /// duration, exactly.
 #[test]
 fn time_over_budget_pct_is_the_share_of_time_over_the_budget() {
-    let cases = [
-        ("capframex-re2.csv", "MsBetweenPresents", 1.0),
-        ("mangohud-0.6.8-vkcube.csv", "frametime", 1e-3),
-        ("ocat-metroexodus.csv", "MsBetweenPresents", 1.0),
-        ("presentmon-test_case_0.csv", "MsBetweenPresents", 1.0),
-        ("presentmon1-csgo.csv", "MsBetweenPresents", 1.0),
-    ];
+    let cases = SHARED_CAPTURES;
     let mut strictly_between = 0;
     let mut by_hand = Vec::new();
     for (file, column, unit) in cases {
@@ -450,24 +444,7 @@ fn time_over_budget_pct_is_the_share_of_time_over_the_budget() {
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("Time over budget"), "report lacks the row");
 
-    // merge: Σ share × duration / Σ duration over the inputs.
-    let mut inputs = Vec::new();
-    for (k, (path, _, _)) in [a, b].into_iter().enumerate() {
-        let rows = steadyhud_stdout(&["summarize".as_ref(), "--json".as_ref(), path.as_os_str()]);
-        let f = tmp.path().join(format!("rows-{k}.json"));
-        std::fs::write(&f, rows).unwrap();
-        inputs.push(f);
-    }
-    let merged = steadyhud_stdout(&[
-        "merge".as_ref(),
-        "--json".as_ref(),
-        inputs[0].as_os_str(),
-        inputs[1].as_os_str(),
-    ]);
-    let merged: Value = serde_json::from_str(&merged).unwrap();
-    let want = (a.1 * a.2 + b.1 * b.2) / (a.2 + b.2);
-    let got = merged["time_over_budget_pct"].as_f64().unwrap();
-    assert!((got - want).abs() < 1e-9, "merge: {got} vs {want}");
+    merge_weighs_by_duration("time_over_budget_pct", a, b);
 }
 
 /// A steadyhud session log that records its target (`# target_fps: N`)
