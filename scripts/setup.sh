@@ -23,14 +23,14 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # validation layer, the shader compiler, Chromium for the report's layout
 # tests with the two font setups they run under (DejaVu only, Noto), the
 # real apps (mpv, vkd3d-gears, MangoHud for side-by-side runs), the Wayland
-# bed (sway, wtype, grim), the packaging tools, Python's venv (DuckDB),
+# beds (sway, wtype, grim; Weston, which answers presentation feedback), the packaging tools, Python's venv (DuckDB),
 # Prometheus (a real server and promtool for `steadyhud export`),
 # debootstrap for the Proton test bed (scripts/sid-root.sh), the X11, EGL,
 # GL and GLES headers of tests/exits/forced_exit.c and tests/gl/*.c,
 # RetroArch and dbus-run-session (a real GL menu, tests/gl_games.rs),
 # SuperTuxKart (a real GL game there; its data is ~630 MB, ~35 s here).
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
-  fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim dpkg-dev
+  fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim weston dpkg-dev
   python3-venv valgrind mesa-utils warzone2100 prometheus debootstrap libx11-dev libegl-dev
   libgles-dev libgl-dev retroarch dbus supertuxkart)
 

@@ -13,7 +13,7 @@ use common::gl::{
     count_gets_lib, count_swaps_lib, gl_library, gltest_exe, label_pixels, layer_library_64,
     mesa_util, preload, SwapCounts,
 };
-use common::wayland::{SwayBed, BED_PROGRAMS};
+use common::wayland::{WaylandBed, BED_PROGRAMS};
 use common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -468,7 +468,7 @@ fn es2gears_wayland_hud_and_hotkey() {
     if !have(&tools) {
         return;
     }
-    let bed = SwayBed::start(640, 480);
+    let bed = WaylandBed::start(640, 480);
     let gl = bed.install(&gl_library());
     let mut cmd = bed.command(&gears);
     preload(&mut cmd, &[&gl]);
@@ -494,7 +494,7 @@ fn es2gears_wayland_hud_and_hotkey() {
         shown,
         "no HUD on es2gears_wayland ({n_on}):\n{}\n{}",
         out.stderr,
-        bed.sway_log()
+        bed.compositor_log()
     );
     assert!(
         hidden && back,

@@ -11,7 +11,7 @@
 mod common;
 mod require;
 
-use common::wayland::{SwayBed, BED_PROGRAMS};
+use common::wayland::{WaylandBed, BED_PROGRAMS};
 use common::*;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -44,7 +44,7 @@ fn save(s: &Screenshot, name: &str) {
 
 /// Screenshots until `pred` holds on the panel fraction or `secs` pass;
 /// returns whether it held and the last fraction.
-fn wait_for(bed: &SwayBed, name: &str, secs: u64, pred: impl Fn(f64) -> bool) -> (bool, f64) {
+fn wait_for(bed: &WaylandBed, name: &str, secs: u64, pred: impl Fn(f64) -> bool) -> (bool, f64) {
     let end = Instant::now() + Duration::from_secs(secs);
     loop {
         let s = bed.screenshot();
@@ -72,14 +72,14 @@ fn wayland_hotkey_toggles_the_hud() {
         return;
     }
     let started = Instant::now();
-    let bed = SwayBed::start(W, H);
+    let bed = WaylandBed::start(W, H);
     let mut app = bed.spawn_app("vkcube-wayland", &[]);
 
     let (shown, f_on) = wait_for(&bed, "wayland_hud", 20, |f| f > SHOWN);
     assert!(
         shown,
         "HUD never appeared on vkcube-wayland: panel fraction {f_on:.3}\n{}",
-        bed.sway_log()
+        bed.compositor_log()
     );
 
     bed.press("Shift_R+F12");
@@ -168,7 +168,7 @@ fn wayland_seat_without_keyboard_costs_one_line() {
     if !have_tools() {
         return;
     }
-    let bed = SwayBed::start_with(W, H, false);
+    let bed = WaylandBed::start_with(W, H, false);
     let app = bed.spawn_app("vkcube-wayland", &[]);
     let (shown, f) = wait_for(&bed, "wayland_hud_no_keyboard", 20, |f| f > SHOWN);
     // The binding's two round trips ride on vkcube's presents: well done
@@ -193,7 +193,7 @@ fn wayland_preset_key_cycles_the_presets() {
     if !have_tools() {
         return;
     }
-    let bed = SwayBed::start(W, H);
+    let bed = WaylandBed::start(W, H);
     let mut app = bed.spawn_app("vkcube-wayland", &[]);
     let (shown, f) = wait_for(&bed, "wayland_preset_start", 20, |f| f > SHOWN);
     assert!(shown, "HUD never appeared (panel fraction {f:.3})");

@@ -6,7 +6,7 @@
 //! find and analyse session logs, and read screenshot pixels.
 //!
 //! Usage from a test file: `mod common; use common::*;`. Wayland tests:
-//! [`wayland::SwayBed`] (a headless sway session).
+//! [`wayland::WaylandBed`] (a headless sway or Weston session).
 //!
 //! `STEADYHUD_TEST_ARCH=i686` ([`ARCH_SWITCH`]) runs the same tests with
 //! 32-bit games (the test app, the layer, vkcube, vkd3d-gears on 32-bit

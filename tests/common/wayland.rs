@@ -1,8 +1,13 @@
-//! A headless sway session for Wayland tests ([`SwayBed`]): sway on
-//! wlroots' headless backend with the pixman renderer, apps run with the
-//! steadyhud layer, keys sent with `wtype`, screenshots with `grim`.
+//! A headless Wayland session for tests ([`WaylandBed`]), on one of two
+//! compositors ([`Compositor`]):
+//! - sway on wlroots' headless backend with the pixman renderer: apps run
+//!   with the steadyhud layer, keys sent with `wtype`, screenshots with
+//!   `grim`;
+//! - Weston 10 on its headless backend, which answers presentation
+//!   feedback (`wp_presentation`: headless sway never sends `presented`,
+//!   ../shared/TESTBED.md), for displayed-frame timing.
 //!
-//! sway refuses to run as root, so as root (CI containers) everything runs
+//! Neither runs as root (sway refuses), so as root (CI containers) everything runs
 //! as `nobody` (`Command::uid`/`gid`, which also drops root's supplementary
 //! groups): the runtime dir is a private 0700 dir owned by `nobody`, the
 //! layer library and its manifest are copied into the bed's 0755 temp dir.
@@ -12,7 +17,7 @@
 //!
 //! Keys: `wtype` builds its own keymap numbering its keys from evdev code 1
 //! (`KEY_ESC`) on, so the first key it types is Escape to apps that read raw
-//! evdev codes (vkcube quits on its release). [`SwayBed::press`] therefore
+//! evdev codes (vkcube quits on its release). [`WaylandBed::press`] therefore
 //! types a dummy `XF86Launch9` first, which the bed's sway config binds to
 //! `nop`: sway swallows its press and release. A second `wtype` that only
 //! sleeps keeps a keyboard on the seat for the bed's lifetime, as a real
@@ -28,7 +33,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Programs a bed needs, with their apt packages.
+/// Programs a Weston bed needs, with their apt packages.
+pub const WESTON_PROGRAMS: [(&str, &str); 1] = [("weston", "weston")];
+
+/// Programs a sway bed needs, with their apt packages.
 pub const BED_PROGRAMS: [(&str, &str); 4] = [
     ("sway", "sway"),
     ("swaymsg", "sway"),
@@ -36,11 +44,19 @@ pub const BED_PROGRAMS: [(&str, &str); 4] = [
     ("grim", "grim"),
 ];
 
-/// The dummy first key of [`SwayBed::press`] (bound to `nop` in sway).
+/// The dummy first key of [`WaylandBed::press`] (bound to `nop` in sway).
 const DUMMY_KEY: &str = "XF86Launch9";
 
-/// A headless sway session; everything it started is killed on drop.
-pub struct SwayBed {
+/// The compositor of a [`WaylandBed`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compositor {
+    Sway,
+    Weston,
+}
+
+/// A headless Wayland session; everything it started is killed on drop.
+pub struct WaylandBed {
+    pub compositor: Compositor,
     /// Root of the bed's files (0755; deleted on drop).
     pub root: tempfile::TempDir,
     pub runtime_dir: PathBuf,
@@ -50,13 +66,14 @@ pub struct SwayBed {
     pub log_dir: PathBuf,
     /// `wayland-N` in the runtime dir.
     pub wayland_display: String,
-    /// sway's IPC socket (`SWAYSOCK`).
-    pub swaysock: PathBuf,
+    /// sway's IPC socket (`SWAYSOCK`; none under Weston).
+    pub swaysock: Option<PathBuf>,
     pub width: u32,
     pub height: u32,
     /// (uid, gid) the bed's processes run as; `None`: as ourselves.
     user: Option<(u32, u32)>,
-    sway: Option<Child>,
+    /// The compositor's process.
+    server: Option<Child>,
     keyboard: Option<Child>,
 }
 
@@ -80,19 +97,48 @@ fn chown(path: &Path, user: Option<(u32, u32)>) {
     }
 }
 
-impl SwayBed {
+impl WaylandBed {
     /// Starts sway with one `width`x`height` headless output and a
     /// keyboard on its seat; waits until both are there.
-    pub fn start(width: u32, height: u32) -> SwayBed {
-        SwayBed::start_with(width, height, true)
+    pub fn start(width: u32, height: u32) -> WaylandBed {
+        WaylandBed::start_with(width, height, true)
     }
 
-    /// Like [`SwayBed::start`]; `keyboard: false` leaves the seat without
+    /// Like [`WaylandBed::start`]; `keyboard: false` leaves the seat without
     /// a keyboard (until a `wtype` runs).
-    pub fn start_with(width: u32, height: u32, keyboard: bool) -> SwayBed {
+    pub fn start_with(width: u32, height: u32, keyboard: bool) -> WaylandBed {
+        let bed = WaylandBed::new(Compositor::Sway, width, height);
+        bed.start_sway(keyboard)
+    }
+
+    /// Starts Weston on its headless backend with one `width`x`height`
+    /// output (it repaints, and answers presentation feedback, about every
+    /// 25 ms); waits for its socket.
+    pub fn weston(width: u32, height: u32) -> WaylandBed {
+        let mut bed = WaylandBed::new(Compositor::Weston, width, height);
+        let log = std::fs::File::create(bed.log_path()).expect("weston log");
+        let mut weston = bed.raw_command("weston");
+        weston
+            .args([
+                "--backend=headless-backend.so",
+                "--socket=wayland-steadyhud",
+                "--idle-time=0",
+                "--no-config",
+            ])
+            .arg(format!("--width={width}"))
+            .arg(format!("--height={height}"))
+            .stdout(Stdio::null())
+            .stderr(log);
+        bed.server = Some(weston.spawn().expect("spawn weston"));
+        bed.wait_for_sockets();
+        bed
+    }
+
+    /// The bed's directories and layer manifest, no compositor yet.
+    fn new(compositor: Compositor, width: u32, height: u32) -> WaylandBed {
         let user = bed_user();
         let root = tempfile::Builder::new()
-            .prefix("steadyhud-sway-")
+            .prefix("steadyhud-wayland-")
             .tempdir()
             .expect("create temp dir");
         std::fs::set_permissions(root.path(), std::fs::Permissions::from_mode(0o755))
@@ -109,24 +155,30 @@ impl SwayBed {
         let data_home = dir("data", 0o755);
         let config_home = dir("config", 0o755);
         let log_dir = dir("logs", 0o755);
-        let mut bed = SwayBed {
+        let bed = WaylandBed {
+            compositor,
             root,
             runtime_dir,
             data_home,
             config_home,
             log_dir,
             wayland_display: String::new(),
-            swaysock: PathBuf::new(),
+            swaysock: None,
             width,
             height,
             user,
-            sway: None,
+            server: None,
             keyboard: None,
         };
         let lib = bed.install(&layer_library());
         write_manifest(&bed.data_home, &lib);
         bed.chmod_tree(&bed.data_home.clone());
+        bed
+    }
 
+    fn start_sway(mut self, keyboard: bool) -> WaylandBed {
+        let bed = &mut self;
+        let (width, height) = (bed.width, bed.height);
         let config = bed.root.path().join("sway.conf");
         std::fs::write(
             &config,
@@ -138,7 +190,7 @@ impl SwayBed {
             ),
         )
         .expect("write sway config");
-        let log = std::fs::File::create(bed.root.path().join("sway.log")).expect("sway log");
+        let log = std::fs::File::create(bed.log_path()).expect("sway log");
         let mut sway = bed.raw_command("sway");
         sway.arg("-c")
             .arg(&config)
@@ -147,10 +199,10 @@ impl SwayBed {
             .env("WLR_LIBINPUT_NO_DEVICES", "1")
             .stdout(Stdio::null())
             .stderr(log);
-        bed.sway = Some(sway.spawn().expect("spawn sway"));
+        bed.server = Some(sway.spawn().expect("spawn sway"));
         bed.wait_for_sockets();
         if !keyboard {
-            return bed;
+            return self;
         }
 
         let mut kb = bed.command("wtype");
@@ -159,13 +211,18 @@ impl SwayBed {
             .stderr(Stdio::null());
         bed.keyboard = Some(kb.spawn().expect("spawn wtype (keyboard holder)"));
         bed.wait_for_keyboard();
-        bed
+        self
     }
 
-    /// sway's log so far (last lines).
-    pub fn sway_log(&self) -> String {
+    /// Where the compositor's stderr goes.
+    fn log_path(&self) -> PathBuf {
+        self.root.path().join("compositor.log")
+    }
+
+    /// The compositor's log so far (last lines).
+    pub fn compositor_log(&self) -> String {
         tail(
-            &std::fs::read_to_string(self.root.path().join("sway.log")).unwrap_or_default(),
+            &std::fs::read_to_string(self.log_path()).unwrap_or_default(),
             30,
         )
     }
@@ -173,8 +230,12 @@ impl SwayBed {
     fn wait_for_sockets(&mut self) {
         let deadline = Instant::now() + Duration::from_secs(15);
         loop {
-            if let Some(Ok(Some(status))) = self.sway.as_mut().map(|c| c.try_wait()) {
-                panic!("sway exited ({status}):\n{}", self.sway_log());
+            if let Some(Ok(Some(status))) = self.server.as_mut().map(|c| c.try_wait()) {
+                panic!(
+                    "{:?} exited ({status}):\n{}",
+                    self.compositor,
+                    self.compositor_log()
+                );
             }
             let names: Vec<String> = std::fs::read_dir(&self.runtime_dir)
                 .map(|rd| {
@@ -187,17 +248,19 @@ impl SwayBed {
                 .iter()
                 .find(|n| n.starts_with("wayland-") && !n.ends_with(".lock"));
             let ipc = names.iter().find(|n| n.starts_with("sway-ipc."));
-            if let (Some(wl), Some(ipc)) = (wl, ipc) {
+            let ipc_ready = self.compositor == Compositor::Weston || ipc.is_some();
+            if let (Some(wl), true) = (wl, ipc_ready) {
                 if UnixStream::connect(self.runtime_dir.join(wl)).is_ok() {
                     self.wayland_display = wl.clone();
-                    self.swaysock = self.runtime_dir.join(ipc);
+                    self.swaysock = ipc.map(|i| self.runtime_dir.join(i));
                     return;
                 }
             }
             assert!(
                 Instant::now() < deadline,
-                "sway did not create its sockets within 15 s:\n{}",
-                self.sway_log()
+                "{:?} did not create its sockets within 15 s:\n{}",
+                self.compositor,
+                self.compositor_log()
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -263,13 +326,15 @@ impl SwayBed {
     }
 
     /// `program` as the bed's user in the session: `WAYLAND_DISPLAY`,
-    /// `SWAYSOCK`, private XDG dirs with the layer manifest, the log dir;
-    /// no `DISPLAY`, the layer not enabled (see `CommandExt::layer`).
+    /// `SWAYSOCK` (sway), private XDG dirs with the layer manifest, the log
+    /// dir; no `DISPLAY`, the layer not enabled (see `CommandExt::layer`).
     pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
         let mut c = self.raw_command(program);
-        c.env("WAYLAND_DISPLAY", &self.wayland_display)
-            .env("SWAYSOCK", &self.swaysock)
-            .env("XDG_DATA_HOME", &self.data_home)
+        c.env("WAYLAND_DISPLAY", &self.wayland_display);
+        if let Some(sock) = &self.swaysock {
+            c.env("SWAYSOCK", sock);
+        }
+        c.env("XDG_DATA_HOME", &self.data_home)
             .env("XDG_CONFIG_HOME", &self.config_home)
             .env("STEADYHUD_LOG_DIR", &self.log_dir);
         if super::i686() {
@@ -348,12 +413,12 @@ fn stop(child: &mut Child) {
     let _ = child.wait();
 }
 
-impl Drop for SwayBed {
+impl Drop for WaylandBed {
     fn drop(&mut self) {
         if let Some(c) = self.keyboard.as_mut() {
             stop(c);
         }
-        if let Some(c) = self.sway.as_mut() {
+        if let Some(c) = self.server.as_mut() {
             stop(c);
         }
     }

@@ -1,0 +1,88 @@
+//! Displayed-frame timing on Wayland (issue 42), on headless Weston 10:
+//! the compositor here that answers presentation feedback
+//! (../shared/TESTBED.md; tests/common/wayland.rs `WaylandBed::weston`).
+//!
+//! First brick: a real Vulkan game (`vkcube-wayland`, through the layer)
+//! and a real GLES one (`es2gears_wayland`, through the GL library) run on
+//! that bed and every frame they present is logged. The displayed-frame
+//! columns and their checks against the programs' own feedback follow.
+//!
+//! Skipped (with a line saying so) where weston, vkcube-wayland or
+//! es2gears_wayland are missing; a failure under
+//! `STEADYHUD_REQUIRE_TOOLS=1` (tests/require). CI installs them.
+
+mod common;
+mod require;
+
+use common::gl::{gl_library, mesa_util, preload};
+use common::wayland::{WaylandBed, WESTON_PROGRAMS};
+use common::*;
+use std::time::{Duration, Instant};
+
+/// Waits until the bed's log folder holds a session log with at least
+/// `rows` frames, or `secs` pass; returns the frames seen (the log is read
+/// with the crate's reader once it has a row: a log just opened has only
+/// its header).
+fn wait_for_rows(bed: &WaylandBed, rows: usize, secs: u64) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let has_rows = |csv: &std::path::Path| {
+        std::fs::read_to_string(csv).is_ok_and(|t| {
+            t.lines()
+                .any(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        })
+    };
+    loop {
+        let seen = session_logs_in(&bed.log_dir)
+            .first()
+            .filter(|l| has_rows(&l.csv))
+            .map_or(0, |l| logged_durations_ns(&l.csv).len());
+        if seen >= rows || Instant::now() > deadline {
+            return seen;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn vkcube_wayland_is_logged_on_weston() {
+    let _s = serial();
+    let mut tools = WESTON_PROGRAMS.to_vec();
+    tools.push(("vkcube-wayland", "vulkan-tools"));
+    if !require::programs(&tools) {
+        return;
+    }
+    let bed = WaylandBed::weston(640, 480);
+    let game = bed.spawn_app("vkcube-wayland", &[]);
+    let seen = wait_for_rows(&bed, 60, 30);
+    let out = game.kill();
+    assert!(
+        seen >= 60,
+        "vkcube-wayland on Weston: {seen} frames logged in 30 s:\n{}\n{}",
+        out.stderr,
+        bed.compositor_log()
+    );
+}
+
+#[test]
+fn es2gears_wayland_is_logged_on_weston() {
+    let _s = serial();
+    let gears = mesa_util("es2gears_wayland");
+    let mut tools = WESTON_PROGRAMS.to_vec();
+    tools.push((&gears, "mesa-utils"));
+    if !require::programs(&tools) {
+        return;
+    }
+    let bed = WaylandBed::weston(640, 480);
+    let gl = bed.install(&gl_library());
+    let mut cmd = bed.command(&gears);
+    preload(&mut cmd, &[&gl]);
+    let game = spawn(&mut cmd);
+    let seen = wait_for_rows(&bed, 60, 30);
+    let out = game.kill();
+    assert!(
+        seen >= 60,
+        "es2gears_wayland on Weston: {seen} frames logged in 30 s:\n{}\n{}",
+        out.stderr,
+        bed.compositor_log()
+    );
+}
