@@ -43,46 +43,42 @@ fn wait_for_rows(bed: &WaylandBed, rows: usize, secs: u64) -> usize {
     }
 }
 
-#[test]
-fn vkcube_wayland_is_logged_on_weston() {
+/// Runs `program` (needing `package`) on a headless Weston bed, started by
+/// `start` (the layer, or the GL library preloaded), and checks that its
+/// session log gets 60 frames within 30 s. Skipped without the tools.
+fn logged_on_weston(program: &str, package: &str, start: impl FnOnce(&WaylandBed) -> Running) {
     let _s = serial();
     let mut tools = WESTON_PROGRAMS.to_vec();
-    tools.push(("vkcube-wayland", "vulkan-tools"));
+    tools.push((program, package));
     if !require::programs(&tools) {
         return;
     }
     let bed = WaylandBed::weston(640, 480);
-    let game = bed.spawn_app("vkcube-wayland", &[]);
+    let game = start(&bed);
     let seen = wait_for_rows(&bed, 60, 30);
     let out = game.kill();
     assert!(
         seen >= 60,
-        "vkcube-wayland on Weston: {seen} frames logged in 30 s:\n{}\n{}",
+        "{program} on Weston: {seen} frames logged in 30 s:\n{}\n{}",
         out.stderr,
         bed.compositor_log()
     );
 }
 
 #[test]
+fn vkcube_wayland_is_logged_on_weston() {
+    logged_on_weston("vkcube-wayland", "vulkan-tools", |bed| {
+        bed.spawn_app("vkcube-wayland", &[])
+    });
+}
+
+#[test]
 fn es2gears_wayland_is_logged_on_weston() {
-    let _s = serial();
     let gears = mesa_util("es2gears_wayland");
-    let mut tools = WESTON_PROGRAMS.to_vec();
-    tools.push((&gears, "mesa-utils"));
-    if !require::programs(&tools) {
-        return;
-    }
-    let bed = WaylandBed::weston(640, 480);
-    let gl = bed.install(&gl_library());
-    let mut cmd = bed.command(&gears);
-    preload(&mut cmd, &[&gl]);
-    let game = spawn(&mut cmd);
-    let seen = wait_for_rows(&bed, 60, 30);
-    let out = game.kill();
-    assert!(
-        seen >= 60,
-        "es2gears_wayland on Weston: {seen} frames logged in 30 s:\n{}\n{}",
-        out.stderr,
-        bed.compositor_log()
-    );
+    logged_on_weston(&gears, "mesa-utils", |bed| {
+        let gl = bed.install(&gl_library());
+        let mut cmd = bed.command(&gears);
+        preload(&mut cmd, &[&gl]);
+        spawn(&mut cmd)
+    });
 }
