@@ -20,7 +20,9 @@ use steadyhud_live::LiveStats;
 /// different threads.
 static IMGUI_LOCK: Mutex<()> = Mutex::new(());
 
-fn imgui_lock() -> std::sync::MutexGuard<'static, ()> {
+/// Holds [`IMGUI_LOCK`] (the view's own tests take it too, around the
+/// contexts they make).
+pub(crate) fn imgui_lock() -> std::sync::MutexGuard<'static, ()> {
     IMGUI_LOCK
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -3,9 +3,6 @@
 use super::*;
 use graph::COUNTER_GRAPH_H;
 
-/// imgui has one active context per process: the tests take turns.
-static IMGUI: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 #[test]
 fn scale_follows_height() {
     assert_eq!(hud_scale(480), 1.0);
@@ -35,7 +32,7 @@ fn counter_section_only_when_configured() {
         ..LiveStats::default()
     };
     let height = |on: bool, stats: &LiveStats| {
-        let _one = IMGUI.lock().unwrap_or_else(|e| e.into_inner());
+        let _one = crate::driver::imgui_lock();
         let mut ctx = imgui::Context::create();
         ctx.set_ini_filename(None);
         ctx.io_mut().display_size = [1280.0, 720.0];
@@ -103,7 +100,7 @@ fn laid_out(config: &Config, stats: &LiveStats) -> [f32; 2] {
 }
 
 fn laid_out_in(config: &Config, stats: &LiveStats, display: [u32; 2]) -> [f32; 2] {
-    let _one = IMGUI.lock().unwrap_or_else(|e| e.into_inner());
+    let _one = crate::driver::imgui_lock();
     let mut ctx = imgui::Context::create();
     let mut view = View::new(config, display);
     view.configure(&mut ctx);
