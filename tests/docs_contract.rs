@@ -39,6 +39,7 @@ fn kind_word(k: Kind) -> &'static str {
         Kind::Counter => "counter",
         Kind::Derived => "derived",
         Kind::Gpu => "GPU",
+        Kind::Display => "display",
         Kind::Sensor => "reading",
     }
 }

@@ -40,6 +40,9 @@ pub struct LiveStats {
     /// GPU busy time and verdict over the window (`None` without GPU timing
     /// or before its first results).
     pub gpu: Option<LiveGpu>,
+    /// What reached the screen over the window (`None` without a source
+    /// of display times for this window).
+    pub display: Option<LiveDisplay>,
     /// System readings rows (config `hud_sensor_rows`, those with a value
     /// in the newest sample).
     pub sensors: Vec<steadyhud_sensors::HudRow>,
@@ -65,6 +68,25 @@ pub struct LiveGpu {
     pub busy_ms: f32,
     /// Share of the window's time in GPU-bound frames, %.
     pub bound_pct: f32,
+}
+
+/// Displayed-frame timing over the rolling window, for the HUD, the
+/// control socket and the exporter.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveDisplay {
+    /// Who answered (`steadyhud_log::display::Source::name`).
+    pub source: &'static str,
+    /// Frames shown over the window, per second of the window's display
+    /// time (`None` before two frames were shown).
+    pub displayed_fps: Option<f32>,
+    /// Frames the source said were never shown, in the window.
+    pub dropped: u32,
+    /// Frames in the window with no answer (neither shown nor dropped).
+    pub unknown: u32,
+    /// Mean present call → on screen of the window's shown frames, ms.
+    pub latency_ms: Option<f32>,
+    /// The newest refresh period the source gave, ms.
+    pub refresh_ms: Option<f32>,
 }
 
 /// A stutter and what spiked with it, for the HUD.

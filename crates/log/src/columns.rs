@@ -25,6 +25,9 @@ pub enum Kind {
     Derived,
     /// GPU busy and wait time within the frame (GPU timing).
     Gpu,
+    /// When the frame reached the screen (displayed-frame timing:
+    /// [`crate::display`]).
+    Display,
     /// A system reading (the latest sample at the frame's present).
     Sensor,
 }
@@ -88,6 +91,37 @@ pub const GPU: [Column; 2] = [
     },
 ];
 
+/// Displayed-frame timing's columns ([`crate::display`]), after
+/// `cpu_busy_ms` and before the readings, in a log whose window had a
+/// source of display times. Row k's cells are the answer for the present
+/// that ends frame k.
+pub const DISPLAY: [Column; 4] = [
+    Column {
+        name: "displayed_ns",
+        unit: "ns",
+        kind: Kind::Display,
+        meaning: "when the frame reached the screen, from the session's first present (as present_ns); empty when it was never shown or no answer came",
+    },
+    Column {
+        name: "display_latency_ms",
+        unit: "ms",
+        kind: Kind::Display,
+        meaning: "from the present call that ends the frame to the frame on screen",
+    },
+    Column {
+        name: "refresh_ms",
+        unit: "ms",
+        kind: Kind::Display,
+        meaning: "the display's refresh period as the source gave it; empty when it gave none",
+    },
+    Column {
+        name: "display_source",
+        unit: "text",
+        kind: Kind::Display,
+        meaning: "who answered (wayland, x11-present, present-timing, google-display-timing); empty when no answer came: the frame is neither shown nor dropped",
+    },
+];
+
 /// A unit's name for a counter.
 fn counter_unit(u: Unit) -> &'static str {
     match u {
@@ -100,7 +134,7 @@ fn counter_unit(u: Unit) -> &'static str {
 /// Every column a session log can have, in the order a log writes them:
 /// the frame's, the counters (built-in, then Reflex, then GPU timing's,
 /// which the device registers as counters when it starts timing),
-/// `cpu_busy_ms`, the readings.
+/// `cpu_busy_ms`, the display columns, the readings.
 pub fn all() -> impl Iterator<Item = Column> {
     let counters = BUILTIN
         .iter()
@@ -128,6 +162,7 @@ pub fn all() -> impl Iterator<Item = Column> {
         .chain(counters)
         .chain(GPU)
         .chain([CPU_BUSY])
+        .chain(DISPLAY)
         .chain(sensors)
         .chain([throttle])
 }
@@ -168,6 +203,7 @@ mod tests {
         assert_eq!(kind_of("cpu_busy_ms"), Some(Kind::Derived));
         assert_eq!(kind_of("gpu_busy_ms"), Some(Kind::Gpu));
         assert_eq!(kind_of("gpu_throttle"), Some(Kind::Sensor));
+        assert_eq!(kind_of("displayed_ns"), Some(Kind::Display));
         assert_eq!(kind_of("my_engine_counter"), None);
     }
 }

@@ -70,6 +70,7 @@
 #![forbid(unsafe_code)]
 
 pub mod columns;
+pub mod display;
 mod error;
 mod numbers;
 pub mod recover;
@@ -81,6 +82,6 @@ pub use numbers::whole_session;
 pub use session_log::{
     default_log_dir, parse_target_fps, Api, Layout, SessionLog, API_PREFIX,
     COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX,
-    OVERFLOW_PREFIX, PID_PREFIX, TARGET_FPS_PREFIX,
+    ORIGIN_PREFIX, OVERFLOW_PREFIX, PID_PREFIX, TARGET_FPS_PREFIX,
 };
 pub use summary::{summary_path_for, write_summary, Progress, SessionExtra, SummaryTarget};

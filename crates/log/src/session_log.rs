@@ -35,6 +35,13 @@ pub const API_PREFIX: &str = "# api: ";
 /// (docs/metrics.md#time-over-budget-time_over_budget_pct).
 pub const TARGET_FPS_PREFIX: &str = "# target_fps: ";
 
+/// Header line with the CLOCK_MONOTONIC time of the session's first
+/// present, ns (`present_ns` 0): `# origin_monotonic_ns: 123456789`. With
+/// it, `present_ns` and `displayed_ns` can be set against another
+/// program's readings of that clock (the tests compare a test program's
+/// own presentation feedback with the log's, frame by frame).
+pub const ORIGIN_PREFIX: &str = "# origin_monotonic_ns: ";
+
 /// The target of a [`TARGET_FPS_PREFIX`] line's rest (`60`): a whole
 /// number ≥ 1, or `None`.
 pub fn parse_target_fps(rest: &str) -> Option<u32> {
@@ -105,6 +112,9 @@ pub struct Layout<'a> {
     /// The target frame rate the session is measured against: a
     /// [`TARGET_FPS_PREFIX`] line after `# api:` (none when `None`).
     pub target_fps: Option<u32>,
+    /// CLOCK_MONOTONIC ns of the first present: an [`ORIGIN_PREFIX`] line
+    /// after the target line (none when `None`).
+    pub origin_ns: Option<u64>,
     /// Numeric per-frame columns after `frametime_ms`: `(name, unit)`;
     /// `Unit::Nanos` values are written as ms with six decimals, others as
     /// integers. Rows give them through [`SessionLog::write_frame`].
@@ -132,6 +142,7 @@ impl SessionLog {
             pid,
             api,
             target_fps,
+            origin_ns,
             columns,
             text_columns,
             abouts,
@@ -181,8 +192,9 @@ impl SessionLog {
             .collect();
         let pid_line = pid.map_or(String::new(), |p| format!("{PID_PREFIX}{p}\n"));
         let target_line = target_fps.map_or(String::new(), |f| format!("{TARGET_FPS_PREFIX}{f}\n"));
+        let origin_line = origin_ns.map_or(String::new(), |t| format!("{ORIGIN_PREFIX}{t}\n"));
         let head = format!(
-            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}{API_PREFIX}{}\n{target_line}\
+            "{MAGIC} {} session log\n{EXE_PREFIX}{}\n{pid_line}{API_PREFIX}{}\n{target_line}{origin_line}\
              # start: {} (unix {unix:.3})\n# {}\n{about}{header}\n",
             env!("CARGO_PKG_VERSION"),
             log.exe,

@@ -1,0 +1,177 @@
+//! Displayed-frame timing in a session log: who answered ([`Source`]),
+//! one frame's answer ([`Shown`]), its cells in the
+//! [`crate::columns::DISPLAY`] columns ([`Shown::write_cells`]) and
+//! back ([`Shown::parse`]). The layer writes them, the `formats` reader
+//! reads them; both go through here.
+
+use std::fmt::Write as _;
+
+/// Who told us when a frame reached the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// Wayland's `wp_presentation` feedback on the game's surface.
+    Wayland,
+    /// X11 Present's `CompleteNotify` on the game's window.
+    X11Present,
+    /// `VK_EXT_present_timing`.
+    PresentTiming,
+    /// `VK_GOOGLE_display_timing`.
+    GoogleDisplayTiming,
+}
+
+impl Source {
+    pub const ALL: [Source; 4] = [
+        Source::Wayland,
+        Source::X11Present,
+        Source::PresentTiming,
+        Source::GoogleDisplayTiming,
+    ];
+
+    /// The `display_source` cell, the summary's and the HUD's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::Wayland => "wayland",
+            Source::X11Present => "x11-present",
+            Source::PresentTiming => "present-timing",
+            Source::GoogleDisplayTiming => "google-display-timing",
+        }
+    }
+
+    /// The source called `name` ([`Source::name`]).
+    pub fn from_name(name: &str) -> Option<Source> {
+        Source::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// What became of one frame on the way to the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// On screen at `displayed_ns` (CLOCK_MONOTONIC), with the display's
+    /// refresh period (0: none given).
+    At {
+        source: Source,
+        displayed_ns: u64,
+        refresh_ns: u64,
+    },
+    /// Never shown: the source said it was replaced before a refresh
+    /// (a dropped frame).
+    Dropped { source: Source },
+    /// No answer: not asked, or the answer never came. Neither shown
+    /// nor dropped.
+    Unknown,
+}
+
+impl Shown {
+    /// Appends the frame's four display cells, each preceded by a comma:
+    /// `displayed_ns` from `origin_ns` (the session's first present),
+    /// `display_latency_ms` from `present_ns` (the present call that ends
+    /// the frame; both CLOCK_MONOTONIC), `refresh_ms`, `display_source`.
+    pub fn write_cells(self, origin_ns: u64, present_ns: u64, out: &mut String) {
+        let ms = |out: &mut String, ns: i128| {
+            let sign = if ns < 0 { "-" } else { "" };
+            let a = ns.unsigned_abs();
+            let _ = write!(out, ",{sign}{}.{:06}", a / 1_000_000, a % 1_000_000);
+        };
+        match self {
+            Shown::At {
+                source,
+                displayed_ns,
+                refresh_ns,
+            } => {
+                let _ = write!(out, ",{}", displayed_ns as i128 - origin_ns as i128);
+                ms(out, displayed_ns as i128 - present_ns as i128);
+                if refresh_ns > 0 {
+                    ms(out, refresh_ns as i128);
+                } else {
+                    out.push(',');
+                }
+                let _ = write!(out, ",{}", source.name());
+            }
+            Shown::Dropped { source } => {
+                let _ = write!(out, ",,,,{}", source.name());
+            }
+            Shown::Unknown => out.push_str(",,,,"),
+        }
+    }
+
+    /// A row's answer back from its four cells (`displayed_ns`,
+    /// `display_latency_ms`, `refresh_ms`, `display_source`): `displayed`
+    /// in the log's time (from the first present), so `At::displayed_ns`
+    /// is that plus `origin_ns`. `None` for cells steadyhud does not write.
+    pub fn parse(cells: [&str; 4], origin_ns: i128) -> Option<Shown> {
+        let [displayed, _latency, refresh, source] = cells.map(str::trim);
+        if source.is_empty() {
+            return (displayed.is_empty()).then_some(Shown::Unknown);
+        }
+        let source = Source::from_name(source)?;
+        if displayed.is_empty() {
+            return Some(Shown::Dropped { source });
+        }
+        let at = displayed.parse::<i128>().ok()? + origin_ns;
+        let refresh_ns = if refresh.is_empty() {
+            0
+        } else {
+            parse_ms(refresh)?
+        };
+        Some(Shown::At {
+            source,
+            displayed_ns: u64::try_from(at).ok()?,
+            refresh_ns,
+        })
+    }
+}
+
+/// `16.666667` (ms, up to six decimals) as ns.
+fn parse_ms(s: &str) -> Option<u64> {
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if frac.len() > 6 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let frac: u64 = format!("{frac:0<6}").parse().ok()?;
+    Some(whole.parse::<u64>().ok()? * 1_000_000 + frac)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cells(s: Shown) -> String {
+        let mut out = String::new();
+        s.write_cells(1_000, 2_000, &mut out);
+        out
+    }
+
+    #[test]
+    fn cells_round_trip() {
+        let at = Shown::At {
+            source: Source::Wayland,
+            displayed_ns: 18_668_667,
+            refresh_ns: 16_666_667,
+        };
+        assert_eq!(cells(at), ",18667667,18.666667,16.666667,wayland");
+        let drop = Shown::Dropped {
+            source: Source::X11Present,
+        };
+        assert_eq!(cells(drop), ",,,,x11-present");
+        assert_eq!(cells(Shown::Unknown), ",,,,");
+        for s in [at, drop, Shown::Unknown] {
+            let c = cells(s);
+            let v: Vec<&str> = c[1..].split(',').collect();
+            assert_eq!(Shown::parse([v[0], v[1], v[2], v[3]], 1_000), Some(s));
+        }
+        assert_eq!(Shown::parse(["5", "", "", ""], 0), None);
+        assert_eq!(Shown::parse(["5", "", "", "carrier-pigeon"], 0), None);
+    }
+
+    #[test]
+    fn a_frame_shown_before_its_present_has_a_negative_latency() {
+        let mut out = String::new();
+        Shown::At {
+            source: Source::Wayland,
+            displayed_ns: 1_500,
+            refresh_ns: 0,
+        }
+        .write_cells(1_000, 2_000, &mut out);
+        assert_eq!(out, ",500,-0.000500,,wayland");
+    }
+}
