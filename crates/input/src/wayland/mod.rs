@@ -60,17 +60,18 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
-pub mod ffi;
 pub mod tracker;
+pub mod xkb;
 
-use ffi::{Keymap, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, Xkb, MARSHAL_DESTROY};
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use steadyhud_sys::guard;
 use steadyhud_sys::lock::Recover;
+use steadyhud_wayland::ffi::{Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, MARSHAL_DESTROY};
 use tracker::Tracker;
+use xkb::{Keymap, Xkb};
 
 /// Why a combination cannot be watched on Wayland.
 #[derive(Debug, thiserror::Error)]
