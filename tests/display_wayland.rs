@@ -2,10 +2,10 @@
 //! the compositor here that answers presentation feedback
 //! (../shared/TESTBED.md; tests/common/wayland.rs `WaylandBed::weston`).
 //!
-//! First brick: a real Vulkan game (`vkcube-wayland`, through the layer)
-//! and a real GLES one (`es2gears_wayland`, through the GL library) run on
-//! that bed and every frame they present is logged. The displayed-frame
-//! columns and their checks against the programs' own feedback follow.
+//! A real Vulkan game (`vkcube-wayland`, through the layer) and a real
+//! GLES one (`es2gears_wayland`, through the GL library) run on that bed:
+//! every frame they present is logged, and the compositor's answers reach
+//! the log's display columns (`displayed_ns` moving forward).
 //!
 //! Skipped (with a line saying so) where weston, vkcube-wayland or
 //! es2gears_wayland are missing; a failure under
@@ -63,6 +63,41 @@ fn logged_on_weston(program: &str, package: &str, start: impl FnOnce(&WaylandBed
         out.stderr,
         bed.compositor_log()
     );
+    let log = &session_logs_in(&bed.log_dir)[0];
+    let text = std::fs::read_to_string(&log.csv).expect("log");
+    let shown = displayed_rows(&text);
+    assert!(
+        shown.len() >= 30,
+        "{program} on Weston: only {} of {seen} rows were answered as shown:\n{}\n{}",
+        shown.len(),
+        text.lines().take(30).collect::<Vec<_>>().join("\n"),
+        out.stderr
+    );
+    for w in shown.windows(2) {
+        assert!(w[1] > w[0], "{program}: displayed_ns goes back: {w:?}");
+    }
+}
+
+/// The `displayed_ns` of every row the compositor answered as shown
+/// (`display_source` = `wayland` and a time), in order.
+fn displayed_rows(text: &str) -> Vec<i64> {
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("frame,"))
+        .expect("a header");
+    let cols: Vec<&str> = header.split(',').collect();
+    let at = |name: &str| {
+        cols.iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header}"))
+    };
+    let (displayed, source) = (at("displayed_ns"), at("display_source"));
+    text.lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c.get(source) == Some(&"wayland") && !c[displayed].is_empty())
+        .map(|c| c[displayed].parse().expect("displayed_ns"))
+        .collect()
 }
 
 #[test]

@@ -428,8 +428,21 @@ impl Device {
             let mut lineage = self.lineage.lock_or_recover();
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
-                self.analysis
-                    .new_stream(self.settings, self.key, table, self.gpu_times(), self.pci)
+                // Displayed-frame timing where the surface is a Wayland
+                // one we can follow (config `display_feedback`).
+                let display = self.settings.config.display_feedback
+                    && self
+                        .settings
+                        .presentation
+                        .knows(vk::Handle::as_raw(info.surface));
+                self.analysis.new_stream(
+                    self.settings,
+                    self.key,
+                    table,
+                    self.gpu_times(),
+                    self.pci,
+                    display,
+                )
             });
             if recreation {
                 if let Some(dc) = self.counters.as_ref() {

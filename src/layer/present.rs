@@ -261,7 +261,19 @@ impl Device {
             let Some(s) = (unsafe { self.swapchain(sc) }) else {
                 continue;
             };
-            s.stream.record_with(t, values.take());
+            let key = s.stream.record_with(t, values.take());
+            // Displayed-frame timing: the feedback for this present's
+            // commit, asked before the present goes down (the WSI commits
+            // inside it); a present not asked about is known at once.
+            if let (true, Some(k)) = (s.stream.has_display(), key) {
+                if !self
+                    .settings
+                    .presentation
+                    .on_present(s.surface, &s.stream, k)
+                {
+                    s.stream.not_asked(k);
+                }
+            }
             // The Wayland hotkey's events, while the display is surely live
             // (one relaxed load for a game without Wayland surfaces).
             out.setup |= self.settings.wayland.on_present(s.surface, t);

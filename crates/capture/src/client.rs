@@ -23,6 +23,7 @@ use std::sync::OnceLock;
 use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
+use steadyhud_wayland::presentation::Presentation;
 
 /// What the process's client (the Vulkan layer or the GL library) holds.
 pub struct Client {
@@ -45,6 +46,9 @@ pub struct Client {
     /// The Wayland hotkeys: surface map, binding, libraries
     /// (`steadyhud_input` keeps no global; it gets this record from here).
     pub wayland: WaylandKeys,
+    /// Wayland presentation feedback: when each frame reached the screen
+    /// (surface map, bindings; config `display_feedback`).
+    pub presentation: Presentation,
     pub analysis: Analysis,
     /// The process that set the client up.
     pid: u32,
@@ -103,6 +107,7 @@ impl Client {
             config,
             faults: Faults::from_env(),
             wayland: WaylandKeys::new(),
+            presentation: Presentation::new(),
             analysis: Analysis::default(),
             pid: std::process::id(),
             forked: AtomicBool::new(false),
@@ -140,6 +145,7 @@ impl Client {
             limit: &self.limit,
             faults: &self.faults,
             wayland: &self.wayland,
+            presentation: &self.presentation,
         }
     }
 

@@ -20,6 +20,14 @@
 //! also sees its counters); the analysis thread pairs them by timestamp, and
 //! a frame whose counter entry was lost to a full ring gets zeros. Such
 //! losses are counted like timestamp overflows and the log records them.
+//!
+//! A window whose presents have a source of display times (Wayland
+//! presentation feedback) also has a display ring of [`Answer`]s, one per
+//! present: what the source said of it, or that it was not asked
+//! ([`Stream::not_asked`], pushed by the present hook). Answers come
+//! later and from whichever thread dispatched them, so they carry their
+//! present's timestamp (the one [`Stream::record_with`] returned) and
+//! are pushed under a lock of their own.
 
 use crate::live::LiveCell;
 use ringbuf::traits::{Producer, Split};
@@ -27,8 +35,10 @@ use ringbuf::{HeapCons, HeapProd, HeapRb};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_counters::{Counters, FrameValues};
+use steadyhud_log::display::{Shown, Source};
 use steadyhud_sys::lock::Recover;
 use steadyhud_sys::tail::Tail;
+use steadyhud_wayland::presentation::{Outcome, Sink};
 
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
 /// analysis thread's drain period (≤ 250 ms while a log is written, at
@@ -38,6 +48,27 @@ pub const RING_CAPACITY: usize = 1 << 16;
 /// Counter ring capacity in frames (168 bytes each): 4 s at 1000 fps,
 /// still far beyond the analysis thread's drain period.
 pub const COUNTER_RING_CAPACITY: usize = 1 << 12;
+
+/// Display ring capacity in answers: 4 s at 1000 fps.
+pub const DISPLAY_RING_CAPACITY: usize = 1 << 12;
+
+/// What became of one present on its way to the screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    /// The present's timestamp ([`Stream::record_with`]'s).
+    pub present_t: u64,
+    /// [`Shown::Unknown`]: the present was not asked about.
+    pub shown: Shown,
+}
+
+impl Default for Answer {
+    fn default() -> Self {
+        Answer {
+            present_t: 0,
+            shown: Shown::Unknown,
+        }
+    }
+}
 
 /// One present's latched counters, tagged with its (ring) timestamp.
 #[derive(Clone, Copy, Debug)]
@@ -92,7 +123,18 @@ pub struct Stream {
     /// Where each present's timestamp also goes once the log is open, so
     /// a killed game's last frames can be logged ([`steadyhud_sys::tail`]).
     tail: OnceLock<Tail>,
+    /// The display ring, when the window has a source of display times.
+    display: Option<Mutex<HeapProd<Answer>>>,
+    display_overflows: AtomicU64,
 }
+
+/// The consumer ends a stream's analysis reads: timestamps, and the
+/// counter and display rings when the stream has them.
+pub type Consumers = (
+    HeapCons<u64>,
+    Option<HeapCons<CounterFrame>>,
+    Option<HeapCons<Answer>>,
+);
 
 impl Stream {
     /// A new stream and the consumer end of its ring (for the analysis thread).
@@ -108,7 +150,24 @@ impl Stream {
         device_key: usize,
         counters: Option<Arc<Counters>>,
     ) -> (Arc<Stream>, HeapCons<u64>, Option<HeapCons<CounterFrame>>) {
+        let (s, (cons, vcons, _)) = Stream::with_display(id, device_key, counters, false);
+        (s, cons, vcons)
+    }
+
+    /// [`Stream::with_counters`], plus a display ring when `display`.
+    pub fn with_display(
+        id: u64,
+        device_key: usize,
+        counters: Option<Arc<Counters>>,
+        display: bool,
+    ) -> (Arc<Stream>, Consumers) {
         let (prod, cons) = prefaulted::<u64>(RING_CAPACITY).split();
+        let (display, dcons) = if display {
+            let (p, c) = prefaulted::<Answer>(DISPLAY_RING_CAPACITY).split();
+            (Some(Mutex::new(p)), Some(c))
+        } else {
+            (None, None)
+        };
         let (vals, vcons) = match counters {
             Some(_) => {
                 let (p, c) = prefaulted::<CounterFrame>(COUNTER_RING_CAPACITY).split();
@@ -130,21 +189,58 @@ impl Stream {
             live: LiveCell::default(),
             counters,
             tail: OnceLock::new(),
+            display,
+            display_overflows: AtomicU64::new(0),
         };
-        (Arc::new(s), cons, vcons)
+        (Arc::new(s), (cons, vcons, dcons))
     }
 
     /// Queues one present timestamp. Never blocks on the consumer.
     #[inline]
     pub fn record(&self, t_ns: u64) {
-        self.record_with(t_ns, None);
+        let _ = self.record_with(t_ns, None);
+    }
+
+    /// Whether the window has a source of display times (a display ring).
+    #[inline]
+    pub fn has_display(&self) -> bool {
+        self.display.is_some()
+    }
+
+    /// Queues an answer; a full ring drops it (its frame is then
+    /// unknown) and counts it.
+    fn answer(&self, a: Answer) {
+        let Some(ring) = self.display.as_ref() else {
+            return;
+        };
+        if ring.lock_or_recover().try_push(a).is_err() {
+            self.display_overflows.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The present at `present_t` was not asked about (no answer will
+    /// come): its frame is known to be unknown at once.
+    #[inline]
+    pub fn not_asked(&self, present_t: u64) {
+        self.answer(Answer {
+            present_t,
+            shown: Shown::Unknown,
+        });
+    }
+
+    /// Answers dropped because the display ring was full.
+    pub fn display_overflows(&self) -> u64 {
+        self.display_overflows.load(Ordering::Relaxed)
     }
 
     /// Queues one present timestamp and, when given and this stream has a
     /// counter ring, the counters latched at it. A full counter ring drops
     /// only the counter entry (that frame's counters read as 0) and counts it.
+    /// Returns the timestamp as queued (strictly after the previous one:
+    /// the present's key for its display answer), `None` when the ring
+    /// was full.
     #[inline]
-    pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) {
+    pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) -> Option<u64> {
         let mut p = self.producer.lock_or_recover();
         let t = if t_ns > p.last { t_ns } else { p.last + 1 };
         // Counters first: once the consumer sees timestamp t, t's counter
@@ -163,8 +259,10 @@ impl Stream {
             if let Some(tail) = self.tail.get() {
                 tail.put(index, t);
             }
+            Some(t)
         } else {
             self.overflows.fetch_add(1, Ordering::Relaxed);
+            None
         }
     }
 
@@ -200,6 +298,26 @@ impl Stream {
     /// The attached tail, if any.
     pub fn tail(&self) -> Option<&Tail> {
         self.tail.get()
+    }
+}
+
+/// Wayland presentation feedback reaches the frame's stream.
+impl Sink for Stream {
+    fn feedback(&self, present_t: u64, outcome: Outcome) {
+        let source = Source::Wayland;
+        let shown = match outcome {
+            Outcome::Presented {
+                displayed_ns,
+                refresh_ns,
+                ..
+            } => Shown::At {
+                source,
+                displayed_ns,
+                refresh_ns: u64::from(refresh_ns),
+            },
+            Outcome::Discarded => Shown::Dropped { source },
+        };
+        self.answer(Answer { present_t, shown });
     }
 }
 

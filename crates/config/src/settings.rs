@@ -286,6 +286,14 @@ keys! {
     set(c, v) { c.display_timing = parse_bool(v)? }
     show(s) { s.display_timing.to_string() }
 
+    /// `display_feedback`: ask the compositor when each frame reached the
+    /// screen (Wayland `wp_presentation` feedback on the game's surface):
+    /// the log's display columns, the HUD's `display` row (on: about a
+    /// microsecond per present, docs/measurements.md).
+    display_feedback: bool = true;
+    set(c, v) { c.display_feedback = parse_bool(v)? }
+    show(s) { s.display_feedback.to_string() }
+
     /// `sensor_hz`: system readings (CPU, memory, GPU) per second for the
     /// HUD and the log's sensor columns (10; 0 = off).
     sensor_hz: u32 = 10;

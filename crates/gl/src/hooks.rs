@@ -411,6 +411,11 @@ unsafe fn create_surface<A>(
     // SAFETY: the real function with the game's arguments (caller).
     let surface = unsafe { f(dpy, config, win, attribs) };
     crate::process::window_created(true, dpy as usize, surface as u64);
+    if !surface.is_null() {
+        // SAFETY: `win` is the native window the surface was just made
+        // from (the game's).
+        unsafe { crate::process::egl_window_surface(dpy as usize, surface as u64, win) };
+    }
     surface
 }
 

@@ -211,6 +211,8 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
         }
         if gone.key.egl {
             p.client.wayland.surface_destroyed(drawable);
+            p.client.presentation.surface_destroyed(drawable);
+            crate::wayland::forget_surface(drawable);
         }
         p.client.analysis.finish_device(gone.id);
         let Some(stream) = gone.stream else { return };
@@ -235,6 +237,27 @@ pub fn window_created(egl: bool, display: usize, drawable: u64) {
             !(k.egl == egl && k.drawable == drawable && (!egl || k.display == display))
         });
     });
+}
+
+/// EGL display `egl` made window surface `surface` from native window
+/// `win`: on Wayland, its `wl_surface` is remembered for the presentation
+/// feedback, which the window's first swap starts (config
+/// `display_feedback`).
+///
+/// # Safety
+/// `win` is the native window the game made `surface` from.
+pub unsafe fn egl_window_surface(egl: usize, surface: u64, win: *mut std::ffi::c_void) {
+    if crate::wayland::display_of(egl).is_none() {
+        return;
+    }
+    // SAFETY: the caller's contract: a Wayland EGL display's native window
+    // is a `wl_egl_window`.
+    match unsafe { crate::wayland::wl_surface_of(win) } {
+        Some(wl_surface) => crate::wayland::remember_surface(surface, wl_surface),
+        None => guard::say(format_args!(
+            "steadyhud: an EGL window surface on Wayland whose wl_egl_window is not one we can read; no display times for it"
+        )),
+    }
 }
 
 /// `egl` is an EGL display on Wayland display `wl`.

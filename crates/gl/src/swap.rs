@@ -226,10 +226,25 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                     context_path(p, t, ctx)
                 };
                 let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
+                // Displayed-frame timing on a Wayland surface we follow.
+                let display = t.key.egl
+                    && p.client.config.display_feedback
+                    && match (
+                        crate::wayland::display_of(t.key.display),
+                        crate::wayland::wl_surface_for(t.key.drawable),
+                    ) {
+                        (Some(wl), Some(surface)) => p.client.presentation.surface_created(
+                            t.key.display,
+                            t.key.drawable,
+                            wl,
+                            surface,
+                        ),
+                        _ => false,
+                    };
                 let stream = (path == Path::Gl).then(|| {
                     p.client
                         .analysis
-                        .new_stream(p.client.settings(), id, None, None, None)
+                        .new_stream(p.client.settings(), id, None, None, None, display)
                 });
                 windows.push(Window {
                     key: t.key,
@@ -247,7 +262,15 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         let Some(stream) = w.stream.as_ref() else {
             return false;
         };
-        stream.record_with(now, None);
+        let key = stream.record_with(now, None);
+        // The feedback for this swap's commit, asked before the swap goes
+        // down (EGL commits inside it); a swap not asked about is known
+        // at once.
+        if let (true, Some(k)) = (stream.has_display(), key) {
+            if !p.client.presentation.on_present(t.key.drawable, stream, k) {
+                stream.not_asked(k);
+            }
+        }
         if t.key.egl {
             if !w.wayland_told {
                 w.wayland_told = true;

@@ -2,7 +2,9 @@
 //! swap on a Wayland surface can hand the hotkeys their display
 //! (`steadyhud_input::wayland`, as the layer does for
 //! `vkCreateWaylandSurfaceKHR`). A handle map, filled by the
-//! `eglGetDisplay`/`eglGetPlatformDisplay` hooks.
+//! `eglGetDisplay`/`eglGetPlatformDisplay` hooks. And the `wl_surface` of
+//! a window surface's `wl_egl_window` ([`wl_surface_of`]), for the
+//! presentation feedback.
 
 use std::ffi::c_void;
 use std::sync::Mutex;
@@ -30,6 +32,32 @@ pub fn display_of(egl: usize) -> Option<*mut c_void> {
         .map(|p| p.1 as *mut c_void)
 }
 
+/// (EGL window surface, its `wl_surface`) pairs, recorded when the
+/// surface is made (before the process record exists: it is made at the
+/// first swap, which hands the pair to the presentation feedback).
+static SURFACES: Mutex<Vec<(u64, usize)>> = Mutex::new(Vec::new());
+
+/// Remembers that EGL surface `surface` shows `wl_surface`.
+pub fn remember_surface(surface: u64, wl_surface: *mut c_void) {
+    let mut s = SURFACES.lock_or_recover();
+    s.retain(|p| p.0 != surface);
+    s.push((surface, wl_surface as usize));
+}
+
+/// The `wl_surface` of EGL surface `surface`, if it is on Wayland.
+pub fn wl_surface_for(surface: u64) -> Option<*mut c_void> {
+    SURFACES
+        .lock_or_recover()
+        .iter()
+        .find(|p| p.0 == surface)
+        .map(|p| p.1 as *mut c_void)
+}
+
+/// Forgets EGL surface `surface` (destroyed).
+pub fn forget_surface(surface: u64) {
+    SURFACES.lock_or_recover().retain(|p| p.0 != surface);
+}
+
 /// Whether `native` (an `eglGetDisplay` argument) is a `wl_display`: as
 /// Mesa tells, its first word points at libwayland-client's
 /// `wl_display_interface` (absent: nothing here is Wayland).
@@ -44,4 +72,44 @@ pub unsafe fn is_wl_display(native: *mut c_void) -> bool {
     let iface = unsafe { crate::real::real_dlsym(libc::RTLD_DEFAULT, c"wl_display_interface") };
     // SAFETY: the caller's native display, whose first word is readable.
     !iface.is_null() && unsafe { *(native as *const *const c_void) } == iface.cast_const()
+}
+
+/// `struct wl_egl_window` of libwayland's `wayland-egl-backend.h`
+/// (version 3; the same layout on i686 and x86_64).
+#[repr(C)]
+struct WlEglWindow {
+    version: isize,
+    width: std::ffi::c_int,
+    height: std::ffi::c_int,
+    dx: std::ffi::c_int,
+    dy: std::ffi::c_int,
+    attached_width: std::ffi::c_int,
+    attached_height: std::ffi::c_int,
+    driver_private: *mut c_void,
+    resize_callback: *mut c_void,
+    destroy_window_callback: *mut c_void,
+    surface: *mut c_void,
+}
+
+/// The `wl_surface` of `win`, an EGL window surface's native window on
+/// Wayland (a `wl_egl_window`). Only versions 1 to 3 are read: the ABI
+/// before 2017 put the surface pointer where `version` is now (Mesa tells
+/// the two apart the same way); anything else gives `None`.
+///
+/// # Safety
+/// `win` is null or the `wl_egl_window` the game made its surface from.
+pub unsafe fn wl_surface_of(win: *mut c_void) -> Option<*mut c_void> {
+    if win.is_null() {
+        return None;
+    }
+    let w = win.cast::<WlEglWindow>();
+    // SAFETY: the game's live wl_egl_window (caller); its first word is
+    // the version in every ABI since 2017.
+    let version = unsafe { (*w).version };
+    if !(1..=3).contains(&version) {
+        return None;
+    }
+    // SAFETY: a versioned wl_egl_window has every field above.
+    let surface = unsafe { (*w).surface };
+    (!surface.is_null()).then_some(surface)
 }

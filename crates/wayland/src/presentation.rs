@@ -434,15 +434,7 @@ enum Clock {
 /// MONOTONIC − RAW, from the closest of three MONOTONIC, RAW, MONOTONIC
 /// readings (the RAW taken between two MONOTONICs, against their middle).
 pub fn raw_offset_ns() -> i64 {
-    let read = |id| {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: a valid clock id and out pointer.
-        unsafe { libc::clock_gettime(id, &mut ts) };
-        ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
-    };
+    let read = |id| steadyhud_sys::clock::clock_ns(id) as i64;
     (0..3)
         .map(|_| {
             let a = read(libc::CLOCK_MONOTONIC);

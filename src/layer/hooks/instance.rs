@@ -94,7 +94,10 @@ pub(super) unsafe extern "system-unwind" fn destroy_instance(
     }) else {
         return; // not ours: nothing we could forward to
     };
-    guard::contain((), || l.client.wayland.instance_destroyed(key));
+    guard::contain((), || {
+        l.client.wayland.instance_destroyed(key);
+        l.client.presentation.owner_destroyed(key);
+    });
     if last {
         // The loader dlcloses us right after this call: no thread may outlive it.
         guard::contain((), || l.client.analysis.shutdown());
@@ -123,6 +126,9 @@ pub(super) unsafe extern "system-unwind" fn destroy_surface(
         l.client
             .wayland
             .surface_destroyed(vk::Handle::as_raw(surface));
+        l.client
+            .presentation
+            .surface_destroyed(vk::Handle::as_raw(surface));
     });
     if let Some(destroy) = inst.next.destroy_surface {
         // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
@@ -150,10 +156,15 @@ pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
         guard::contain((), || {
             // SAFETY: on success `*out` is the new surface; `info` is the
             // app's valid create info (caller's contract).
-            let (surface, display) = unsafe { (*out, (*info).display) };
-            l.client
-                .wayland
-                .surface_created(key, vk::Handle::as_raw(surface), display.cast());
+            let (surface, display, wl_surface) =
+                unsafe { (*out, (*info).display, (*info).surface) };
+            let raw = vk::Handle::as_raw(surface);
+            l.client.wayland.surface_created(key, raw, display.cast());
+            if l.client.config.display_feedback {
+                l.client
+                    .presentation
+                    .surface_created(key, raw, display.cast(), wl_surface.cast());
+            }
         });
     }
     r

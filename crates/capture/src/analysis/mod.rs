@@ -16,6 +16,7 @@
 mod analyzer;
 mod control;
 mod counter_columns;
+mod display_frames;
 mod gpu_frames;
 mod pollers;
 mod sensor_feed;

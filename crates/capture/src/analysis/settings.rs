@@ -6,6 +6,7 @@ use crate::limiter::FpsLimit;
 use steadyhud_config::{Config, LimitMethod};
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
+use steadyhud_wayland::presentation::Presentation;
 
 /// What the analysis thread reads of the layer's state (which lives for the
 /// whole process, hence `'static`).
@@ -26,6 +27,9 @@ pub struct Settings {
     /// The Wayland hotkeys' record: the key watchers read it, the present
     /// path pumps it.
     pub wayland: &'static WaylandKeys,
+    /// Wayland presentation feedback: the present paths ask, the analysis
+    /// thread prints its notes.
+    pub presentation: &'static Presentation,
 }
 
 impl Settings {
@@ -53,6 +57,7 @@ impl Settings {
         static LIMIT: std::sync::LazyLock<FpsLimit> =
             std::sync::LazyLock::new(|| FpsLimit::new(&[]));
         static WAYLAND: WaylandKeys = WaylandKeys::new();
+        static PRESENTATION: Presentation = Presentation::new();
         Settings {
             name: "vulkan-app",
             api: Api::Vulkan,
@@ -61,6 +66,7 @@ impl Settings {
             limit: &LIMIT,
             faults: &FAULTS,
             wayland: &WAYLAND,
+            presentation: &PRESENTATION,
         }
     }
 }

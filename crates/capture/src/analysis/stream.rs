@@ -2,9 +2,14 @@
 //! ring drained into frame durations, log rows (with counter and GPU
 //! columns), the rolling window, live statistics for the HUD and the
 //! summary kept current; and its end.
+//!
+//! A row is written once it is decided: its GPU columns known (GPU
+//! timing, [`GpuFrames`]), then its display answer known (displayed-frame
+//! timing, [`DisplayFrames`]); a stream with neither writes it at once.
 
 use super::control::MarkPlaced;
 use super::counter_columns::{self, CounterTrack};
+use super::display_frames::DisplayFrames;
 use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
@@ -15,7 +20,7 @@ use crate::faults::Site;
 use crate::gpu_times::GpuTimes;
 use crate::guard;
 use crate::live::LiveStats;
-use crate::rings::{CounterFrame, Stream};
+use crate::rings::{Answer, CounterFrame, Stream};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,11 +35,13 @@ use steadyhud_metrics::{Options, Rolling};
 const ROLLING_MAX_FRAMES: usize = 200_000;
 
 /// What a stream's analysis reads: its timestamp ring and, when its device
-/// counts, its counter ring and GPU timer.
+/// counts, its counter ring and GPU timer, and its display ring when the
+/// window has a source of display times.
 pub(super) type Feeds = (
     HeapCons<u64>,
     Option<HeapCons<CounterFrame>>,
     Option<Arc<dyn GpuTimes>>,
+    Option<HeapCons<Answer>>,
 );
 
 /// Analysis state of one stream.
@@ -55,6 +62,9 @@ pub(super) struct StreamAnalysis {
     /// GPU timing of the stream's device (needs counters): rows wait here
     /// until their GPU columns are known.
     gpu: Option<GpuFrames>,
+    /// Displayed-frame timing: rows wait here (after their GPU columns)
+    /// until their display answer is known.
+    display: Option<DisplayFrames>,
     settings: Settings,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
@@ -90,7 +100,7 @@ impl StreamAnalysis {
     ) -> Self {
         Self::with_counters(
             stream,
-            (cons, None, None),
+            (cons, None, None, None),
             log,
             window_s,
             opts,
@@ -103,7 +113,7 @@ impl StreamAnalysis {
     /// its counter ring and GPU timer.
     pub(super) fn with_counters(
         stream: Arc<Stream>,
-        (cons, vcons, gpu): Feeds,
+        (cons, vcons, gpu, display): Feeds,
         log: Log,
         window_s: f64,
         opts: Options,
@@ -121,8 +131,10 @@ impl StreamAnalysis {
                 ROLLING_MAX_FRAMES,
             ))
         });
+        let display = display.map(|d| DisplayFrames::new(d, (window_s.max(0.1) * 1e9) as u64));
         StreamAnalysis {
             gpu,
+            display,
             counters: CounterTrack::new(
                 &stream,
                 vcons,
@@ -253,6 +265,11 @@ impl StreamAnalysis {
             }
         }
         self.flush_gpu(false);
+        if self.display.is_some() {
+            for note in self.settings.presentation.take_notes() {
+                guard::say(format_args!("steadyhud: {note}"));
+            }
+        }
         self.note_cap();
         let o = self.stream.overflows();
         if o > self.overflows_logged {
@@ -290,6 +307,13 @@ impl StreamAnalysis {
                     None => (Vec::new(), None),
                 };
                 self.sensor_columns = !names.is_empty();
+                let display_columns = self.display.is_some();
+                let text_columns: Vec<&str> = display_columns
+                    .then_some(steadyhud_log::columns::DISPLAY.map(|c| c.name))
+                    .into_iter()
+                    .flatten()
+                    .chain(names.iter().copied())
+                    .collect();
                 self.recorded = recorder.filter(|_| self.sensor_columns);
                 let sensors_about = if self.sensor_columns {
                     super::sensor_feed::ABOUT
@@ -303,8 +327,9 @@ impl StreamAnalysis {
                     steadyhud_log::Layout {
                         api: self.settings.api,
                         target_fps: Some(self.opts.target_fps),
+                        origin_ns: Some(t),
                         columns: &columns,
-                        text_columns: &names,
+                        text_columns: &text_columns,
                         abouts: &[about, sensors_about],
                         ..Default::default()
                     },
@@ -316,37 +341,20 @@ impl StreamAnalysis {
                 let index = self.durations.len() as u64;
                 self.durations.push(d);
                 let present_ns = t - self.first_t.unwrap_or(prev);
-                match (self.counters.as_mut(), self.gpu.as_mut()) {
-                    (Some(c), Some(g)) => g.push(Pending {
-                        index,
-                        present_ns,
-                        duration_ns: d,
-                        from: prev,
-                        to: t,
-                        values: c.take(t),
-                    }),
-                    (Some(c), None) => {
-                        let values = c.take(t);
-                        let row = c.on_frame(d, &values);
-                        let cells = Self::sensor_cells(
-                            &self.sensors,
-                            self.sensor_columns,
-                            t,
-                            &mut self.cells,
-                            &mut self.recorded,
-                        );
-                        self.log.write_row(index, present_ns, d, row, cells);
-                    }
-                    (None, _) => {
-                        let cells = Self::sensor_cells(
-                            &self.sensors,
-                            self.sensor_columns,
-                            t,
-                            &mut self.cells,
-                            &mut self.recorded,
-                        );
-                        self.log.write_row(index, present_ns, d, &[], cells);
-                    }
+                let mut p = Pending {
+                    index,
+                    present_ns,
+                    duration_ns: d,
+                    from: prev,
+                    to: t,
+                    values: [0; steadyhud_counters::MAX_COUNTERS],
+                };
+                if let Some(c) = self.counters.as_mut() {
+                    p.values = c.take(t);
+                }
+                match self.gpu.as_mut() {
+                    Some(g) if self.counters.is_some() => g.push(p),
+                    _ => self.decided(p),
                 }
                 if let Some(r) = self.rolling.as_mut() {
                     r.push(d);
@@ -399,22 +407,63 @@ impl StreamAnalysis {
         self.cap_logged = Some(cap);
     }
 
-    /// Writes the rows whose GPU columns are known (`all`: every row, the
-    /// stream ends).
+    /// Writes the rows whose GPU columns and display answers are known
+    /// (`all`: every row, the stream ends).
     pub(super) fn flush_gpu(&mut self, all: bool) {
-        let (Some(g), Some(c)) = (self.gpu.as_mut(), self.counters.as_mut()) else {
-            return;
-        };
         // Before the first present nothing waits, but results are still read.
         let newest = self.last_t.unwrap_or(0);
-        let log = &mut self.log;
-        let (sensors, on, buf) = (&self.sensors, self.sensor_columns, &mut self.cells);
-        let recorded = &mut self.recorded;
-        g.flush(newest, all, |p| {
-            let row = c.on_frame(p.duration_ns, &p.values);
-            let cells = Self::sensor_cells(sensors, on, p.to, buf, recorded);
-            log.write_row(p.index, p.present_ns, p.duration_ns, row, cells);
-        });
+        if let (Some(g), Some(_)) = (self.gpu.as_mut(), self.counters.as_ref()) {
+            let mut decided = Vec::new();
+            g.flush(newest, all, |p| decided.push(*p));
+            for p in decided {
+                self.decided(p);
+            }
+        }
+        let Some(d) = self.display.as_mut() else {
+            return;
+        };
+        let mut rows = Vec::new();
+        d.flush(newest, all, |p, shown| rows.push((*p, shown)));
+        for (p, shown) in rows {
+            self.write(&p, Some(shown));
+        }
+    }
+
+    /// A row whose GPU columns are known: written, or held for its display
+    /// answer.
+    fn decided(&mut self, p: Pending) {
+        match self.display.as_mut() {
+            Some(d) => d.push(p),
+            None => self.write(&p, None),
+        }
+    }
+
+    /// Writes a decided row: the counters' columns, the display cells
+    /// (when the log has them), the readings.
+    fn write(&mut self, p: &Pending, shown: Option<steadyhud_log::display::Shown>) {
+        let row = match self.counters.as_mut() {
+            Some(c) => c.on_frame(p.duration_ns, &p.values),
+            None => &[],
+        };
+        let sensors = Self::sensor_cells(
+            &self.sensors,
+            self.sensor_columns,
+            p.to,
+            &mut self.cells,
+            &mut self.recorded,
+        );
+        match shown {
+            Some(shown) => {
+                let mut cells = String::with_capacity(48 + sensors.len());
+                shown.write_cells(self.first_t.unwrap_or(0), p.to, &mut cells);
+                cells.push_str(sensors);
+                self.log
+                    .write_row(p.index, p.present_ns, p.duration_ns, row, &cells);
+            }
+            None => self
+                .log
+                .write_row(p.index, p.present_ns, p.duration_ns, row, sensors),
+        }
     }
 
     pub(super) fn publish_live(&mut self, window_s: f64) {
@@ -447,6 +496,7 @@ impl StreamAnalysis {
                     _ => None,
                 },
                 gpu: self.gpu.as_ref().and_then(GpuFrames::live),
+                display: self.display.as_ref().and_then(DisplayFrames::live),
                 sensors: match self.sensors.as_ref() {
                     Some(f) => {
                         use steadyhud_sys::lock::Recover;
@@ -514,12 +564,19 @@ impl StreamAnalysis {
                 map.extend(keys);
             }
         }
+        if let (Some(d), Some(map)) = (self.display.as_ref(), extra.as_object_mut()) {
+            map.insert(
+                "display_timing".into(),
+                d.summary(self.stream.display_overflows()),
+            );
+        }
         extra
     }
 
     /// Frames whose CSV rows are written.
     pub(super) fn rows_written(&self) -> usize {
-        let held = self.gpu.as_ref().map_or(0, GpuFrames::held);
+        let held = self.gpu.as_ref().map_or(0, GpuFrames::held)
+            + self.display.as_ref().map_or(0, DisplayFrames::held);
         self.durations.len().saturating_sub(held)
     }
 
@@ -607,7 +664,7 @@ mod tests {
         let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
         let a = StreamAnalysis::with_counters(
             stream.clone(),
-            (cons, vcons, None),
+            (cons, vcons, None, None),
             Log::pending(Some(dir.to_path_buf())),
             10.0,
             Options::default(),

@@ -117,7 +117,9 @@ impl Analysis {
     /// Creates the capture stream of a newly created swapchain lineage
     /// (window) of `device_key` and hands its ring to the analysis thread
     /// (starting it if needed; the first stream's device, at `pci`, is the
-    /// GPU the system readings read).
+    /// GPU the system readings read). `display`: the window has a source
+    /// of display times (its presents get answers: [`Stream::not_asked`]
+    /// or the source's), so its rows carry the display columns.
     pub fn new_stream(
         &self,
         settings: Settings,
@@ -125,9 +127,11 @@ impl Analysis {
         counters: Option<Arc<steadyhud_counters::Counters>>,
         gpu: Option<Arc<dyn GpuTimes>>,
         pci: Option<steadyhud_sensors::PciBusId>,
+        display: bool,
     ) -> Arc<Stream> {
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
-        let (stream, cons, vcons) = Stream::with_counters(id, device_key, counters);
+        let (stream, (cons, vcons, dcons)) =
+            Stream::with_display(id, device_key, counters, display);
         let cfg = settings.config;
         let log = if cfg.log {
             Log::pending(cfg.log_dir.clone())
@@ -140,7 +144,7 @@ impl Analysis {
         };
         let analysis = StreamAnalysis::with_counters(
             stream.clone(),
-            (cons, vcons, gpu),
+            (cons, vcons, gpu, dcons),
             log,
             cfg.window_seconds,
             opts,

@@ -1,0 +1,269 @@
+//! The analysis thread's side of displayed-frame timing for one stream
+//! ([`DisplayFrames`]): each row's answer (when its frame reached the
+//! screen, that it never did, or nothing), the session's counts and the
+//! HUD's window.
+//!
+//! Row k is the frame that present k+1 ends, so its answer is that
+//! present's ([`crate::rings::Answer::present_t`] = the row's `to`). A row
+//! waits until its answer is in, or an answer to a *later* present is
+//! (a source answers a surface's commits in order: an earlier one that
+//! has not been answered by then never will be), or [`LATE_NS`] of
+//! presents passed; it is then written as unknown. Presents the hook did
+//! not ask about are answered "unknown" at once ([`Stream::not_asked`]).
+//!
+//! [`Stream::not_asked`]: crate::rings::Stream::not_asked
+
+use super::gpu_frames::{Pending, LATE_NS};
+use crate::live::LiveDisplay;
+use crate::rings::Answer;
+use ringbuf::traits::Consumer;
+use ringbuf::HeapCons;
+use std::collections::{BTreeMap, VecDeque};
+use steadyhud_log::display::{Shown, Source};
+
+/// One written row's answer, kept for the summary and the HUD.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Decided {
+    /// The present that ends the frame (CLOCK_MONOTONIC).
+    pub present_t: u64,
+    pub shown: Shown,
+}
+
+/// Display timing of one stream on the analysis thread.
+pub struct DisplayFrames {
+    cons: HeapCons<Answer>,
+    /// Answers not yet matched to a row, by present.
+    answers: BTreeMap<u64, Shown>,
+    /// The latest present a source answered (shown or dropped).
+    newest_answered: u64,
+    held: VecDeque<Pending>,
+    /// Every written row's answer, in order.
+    pub rows: Vec<Decided>,
+    /// The HUD's window.
+    window: VecDeque<Decided>,
+    window_ns: u64,
+    /// Rows written unknown because their answer was late.
+    pub late: u64,
+    /// The source that answered last.
+    source: Option<Source>,
+}
+
+impl DisplayFrames {
+    pub fn new(cons: HeapCons<Answer>, window_ns: u64) -> DisplayFrames {
+        DisplayFrames {
+            cons,
+            answers: BTreeMap::new(),
+            newest_answered: 0,
+            held: VecDeque::new(),
+            rows: Vec::new(),
+            window: VecDeque::new(),
+            window_ns,
+            late: 0,
+            source: None,
+        }
+    }
+
+    /// Holds a row until its answer is in.
+    pub fn push(&mut self, p: Pending) {
+        self.held.push_back(p);
+    }
+
+    /// Rows held back.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Reads new answers and hands every decided row, in order, to
+    /// `write` with its answer. `newest`: the newest present; `all`:
+    /// decide every row (the stream ends).
+    pub fn flush(&mut self, newest: u64, all: bool, mut write: impl FnMut(&Pending, Shown)) {
+        while let Some(a) = self.cons.try_pop() {
+            if !matches!(a.shown, Shown::Unknown) {
+                self.newest_answered = self.newest_answered.max(a.present_t);
+            }
+            self.answers.insert(a.present_t, a.shown);
+        }
+        while let Some(&p) = self.held.front() {
+            let t = p.to;
+            let shown = match self.answers.remove(&t) {
+                Some(s) => s,
+                None if self.newest_answered > t || all => Shown::Unknown,
+                None if newest.saturating_sub(t) > LATE_NS => {
+                    self.late += 1;
+                    Shown::Unknown
+                }
+                None => break,
+            };
+            self.held.pop_front();
+            // Answers to presents no row ends (the first present's, rows
+            // lost to a full ring) go with the rows after them.
+            while let Some((&k, _)) = self.answers.first_key_value() {
+                if k > t {
+                    break;
+                }
+                self.answers.remove(&k);
+            }
+            if let Shown::At { source, .. } | Shown::Dropped { source } = shown {
+                self.source = Some(source);
+            }
+            let d = Decided {
+                present_t: t,
+                shown,
+            };
+            self.rows.push(d);
+            self.window.push_back(d);
+            while self
+                .window
+                .front()
+                .is_some_and(|f| t.saturating_sub(f.present_t) > self.window_ns)
+            {
+                self.window.pop_front();
+            }
+            write(&p, shown);
+        }
+    }
+
+    /// The window's numbers for the HUD (`None` before any answer).
+    pub fn live(&self) -> Option<LiveDisplay> {
+        let source = self.source?;
+        let mut shown = self.window.iter().filter_map(|d| match d.shown {
+            Shown::At {
+                displayed_ns,
+                refresh_ns,
+                ..
+            } => Some((d.present_t, displayed_ns, refresh_ns)),
+            _ => None,
+        });
+        let first = shown.next();
+        let (mut n, mut last, mut latency, mut refresh) = (0u32, first, 0i128, 0u64);
+        if let Some((t, at, r)) = first {
+            n = 1;
+            latency = at as i128 - t as i128;
+            refresh = r;
+        }
+        for s in shown {
+            n += 1;
+            latency += s.1 as i128 - s.0 as i128;
+            refresh = s.2;
+            last = Some(s);
+        }
+        let span = match (first, last) {
+            (Some(a), Some(b)) if b.1 > a.1 => Some(b.1 - a.1),
+            _ => None,
+        };
+        let count =
+            |f: fn(&Shown) -> bool| self.window.iter().filter(|d| f(&d.shown)).count() as u32;
+        Some(LiveDisplay {
+            source: source.name(),
+            displayed_fps: span.map(|s| (n - 1) as f32 / (s as f32 / 1e9)),
+            dropped: count(|s| matches!(s, Shown::Dropped { .. })),
+            unknown: count(|s| matches!(s, Shown::Unknown)),
+            latency_ms: (n > 0).then(|| (latency as f64 / f64::from(n) / 1e6) as f32),
+            refresh_ms: (refresh > 0).then(|| refresh as f32 / 1e6),
+        })
+    }
+
+    /// The summary's counts: `display_timing`.
+    pub fn summary(&self, ring_full: u64) -> serde_json::Value {
+        let count = |f: fn(&Shown) -> bool| self.rows.iter().filter(|d| f(&d.shown)).count();
+        serde_json::json!({
+            "source": self.source.map(Source::name),
+            "frames": self.rows.len(),
+            "shown_frames": count(|s| matches!(s, Shown::At { .. })),
+            "dropped_frames": count(|s| matches!(s, Shown::Dropped { .. })),
+            "unknown_frames": count(|s| matches!(s, Shown::Unknown)),
+            "late_frames": self.late,
+            "ring_full_answers": ring_full,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rings::Stream;
+    use steadyhud_wayland::presentation::{Outcome, Sink};
+
+    fn pending(to: u64) -> Pending {
+        Pending {
+            index: 0,
+            present_ns: 0,
+            duration_ns: 10,
+            from: to - 10,
+            to,
+            values: [0; steadyhud_counters::MAX_COUNTERS],
+        }
+    }
+
+    fn shown(at: u64) -> Outcome {
+        Outcome::Presented {
+            displayed_ns: at,
+            refresh_ns: 16,
+            msc: 0,
+            flags: 0,
+        }
+    }
+
+    /// Rows wait for their answers (the present hook's "not asked" comes
+    /// before earlier presents' answers), and a row whose present was
+    /// never answered is decided unknown once a later present is (a
+    /// source answers in commit order).
+    #[test]
+    fn rows_take_their_own_answers() {
+        let (s, (_, _, d)) = Stream::with_display(1, 0, None, true);
+        let mut f = DisplayFrames::new(d.unwrap(), 1_000);
+        let mut out = Vec::new();
+        for t in [110, 120, 130, 140, 150] {
+            f.push(pending(t));
+        }
+        s.feedback(100, shown(105)); // the first present: no row
+        s.not_asked(130);
+        f.flush(150, false, |p, sh| out.push((p.to, sh)));
+        assert!(out.is_empty(), "110 waits for its answer");
+        s.feedback(110, shown(125));
+        s.feedback(120, Outcome::Discarded);
+        f.flush(150, false, |p, sh| out.push((p.to, sh)));
+        let w = Source::Wayland;
+        assert_eq!(
+            out,
+            [
+                (
+                    110,
+                    Shown::At {
+                        source: w,
+                        displayed_ns: 125,
+                        refresh_ns: 16
+                    }
+                ),
+                (120, Shown::Dropped { source: w }),
+                (130, Shown::Unknown),
+            ]
+        );
+        assert_eq!(f.held(), 2, "140 waits for its answer");
+        s.feedback(150, shown(160)); // 140's never came
+        f.flush(150, false, |p, sh| out.push((p.to, sh)));
+        assert_eq!(out[3], (140, Shown::Unknown), "a later one was answered");
+        assert_eq!(out[4].0, 150);
+        let live = f.live().unwrap();
+        assert_eq!((live.dropped, live.unknown), (1, 2));
+        let mean_ms = ((125 - 110) + (160 - 150)) as f32 / 2.0 / 1e6;
+        assert_eq!(live.latency_ms, Some(mean_ms));
+        assert_eq!(live.displayed_fps, Some(1.0 / (35.0 / 1e9)));
+        assert_eq!(f.late, 0);
+    }
+
+    #[test]
+    fn a_row_without_an_answer_is_late_after_a_second() {
+        let (_s, (_, _, d)) = Stream::with_display(1, 0, None, true);
+        let mut f = DisplayFrames::new(d.unwrap(), 1_000);
+        f.push(pending(100));
+        let mut n = 0;
+        f.flush(100 + LATE_NS, false, |_, _| n += 1);
+        assert_eq!(n, 0);
+        f.flush(101 + LATE_NS, false, |_, sh| {
+            assert_eq!(sh, Shown::Unknown);
+            n += 1
+        });
+        assert_eq!((n, f.late), (1, 1));
+    }
+}
