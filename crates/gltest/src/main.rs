@@ -14,10 +14,19 @@
 //! Output: `gltest: ready <api> <GL_VERSION> key <window key>` once the
 //! window shows (`gltest: window K key …` for each new one), `gltest:
 //! swaps N` at the end.
+//!
+//! `--wayland` / `--wayland-unmapped` draw with EGL on a Wayland surface
+//! instead ([`wl`]), and `--feedback-out` writes the program's own
+//! `wp_presentation` feedback for every swap (format: [`wayland`]).
 
 mod context;
 mod extra;
 mod state;
+// The Wayland window and feedback reading, shared with the Vulkan test
+// program (one implementation, one file format).
+#[path = "../../testapp/src/wayland.rs"]
+mod wayland;
+mod wl;
 
 use clap::{Parser, ValueEnum};
 use std::process::ExitCode;
@@ -39,8 +48,9 @@ pub enum Profile {
 #[derive(Parser, Debug)]
 #[command(name = "steadyhud-gltest")]
 struct Args {
-    #[arg(long, value_enum, default_value = "compat")]
-    profile: Profile,
+    /// The context (default: compat; with --wayland: gles3).
+    #[arg(long, value_enum)]
+    profile: Option<Profile>,
     /// Frames to swap, then exit.
     #[arg(long, default_value_t = 120)]
     frames: u64,
@@ -102,6 +112,72 @@ struct Args {
     /// vulkan instance made`.
     #[arg(long)]
     vulkan_instance: bool,
+    /// Draw on a Wayland window (`$WAYLAND_DISPLAY`) instead of X11: an
+    /// xdg-shell toplevel, configured before its `wl_egl_window` and EGL
+    /// surface (`eglGetPlatformDisplay(EGL_PLATFORM_WAYLAND_KHR)`) are
+    /// made; GLES (`--profile gles3`, the default there, or `gles2`). Each
+    /// frame clears the window and swaps, paced by `--fps`. Takes
+    /// `--frames`, `--fps`, `--width`, `--height`, `--swap-interval`,
+    /// `--resize-at`, `--feedback-out`; not the state checks or window
+    /// modes of X11.
+    #[arg(long)]
+    wayland: bool,
+    /// Like `--wayland`, but the surface never gets a role: it is never
+    /// mapped, so the compositor never shows a frame (Weston answers each
+    /// commit's feedback `discarded` at the next attach). Needs
+    /// `--swap-interval 0`: with interval 1 Mesa waits for a frame callback
+    /// an unmapped surface never gets.
+    #[arg(long, conflicts_with = "wayland")]
+    wayland_unmapped: bool,
+    /// With --wayland: `eglSwapInterval` (0: swaps never wait; 1: one
+    /// swap per frame callback). Default 1.
+    #[arg(long, value_name = "0|1", value_parser = clap::value_parser!(u32).range(0..=1))]
+    swap_interval: Option<u32>,
+    /// With --wayland: before swap number FRAME (0-based), resize the
+    /// window to WxH (`wl_egl_window_resize`; the next swap has the new
+    /// size). Repeatable.
+    #[arg(long, value_name = "FRAME:WxH", value_parser = parse_resize)]
+    resize_at: Vec<(u64, (u32, u32))>,
+    /// With --wayland / --wayland-unmapped: right before every
+    /// eglSwapBuffers ask for `wp_presentation` feedback on the surface (on
+    /// the program's own event queue, read without blocking every frame),
+    /// wait up to 1 s after the last swap for the outstanding answers, and
+    /// write one CSV row per swap to FILE:
+    /// `present,present_ns,feedback,displayed_ns,raw_ns,refresh_ns,msc,flags,clock_id`
+    /// (feedback `presented`, `discarded` or `none`; displayed_ns on
+    /// CLOCK_MONOTONIC). Prints `gltest: feedback presented P discarded D
+    /// none N`.
+    #[arg(long, value_name = "FILE")]
+    feedback_out: Option<std::path::PathBuf>,
+}
+
+impl Args {
+    /// The context of the X11 paths (`--profile`, compat by default).
+    fn profile(&self) -> Profile {
+        self.profile.unwrap_or(Profile::Compat)
+    }
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("`{s}` is not WxH"))?;
+    let w: u32 = w.parse().map_err(|_| format!("bad width in `{s}`"))?;
+    let h: u32 = h.parse().map_err(|_| format!("bad height in `{s}`"))?;
+    if w == 0 || h == 0 || w > 16384 || h > 16384 {
+        return Err(format!("size `{s}` out of range 1..16384"));
+    }
+    Ok((w, h))
+}
+
+fn parse_resize(s: &str) -> Result<(u64, (u32, u32)), String> {
+    let (f, size) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`{s}` is not FRAME:WxH"))?;
+    let f: u64 = f
+        .parse()
+        .map_err(|_| format!("bad frame number in `{s}`"))?;
+    Ok((f, parse_size(size)?))
 }
 
 /// The colour the window is cleared to every frame (8-bit).
@@ -133,7 +209,19 @@ fn run(args: &Args) -> Result<(), String> {
     if args.vulkan_instance {
         vulkan_instance()?;
     }
-    let mut ctx = context::Context::new(args.profile, args.width, args.height)?;
+    if args.wayland || args.wayland_unmapped {
+        return wl::run(args);
+    }
+    for (on, name) in [
+        (args.swap_interval.is_some(), "--swap-interval"),
+        (!args.resize_at.is_empty(), "--resize-at"),
+        (args.feedback_out.is_some(), "--feedback-out"),
+    ] {
+        if on {
+            return Err(format!("{name} needs --wayland or --wayland-unmapped"));
+        }
+    }
+    let mut ctx = context::Context::new(args.profile(), args.width, args.height)?;
     if args.other_thread {
         return ctx.swap_from_other_thread(args.frames);
     }
@@ -143,13 +231,13 @@ fn run(args: &Args) -> Result<(), String> {
     }
     let gl = ctx.glow();
     let objects = if args.check_state {
-        Some(state::Objects::new(&gl, args.profile)?)
+        Some(state::Objects::new(&gl, args.profile())?)
     } else {
         None
     };
     println!(
         "gltest: ready {:?} {} key {:#x}",
-        args.profile,
+        args.profile(),
         ctx.version(&gl),
         ctx.key()
     );
@@ -167,13 +255,13 @@ fn run(args: &Args) -> Result<(), String> {
     // The window whose first swap is next (0: none).
     let mut first_of = 1u64;
     for frame in 0..args.frames {
-        state::clear_window(&gl, args.profile, args.width, args.height);
+        state::clear_window(&gl, args.profile(), args.width, args.height);
         if let Some(objects) = &objects {
             objects.set_unusual(&gl);
-            let before = state::snapshot(&gl, args.profile);
+            let before = state::snapshot(&gl, args.profile());
             ctx.swap();
             swaps += 1;
-            let after = state::snapshot(&gl, args.profile);
+            let after = state::snapshot(&gl, args.profile());
             state::compare(&before, &after, frame)?;
         } else if args.time_swaps {
             let t = Instant::now();
@@ -334,7 +422,7 @@ fn lose_contexts(mut ctx: context::Context, args: &Args, n: u64) -> Result<(), S
     for frame in 0..args.frames {
         if frame > 0 && frame % n == 0 {
             ctx.lose();
-            ctx = context::Context::new(args.profile, args.width, args.height)?;
+            ctx = context::Context::new(args.profile(), args.width, args.height)?;
             k += 1;
         }
         let gl = ctx.glow();
@@ -352,7 +440,7 @@ fn lose_contexts(mut ctx: context::Context, args: &Args, n: u64) -> Result<(), S
                     gl.buffer_data_u8_slice(glow::ARRAY_BUFFER, &pattern, glow::STATIC_DRAW);
                 }
             }
-            state::clear_window(&gl, args.profile, args.width, args.height);
+            state::clear_window(&gl, args.profile(), args.width, args.height);
             let own = extra::errors(&gl);
             ctx.swap();
             let after = extra::errors(&gl);

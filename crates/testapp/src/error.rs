@@ -8,6 +8,8 @@ pub enum Error {
     Usage(String),
     #[error("X11: {0}")]
     X11(String),
+    #[error("Wayland: {0}")]
+    Wayland(String),
     #[error("cannot load the Vulkan loader (libvulkan.so.1): {0}")]
     Loader(String),
     #[error("{what}: {result}")]

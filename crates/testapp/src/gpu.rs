@@ -7,8 +7,9 @@ use steadyhud_sys::lock::Recover;
 
 use ash::{khr, vk};
 
+use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
+
 use crate::error::{Error, VkContext};
-use crate::x11::{Display, Window};
 
 /// The instance and the surface extension functions.
 pub struct Instance {
@@ -18,11 +19,13 @@ pub struct Instance {
 }
 
 impl Instance {
-    pub fn new(display: &Display) -> Result<Instance, Error> {
+    /// An instance with the surface extensions of `display` (Xlib or
+    /// Wayland: `VK_KHR_xlib_surface` or `VK_KHR_wayland_surface`).
+    pub fn new(display: RawDisplayHandle) -> Result<Instance, Error> {
         // SAFETY: loading the system Vulkan loader; it stays loaded while `entry` lives.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::Loader(e.to_string()))?;
-        let extensions = ash_window::enumerate_required_extensions(display.raw_display_handle())
-            .ctx("listing the surface extensions for Xlib")?;
+        let extensions = ash_window::enumerate_required_extensions(display)
+            .ctx("listing the surface extensions for the window system")?;
         let app = vk::ApplicationInfo::default()
             .application_name(c"steadyhud-testapp")
             .application_version(1)
@@ -41,23 +44,19 @@ impl Instance {
         })
     }
 
-    /// Creates a surface for `window`.
+    /// Creates a surface for `window` (an X window, or a `wl_surface`).
     pub fn create_surface(
         &self,
-        display: &Display,
-        window: &Window,
+        display: RawDisplayHandle,
+        window: RawWindowHandle,
     ) -> Result<vk::SurfaceKHR, Error> {
+        let what = match window {
+            RawWindowHandle::Wayland(_) => "vkCreateWaylandSurfaceKHR",
+            _ => "vkCreateXlibSurfaceKHR",
+        };
         // SAFETY: the display and window outlive the surface (destroyed first in main).
-        unsafe {
-            ash_window::create_surface(
-                &self.entry,
-                &self.instance,
-                display.raw_display_handle(),
-                display.raw_window_handle(window),
-                None,
-            )
-        }
-        .ctx("vkCreateXlibSurfaceKHR")
+        unsafe { ash_window::create_surface(&self.entry, &self.instance, display, window, None) }
+            .ctx(what)
     }
 
     pub fn destroy_surface(&self, surface: vk::SurfaceKHR) {

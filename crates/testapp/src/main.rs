@@ -4,6 +4,10 @@
 //!
 //! Data flow per schedule point: acquire → submit the pre-recorded band
 //! pattern → sleep until the absolute schedule point → vkQueuePresentKHR.
+//!
+//! With `--wayland` (or `--wayland-unmapped`) the one window is a Wayland
+//! surface instead, and `--feedback-out` writes the program's own
+//! `wp_presentation` feedback for every present (format: [`wayland`]).
 
 mod error;
 mod gpu;
@@ -13,6 +17,7 @@ mod pattern;
 mod say;
 mod submit;
 mod target;
+mod wayland;
 mod workload;
 mod x11;
 
@@ -49,7 +54,8 @@ enum PresentModeArg {
     Mailbox,
 }
 
-/// Presents frames into real X11 windows following a pacing script.
+/// Presents frames into real X11 (or Wayland) windows following a pacing
+/// script.
 ///
 /// The app presents 1 + (number of frames in the pattern) times at each
 /// swapchain; the gap between consecutive presents follows the pattern
@@ -197,6 +203,71 @@ struct Args {
     /// measured frame of the process); --trace prints every measurement.
     #[arg(long, value_name = "MS", value_parser = gpu_work::parse_ms, allow_hyphen_values = true)]
     gpu_work: Option<f64>,
+    /// Present on a Wayland window (`$WAYLAND_DISPLAY`) instead of X11: an
+    /// xdg-shell toplevel, configured before its Vulkan surface
+    /// (`VK_KHR_wayland_surface`) is made. One window: not with
+    /// `--swapchains`, `--threads` or `--devices` above 1, `--repeat`
+    /// above 1 or `--resize-lazy`. The surface has no size of its own: the
+    /// swapchain takes `--size`, and `--resize-at` / `--resize-every`
+    /// recreate it at the new size (oldSwapchain passed).
+    #[arg(long)]
+    wayland: bool,
+    /// Like `--wayland`, but the surface never gets a role: it is never
+    /// mapped, so the compositor never shows a frame (Weston answers each
+    /// commit's feedback `discarded` at the next attach). Needs a present
+    /// mode other than FIFO (`--present-mode mailbox`): Mesa's FIFO waits
+    /// for a frame callback that an unmapped surface never gets.
+    #[arg(long, conflicts_with = "wayland")]
+    wayland_unmapped: bool,
+    /// With `--wayland` / `--wayland-unmapped`: right before every
+    /// vkQueuePresentKHR ask for `wp_presentation` feedback on the surface
+    /// (on the program's own event queue, read without blocking every
+    /// frame), wait up to 1 s after the last present for the outstanding
+    /// answers, and write one CSV row per present call to FILE:
+    /// `present,present_ns,feedback,displayed_ns,raw_ns,refresh_ns,msc,flags,clock_id`
+    /// (feedback `presented`, `discarded` or `none`; displayed_ns on
+    /// CLOCK_MONOTONIC). Prints `testapp: feedback presented P discarded D
+    /// none N`.
+    #[arg(long, value_name = "FILE")]
+    feedback_out: Option<std::path::PathBuf>,
+}
+
+/// Where the windows live.
+enum Platform {
+    X11(Box<x11::Display>),
+    /// The one Wayland window (locked around each present: the loop's
+    /// context is shared with present threads, which Wayland never has).
+    Wayland(Box<std::sync::Mutex<wayland::WlWindow>>),
+}
+
+impl Platform {
+    fn wayland(&self) -> Option<std::sync::MutexGuard<'_, wayland::WlWindow>> {
+        match self {
+            Platform::Wayland(w) => Some(w.lock_or_recover()),
+            Platform::X11(_) => None,
+        }
+    }
+}
+
+/// The Wayland display and surface as raw-window-handle values.
+fn wayland_handles(
+    w: &wayland::WlWindow,
+) -> Result<
+    (
+        raw_window_handle::RawDisplayHandle,
+        raw_window_handle::RawWindowHandle,
+    ),
+    Error,
+> {
+    use raw_window_handle::{WaylandDisplayHandle, WaylandWindowHandle};
+    let display = std::ptr::NonNull::new(w.display_ptr())
+        .ok_or_else(|| Error::Unsupported("no wl_display".into()))?;
+    let surface = std::ptr::NonNull::new(w.surface_ptr())
+        .ok_or_else(|| Error::Unsupported("no wl_surface".into()))?;
+    Ok((
+        WaylandDisplayHandle::new(display).into(),
+        WaylandWindowHandle::new(surface).into(),
+    ))
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -300,13 +371,74 @@ fn run(args: &Args) -> Result<(), Error> {
         return Err(Error::Usage("--resize-every must be at least 1".into()));
     }
     single_duration("--submit-gap", &args.submit_gap)?;
-    let display = x11::Display::open()?;
+    let on_wayland = args.wayland || args.wayland_unmapped;
+    let platform = if on_wayland {
+        check_wayland_args(args)?;
+        let w = wayland::WlWindow::open(
+            args.wayland,
+            "steadyhud-testapp",
+            args.feedback_out.is_some(),
+        )
+        .map_err(Error::Wayland)?;
+        Platform::Wayland(Box::new(std::sync::Mutex::new(w)))
+    } else {
+        if args.feedback_out.is_some() {
+            return Err(Error::Usage(
+                "--feedback-out needs --wayland or --wayland-unmapped".into(),
+            ));
+        }
+        Platform::X11(Box::new(x11::Display::open()?))
+    };
     let mut totals = Totals::default();
     for round in 0..args.repeat {
-        session(args, &display, &pattern, round, &mut totals)?;
+        session(args, &platform, &pattern, round, &mut totals)?;
     }
     print_totals(args, &totals);
     Ok(())
+}
+
+/// The options `--wayland` / `--wayland-unmapped` cannot take.
+fn check_wayland_args(args: &Args) -> Result<(), Error> {
+    let flag = if args.wayland {
+        "--wayland"
+    } else {
+        "--wayland-unmapped"
+    };
+    if args.swapchains > 1 || args.threads > 1 || args.devices > 1 {
+        return Err(Error::Usage(format!(
+            "{flag} makes one window: --swapchains, --threads and --devices must be 1"
+        )));
+    }
+    if args.repeat > 1 {
+        return Err(Error::Usage(format!(
+            "{flag} cannot be combined with --repeat"
+        )));
+    }
+    if args.resize_lazy {
+        return Err(Error::Usage(format!(
+            "{flag} cannot be combined with --resize-lazy (a Wayland surface has no size of its own \
+             to watch: the swapchain is recreated right after each resize)"
+        )));
+    }
+    if args.wayland_unmapped && matches!(args.present_mode, PresentModeArg::Fifo) {
+        return Err(Error::Usage(
+            "--wayland-unmapped needs --present-mode mailbox or immediate: under FIFO Mesa waits \
+             for a frame callback, which a surface that is never mapped never gets"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+/// After the last present: reads the outstanding feedback (up to 1 s),
+/// writes `--feedback-out` and returns the counts.
+fn finish_feedback(args: &Args, platform: &Platform) -> Result<Option<wayland::Counts>, Error> {
+    let (Some(path), Some(mut w)) = (&args.feedback_out, platform.wayland()) else {
+        return Ok(None);
+    };
+    let counts = w.finish(Duration::from_secs(1)).map_err(Error::Wayland)?;
+    w.write_feedback(path).map_err(Error::Wayland)?;
+    Ok(Some(counts))
 }
 
 /// Counters summed over `--repeat` rounds.
@@ -319,6 +451,8 @@ struct Totals {
     late_at: Vec<u64>,
     /// Submits of the `--submit-thread` thread.
     thread_submits: u64,
+    /// `--feedback-out`'s answers.
+    feedback: Option<wayland::Counts>,
 }
 
 fn print_totals(args: &Args, t: &Totals) {
@@ -347,6 +481,13 @@ fn print_totals(args: &Args, t: &Totals) {
     if let Some(ms) = args.gpu_work {
         let _ = writeln!(out, "{}", gpu_work::summary_line(ms));
     }
+    if let Some(c) = t.feedback {
+        let _ = writeln!(
+            out,
+            "testapp: feedback presented {} discarded {} none {}",
+            c.presented, c.discarded, c.none
+        );
+    }
     let _ = writeln!(
         out,
         "testapp: presented {} frames",
@@ -370,7 +511,7 @@ fn process_cpu_ns() -> u64 {
 /// present loop, and (unless --no-destroy) the teardown in reverse order.
 fn session(
     args: &Args,
-    display: &x11::Display,
+    platform: &Platform,
     pattern: &Pattern,
     round: u32,
     totals: &mut Totals,
@@ -378,21 +519,36 @@ fn session(
     let windows_n = args.swapchains.max(args.threads).max(args.devices);
     let (width, height) = args.size;
     let mut windows = Vec::new();
-    for i in 0..windows_n {
-        let x = (i * (width + 8)) as i32;
-        windows.push(display.create_window(
-            x,
-            0,
-            width,
-            height,
-            &format!("steadyhud-testapp {i}"),
-        )?);
-    }
-    let inst = Instance::new(display)?;
     let mut surfaces = Vec::new();
-    for w in &windows {
-        surfaces.push(inst.create_surface(display, w)?);
-    }
+    let inst =
+        match platform {
+            Platform::X11(display) => {
+                for i in 0..windows_n {
+                    let x = (i * (width + 8)) as i32;
+                    windows.push(display.create_window(
+                        x,
+                        0,
+                        width,
+                        height,
+                        &format!("steadyhud-testapp {i}"),
+                    )?);
+                }
+                let inst = Instance::new(display.raw_display_handle())?;
+                for w in &windows {
+                    surfaces.push(inst.create_surface(
+                        display.raw_display_handle(),
+                        display.raw_window_handle(w),
+                    )?);
+                }
+                inst
+            }
+            Platform::Wayland(w) => {
+                let (display, window) = wayland_handles(&w.lock_or_recover())?;
+                let inst = Instance::new(display)?;
+                surfaces.push(inst.create_surface(display, window)?);
+                inst
+            }
+        };
     // Window i belongs to device i % devices.
     let mut gpus = Vec::new();
     for d in 0..args.devices as usize {
@@ -456,7 +612,7 @@ fn session(
         args,
         inst: &inst,
         gpus: &gpus,
-        display,
+        platform,
         pattern,
         leftovers: std::sync::Mutex::new(
             (0..gpus.len())
@@ -541,6 +697,9 @@ fn session(
         (result, submitted)
     });
     let (targets, reports) = result?;
+    if let Some(c) = finish_feedback(args, platform)? {
+        totals.feedback = Some(c);
+    }
     if let Some(n) = submitted {
         totals.thread_submits += n?;
     }
@@ -605,8 +764,10 @@ fn session(
         g.destroy();
     }
     inst.destroy();
-    for w in windows {
-        display.destroy_window(w);
+    if let Platform::X11(display) = platform {
+        for w in windows {
+            display.destroy_window(w);
+        }
     }
     Ok(())
 }
@@ -659,13 +820,31 @@ struct LoopCtx<'a> {
     args: &'a Args,
     inst: &'a Instance,
     gpus: &'a [Gpu],
-    display: &'a x11::Display,
+    platform: &'a Platform,
     pattern: &'a Pattern,
     /// Objects created by injected work, per device, destroyed at exit.
     leftovers: std::sync::Mutex<Vec<workload::Leftovers>>,
 }
 
 impl LoopCtx<'_> {
+    /// On Wayland with `--feedback-out`: asks for the feedback of the
+    /// commit the next vkQueuePresentKHR makes.
+    fn before_present(&self) {
+        if let Some(mut w) = self.platform.wayland() {
+            w.request_feedback();
+        }
+    }
+
+    /// On Wayland: records the present's time on its feedback row, then
+    /// reads and dispatches what the socket has, without blocking.
+    fn after_present(&self, present_ns: u64) -> Result<(), Error> {
+        if let Some(mut w) = self.platform.wayland() {
+            w.set_present_ns(present_ns);
+            w.pump(Duration::ZERO).map_err(Error::Wayland)?;
+        }
+        Ok(())
+    }
+
     /// Runs the `--pipelines-at` / `--alloc-at` work due before present `k`,
     /// then shifts the schedule by the time it took.
     fn inject_work(
@@ -747,8 +926,12 @@ impl LoopCtx<'_> {
                 .filter(|(f, _)| *f == k)
                 .chain(every.as_ref())
             {
-                for (t, win) in targets.iter_mut().zip(windows) {
-                    self.display.resize(win, *w, *h);
+                for (i, t) in targets.iter_mut().enumerate() {
+                    // A Wayland surface has no size of its own: the
+                    // swapchain's extent is the window's.
+                    if let (Platform::X11(display), Some(win)) = (self.platform, windows.get(i)) {
+                        display.resize(win, *w, *h);
+                    }
                     t.wish.width = *w;
                     t.wish.height = *h;
                     if !args.resize_lazy {
@@ -783,7 +966,9 @@ impl LoopCtx<'_> {
             let mut first_entry = None;
             if args.multi_present {
                 let mut refs: Vec<&mut Target> = targets.iter_mut().collect();
+                self.before_present();
                 let e = target::present(&self.gpus[0], &mut refs, &ready, &mut outcomes)?;
+                self.after_present(e.monotonic_ns)?;
                 PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
                 first_entry = Some(e.at);
                 if args.timestamps.is_some() {
@@ -792,12 +977,14 @@ impl LoopCtx<'_> {
             } else {
                 for (t, r) in targets.iter_mut().zip(&ready) {
                     let g = t.gpu;
+                    self.before_present();
                     let e = target::present(
                         &self.gpus[g],
                         &mut [t],
                         std::slice::from_ref(r),
                         &mut outcomes,
                     )?;
+                    self.after_present(e.monotonic_ns)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
                     first_entry.get_or_insert(e.at);
                     if args.timestamps.is_some() {

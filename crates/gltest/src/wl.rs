@@ -1,0 +1,254 @@
+//! `--wayland` / `--wayland-unmapped`: an EGL window surface on a Wayland
+//! surface (`wl_egl_window`, from `libwayland-egl.so.1`, dlopen'd), a GLES
+//! context, and a plain loop: clear to [`crate::WINDOW_RGB`], ask for
+//! presentation feedback, `eglSwapBuffers`, read the socket. The window
+//! and the feedback file: testapp's `wayland.rs` (included as
+//! [`crate::wayland`]), which documents the file's format.
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::time::{Duration, Instant};
+
+use crate::wayland::WlWindow;
+use crate::{Args, Profile};
+
+type EglDisplay = *mut c_void;
+type EglConfig = *mut c_void;
+type EglContext = *mut c_void;
+type EglSurface = *mut c_void;
+
+const EGL_NONE: c_int = 0x3038;
+const EGL_PLATFORM_WAYLAND_KHR: c_uint = 0x31D8;
+const EGL_OPENGL_ES_API: c_uint = 0x30A0;
+
+/// The EGL 1.5 functions of the Wayland path.
+struct Egl {
+    _lib: libloading::Library,
+    get_platform_display: unsafe extern "C" fn(c_uint, *mut c_void, *const isize) -> EglDisplay,
+    initialize: unsafe extern "C" fn(EglDisplay, *mut c_int, *mut c_int) -> c_uint,
+    bind_api: unsafe extern "C" fn(c_uint) -> c_uint,
+    choose_config:
+        unsafe extern "C" fn(EglDisplay, *const c_int, *mut EglConfig, c_int, *mut c_int) -> c_uint,
+    create_context:
+        unsafe extern "C" fn(EglDisplay, EglConfig, EglContext, *const c_int) -> EglContext,
+    destroy_context: unsafe extern "C" fn(EglDisplay, EglContext) -> c_uint,
+    create_platform_window_surface:
+        unsafe extern "C" fn(EglDisplay, EglConfig, *mut c_void, *const isize) -> EglSurface,
+    make_current: unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
+    destroy_surface: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
+    swap_buffers: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
+    swap_interval: unsafe extern "C" fn(EglDisplay, c_int) -> c_uint,
+    terminate: unsafe extern "C" fn(EglDisplay) -> c_uint,
+    get_error: unsafe extern "C" fn() -> c_int,
+    get_proc_address: unsafe extern "C" fn(*const i8) -> *mut c_void,
+}
+
+impl Egl {
+    fn load() -> Result<Egl, String> {
+        // SAFETY: loading the system's libEGL and reading its symbols with
+        // their EGL 1.5 signatures (EGLAttrib is intptr_t).
+        unsafe {
+            let lib = libloading::Library::new("libEGL.so.1").map_err(|e| e.to_string())?;
+            macro_rules! f {
+                ($n:literal) => {
+                    *lib.get(concat!($n, "\0").as_bytes())
+                        .map_err(|e| format!("{}: {e}", $n))?
+                };
+            }
+            Ok(Egl {
+                get_platform_display: f!("eglGetPlatformDisplay"),
+                initialize: f!("eglInitialize"),
+                bind_api: f!("eglBindAPI"),
+                choose_config: f!("eglChooseConfig"),
+                create_context: f!("eglCreateContext"),
+                destroy_context: f!("eglDestroyContext"),
+                create_platform_window_surface: f!("eglCreatePlatformWindowSurface"),
+                make_current: f!("eglMakeCurrent"),
+                destroy_surface: f!("eglDestroySurface"),
+                swap_buffers: f!("eglSwapBuffers"),
+                swap_interval: f!("eglSwapInterval"),
+                terminate: f!("eglTerminate"),
+                get_error: f!("eglGetError"),
+                get_proc_address: f!("eglGetProcAddress"),
+                _lib: lib,
+            })
+        }
+    }
+
+    fn error(&self, what: &str) -> String {
+        // SAFETY: eglGetError takes nothing and only reads thread state.
+        format!("{what} failed (EGL error {:#x})", unsafe {
+            (self.get_error)()
+        })
+    }
+}
+
+/// The options the Wayland path cannot take.
+fn check(args: &Args, profile: Profile) -> Result<(), String> {
+    let flag = if args.wayland {
+        "--wayland"
+    } else {
+        "--wayland-unmapped"
+    };
+    if !matches!(profile, Profile::Gles3 | Profile::Gles2) {
+        return Err(format!(
+            "{flag} draws with EGL: --profile gles3 (its default) or gles2"
+        ));
+    }
+    let unsupported = [
+        (args.other_thread, "--other-thread"),
+        (args.destroy_window_at.is_some(), "--destroy-window-at"),
+        (args.lose_context_every.is_some(), "--lose-context-every"),
+        (args.fork_children.is_some(), "--fork-children"),
+        (args.recreate_every.is_some(), "--recreate-every"),
+        (args.check_state, "--check-state"),
+        (args.check_errors, "--check-errors"),
+        (args.time_swaps, "--time-swaps"),
+    ];
+    if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {
+        return Err(format!("{flag} cannot be combined with {name}"));
+    }
+    if args.wayland_unmapped && args.swap_interval.unwrap_or(1) != 0 {
+        return Err(
+            "--wayland-unmapped needs --swap-interval 0: with interval 1 Mesa waits \
+                    for a frame callback, which a surface that is never mapped never gets"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// `--wayland` / `--wayland-unmapped` (module docs).
+pub fn run(args: &Args) -> Result<(), String> {
+    let profile = args.profile.unwrap_or(Profile::Gles3);
+    check(args, profile)?;
+    let interval = args.swap_interval.unwrap_or(1);
+    let mut win = WlWindow::open(
+        args.wayland,
+        "steadyhud-gltest",
+        args.feedback_out.is_some(),
+    )?;
+    let egl_win_lib = wayland_sys::egl::wayland_egl_option()
+        .ok_or("cannot load libwayland-egl.so.1 (package libwayland-egl1)")?;
+    let egl = Egl::load()?;
+    let (mut width, mut height) = (args.width, args.height);
+    let size = |v: u32| c_int::try_from(v).map_err(|_| format!("size {v} out of range"));
+    // SAFETY: EGL and wl_egl_window calls in their documented order on the
+    // live connection and surface; every result is checked, and everything
+    // is destroyed below before the window.
+    unsafe {
+        let dpy = (egl.get_platform_display)(
+            EGL_PLATFORM_WAYLAND_KHR,
+            win.display_ptr(),
+            std::ptr::null(),
+        );
+        if dpy.is_null() || (egl.initialize)(dpy, std::ptr::null_mut(), std::ptr::null_mut()) == 0 {
+            return Err(egl.error("eglGetPlatformDisplay(WAYLAND)/eglInitialize"));
+        }
+        (egl.bind_api)(EGL_OPENGL_ES_API);
+        let major = if profile == Profile::Gles3 { 3 } else { 2 };
+        let es_bit = if major >= 3 { 0x40 } else { 0x4 };
+        let attribs = [
+            0x3033, 0x4, 0x3040, es_bit, 0x3024, 8, 0x3023, 8, 0x3022, 8, EGL_NONE,
+        ];
+        let (mut config, mut n) = (std::ptr::null_mut(), 0);
+        if (egl.choose_config)(dpy, attribs.as_ptr(), &mut config, 1, &mut n) == 0 || n == 0 {
+            return Err("no EGL config for a Wayland window".into());
+        }
+        let ctx_attribs = [0x3098, major, EGL_NONE];
+        let ctx = (egl.create_context)(dpy, config, std::ptr::null_mut(), ctx_attribs.as_ptr());
+        if ctx.is_null() {
+            return Err(egl.error("eglCreateContext"));
+        }
+        let egl_window = (egl_win_lib.wl_egl_window_create)(
+            win.surface_ptr().cast(),
+            size(width)?,
+            size(height)?,
+        );
+        if egl_window.is_null() {
+            return Err("wl_egl_window_create failed".into());
+        }
+        let surface =
+            (egl.create_platform_window_surface)(dpy, config, egl_window.cast(), std::ptr::null());
+        if surface.is_null() || (egl.make_current)(dpy, surface, surface, ctx) == 0 {
+            return Err(egl.error("eglCreatePlatformWindowSurface/eglMakeCurrent"));
+        }
+        if (egl.swap_interval)(dpy, interval as c_int) == 0 {
+            return Err(egl.error("eglSwapInterval"));
+        }
+        let gl = glow::Context::from_loader_function_cstr(|name| {
+            (egl.get_proc_address)(name.as_ptr()).cast_const()
+        });
+        println!(
+            "gltest: ready {profile:?} {} key {:#x} wayland{} interval {interval}",
+            {
+                use glow::HasContext;
+                gl.get_parameter_string(glow::VERSION)
+            },
+            surface as usize,
+            if args.wayland { "" } else { "-unmapped" }
+        );
+        let pace = (args.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(args.fps)));
+        let start = Instant::now();
+        let mut swaps = 0u64;
+        let mut result = Ok(());
+        for frame in 0..args.frames {
+            for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == frame) {
+                (width, height) = (*w, *h);
+                (egl_win_lib.wl_egl_window_resize)(egl_window, size(width)?, size(height)?, 0, 0);
+            }
+            crate::state::clear_window(&gl, profile, width, height);
+            win.request_feedback();
+            let present_ns = now_ns();
+            let ok = (egl.swap_buffers)(dpy, surface);
+            win.set_present_ns(present_ns);
+            if ok == 0 {
+                result = Err(egl.error(&format!("eglSwapBuffers {frame}")));
+                break;
+            }
+            swaps += 1;
+            if let Err(e) = win.pump(Duration::ZERO) {
+                result = Err(e);
+                break;
+            }
+            if let Some(i) = pace {
+                let due = start + i * (frame as u32 + 1);
+                if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
+        }
+        if result.is_ok() {
+            if let Some(path) = &args.feedback_out {
+                result = win.finish(Duration::from_secs(1)).and_then(|c| {
+                    win.write_feedback(path)?;
+                    println!(
+                        "gltest: feedback presented {} discarded {} none {}",
+                        c.presented, c.discarded, c.none
+                    );
+                    Ok(())
+                });
+            }
+        }
+        let none = std::ptr::null_mut();
+        (egl.make_current)(dpy, none, none, none);
+        (egl.destroy_surface)(dpy, surface);
+        (egl_win_lib.wl_egl_window_destroy)(egl_window);
+        (egl.destroy_context)(dpy, ctx);
+        (egl.terminate)(dpy);
+        drop(win);
+        result?;
+        println!("gltest: swaps {swaps}");
+    }
+    Ok(())
+}
+
+/// CLOCK_MONOTONIC ns, the clock of `present_ns`.
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
