@@ -14,10 +14,12 @@
 mod common;
 mod require;
 
+use common::feedback::{counts, Case, Program, Row};
 use common::gl::{gl_library, mesa_util, preload};
 use common::wayland::{WaylandBed, WESTON_PROGRAMS};
 use common::*;
 use std::time::{Duration, Instant};
+use steadyhud_log::display::{Shown, Source};
 
 /// Waits until the bed's log folder holds a session log with at least
 /// `rows` frames, or `secs` pass; returns the frames seen (the log is read
@@ -116,4 +118,228 @@ fn es2gears_wayland_is_logged_on_weston() {
         preload(&mut cmd, &[&gl]);
         spawn(&mut cmd)
     });
+}
+
+/// A session log's display answers, row by row (row k: the frame present
+/// k+1 ends), and its `# origin_monotonic_ns`.
+fn logged_answers(text: &str) -> Vec<Shown> {
+    let origin: i128 = text
+        .lines()
+        .find_map(|l| l.strip_prefix(steadyhud_log::ORIGIN_PREFIX))
+        .expect("an origin line")
+        .parse()
+        .expect("origin");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("frame,"))
+        .expect("a header");
+    let cols: Vec<&str> = header.split(',').collect();
+    let at: Vec<usize> = steadyhud_log::columns::DISPLAY
+        .iter()
+        .map(|c| {
+            cols.iter()
+                .position(|n| *n == c.name)
+                .unwrap_or_else(|| panic!("no {} column in {header}", c.name))
+        })
+        .collect();
+    text.lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| {
+            let c: Vec<&str> = l.split(',').collect();
+            Shown::parse([c[at[0]], c[at[1]], c[at[2]], c[at[3]]], origin)
+                .unwrap_or_else(|| panic!("bad display cells in {l}"))
+        })
+        .collect()
+}
+
+/// Runs `program` in `case` on headless Weston through steadyhud (the
+/// layer, or the GL library preloaded) and holds the session log's display
+/// answers to the program's own feedback on the same commits, frame by
+/// frame: log row k against the program's present k+1. Shown frames have
+/// the same refresh and the same display time (the two offsets from
+/// Weston's CLOCK_MONOTONIC_RAW are sampled apart, so within 20 µs; the
+/// intervals between shown frames are exact), discarded ones are dropped,
+/// unanswered ones unknown. Returns the program's rows and the log's.
+fn same_as_own_feedback(program: Program, case: Case) -> Option<(Vec<Row>, Vec<Shown>)> {
+    let _s = serial();
+    if !require::programs(&WESTON_PROGRAMS) {
+        return None;
+    }
+    let bed = WaylandBed::weston(640, 480);
+    let gl = matches!(program, Program::Gl).then(|| bed.install(&gl_library()));
+    let rows = program.run(
+        &bed,
+        |c| match &gl {
+            Some(lib) => preload(c, &[lib]),
+            None => {
+                c.layer();
+            }
+        },
+        case,
+    );
+    let what = format!("{} {case:?}", program.name());
+    let logs = session_logs_in(&bed.log_dir);
+    assert_eq!(logs.len(), 1, "{what}: one session log");
+    let text = std::fs::read_to_string(&logs[0].csv).expect("log");
+    let log = logged_answers(&text);
+    assert_eq!(
+        log.len() + 1,
+        rows.len(),
+        "{what}: a row per present but the first"
+    );
+    for (k, (shown, own)) in log.iter().zip(&rows[1..]).enumerate() {
+        match (*shown, own.feedback.as_str()) {
+            (
+                Shown::At {
+                    source: Source::Wayland,
+                    displayed_ns,
+                    refresh_ns,
+                },
+                "presented",
+            ) => {
+                let theirs = own.displayed_ns.expect("displayed_ns");
+                assert!(
+                    displayed_ns.abs_diff(theirs) <= 20_000,
+                    "{what}: frame {k}: the log has it shown at {displayed_ns}, the program at {theirs}"
+                );
+                assert_eq!(
+                    Some(refresh_ns),
+                    own.refresh_ns,
+                    "{what}: frame {k}: refresh"
+                );
+            }
+            (
+                Shown::Dropped {
+                    source: Source::Wayland,
+                },
+                "discarded",
+            ) => {}
+            (Shown::Unknown, "none") => {}
+            (s, f) => panic!("{what}: frame {k}: the log says {s:?}, the program {f}: {own:?}"),
+        }
+    }
+    // The intervals between shown frames are exact.
+    let dropped = log
+        .iter()
+        .filter(|s| matches!(s, Shown::Dropped { .. }))
+        .count();
+    let shown: Vec<(u64, u64)> = log
+        .iter()
+        .zip(&rows[1..])
+        .filter_map(|(s, own)| match s {
+            Shown::At { displayed_ns, .. } => Some((*displayed_ns, own.raw_ns?)),
+            _ => None,
+        })
+        .collect();
+    for w in shown.windows(2) {
+        assert_eq!(
+            w[1].0 - w[0].0,
+            w[1].1 - w[0].1,
+            "{what}: an interval between shown frames differs"
+        );
+    }
+    eprintln!(
+        "{what}: {} rows: {} shown, {dropped} dropped; the program (presented, discarded, none): {:?}",
+        log.len(),
+        shown.len(),
+        counts(&rows)
+    );
+    // The summary counts the same.
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
+    )
+    .expect("summary JSON");
+    let d = &summary["display_timing"];
+    assert_eq!(d["source"], "wayland", "{what}: {d}");
+    assert_eq!(d["shown_frames"], shown.len(), "{what}: {d}");
+    assert_eq!(d["dropped_frames"], dropped, "{what}: {d}");
+    Some((rows, log))
+}
+
+/// How many of the log's rows are shown, dropped and unknown.
+fn tally(log: &[Shown]) -> (usize, usize, usize) {
+    let n = |f: fn(&Shown) -> bool| log.iter().filter(|s| f(s)).count();
+    (
+        n(|s| matches!(s, Shown::At { .. })),
+        n(|s| matches!(s, Shown::Dropped { .. })),
+        n(|s| matches!(s, Shown::Unknown)),
+    )
+}
+
+/// FIFO at the compositor's pace: every frame shown (but perhaps the
+/// last few, never answered).
+fn fifo(program: Program) {
+    let Some((_, log)) = same_as_own_feedback(program, Case::Fifo) else {
+        return;
+    };
+    let (shown, dropped, _) = tally(&log);
+    assert!(shown >= 116 && dropped == 0, "{log:?}");
+}
+
+/// Uncapped faster than the compositor repaints: frames replaced before a
+/// repaint are dropped, and counted so.
+fn mailbox(program: Program) {
+    let Some((_, log)) = same_as_own_feedback(program, Case::Mailbox) else {
+        return;
+    };
+    let (shown, dropped, _) = tally(&log);
+    assert!(shown >= 1 && dropped >= 1, "{log:?}");
+}
+
+/// A surface never mapped: nothing shown, nothing invented.
+fn unmapped(program: Program) {
+    let Some((_, log)) = same_as_own_feedback(program, Case::Unmapped) else {
+        return;
+    };
+    assert_eq!(tally(&log).0, 0, "{log:?}");
+}
+
+/// A resize at frame 60 (Vulkan: a new swapchain; GL: the wl_egl_window
+/// resized): no gap and no shift across it.
+fn resize(program: Program) {
+    let Some((_, log)) = same_as_own_feedback(program, Case::Resize) else {
+        return;
+    };
+    let after = tally(&log[60..]).0;
+    assert!(after >= 55, "{after} shown after the resize: {log:?}");
+}
+
+#[test]
+fn testapp_fifo_log_is_its_own_feedback() {
+    fifo(Program::Vulkan);
+}
+
+#[test]
+fn testapp_mailbox_log_is_its_own_feedback() {
+    mailbox(Program::Vulkan);
+}
+
+#[test]
+fn testapp_unmapped_log_is_its_own_feedback() {
+    unmapped(Program::Vulkan);
+}
+
+#[test]
+fn testapp_resize_log_is_its_own_feedback() {
+    resize(Program::Vulkan);
+}
+
+#[test]
+fn gltest_fifo_log_is_its_own_feedback() {
+    fifo(Program::Gl);
+}
+
+#[test]
+fn gltest_mailbox_log_is_its_own_feedback() {
+    mailbox(Program::Gl);
+}
+
+#[test]
+fn gltest_unmapped_log_is_its_own_feedback() {
+    unmapped(Program::Gl);
+}
+
+#[test]
+fn gltest_resize_log_is_its_own_feedback() {
+    resize(Program::Gl);
 }

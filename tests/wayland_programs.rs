@@ -26,198 +26,11 @@
 mod common;
 mod require;
 
+use common::feedback::{counts, Case, Program, Row};
 use common::gl::gltest_exe;
 use common::wayland::{WaylandBed, WESTON_PROGRAMS};
 use common::*;
-use std::path::{Path, PathBuf};
-use std::time::Instant;
-
-/// The header `--feedback-out` writes.
-const HEADER: &str =
-    "present,present_ns,feedback,displayed_ns,raw_ns,refresh_ns,msc,flags,clock_id";
-
-/// One row of a feedback file.
-#[derive(Debug, Clone)]
-struct Row {
-    present: u64,
-    present_ns: u64,
-    feedback: String,
-    displayed_ns: Option<u64>,
-    raw_ns: Option<u64>,
-    refresh_ns: Option<u64>,
-    msc: Option<u64>,
-    clock_id: Option<u32>,
-}
-
-impl Row {
-    fn presented(&self) -> bool {
-        self.feedback == "presented"
-    }
-}
-
-fn field<T: std::str::FromStr>(v: &str, what: &str, line: &str) -> Option<T> {
-    if v.is_empty() {
-        return None;
-    }
-    Some(
-        v.parse()
-            .unwrap_or_else(|_| panic!("bad {what} `{v}` in `{line}`")),
-    )
-}
-
-/// Reads a feedback file, checking its header and its rows' shape.
-fn read_feedback(path: &Path) -> Vec<Row> {
-    let text =
-        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some(HEADER), "header of {}", path.display());
-    let rows: Vec<Row> = lines
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            assert_eq!(f.len(), 9, "9 columns in `{l}`");
-            let row = Row {
-                present: field(f[0], "present", l).expect("present"),
-                present_ns: field(f[1], "present_ns", l).expect("present_ns"),
-                feedback: f[2].to_string(),
-                displayed_ns: field(f[3], "displayed_ns", l),
-                raw_ns: field(f[4], "raw_ns", l),
-                refresh_ns: field(f[5], "refresh_ns", l),
-                msc: field(f[6], "msc", l),
-                clock_id: field(f[8], "clock_id", l),
-            };
-            let _flags: Option<u32> = field(f[7], "flags", l);
-            assert!(
-                ["presented", "discarded", "none"].contains(&row.feedback.as_str()),
-                "feedback kind in `{l}`"
-            );
-            let filled = [f[4], f[5], f[6], f[7]].iter().all(|v| !v.is_empty());
-            let empty = [f[3], f[4], f[5], f[6], f[7]].iter().all(|v| v.is_empty());
-            assert!(
-                if row.presented() { filled } else { empty },
-                "presented rows have raw_ns/refresh_ns/msc/flags, others none: `{l}`"
-            );
-            row
-        })
-        .collect();
-    for (i, r) in rows.iter().enumerate() {
-        assert_eq!(r.present, i as u64, "rows in present order");
-    }
-    rows
-}
-
-/// (presented, discarded, none).
-fn counts(rows: &[Row]) -> (usize, usize, usize) {
-    let n = |k: &str| rows.iter().filter(|r| r.feedback == k).count();
-    (n("presented"), n("discarded"), n("none"))
-}
-
-/// Which program, with which options per case.
-#[derive(Clone, Copy, Debug)]
-enum Program {
-    Vulkan,
-    Gl,
-}
-
-/// The cases of the module docs.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Case {
-    Fifo,
-    Mailbox,
-    Unmapped,
-    Resize,
-}
-
-impl Program {
-    fn exe(self) -> PathBuf {
-        match self {
-            Program::Vulkan => testapp_exe(),
-            Program::Gl => gltest_exe(),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Program::Vulkan => "testapp",
-            Program::Gl => "gltest",
-        }
-    }
-
-    /// The program's options for `case` (after the feedback file's).
-    fn args(self, case: Case) -> Vec<String> {
-        let mut a: Vec<&str> = match (self, case) {
-            (Program::Vulkan, Case::Fifo | Case::Resize) => {
-                vec!["--wayland", "--present-mode", "fifo", "--frames", "119"]
-            }
-            (Program::Vulkan, Case::Mailbox) => {
-                vec!["--wayland", "--present-mode", "mailbox", "--frames", "199"]
-            }
-            (Program::Vulkan, Case::Unmapped) => vec![
-                "--wayland-unmapped",
-                "--present-mode",
-                "mailbox",
-                "--frames",
-                "199",
-            ],
-            (Program::Gl, Case::Fifo | Case::Resize) => {
-                vec!["--wayland", "--swap-interval", "1", "--frames", "120"]
-            }
-            (Program::Gl, Case::Mailbox) => {
-                vec!["--wayland", "--swap-interval", "0", "--frames", "200"]
-            }
-            (Program::Gl, Case::Unmapped) => vec![
-                "--wayland-unmapped",
-                "--swap-interval",
-                "0",
-                "--frames",
-                "200",
-            ],
-        };
-        // No sleep between presents (testapp presents 1 + --frames times).
-        a.push(match self {
-            Program::Vulkan => "--uncapped",
-            Program::Gl => "--fps=0",
-        });
-        if case == Case::Resize {
-            a.extend(["--resize-at", "60:400x300"]);
-        }
-        a.into_iter().map(String::from).collect()
-    }
-
-    /// Runs the program for `case` on `bed` without steadyhud; its rows.
-    fn run(self, bed: &WaylandBed, case: Case) -> Vec<Row> {
-        let exe = bed.install(&self.exe());
-        let out_file = bed.log_dir.join(format!("{}-{case:?}.csv", self.name()));
-        let mut cmd = bed.command(&exe);
-        cmd.env("DISABLE_STEADYHUD", "1")
-            .arg("--feedback-out")
-            .arg(&out_file)
-            .args(self.args(case));
-        let t = Instant::now();
-        let out = run(&mut cmd);
-        out.assert_success(&format!("{} {case:?} on Weston", self.name()));
-        let line = format!("{}: feedback presented", self.name());
-        let said = out
-            .output_lines(|l| l.starts_with(&line))
-            .first()
-            .map(|l| l.to_string())
-            .unwrap_or_else(|| panic!("no `{line}` line:\n{}", out.stdout));
-        let rows = read_feedback(&out_file);
-        let (p, d, n) = counts(&rows);
-        assert_eq!(
-            said,
-            format!("{line} {p} discarded {d} none {n}"),
-            "the printed counts are the file's"
-        );
-        eprintln!(
-            "{} {case:?}: {} presents in {:.2} s: presented {p} discarded {d} none {n}, clock_id {:?}",
-            self.name(),
-            rows.len(),
-            t.elapsed().as_secs_f64(),
-            rows.first().and_then(|r| r.clock_id)
-        );
-        rows
-    }
-}
+use std::path::PathBuf;
 
 /// A Weston bed, or `None` (skipped) without weston.
 fn weston() -> Option<WaylandBed> {
@@ -271,7 +84,13 @@ fn check_presented(rows: &[Row], what: &str) {
 fn fifo(program: Program) {
     let _s = serial();
     let Some(bed) = weston() else { return };
-    let rows = program.run(&bed, Case::Fifo);
+    let rows = program.run(
+        &bed,
+        |c| {
+            c.env("DISABLE_STEADYHUD", "1");
+        },
+        Case::Fifo,
+    );
     let what = format!("{} FIFO", program.name());
     assert_eq!(rows.len(), 120, "{what}: one row per present");
     let (p, d, n) = counts(&rows);
@@ -315,7 +134,13 @@ fn fifo(program: Program) {
 fn mailbox(program: Program) {
     let _s = serial();
     let Some(bed) = weston() else { return };
-    let rows = program.run(&bed, Case::Mailbox);
+    let rows = program.run(
+        &bed,
+        |c| {
+            c.env("DISABLE_STEADYHUD", "1");
+        },
+        Case::Mailbox,
+    );
     let what = format!("{} MAILBOX", program.name());
     assert_eq!(rows.len(), 200, "{what}: one row per present");
     let (p, d, _) = counts(&rows);
@@ -328,7 +153,13 @@ fn mailbox(program: Program) {
 fn unmapped(program: Program) {
     let _s = serial();
     let Some(bed) = weston() else { return };
-    let rows = program.run(&bed, Case::Unmapped);
+    let rows = program.run(
+        &bed,
+        |c| {
+            c.env("DISABLE_STEADYHUD", "1");
+        },
+        Case::Unmapped,
+    );
     let what = format!("{} unmapped", program.name());
     assert_eq!(rows.len(), 200, "{what}: one row per present");
     let (p, _, _) = counts(&rows);
@@ -340,7 +171,13 @@ fn unmapped(program: Program) {
 fn resize(program: Program) {
     let _s = serial();
     let Some(bed) = weston() else { return };
-    let rows = program.run(&bed, Case::Resize);
+    let rows = program.run(
+        &bed,
+        |c| {
+            c.env("DISABLE_STEADYHUD", "1");
+        },
+        Case::Resize,
+    );
     let what = format!("{} resize", program.name());
     assert_eq!(rows.len(), 120, "{what}: one row per present");
     check_presented(&rows, &what);

@@ -361,6 +361,11 @@ impl Device {
             let removed = self.swapchains.remove(vk::Handle::as_raw(swapchain));
             if let Some(sc) = removed {
                 sc.destroy_hud(&self.hud(), &self.hud_cache);
+                // The answers the game read since its last present reach
+                // their rows (the display is live: its surface is).
+                if sc.stream.has_display() {
+                    self.settings.presentation.pump(sc.surface);
+                }
             }
             self.lineage
                 .lock_or_recover()

@@ -37,6 +37,7 @@ mod screenshots;
 mod testapp;
 mod xserver;
 
+pub mod feedback;
 pub mod gl;
 pub mod hud_panel;
 pub mod wayland;

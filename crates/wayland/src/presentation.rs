@@ -207,6 +207,44 @@ impl Default for Presentation {
     }
 }
 
+impl State {
+    /// The index of our binding on `display`, made now if there is none
+    /// (`None`: the display was given up, or binding failed now, with a
+    /// note).
+    ///
+    /// # Safety
+    /// `display` is live.
+    unsafe fn binding_for(
+        &mut self,
+        libs: &'static Libs,
+        display: *mut WlDisplay,
+    ) -> Option<usize> {
+        if self.given_up.contains(&(display as usize)) {
+            return None;
+        }
+        if let Some(i) = self
+            .bindings
+            .iter()
+            .position(|b| b.get_ref().display == display)
+        {
+            return Some(i);
+        }
+        // SAFETY: caller's contract.
+        match unsafe { Binding::bind(libs, display) } {
+            Ok(b) => {
+                self.bindings.push(b);
+                Some(self.bindings.len() - 1)
+            }
+            Err(why) => {
+                self.notes
+                    .push(format!("no display timing on this Wayland display: {why}"));
+                self.given_up.push(display as usize);
+                None
+            }
+        }
+    }
+}
+
 impl Presentation {
     /// Nothing recorded, nothing loaded.
     pub const fn new() -> Presentation {
@@ -239,11 +277,14 @@ impl Presentation {
     }
 
     /// Records the game's surface `key` (owned by `owner`) on `display`,
-    /// whose `wl_surface` is `wl_surface`, and loads libwayland (first
-    /// time: surface creation, never a present). Returns whether its
-    /// presents can be followed (libwayland loaded).
+    /// whose `wl_surface` is `wl_surface`, loads libwayland (first time:
+    /// surface creation, never a present) and binds on the display unless
+    /// bound already: `get_registry` is sent now, so the global is usually
+    /// known by the first present and even that one is asked about. Call
+    /// it where the display is known live (its surface is being made or
+    /// presented to). Returns whether its presents can be followed.
     pub fn surface_created(
-        &self,
+        &'static self,
         owner: usize,
         key: u64,
         display: *mut c_void,
@@ -269,16 +310,44 @@ impl Presentation {
             return false;
         };
         st.surfaces.retain(|s| s.key != key);
-        if loaded {
-            st.surfaces.push(Surface {
-                key,
-                owner,
-                display,
-                wl_surface,
-            });
-            self.any_surface.store(true, Ordering::Relaxed);
+        let Some(Some(libs)) = self.libs.get() else {
+            return false;
+        };
+        st.surfaces.push(Surface {
+            key,
+            owner,
+            display,
+            wl_surface,
+        });
+        self.any_surface.store(true, Ordering::Relaxed);
+        // SAFETY: the display is live (caller).
+        unsafe { st.binding_for(libs, display) }.is_some() || loaded
+    }
+
+    /// Dispatches the answers already on our queue for surface `key`'s
+    /// display (never reads or waits; skipped if the lock is busy): call
+    /// where the display is known live and the frames are ending (the
+    /// swapchain being destroyed), so answers the game read after its
+    /// last present still reach their rows.
+    pub fn pump(&self, key: u64) {
+        if !self.any_surface.load(Ordering::Relaxed) || !self.owned_here() {
+            return;
         }
-        loaded
+        let Ok(mut st) = self.state.try_lock() else {
+            return;
+        };
+        let Some(display) = st.surfaces.iter().find(|s| s.key == key).map(|s| s.display) else {
+            return;
+        };
+        if let Some(b) = st
+            .bindings
+            .iter_mut()
+            .find(|b| b.get_ref().display == display)
+        {
+            // SAFETY: our live binding, no reference into it held; its
+            // display is live (caller).
+            unsafe { Binding::pump(b.ptr()) };
+        }
     }
 
     /// Whether `key` is a recorded Wayland surface.
@@ -294,6 +363,7 @@ impl Presentation {
     /// our binding on it down. Outstanding feedbacks are dropped: their
     /// frames get no answer.
     pub fn surface_destroyed(&self, key: u64) {
+        self.pump(key);
         self.forget(|s| s.key == key, true);
     }
 
@@ -360,38 +430,19 @@ impl Presentation {
         else {
             return false;
         };
-        if st.given_up.contains(&(display as usize)) {
+        // SAFETY: the game is presenting to a surface of `display`: it is
+        // live, and stays so until the surface is destroyed (which tears
+        // the binding down first) or its owner is.
+        let Some(i) = (unsafe { st.binding_for(libs, display) }) else {
             return false;
-        }
+        };
         let State {
             bindings,
             given_up,
             notes,
             ..
         } = &mut *st;
-        let b = match bindings
-            .iter_mut()
-            .position(|b| b.get_ref().display == display)
-        {
-            Some(i) => &mut bindings[i],
-            None => {
-                // SAFETY: the game is presenting to a surface of `display`:
-                // it is live, and stays so until the surface is destroyed
-                // (which tears the binding down first) or its owner is.
-                match unsafe { Binding::bind(libs, display) } {
-                    Ok(b) => {
-                        bindings.push(b);
-                        let last = bindings.len() - 1;
-                        &mut bindings[last]
-                    }
-                    Err(why) => {
-                        notes.push(format!("no display timing on this Wayland display: {why}"));
-                        given_up.push(display as usize);
-                        return false;
-                    }
-                }
-            }
-        };
+        let b = &mut bindings[i];
         // SAFETY: our live binding, no reference into it held; its display
         // is live (above).
         unsafe { Binding::pump(b.ptr()) };
@@ -639,7 +690,9 @@ impl Binding {
     /// Asks for the feedback of the next commit of `surface`, for the
     /// present at `present_t`.
     fn ask(&mut self, surface: *mut WlProxy, sink: Arc<dyn Sink>, present_t: u64) -> bool {
-        if self.presentation.is_null() || self.clock.is_none() {
+        // The clock need not be known yet: its event answers the bind,
+        // so it reaches us before any feedback's.
+        if self.presentation.is_null() {
             return false;
         }
         let Some(slot) = self.slots.iter_mut().find(|s| s.proxy.is_null()) else {

@@ -5,11 +5,14 @@
 //!
 //! Row k is the frame that present k+1 ends, so its answer is that
 //! present's ([`crate::rings::Answer::present_t`] = the row's `to`). A row
-//! waits until its answer is in, or an answer to a *later* present is
-//! (a source answers a surface's commits in order: an earlier one that
-//! has not been answered by then never will be), or [`LATE_NS`] of
-//! presents passed; it is then written as unknown. Presents the hook did
-//! not ask about are answered "unknown" at once ([`Stream::not_asked`]).
+//! waits until its answer is in, or [`LATE_NS`] of presents passed; it is
+//! then written as unknown. Answers do not come in present order: Weston
+//! answers a frame `presented` when the repaint that took it ends, and the
+//! next frames may be `discarded` before that (MAILBOX), so a later
+//! answer says nothing of an earlier one. Presents the hook did not ask
+//! about are answered "unknown" at once ([`Stream::not_asked`]), so only
+//! an answer that never comes (a compositor that never answers, a game
+//! that stopped reading its socket) holds rows back, by a second.
 //!
 //! [`Stream::not_asked`]: crate::rings::Stream::not_asked
 
@@ -34,8 +37,6 @@ pub struct DisplayFrames {
     cons: HeapCons<Answer>,
     /// Answers not yet matched to a row, by present.
     answers: BTreeMap<u64, Shown>,
-    /// The latest present a source answered (shown or dropped).
-    newest_answered: u64,
     held: VecDeque<Pending>,
     /// Every written row's answer, in order.
     pub rows: Vec<Decided>,
@@ -53,7 +54,6 @@ impl DisplayFrames {
         DisplayFrames {
             cons,
             answers: BTreeMap::new(),
-            newest_answered: 0,
             held: VecDeque::new(),
             rows: Vec::new(),
             window: VecDeque::new(),
@@ -78,16 +78,13 @@ impl DisplayFrames {
     /// decide every row (the stream ends).
     pub fn flush(&mut self, newest: u64, all: bool, mut write: impl FnMut(&Pending, Shown)) {
         while let Some(a) = self.cons.try_pop() {
-            if !matches!(a.shown, Shown::Unknown) {
-                self.newest_answered = self.newest_answered.max(a.present_t);
-            }
             self.answers.insert(a.present_t, a.shown);
         }
         while let Some(&p) = self.held.front() {
             let t = p.to;
             let shown = match self.answers.remove(&t) {
                 Some(s) => s,
-                None if self.newest_answered > t || all => Shown::Unknown,
+                None if all => Shown::Unknown,
                 None if newest.saturating_sub(t) > LATE_NS => {
                     self.late += 1;
                     Shown::Unknown
@@ -204,25 +201,27 @@ mod tests {
         }
     }
 
-    /// Rows wait for their answers (the present hook's "not asked" comes
-    /// before earlier presents' answers), and a row whose present was
-    /// never answered is decided unknown once a later present is (a
-    /// source answers in commit order).
+    /// Rows wait for their own answers, which come in any order (the
+    /// present hook's "not asked" at once, a frame's `presented` after
+    /// the next frames' `discarded`).
     #[test]
     fn rows_take_their_own_answers() {
         let (s, (_, _, d)) = Stream::with_display(1, 0, None, true);
         let mut f = DisplayFrames::new(d.unwrap(), 1_000);
         let mut out = Vec::new();
-        for t in [110, 120, 130, 140, 150] {
+        for t in [110, 120, 130, 140] {
             f.push(pending(t));
         }
         s.feedback(100, shown(105)); // the first present: no row
         s.not_asked(130);
-        f.flush(150, false, |p, sh| out.push((p.to, sh)));
-        assert!(out.is_empty(), "110 waits for its answer");
-        s.feedback(110, shown(125));
         s.feedback(120, Outcome::Discarded);
-        f.flush(150, false, |p, sh| out.push((p.to, sh)));
+        f.flush(140, false, |p, sh| out.push((p.to, sh)));
+        assert!(
+            out.is_empty(),
+            "110 waits for its answer: 120's says nothing of it"
+        );
+        s.feedback(110, shown(125));
+        f.flush(140, false, |p, sh| out.push((p.to, sh)));
         let w = Source::Wayland;
         assert_eq!(
             out,
@@ -239,14 +238,13 @@ mod tests {
                 (130, Shown::Unknown),
             ]
         );
-        assert_eq!(f.held(), 2, "140 waits for its answer");
-        s.feedback(150, shown(160)); // 140's never came
-        f.flush(150, false, |p, sh| out.push((p.to, sh)));
-        assert_eq!(out[3], (140, Shown::Unknown), "a later one was answered");
-        assert_eq!(out[4].0, 150);
+        assert_eq!(f.held(), 1, "140 waits for its answer");
+        s.feedback(140, shown(160));
+        f.flush(140, false, |p, sh| out.push((p.to, sh)));
+        assert_eq!(out.len(), 4);
         let live = f.live().unwrap();
-        assert_eq!((live.dropped, live.unknown), (1, 2));
-        let mean_ms = ((125 - 110) + (160 - 150)) as f32 / 2.0 / 1e6;
+        assert_eq!((live.dropped, live.unknown), (1, 1));
+        let mean_ms = ((125 - 110) + (160 - 140)) as f32 / 2.0 / 1e6;
         assert_eq!(live.latency_ms, Some(mean_ms));
         assert_eq!(live.displayed_fps, Some(1.0 / (35.0 / 1e9)));
         assert_eq!(f.late, 0);
