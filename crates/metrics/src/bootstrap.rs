@@ -233,9 +233,9 @@ pub fn loading_share(durations_ns: &[u64]) -> f64 {
 /// Student's t at 97.5 % for `df` degrees of freedom (df ≥ 1).
 pub fn t_975(df: usize) -> f64 {
     const T: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
-        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
-        2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
     ];
     match df {
         0 => f64::INFINITY,
@@ -558,9 +558,8 @@ pub fn compare(
                     let end = ((w + 1) * per).min(settings.resamples);
                     (w * per..end)
                         .map(|i| {
-                            let mut rng = fastrand::Rng::with_seed(mix(
-                                settings.seed ^ mix(i as u64),
-                            ));
+                            let mut rng =
+                                fastrand::Rng::with_seed(mix(settings.seed ^ mix(i as u64)));
                             let ra = resample(&mut acc, &tiles[0], &mut rng, metrics);
                             let rb = resample(&mut acc, &tiles[1], &mut rng, metrics);
                             [ra, rb]
@@ -673,9 +672,21 @@ mod tests {
     fn a_run_shorter_than_a_block_is_an_error_naming_it() {
         let long = vec![10 * MS; 1000];
         let short = vec![10 * MS; 100];
-        let e = compare(&[run(&long)], &[run(&long), run(&short)], &Settings::default());
+        let e = compare(
+            &[run(&long)],
+            &[run(&long), run(&short)],
+            &Settings::default(),
+        );
         assert!(
-            matches!(e, Err(CompareError::TooShort { side: 'B', run: 2, frames: 100, .. })),
+            matches!(
+                e,
+                Err(CompareError::TooShort {
+                    side: 'B',
+                    run: 2,
+                    frames: 100,
+                    ..
+                })
+            ),
             "{e:?}"
         );
         let text = e.unwrap_err().to_string();
