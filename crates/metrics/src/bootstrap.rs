@@ -27,7 +27,8 @@
 //! full-sample difference (so the histogram's 1 % bucketing cancels), times
 //! a small-sample factor for the runs: √(R/(R−1)) (the run bootstrap's
 //! variance is (R−1)/R of the unbiased one) × t(df)/z (few runs: Student's
-//! t, df = R_A + R_B − 2). With one run on a side there is no run level:
+//! t, df = R_A + R_B − 2; a side's own interval: df = R − 1, clamped at
+//! 0, as every compared metric is ≥ 0). With one run on a side there is no run level:
 //! the interval is from within-run blocks only, factor 1, and flagged.
 
 use super::catalog::{self, Metric};
@@ -594,9 +595,14 @@ pub fn compare(
             let metric = metrics[m];
             let side = |s: usize, est: &[f64; N_METRICS], runs: &[[f64; N_METRICS]], r| {
                 let devs = draws.iter().map(|d| d[s][m] - centre[s][m]).collect();
+                // Every compared metric is ≥ 0.
+                let ci = interval(est[m], devs, f_side(r));
                 SideEstimate {
                     estimate: est[m],
-                    ci: interval(est[m], devs, f_side(r)),
+                    ci: Interval {
+                        low: ci.low.max(0.0),
+                        high: ci.high.max(0.0),
+                    },
                     runs: runs.iter().map(|v| v[m]).collect(),
                 }
             };
