@@ -85,7 +85,7 @@ fn parse_fail_if_worse(s: &str) -> Result<FailIfWorse, String> {
 
 fn parse_block(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v >= 0.001 && v <= 3600.0 => Ok(v),
+        Ok(v) if (0.001..=3600.0).contains(&v) => Ok(v),
         _ => Err(format!(
             "expected seconds between 0.001 and 3600, found {s:?}"
         )),

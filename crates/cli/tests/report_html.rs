@@ -586,7 +586,11 @@ fn comparison_of_runs_draws_intervals_and_runs_readably() {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let html = std::fs::read_to_string(&out).unwrap();
     assert_self_contained(&html);
     for key in [

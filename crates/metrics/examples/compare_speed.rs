@@ -22,7 +22,10 @@ fn main() {
     let t = Instant::now();
     let a = s.runs(10, 1, 1.0, 1.0);
     let b = s.runs(10, 2, 1.0, 1.05);
-    eprintln!("generated 2 × 10 × 100,000 frames in {:.2} s", t.elapsed().as_secs_f64());
+    eprintln!(
+        "generated 2 × 10 × 100,000 frames in {:.2} s",
+        t.elapsed().as_secs_f64()
+    );
     if let Some(dir) = std::env::args_os().nth(1) {
         let dir = std::path::PathBuf::from(dir);
         for (side, runs) in [("a", &a), ("b", &b)] {
@@ -53,7 +56,9 @@ fn main() {
             }
         };
         let secs = t.elapsed().as_secs_f64();
-        let typical = c.get("typical_fps").map(|m| (m.difference, m.ci, m.verdict));
+        let typical = c
+            .get("typical_fps")
+            .map(|m| (m.difference, m.ci, m.verdict));
         println!(
             "round {round}: {secs:.2} s, {} resamples, {} threads; typical_fps {typical:?}",
             settings.resamples, settings.threads
