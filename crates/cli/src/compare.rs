@@ -4,26 +4,50 @@
 //! counters also their stutters by main cause; for logs with system
 //! readings performance per watt (frames per joule, joules per frame) and
 //! the sensor means side by side.
+//!
+//! `steadyhud compare A… --vs B…` (several runs per side) is
+//! [`super::compare_runs`]: estimates, intervals and verdicts.
 
-use super::load::load_run;
+use super::load::{load_run, CliError};
 use std::path::PathBuf;
 use steadyhud_report::table::{self, cause_row};
 use steadyhud_report::Run;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Baseline log (any format `analyze` reads).
-    pub a: PathBuf,
-    /// Log compared against the baseline.
-    pub b: PathBuf,
+    /// Baseline log(s), side A (any format `analyze` reads). Without --vs:
+    /// exactly two logs, A and B, every metric side by side.
+    #[arg(required = true, value_name = "A")]
+    pub a: Vec<PathBuf>,
+    /// Side B's logs: with it each side may hold several runs, and the
+    /// compared metrics get B − A with a 95 % interval (two-level block
+    /// bootstrap) and a verdict: better, worse or no difference shown.
+    #[arg(long, num_args = 1.., value_name = "B")]
+    pub vs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub runs: super::compare_runs::RunsArgs,
     #[command(flatten)]
     pub threshold: super::analyze::ThresholdArg,
 }
 
 pub fn run(args: &Args) -> std::process::ExitCode {
+    if !args.vs.is_empty() {
+        return super::compare_runs::run(&args.a, &args.vs, &args.runs, &args.threshold);
+    }
     super::load::run_with_options(&args.threshold, |opts| {
-        let a = load_run(&args.a, opts)?;
-        let b = load_run(&args.b, opts)?;
+        if let Some(flag) = args.runs.flag_given() {
+            return Err(CliError::Usage(format!(
+                "{flag} compares runs: name side B's logs with --vs (compare A… --vs B…)"
+            )));
+        }
+        let [a, b] = args.a.as_slice() else {
+            return Err(CliError::Usage(format!(
+                "compare takes two logs (A B), or runs A… --vs B…; found {} logs and no --vs",
+                args.a.len()
+            )));
+        };
+        let a = load_run(a, opts)?;
+        let b = load_run(b, opts)?;
         print!("{}", render(&a, &b));
         Ok(())
     })

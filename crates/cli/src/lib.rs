@@ -3,6 +3,7 @@
 pub mod analyze;
 pub mod bench;
 pub mod compare;
+pub mod compare_runs;
 pub mod config;
 pub mod ctl;
 pub mod display;

@@ -12,6 +12,11 @@ use steadyhud_report::Run;
 pub enum CliError {
     #[error(transparent)]
     Read(#[from] ParseError),
+    /// Arguments that do not fit together.
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Compare(#[from] steadyhud_metrics::bootstrap::CompareError),
     #[error("{}: cannot write: {source}", path.display())]
     Write {
         path: PathBuf,

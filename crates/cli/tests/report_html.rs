@@ -560,3 +560,68 @@ fn report_of_100_logs_of_100k_frames() {
         }
     }
 }
+
+/// `compare A… --vs B… --html`: per compared metric a chart with each
+/// side's estimate, its interval and one dot per run, and the table of
+/// verdicts; readable in Chromium under each font setup.
+#[test]
+fn comparison_of_runs_draws_intervals_and_runs_readably() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("compare.html");
+    let a = [
+        shared_data("presentmon-test_case_0.csv"),
+        shared_data("presentmon-test_case_0_v1.csv"),
+        shared_data("presentmon-test_case_0_v2.csv"),
+    ];
+    let b = [
+        shared_data("ocat-metroexodus.csv"),
+        shared_data("presentmon1-csgo.csv"),
+    ];
+    let st = Command::new(env!("CARGO_BIN_EXE_steadyhud"))
+        .arg("compare")
+        .args(&a)
+        .arg("--vs")
+        .args(&b)
+        .arg("--html")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert_self_contained(&html);
+    for key in [
+        "steady_fps",
+        "mostly_steady_fps",
+        "typical_fps",
+        "p99_ms",
+        "p99_9_ms",
+        "stutter_time_pct",
+        "average_fps",
+        "time_over_budget_pct",
+    ] {
+        let chart = svg(&html, &format!("ci-{key}"));
+        // Two estimates, two intervals, one dot per run.
+        assert_eq!(chart.matches("class=\"estimate\"").count(), 2, "{key}");
+        assert_eq!(chart.matches("class=\"interval\"").count(), 2, "{key}");
+        assert_eq!(chart.matches("class=\"run\"").count(), 5, "{key}");
+    }
+    assert_eq!(html.matches("<tr><td>A</td>").count(), 3);
+    assert!(html.contains("better</td>"));
+    let profile = tmp.path().join("profile");
+    for fonts in Fonts::ALL {
+        measure(&out, &profile, NARROW, fonts).assert_readable(&format!("comparison, {fonts}"));
+        let shot = tmp.path().join(format!("cmp-{fonts:?}.png"));
+        screenshot(&out, &profile, &shot, NARROW, 2000, fonts);
+        // Side A's and side B's colours are both drawn.
+        let blue = count_colour(&shot, [0x00, 0x72, 0xb2]);
+        let orange = count_colour(&shot, [0xd5, 0x5e, 0x00]);
+        assert!(
+            blue > 300 && orange > 300,
+            "{fonts}: blue {blue}, orange {orange}"
+        );
+    }
+}

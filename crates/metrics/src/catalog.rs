@@ -55,7 +55,7 @@ impl Value {
 }
 
 /// Where a metric comes from.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub enum Source {
     /// The order-free metrics: a log's, or a fleet's merged time
     /// histogram's ([`TimeMetrics`]).
@@ -109,7 +109,7 @@ pub enum Group {
 }
 
 /// One metric of the summary.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Metric {
     /// The JSON key and CSV column.
     pub key: &'static str,

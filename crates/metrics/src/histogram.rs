@@ -162,6 +162,12 @@ impl TimeHistogram {
         }
     }
 
+    /// A histogram of non-empty bins in ascending bucket order, built by
+    /// this crate (no scheme checks: the bins come from [`bucket_of`]).
+    pub(crate) fn from_sorted_bins(bins: Vec<(u32, Bin)>) -> Self {
+        TimeHistogram { bins }
+    }
+
     /// Builds a histogram from bucket rows (any order, buckets may repeat:
     /// they are summed), checking each against the scheme.
     pub fn from_rows(

@@ -20,6 +20,8 @@
 //! - [`sensor_causes`]: stutters named by GPU throttling or a clock drop.
 //! - `time_metrics`: the order-free metrics, assembled once for both
 //!   ([`TimeMetrics`]).
+//! - [`bootstrap`]: runs of A against runs of B: each compared metric's
+//!   difference with a 95 % interval from a two-level block bootstrap.
 //! - [`catalog`]: every metric of the summary declared once (key, label,
 //!   unit, direction, how `merge` combines it), for every output to list.
 //!
@@ -28,6 +30,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod bootstrap;
 pub mod catalog;
 pub mod display;
 pub mod gpu;

@@ -8,25 +8,32 @@ use std::fmt::Write;
 
 /// The whole report page.
 pub fn render_html(runs: &[Run], opts: &ReportOptions) -> String {
-    let mut h = String::new();
     let layout = Layout::for_runs(runs.len());
-    let _ = write!(
-        h,
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body class=\"{l}\"><h1>{t}</h1>",
-        t = escape(&opts.title),
-        l = match layout {
-            Layout::Overlay => "overlay",
-            Layout::ManyRuns => "many-runs",
-        }
-    );
-    if runs.is_empty() {
-        h.push_str("<p class=\"note\">No runs.</p>");
+    let body = if runs.is_empty() {
+        "<p class=\"note\">No runs.</p>".to_string()
     } else {
         match layout {
-            Layout::Overlay => h.push_str(&overlay::body(runs, opts)),
-            Layout::ManyRuns => h.push_str(&many::body(runs, opts)),
+            Layout::Overlay => overlay::body(runs, opts),
+            Layout::ManyRuns => many::body(runs, opts),
         }
-    }
+    };
+    let class = match layout {
+        Layout::Overlay => "overlay",
+        Layout::ManyRuns => "many-runs",
+    };
+    page(&opts.title, class, &body)
+}
+
+/// A page titled `title` with the report's style, body class `class`
+/// (the layout) and `body`.
+pub(crate) fn page(title: &str, class: &str, body: &str) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body class=\"{class}\"><h1>{t}</h1>",
+        t = escape(title),
+    );
+    h.push_str(body);
     h.push_str("<footer>steadyhud ");
     h.push_str(env!("CARGO_PKG_VERSION"));
     h.push_str(

@@ -13,6 +13,9 @@
 //! Runs with system readings also get performance per watt (frames per
 //! joule) and their sensor means in the metrics table ([`sensors`]).
 //!
+//! `compare A… --vs B… --html` draws a comparison of runs ([`compare_runs`]):
+//! each side's estimate, its interval and every run, per metric.
+//!
 //! Deltas are against the baseline: the first log unless
 //! [`ReportOptions::baseline`] picks another.
 
@@ -20,6 +23,7 @@
 
 pub mod bars;
 pub mod charts;
+pub mod compare_runs;
 pub mod display;
 mod html;
 pub mod many;
