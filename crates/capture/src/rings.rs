@@ -207,9 +207,10 @@ impl Stream {
         self.display.is_some()
     }
 
-    /// Queues an answer; a full ring drops it (its frame is then
-    /// unknown) and counts it.
-    fn answer(&self, a: Answer) {
+    /// Queues an answer (any source: a present's key is the timestamp
+    /// [`Stream::record_with`] returned); a full ring drops it (its frame
+    /// is then unknown) and counts it. Without a display ring, nothing.
+    pub fn answer(&self, a: Answer) {
         let Some(ring) = self.display.as_ref() else {
             return;
         };
