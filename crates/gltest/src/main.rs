@@ -100,7 +100,8 @@ struct Args {
     /// print the median and mean, and the CPU time of steadyhud's threads:
     /// `gltest: swap_ns median M mean A n N` and `gltest: threads_cpu_ms T`;
     /// also each window's first swap as it happens: `gltest: first swap of
-    /// window K ns N` (a new window: `--recreate-every`).
+    /// window K ns N` (a new window: `--recreate-every`). On Wayland only
+    /// `gltest: swap_ns median M n N`.
     #[arg(long)]
     time_swaps: bool,
     #[arg(long, default_value_t = 60)]

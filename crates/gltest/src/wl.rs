@@ -102,7 +102,6 @@ fn check(args: &Args, profile: Profile) -> Result<(), String> {
         (args.recreate_every.is_some(), "--recreate-every"),
         (args.check_state, "--check-state"),
         (args.check_errors, "--check-errors"),
-        (args.time_swaps, "--time-swaps"),
     ];
     if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {
         return Err(format!("{flag} cannot be combined with {name}"));
@@ -190,6 +189,7 @@ pub fn run(args: &Args) -> Result<(), String> {
         let pace = (args.fps > 0).then(|| Duration::from_secs_f64(1.0 / f64::from(args.fps)));
         let start = Instant::now();
         let mut swaps = 0u64;
+        let mut timed = Vec::new();
         let mut result = Ok(());
         for frame in 0..args.frames {
             for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == frame) {
@@ -200,6 +200,9 @@ pub fn run(args: &Args) -> Result<(), String> {
             win.request_feedback();
             let present_ns = now_ns();
             let ok = (egl.swap_buffers)(dpy, surface);
+            if args.time_swaps && frame >= args.warmup {
+                timed.push(now_ns() - present_ns);
+            }
             win.set_present_ns(present_ns);
             if ok == 0 {
                 result = Err(egl.error(&format!("eglSwapBuffers {frame}")));
@@ -238,6 +241,14 @@ pub fn run(args: &Args) -> Result<(), String> {
         drop(win);
         result?;
         println!("gltest: swaps {swaps}");
+        if !timed.is_empty() {
+            timed.sort_unstable();
+            println!(
+                "gltest: swap_ns median {} n {}",
+                timed[timed.len() / 2],
+                timed.len()
+            );
+        }
     }
     Ok(())
 }
