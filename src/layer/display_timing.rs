@@ -655,6 +655,25 @@ mod tests {
             );
             assert!(present_additions((m, Mode::Observe), PresentChain::default()).is_empty());
         }
+        // The app's own consuming method is watched even where the device
+        // offers a better one (the layer's own mode is not built): an app
+        // on GOOGLE with a driver that also has present timing.
+        let p = decide(true, &offer(&EVERYTHING), &app(&[DISPLAY_TIMING_GOOGLE]));
+        assert_eq!(p.method, Some((Method::DisplayTimingGoogle, Mode::Observe)));
+        // An app that enabled both: present timing, the better one.
+        let p = decide(
+            true,
+            &offer(&EVERYTHING),
+            &app(&[DISPLAY_TIMING_GOOGLE, PRESENT_TIMING]),
+        );
+        assert_eq!(p.method, Some((Method::PresentTiming, Mode::Observe)));
+        // Not offered by the device (a layer above faking it): not watched.
+        let p = decide(
+            true,
+            &offer(&[PRESENT_WAIT, PRESENT_ID]),
+            &app(&[DISPLAY_TIMING_GOOGLE]),
+        );
+        assert_eq!(p.method, Some((Method::PresentWait, Mode::Own)));
         // Waiting takes nothing from the app: the layer keeps its own mode
         // and adds only what is missing.
         let p = decide(
