@@ -973,8 +973,9 @@ mod tests {
     static EXT_QUEUE: Mutex<Vec<ExtRecord>> = Mutex::new(Vec::new());
     static EXT_RAW: Mutex<Vec<ExtRecord>> = Mutex::new(Vec::new());
     /// What the fake last wrote into the app's arrays.
-    static EXT_WROTE: Mutex<Vec<(u64, u32, vk::Bool32, Vec<PresentStageTime>)>> =
-        Mutex::new(Vec::new());
+    static EXT_WROTE: Mutex<Vec<Wrote>> = Mutex::new(Vec::new());
+    /// One record as the app sees it: id, time domain, complete, stages.
+    type Wrote = (u64, u32, vk::Bool32, Vec<PresentStageTime>);
 
     unsafe extern "system" fn fake_ext(
         d: vk::Device,
