@@ -9,6 +9,8 @@
 //! first time inside a present, on the present queue.
 
 use super::counters::DeviceCounters;
+use super::display_observe::{ObserveNext, Observed};
+use super::display_timing::Method;
 use super::gpu_timing::GpuTimer;
 use super::handles::HandleMap;
 use super::instance::Instance;
@@ -97,6 +99,11 @@ pub struct Device {
     /// The device's PCI address (`VK_EXT_pci_bus_info`), which picks the
     /// GPU the system readings read.
     pub pci: Option<steadyhud_sensors::PciBusId>,
+    /// The display-timing method the app uses itself and the layer watches
+    /// (config `display_timing`, [`super::display_observe`]).
+    pub observe: Option<Method>,
+    /// The next layer's display-timing queries the observer forwards to.
+    pub observe_next: ObserveNext,
 }
 
 /// How a device is made (what `vkCreateDevice` hands the layer).
@@ -113,6 +120,9 @@ pub struct DeviceLink<'a> {
     /// Whether the device gets GPU timing ([`super::gpu_timing::wanted`];
     /// needs counters too).
     pub gpu_timing: bool,
+    /// The consuming display-timing method the app enabled itself, when
+    /// config `display_timing` is on (the plan's `Mode::Observe`).
+    pub observe: Option<Method>,
 }
 
 impl Device {
@@ -134,6 +144,7 @@ impl Device {
             allocate_hook,
             calibration,
             gpu_timing,
+            observe,
         } = link;
         // SAFETY: the next layer's gdpa of the live `device` (caller's
         // contract), called only with NUL-terminated names; the hook is
@@ -221,6 +232,10 @@ impl Device {
                     })
                 })
                 .flatten(),
+            observe,
+            // SAFETY: the next layer's gdpa of the live `device`, as for
+            // `next` above.
+            observe_next: unsafe { ObserveNext::load(|n| gdpa(device, n)) },
         })
     }
 
@@ -434,12 +449,15 @@ impl Device {
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
                 // Displayed-frame timing where the surface is a Wayland
-                // one we can follow (config `display_feedback`).
-                let display = self.settings.config.display_feedback
-                    && self
-                        .settings
-                        .presentation
-                        .knows(vk::Handle::as_raw(info.surface));
+                // one we can follow (config `display_feedback`), or the
+                // app's own display-timing queries are watched (config
+                // `display_timing`).
+                let display = self.observe.is_some()
+                    || (self.settings.config.display_feedback
+                        && self
+                            .settings
+                            .presentation
+                            .knows(vk::Handle::as_raw(info.surface)));
                 self.analysis.new_stream(
                     self.settings,
                     self.key,
@@ -465,6 +483,7 @@ impl Device {
             stream,
             hud: Mutex::new(hud),
             failed: Mutex::new(None),
+            observed: self.observe.map(|_| Observed::new()),
         });
         if self
             .swapchains

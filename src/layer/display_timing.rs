@@ -17,8 +17,10 @@
 //!   chain, never one of a type the app already chained.
 //!
 //! [`gather`] reads what the decision needs from Vulkan at
-//! `vkCreateDevice`. The device is not changed yet: the plan is printed in
-//! one line (lavapipe offers none of the extensions: "none").
+//! `vkCreateDevice`. The device is never changed: the plan is printed in
+//! one line (lavapipe offers none of the extensions: "none"); a plan in
+//! [`Mode::Observe`] is carried out by [`super::display_observe`], one in
+//! [`Mode::Own`] is not built yet.
 
 use ash::vk;
 use std::ffi::c_void;
@@ -188,7 +190,7 @@ impl DevicePlan {
         match self.method {
             None => "steadyhud: display_timing: none (the device offers neither VK_EXT_present_timing, VK_GOOGLE_display_timing, VK_KHR_present_wait2 nor VK_KHR_present_wait with their features); no display times".to_string(),
             Some((m, Mode::Observe)) => format!(
-                "steadyhud: display_timing: {} (the app uses it itself: the layer would only watch its results); not applied yet (untested on hardware)",
+                "steadyhud: display_timing: {} (the app uses it itself: the layer reads the results of the app's own queries for the presents the app tags; untested on hardware)",
                 m.extension()
             ),
             Some((m, Mode::Own)) => format!(
@@ -214,6 +216,19 @@ pub fn decide(enabled: bool, offer: &Offer, app: &AppDevice) -> DevicePlan {
     }
     let f = &offer.features;
     let ext = |n: &str| has(&offer.extensions, n);
+    // The app's own use of a consuming method comes first, whatever the
+    // device offers beside it: the layer then only watches that method's
+    // results (driving a better method itself is not built).
+    if let Some(m) = Method::ALL
+        .into_iter()
+        .find(|m| m.consumes() && ext(m.extension()) && has(&app.extensions, m.extension()))
+    {
+        return DevicePlan {
+            method: Some((m, Mode::Observe)),
+            add_extensions: Vec::new(),
+            features: Vec::new(),
+        };
+    }
     let calibrated = if ext(CALIBRATED_KHR) {
         Some(CALIBRATED_KHR)
     } else if ext(CALIBRATED_EXT) {
@@ -263,13 +278,6 @@ pub fn decide(enabled: bool, offer: &Offer, app: &AppDevice) -> DevicePlan {
                 || ((n == CALIBRATED_KHR || n == CALIBRATED_EXT)
                     && (has(&app.extensions, CALIBRATED_KHR) || has(&app.extensions, CALIBRATED_EXT)))
         };
-        if app_has(m.extension()) && m.consumes() {
-            return DevicePlan {
-                method: Some((m, Mode::Observe)),
-                add_extensions: Vec::new(),
-                features: Vec::new(),
-            };
-        }
         let c = &app.chained;
         return DevicePlan {
             method: Some((m, Mode::Own)),
@@ -647,6 +655,25 @@ mod tests {
             );
             assert!(present_additions((m, Mode::Observe), PresentChain::default()).is_empty());
         }
+        // The app's own consuming method is watched even where the device
+        // offers a better one (the layer's own mode is not built): an app
+        // on GOOGLE with a driver that also has present timing.
+        let p = decide(true, &offer(&EVERYTHING), &app(&[DISPLAY_TIMING_GOOGLE]));
+        assert_eq!(p.method, Some((Method::DisplayTimingGoogle, Mode::Observe)));
+        // An app that enabled both: present timing, the better one.
+        let p = decide(
+            true,
+            &offer(&EVERYTHING),
+            &app(&[DISPLAY_TIMING_GOOGLE, PRESENT_TIMING]),
+        );
+        assert_eq!(p.method, Some((Method::PresentTiming, Mode::Observe)));
+        // Not offered by the device (a layer above faking it): not watched.
+        let p = decide(
+            true,
+            &offer(&[PRESENT_WAIT, PRESENT_ID]),
+            &app(&[DISPLAY_TIMING_GOOGLE]),
+        );
+        assert_eq!(p.method, Some((Method::PresentWait, Mode::Own)));
         // Waiting takes nothing from the app: the layer keeps its own mode
         // and adds only what is missing.
         let p = decide(

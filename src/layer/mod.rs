@@ -28,6 +28,7 @@
 mod chain;
 mod counters;
 mod device;
+pub mod display_observe;
 pub mod display_timing;
 pub mod gpu_timing;
 mod handles;

@@ -266,10 +266,16 @@ impl Device {
             // commit, asked before the present goes down (the WSI commits
             // inside it); a present not asked about is known at once.
             if let (true, Some(k)) = (s.stream.has_display(), key) {
+                // Else the app's own display-timing query may answer it, by
+                // the app's id for this swapchain (`display_observe`).
+                // SAFETY: inside the app's present of `sc`, its `i`-th
+                // swapchain; `info.p_next` is its valid chain (caller).
+                let tagged = || unsafe { self.observe_present(s, info.p_next, i, k) };
                 if !self
                     .settings
                     .presentation
                     .on_present(s.surface, &s.stream, k)
+                    && !tagged()
                 {
                     s.stream.not_asked(k);
                 }

@@ -2,6 +2,7 @@
 //! HUD. Locked only by presents of this swapchain (which the app
 //! serializes) and by its destruction, so never contended.
 
+use super::display_observe::Observed;
 use crate::hud::{HudCache, HudDevice, SwapchainHud};
 use std::sync::{Arc, Mutex};
 use steadyhud_capture::rings::Stream;
@@ -19,6 +20,9 @@ pub struct Swapchain {
     /// swapchain, since a present the app made a frame ago may still wait
     /// on its semaphores.
     pub failed: Mutex<Option<SwapchainHud>>,
+    /// The app's present ids and refresh, when the device observes the
+    /// app's display timing ([`super::display_observe`]).
+    pub observed: Option<Box<Observed>>,
 }
 
 impl Swapchain {

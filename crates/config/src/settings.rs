@@ -280,8 +280,11 @@ keys! {
 
     /// `display_timing`: decide at device creation how display times
     /// would be obtained (VK_EXT_present_timing, VK_GOOGLE_display_timing,
-    /// VK_KHR_present_wait2/present_wait) and say so in one line (false:
-    /// untested on hardware; docs/design.md, "Display timing").
+    /// VK_KHR_present_wait2/present_wait) and say so in one line; where the
+    /// app uses VK_EXT_present_timing or VK_GOOGLE_display_timing itself,
+    /// read the results of its own queries into the display columns (the
+    /// presents it tags only). False: unit-tested only, no driver here
+    /// offers either (docs/design.md, "Display timing").
     display_timing: bool = false;
     set(c, v) { c.display_timing = parse_bool(v)? }
     show(s) { s.display_timing.to_string() }

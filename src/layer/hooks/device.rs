@@ -15,6 +15,7 @@
 use super::lookup::on_device;
 use crate::guard;
 use crate::layer::device::{Device, DeviceLink};
+use crate::layer::display_observe;
 use crate::layer::display_timing;
 use crate::layer::gpu_timing;
 use crate::layer::handles::dispatch_key;
@@ -87,9 +88,10 @@ pub(super) unsafe extern "system-unwind" fn create_device(
             unsafe { gpu_timing::wanted(&inst.ash, physical_device, l.client.config.gpu_timing) }
         });
     // Display timing (config `display_timing`, off by default): the decision
-    // only, in one line; the device is created as the app asked.
-    if l.client.config.display_timing {
-        guard::contain((), || {
+    // in one line; the device is created as the app asked, and a method the
+    // app uses itself is watched (`display_observe`).
+    let observe = if l.client.config.display_timing {
+        guard::contain(None, || {
             // SAFETY: `physical_device` is the app's live physical device of
             // `inst`, `info` its valid create info (caller's contract).
             let (offer, app) = unsafe {
@@ -102,8 +104,14 @@ pub(super) unsafe extern "system-unwind" fn create_device(
             };
             let plan = display_timing::decide(true, &offer, &app);
             guard::say(format_args!("{}", plan.line()));
-        });
-    }
+            match plan.method {
+                Some((m, display_timing::Mode::Observe)) => Some(m),
+                _ => None,
+            }
+        })
+    } else {
+        None
+    };
     // GPU timing maps its timestamps to the CPU clock with calibrated
     // timestamps: enabled here when the device has them (a query function
     // only; nothing changes for the app).
@@ -143,6 +151,7 @@ pub(super) unsafe extern "system-unwind" fn create_device(
             allocate_hook: hud_allocate_command_buffers,
             calibration,
             gpu_timing,
+            observe,
         };
         // SAFETY: `link` describes the live device just created.
         let dev = unsafe { Device::new(link, l.client.settings(), &l.client.analysis) }
@@ -300,6 +309,68 @@ pub(super) unsafe extern "system-unwind" fn queue_present<const FAULTS: bool>(
     unsafe {
         on_device(queue, vk::Result::ERROR_OUT_OF_HOST_MEMORY, |_, d| {
             d.present::<FAULTS>(queue, info)
+        })
+    }
+}
+
+/// `vkGetPastPresentationTimingGOOGLE`, handed out only to a device that
+/// watches the app's own use of it (`display_observe`).
+pub(super) unsafe extern "system-unwind" fn past_presentation_timing_google(
+    device: vk::Device,
+    sc: vk::SwapchainKHR,
+    count: *mut u32,
+    timings: *mut vk::PastPresentationTimingGOOGLE,
+) -> vk::Result {
+    // SAFETY: inside the app's call on its live `device`, with the app's own
+    // arguments, valid per the Vulkan spec (caller's contract), handed on
+    // as they are.
+    unsafe {
+        on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+            d.past_timing_google(sc, count, timings)
+        })
+    }
+}
+
+/// `vkGetRefreshCycleDurationGOOGLE`, as above.
+pub(super) unsafe extern "system-unwind" fn refresh_cycle_duration_google(
+    device: vk::Device,
+    sc: vk::SwapchainKHR,
+    out: *mut vk::RefreshCycleDurationGOOGLE,
+) -> vk::Result {
+    // SAFETY: as above.
+    unsafe {
+        on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+            d.refresh_cycle_google(sc, out)
+        })
+    }
+}
+
+/// `vkGetPastPresentationTimingEXT`, handed out only to a device that
+/// watches the app's own use of it (`display_observe`).
+pub(super) unsafe extern "system-unwind" fn past_presentation_timing_ext(
+    device: vk::Device,
+    info: *const display_observe::PastPresentationTimingInfo,
+    props: *mut display_observe::PastPresentationTimingProperties,
+) -> vk::Result {
+    // SAFETY: as above.
+    unsafe {
+        on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+            d.past_timing_ext(info, props)
+        })
+    }
+}
+
+/// `vkGetSwapchainTimingPropertiesEXT`, as above.
+pub(super) unsafe extern "system-unwind" fn swapchain_timing_properties_ext(
+    device: vk::Device,
+    sc: vk::SwapchainKHR,
+    out: *mut display_observe::SwapchainTimingProperties,
+    counter: *mut u64,
+) -> vk::Result {
+    // SAFETY: as above.
+    unsafe {
+        on_device(device, vk::Result::ERROR_INITIALIZATION_FAILED, |_, d| {
+            d.swapchain_timing_ext(sc, out, counter)
         })
     }
 }

@@ -14,6 +14,7 @@ use super::device::*;
 use super::instance::*;
 use crate::guard;
 use crate::layer::device::Extensions;
+use crate::layer::display_timing::Method;
 use crate::layer::handles::dispatch_key;
 use crate::layer::instance::Instance;
 use crate::layer::loader::{self};
@@ -32,6 +33,10 @@ enum Needs {
     DisplaySwapchain,
     /// Counters are on and the next layer has the function.
     Counters,
+    /// The device watches the app's own use of this display-timing method
+    /// (config `display_timing`, the app enabled its extension) and the
+    /// next layer has the function.
+    Observe(Method),
 }
 
 /// Level of an intercepted function.
@@ -103,20 +108,48 @@ fn hook(name: &[u8], faults: bool) -> Option<(Level, Needs, vk::PFN_vkVoidFuncti
         b"vkAcquireNextImageKHR" => (D, Needs::Counters, acquire_next_image as *const ()),
         b"vkAcquireNextImage2KHR" => (D, Needs::Counters, acquire_next_image2 as *const ()),
         b"vkSetLatencyMarkerNV" => (D, Needs::Counters, set_latency_marker as *const ()),
+        b"vkGetPastPresentationTimingGOOGLE" => (
+            D,
+            Needs::Observe(Method::DisplayTimingGoogle),
+            past_presentation_timing_google as *const (),
+        ),
+        b"vkGetRefreshCycleDurationGOOGLE" => (
+            D,
+            Needs::Observe(Method::DisplayTimingGoogle),
+            refresh_cycle_duration_google as *const (),
+        ),
+        b"vkGetPastPresentationTimingEXT" => (
+            D,
+            Needs::Observe(Method::PresentTiming),
+            past_presentation_timing_ext as *const (),
+        ),
+        b"vkGetSwapchainTimingPropertiesEXT" => (
+            D,
+            Needs::Observe(Method::PresentTiming),
+            swapchain_timing_properties_ext as *const (),
+        ),
         _ => return None,
     };
     Some((level, needs, void(f)))
 }
 
 /// Whether a device-level hook with `needs` is ours on a device with
-/// extensions `ext` and counters on or off; `next_has` tells whether the
-/// next layer has the function at all.
-fn allowed(needs: Needs, ext: Extensions, counting: bool, next_has: bool) -> bool {
+/// extensions `ext`, counters on or off, and watching the app's display
+/// timing method `observing`; `next_has` tells whether the next layer has
+/// the function at all.
+fn allowed(
+    needs: Needs,
+    ext: Extensions,
+    counting: bool,
+    observing: Option<Method>,
+    next_has: bool,
+) -> bool {
     match needs {
         Needs::Always => true,
         Needs::Swapchain => ext.swapchain && next_has,
         Needs::DisplaySwapchain => ext.display_swapchain && next_has,
         Needs::Counters => counting && next_has,
+        Needs::Observe(m) => observing == Some(m) && next_has,
     }
 }
 
@@ -164,7 +197,9 @@ pub unsafe extern "system" fn get_instance_proc_addr(
             Some((Level::Device, needs, f)) => match inst.as_ref() {
                 Some(i)
                     if next(i).is_some()
-                        && (needs != Needs::Counters || l.client.config.counters) =>
+                        && (needs != Needs::Counters || l.client.config.counters)
+                        && (!matches!(needs, Needs::Observe(_))
+                            || l.client.config.display_timing) =>
                 {
                     f
                 }
@@ -206,7 +241,13 @@ pub unsafe extern "system" fn get_device_proc_addr(
         let next = unsafe { (dev.next_gdpa)(device, name) };
         match hook(name_bytes(name), l.client.faults.on_present_path()) {
             Some((Level::Device, needs, f))
-                if allowed(needs, dev.ext, dev.counters.is_some(), next.is_some()) =>
+                if allowed(
+                    needs,
+                    dev.ext,
+                    dev.counters.is_some(),
+                    dev.observe,
+                    next.is_some(),
+                ) =>
             {
                 f
             }
@@ -268,6 +309,23 @@ mod tests {
             Some((Level::Device, Needs::Counters, _))
         ));
         assert!(hook(b"vkCmdDraw", false).is_none());
+        for (name, m) in [
+            (
+                &b"vkGetPastPresentationTimingGOOGLE"[..],
+                Method::DisplayTimingGoogle,
+            ),
+            (
+                b"vkGetRefreshCycleDurationGOOGLE",
+                Method::DisplayTimingGoogle,
+            ),
+            (b"vkGetPastPresentationTimingEXT", Method::PresentTiming),
+            (b"vkGetSwapchainTimingPropertiesEXT", Method::PresentTiming),
+        ] {
+            assert_eq!(
+                hook(name, false).map(|h| (h.0, h.1)),
+                Some((Level::Device, Needs::Observe(m)))
+            );
+        }
         // The faulty present is another function than the normal one.
         let p = |f| {
             hook(b"vkQueuePresentKHR", f)
@@ -286,15 +344,40 @@ mod tests {
             swapchain: true,
             display_swapchain: false,
         };
-        assert!(!allowed(Needs::Swapchain, none, true, true));
-        assert!(allowed(Needs::Swapchain, sc, true, true));
+        assert!(!allowed(Needs::Swapchain, none, true, None, true));
+        assert!(allowed(Needs::Swapchain, sc, true, None, true));
         assert!(
-            !allowed(Needs::Swapchain, sc, true, false),
+            !allowed(Needs::Swapchain, sc, true, None, false),
             "nothing below to forward to"
         );
-        assert!(!allowed(Needs::DisplaySwapchain, sc, true, true));
-        assert!(!allowed(Needs::Counters, sc, false, true), "counters=0");
-        assert!(allowed(Needs::Counters, none, true, true));
-        assert!(allowed(Needs::Always, none, false, false));
+        assert!(!allowed(Needs::DisplaySwapchain, sc, true, None, true));
+        assert!(
+            !allowed(Needs::Counters, sc, false, None, true),
+            "counters=0"
+        );
+        assert!(allowed(Needs::Counters, none, true, None, true));
+        assert!(allowed(Needs::Always, none, false, None, false));
+        // The display-timing queries: only on a device watching that very
+        // method (config on, the app enabled its extension), and only when
+        // there is something below.
+        let google = Needs::Observe(Method::DisplayTimingGoogle);
+        let ext = Needs::Observe(Method::PresentTiming);
+        assert!(!allowed(google, sc, true, None, true), "not observing");
+        assert!(allowed(
+            google,
+            sc,
+            true,
+            Some(Method::DisplayTimingGoogle),
+            true
+        ));
+        assert!(!allowed(
+            google,
+            sc,
+            true,
+            Some(Method::PresentTiming),
+            true
+        ));
+        assert!(allowed(ext, sc, true, Some(Method::PresentTiming), true));
+        assert!(!allowed(ext, sc, true, Some(Method::PresentTiming), false));
     }
 }
