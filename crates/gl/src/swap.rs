@@ -233,12 +233,17 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                         crate::wayland::display_of(t.key.display),
                         crate::wayland::wl_surface_for(t.key.drawable),
                     ) {
-                        (Some(wl), Some(surface)) => p.client.presentation.surface_created(
-                            t.key.display,
-                            t.key.drawable,
-                            wl,
-                            surface,
-                        ),
+                        // SAFETY: the game is swapping this surface of `wl`:
+                        // the display and the wl_surface it was made from are
+                        // live.
+                        (Some(wl), Some(surface)) => unsafe {
+                            p.client.presentation.surface_created(
+                                t.key.display,
+                                t.key.drawable,
+                                wl,
+                                surface,
+                            )
+                        },
                         _ => false,
                     };
                 let stream = (path == Path::Gl).then(|| {
