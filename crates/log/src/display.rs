@@ -4,7 +4,11 @@
 //! back ([`Shown::parse`]). The layer writes them, the `formats` reader
 //! reads them; both go through here.
 
+use crate::columns::DISPLAY;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use steadyhud_metrics::display::{DisplayColumns, DisplayStats, Seen, SeenColumns, NO_VALUE};
+use steadyhud_metrics::Options;
 
 /// Who told us when a frame reached the screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,6 +133,105 @@ fn parse_ms(s: &str) -> Option<u64> {
     }
     let frac: u64 = format!("{frac:0<6}").parse().ok()?;
     Some(whole.parse::<u64>().ok()? * 1_000_000 + frac)
+}
+
+/// The summary JSON's key for displayed-frame timing, and
+/// `analyze --display --json`'s block: [`summary_keys`].
+pub const SUMMARY_KEY: &str = "display";
+
+/// A log's frames' answers, in row order, as the displayed-frame metrics
+/// take them ([`Answers::columns`]): the layer adds each row's as it
+/// writes the row ([`Answers::push`]), the `formats` reader each row's as
+/// it reads it ([`Answers::push_read`]), so both measure the same frames
+/// the same way.
+#[derive(Clone, Debug, Default)]
+pub struct Answers {
+    seen: Vec<Seen>,
+    sources: BTreeMap<&'static str, usize>,
+}
+
+impl Answers {
+    /// The next row's answer; `present_ns`: the present call that ends the
+    /// frame, on the clock of `At::displayed_ns` (what
+    /// [`Shown::write_cells`] gets).
+    pub fn push(&mut self, shown: Shown, present_ns: u64) {
+        let latency = match shown {
+            Shown::At { displayed_ns, .. } => {
+                i64::try_from(displayed_ns as i128 - present_ns as i128).unwrap_or(NO_VALUE)
+            }
+            _ => NO_VALUE,
+        };
+        self.push_read(shown, latency);
+    }
+
+    /// The next row's answer as a log gives it: the latency from its
+    /// `display_latency_ms` cell ([`NO_VALUE`]: empty).
+    pub fn push_read(&mut self, shown: Shown, latency_ns: i64) {
+        let (seen, source) = match shown {
+            Shown::At {
+                source,
+                displayed_ns,
+                ..
+            } => (
+                Seen::At {
+                    displayed_ns,
+                    latency_ns,
+                },
+                Some(source),
+            ),
+            Shown::Dropped { source } => (Seen::Dropped, Some(source)),
+            Shown::Unknown => (Seen::Unknown, None),
+        };
+        self.seen.push(seen);
+        if let Some(s) = source {
+            *self.sources.entry(s.name()).or_default() += 1;
+        }
+    }
+
+    /// Rows so far.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// The display columns of the rows so far, named after the log's
+    /// [`DISPLAY`] columns (intervals from `displayed_ns`, dropped frames
+    /// from `display_source` without `displayed_ns`, present to display
+    /// from `display_latency_ms`).
+    pub fn columns(&self) -> DisplayColumns {
+        let [displayed, latency, _, source] = DISPLAY.map(|c| c.name);
+        DisplayColumns::from_seen(
+            &self.seen,
+            SeenColumns {
+                displayed,
+                dropped: &format!("{source} without {displayed}"),
+                latency,
+            },
+            self.sources
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        )
+    }
+}
+
+/// The summary JSON's displayed-frame keys for a log of `durations_ns`
+/// whose rows' answers are `answers` (the first `durations_ns.len()` of
+/// them): `{"display": {…}}`, the block `analyze --display --json` prints
+/// for the same log (both are [`DisplayStats`], docs/metrics.md
+/// "Displayed frames"). Merge it into the summary's extra keys.
+pub fn summary_keys(durations_ns: &[u64], answers: &Answers, opts: &Options) -> serde_json::Value {
+    let stats = DisplayStats::of(durations_ns, &answers.columns(), opts);
+    let mut keys = serde_json::Map::new();
+    // A struct of numbers, strings and maps: encoding cannot fail.
+    keys.insert(
+        SUMMARY_KEY.into(),
+        serde_json::to_value(stats).unwrap_or(serde_json::Value::Null),
+    );
+    serde_json::Value::Object(keys)
 }
 
 #[cfg(test)]
