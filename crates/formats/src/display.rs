@@ -161,7 +161,7 @@ fn is_na(b: &[u8]) -> bool {
 
 /// A finite ms value → ns, rounded to the nearest ns; `None` if it is not
 /// one (or beyond ±1e18 ns).
-pub(crate) fn ms_to_ns(b: &[u8]) -> Option<i64> {
+fn ms_to_ns(b: &[u8]) -> Option<i64> {
     let ns = (number(b)? * 1e6).round();
     (ns.is_finite() && ns.abs() <= 1e18).then_some(ns as i64)
 }

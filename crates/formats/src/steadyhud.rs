@@ -41,12 +41,11 @@ use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
 use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
-use steadyhud_log::display::{Answers, Shown, Source};
+use steadyhud_log::display::Answers;
 use steadyhud_log::{
     columns, parse_target_fps, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, MARK_PREFIX,
     ORIGIN_PREFIX, OVERFLOW_PREFIX, TARGET_FPS_PREFIX,
 };
-use steadyhud_metrics::display::NO_VALUE;
 use steadyhud_metrics::gpu::{self, GpuColumns};
 use steadyhud_metrics::sensors::is_sensor_column;
 
@@ -78,19 +77,6 @@ fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
             ms.checked_mul(1_000_000)?.checked_add(frac_ns)
         }
         _ => f.parse().ok(),
-    }
-}
-
-/// Which of a row's four display cells ([`columns::DISPLAY`]) made
-/// [`Shown::parse`] refuse them (`origin` as given to it).
-fn bad_display_cell(cells: [&str; 4], origin: i128) -> usize {
-    let [displayed, latency, _, source] = cells;
-    if !source.trim().is_empty() && Source::from_name(source.trim()).is_none() {
-        3
-    } else if Shown::parse([displayed, latency, "", source], origin).is_some() {
-        2
-    } else {
-        0
     }
 }
 
@@ -258,15 +244,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                     },
                 )
             };
-            let shown =
-                Shown::parse(cells, origin).ok_or_else(|| bad(bad_display_cell(cells, origin)))?;
-            let latency = match (shown, cells[1].trim()) {
-                (Shown::At { .. }, l) if !l.is_empty() => {
-                    super::display::ms_to_ns(l.as_bytes()).ok_or_else(|| bad(1))?
-                }
-                _ => NO_VALUE,
-            };
-            answers.push_read(shown, latency);
+            answers.push_cells(cells, origin).map_err(bad)?;
         }
         if !counter_cols.is_empty() {
             let mut next = 0;

@@ -125,6 +125,16 @@ impl Shown {
     }
 }
 
+/// `-0.000500` (ms, up to six decimals, signed) as ns.
+fn parse_signed_ms(s: &str) -> Option<i64> {
+    let (negative, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let ns = i64::try_from(parse_ms(s)?).ok()?;
+    Some(if negative { -ns } else { ns })
+}
+
 /// `16.666667` (ms, up to six decimals) as ns.
 fn parse_ms(s: &str) -> Option<u64> {
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
@@ -186,6 +196,33 @@ impl Answers {
         if let Some(s) = source {
             *self.sources.entry(s.name()).or_default() += 1;
         }
+    }
+
+    /// The next row's answer from its four cells as a log holds them
+    /// (`displayed_ns`, `display_latency_ms`, `refresh_ms`,
+    /// `display_source`; `origin_ns` as for [`Shown::parse`]). `Err(k)`:
+    /// cell k is not what steadyhud writes, and nothing is added.
+    pub fn push_cells(&mut self, cells: [&str; 4], origin_ns: i128) -> Result<(), usize> {
+        let [displayed, latency, _, source] = cells;
+        let Some(shown) = Shown::parse(cells, origin_ns) else {
+            // Which cell: an unknown source, else a refresh that alone
+            // keeps the row from reading, else the display time.
+            return Err(
+                if !source.trim().is_empty() && Source::from_name(source.trim()).is_none() {
+                    3
+                } else if Shown::parse([displayed, latency, "", source], origin_ns).is_some() {
+                    2
+                } else {
+                    0
+                },
+            );
+        };
+        let latency_ns = match (shown, latency.trim()) {
+            (Shown::At { .. }, l) if !l.is_empty() => parse_signed_ms(l).ok_or(1usize)?,
+            _ => NO_VALUE,
+        };
+        self.push_read(shown, latency_ns);
+        Ok(())
     }
 
     /// Rows so far.
@@ -264,6 +301,63 @@ mod tests {
         }
         assert_eq!(Shown::parse(["5", "", "", ""], 0), None);
         assert_eq!(Shown::parse(["5", "", "", "carrier-pigeon"], 0), None);
+    }
+
+    /// A row's cells as written come back with their latency, exactly; a
+    /// cell steadyhud does not write is named by its index.
+    #[test]
+    fn answers_read_the_cells_back() {
+        let mut a = Answers::default();
+        let mut written = Answers::default();
+        let frames = [
+            (
+                Shown::At {
+                    source: Source::Wayland,
+                    displayed_ns: 1_500,
+                    refresh_ns: 0,
+                },
+                2_000,
+            ),
+            (
+                Shown::At {
+                    source: Source::Wayland,
+                    displayed_ns: 20_123_457,
+                    refresh_ns: 16_666_667,
+                },
+                3_000,
+            ),
+            (
+                Shown::Dropped {
+                    source: Source::X11Present,
+                },
+                4_000,
+            ),
+            (Shown::Unknown, 5_000),
+        ];
+        for (s, present) in frames {
+            let mut out = String::new();
+            s.write_cells(1_000, present, &mut out);
+            let v: Vec<&str> = out[1..].split(',').collect();
+            a.push_cells([v[0], v[1], v[2], v[3]], 1_000).unwrap();
+            written.push(s, present);
+        }
+        assert_eq!(a.columns(), written.columns());
+        let c = a.columns();
+        assert_eq!(c.values[0].ns[..2], [-500, 20_120_457]);
+        assert_eq!(
+            c.sources,
+            Some([("wayland".into(), 2), ("x11-present".into(), 1)].into())
+        );
+        for (cells, bad) in [
+            (["5", "1.0", "", "carrier-pigeon"], 3),
+            (["5", "1.0", "16.6x", "wayland"], 2),
+            (["5x", "1.0", "", "wayland"], 0),
+            (["5", "", "", ""], 0),
+            (["5", "1.0.0", "", "wayland"], 1),
+        ] {
+            assert_eq!(a.push_cells(cells, 0), Err(bad), "{cells:?}");
+        }
+        assert_eq!(a.len(), 4);
     }
 
     #[test]
