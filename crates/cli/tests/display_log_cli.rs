@@ -248,3 +248,48 @@ fn a_bad_display_cell_is_located() {
         assert!(err.contains(column), "{to}: {err}");
     }
 }
+
+/// `compare` and `report` show our log's displayed frames as a capture's.
+#[test]
+fn compare_and_report_show_our_logs_displayed_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let (with, without) = (
+        write_log(&dir.path().join("a"), true),
+        write_log(&dir.path().join("b"), false),
+    );
+    let out = steadyhud(&["compare", with.to_str().unwrap(), without.to_str().unwrap()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let row = |start: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("{start}: {text}"));
+        line[start.len()..]
+            .split_whitespace()
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("Dropped frames"), ["3", "n/a"]);
+    let fps = row("Displayed: Average FPS");
+    assert_eq!(fps[fps.len() - 2..], ["70.00", "n/a"], "{text}");
+    let html = dir.path().join("r.html");
+    let out = steadyhud(&[
+        "report",
+        with.to_str().unwrap(),
+        without.to_str().unwrap(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<svg id=\"displayed-1\""));
+    assert!(!page.contains("<svg id=\"displayed-2\""));
+    let chart = &page[page.find("<svg id=\"displayed-1\"").unwrap()..];
+    let chart = &chart[..chart.find("</svg>").unwrap()];
+    assert!(chart.contains("3 dropped"), "{chart}");
+}
