@@ -312,9 +312,7 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     }
     if display_i.is_some() {
         let c = answers.columns();
-        let unknown = (0..c.dropped.len())
-            .filter(|&i| !c.dropped[i] && c.interval_ns[i] == gpu::NO_DATA)
-            .count();
+        let unknown = c.unknown_frames(durations.len());
         if unknown > 0 {
             meta.notes.push(format!(
                 "{unknown} of {} frame(s) without a display answer (empty {}): neither shown nor dropped",

@@ -156,6 +156,15 @@ pub struct SeenColumns<'a> {
 }
 
 impl DisplayColumns {
+    /// Of the first `n` frames, those neither dropped nor with an interval
+    /// value: with [`DisplayColumns::sources`], the frames no source
+    /// answered for.
+    pub fn unknown_frames(&self, n: usize) -> usize {
+        (0..n.min(self.dropped.len()))
+            .filter(|&i| !self.dropped[i] && self.interval_ns.get(i).is_none_or(|&v| v == NO_DATA))
+            .count()
+    }
+
     /// The display columns of frames whose display *times* are known
     /// (docs/metrics.md, "Live displayed-frame timing"), so that
     /// [`DisplayStats::of`] measures them by the captures' definitions:
@@ -363,11 +372,7 @@ impl DisplayStats {
                 );
             }
         }
-        let unknown_frames = c.sources.as_ref().map(|_| {
-            (0..n)
-                .filter(|&i| !c.dropped[i] && c.interval_ns.get(i).is_none_or(|&v| v == NO_DATA))
-                .count()
-        });
+        let unknown_frames = c.sources.as_ref().map(|_| c.unknown_frames(n));
         DisplayStats {
             interval_column: c.interval_column.clone(),
             dropped_column: c.dropped_column.clone(),
