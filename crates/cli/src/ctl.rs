@@ -15,7 +15,7 @@ use steadyhud_control::client::{self, ClientError, Socket};
 use steadyhud_control::protocol::{Reply, Request};
 use steadyhud_control::replies::{
     HelpReply, HistogramReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError,
-    Status, WindowMetrics,
+    Status, WindowDisplay, WindowMetrics,
 };
 
 #[derive(clap::Args, Debug)]
@@ -189,8 +189,31 @@ pub fn status_text(s: &Status) -> String {
         if let (Some(busy), Some(bound)) = (w.gpu_busy_ms, w.gpu_bound_pct) {
             out.push_str(&format!("  GPU {busy:.1} ms/frame, {bound:.0}% bound\n"));
         }
+        if let Some(d) = &w.display {
+            out.push_str(&display_line(d));
+        }
     }
     out.trim_end().to_string()
+}
+
+/// What reached the screen over the window: `  display (wayland) 59.9 fps,
+/// 3 dropped, 1 unanswered, latency 24.1 ms, refresh 16.7 ms`; `n/a` for
+/// a number the source did not give (yet).
+fn display_line(d: &WindowDisplay) -> String {
+    let ms = |v: Option<f32>| v.map_or_else(|| "n/a".to_string(), |v| format!("{v:.1} ms"));
+    let fps = d
+        .displayed_fps
+        .map_or_else(|| "n/a".to_string(), |v| format!("{v:.1}"));
+    let mut line = format!("  display ({}) {fps} fps, {} dropped", d.source, d.dropped);
+    if d.unknown > 0 {
+        line.push_str(&format!(", {} unanswered", d.unknown));
+    }
+    line.push_str(&format!(
+        ", latency {}, refresh {}\n",
+        ms(d.latency_ms),
+        ms(d.refresh_ms)
+    ));
+    line
 }
 
 /// A window's metrics, one line each in the catalog's order: its label,
@@ -326,6 +349,27 @@ mod tests {
             "pid 42  vkcube\nHUD off (preset 1), frame cap 60 fps\nwindow 1: 600 frames, log /l/vkcube.csv\n  last 10 s:\n    P99 (time-weighted)  17.10 ms\n    Steady FPS           58\n    Typical FPS          60\n    Time over budget     1.23 %\n    OSC (oscillation)    no\n  GPU 0.9 ms/frame, 1% bound"
         );
         assert!(status_text(&status_with(None)).contains("no metrics yet"));
+        // A window with a source of display times says what reached the
+        // screen, after the GPU line; without one, no such line.
+        let mut s = status_with(None);
+        assert!(!status_text(&s).contains("display"));
+        s.windows[0].display = Some(WindowDisplay {
+            source: "wayland".into(),
+            displayed_fps: Some(59.94),
+            dropped: 3,
+            unknown: 0,
+            latency_ms: Some(24.08),
+            refresh_ms: None,
+        });
+        assert!(
+            status_text(&s).ends_with(
+                "\n  display (wayland) 59.9 fps, 3 dropped, latency 24.1 ms, refresh n/a"
+            ),
+            "{}",
+            status_text(&s)
+        );
+        s.windows[0].display.as_mut().unwrap().unknown = 2;
+        assert!(status_text(&s).contains("3 dropped, 2 unanswered, latency"));
         let empty = Status {
             pid: 1,
             exe: "x".into(),

@@ -16,6 +16,15 @@ pub fn table(d: &DisplayStats) -> String {
             d.interval_column, d.dropped_column
         ),
     );
+    if let Some(sources) = &d.sources {
+        let by: Vec<String> = sources.iter().map(|(s, n)| format!("{s} ({n})")).collect();
+        let by = if by.is_empty() {
+            "none".into()
+        } else {
+            by.join(", ")
+        };
+        row("Display times from", by);
+    }
     row("Presented frames", d.presented_frames.to_string());
     row("Displayed frames", d.displayed_frames.to_string());
     row(
@@ -25,6 +34,12 @@ pub fn table(d: &DisplayStats) -> String {
             d.dropped_frames, d.dropped_time_pct
         ),
     );
+    if let Some(n) = d.unknown_frames {
+        row(
+            "Frames without an answer",
+            format!("{n} (neither displayed nor dropped)"),
+        );
+    }
     match &d.intervals {
         None => row("Intervals", "none: no two displayed frames in a row".into()),
         Some(s) => {

@@ -46,6 +46,8 @@ own_rows! {
     GpuBound = "gpu_bound",
         "GPU busy time per frame and the share of time GPU-bound (with GPU timing)";
     Cap = "cap", "the frame cap in force (when there is one)";
+    Display = "display",
+        "what reached the screen over the window: displayed FPS, dropped frames and present-to-display latency, `59.9 fps · 3 dropped · 24.1 ms` (with a source of display times)";
     Sensors = "sensors", "the rows of `hud_sensor_rows`";
     Graph = "graph", "the frame-time graph";
     Window = "window", "the rolling window's length and its stutter count (and lost frames)";
@@ -145,6 +147,7 @@ pub const PRESETS: [Preset; 4] = [
             "stutter_count",
             "stutter_time_pct",
             "gpu_bound",
+            "display",
             "cap",
             "cpu",
             "gpu",

@@ -53,6 +53,51 @@ pub struct WindowStatus {
     /// The newest system readings by log column (`cpu_load_pct`, …; empty
     /// with `sensor_hz=0` or before the first sample).
     pub readings: std::collections::BTreeMap<String, f64>,
+    /// What reached the screen over the rolling window (`None` without a
+    /// source of display times for this window).
+    pub display: Option<WindowDisplay>,
+}
+
+/// Displayed-frame timing over a window's rolling window, as `status`
+/// gives it: [`steadyhud_live::LiveDisplay`] (docs/metrics.md, "Live
+/// displayed-frame timing").
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WindowDisplay {
+    /// Who answered (`wayland`, `x11-present`, …).
+    pub source: String,
+    /// Frames shown per second of the window's display time (`None`
+    /// before two frames were shown).
+    pub displayed_fps: Option<f32>,
+    /// Frames the source said were never shown, in the window.
+    pub dropped: u32,
+    /// Frames in the window with no answer (neither shown nor dropped).
+    pub unknown: u32,
+    /// Mean present call → on screen of the window's shown frames, ms.
+    pub latency_ms: Option<f32>,
+    /// The newest refresh period the source gave, ms.
+    pub refresh_ms: Option<f32>,
+}
+
+impl From<&steadyhud_live::LiveDisplay> for WindowDisplay {
+    fn from(d: &steadyhud_live::LiveDisplay) -> WindowDisplay {
+        let steadyhud_live::LiveDisplay {
+            source,
+            displayed_fps,
+            dropped,
+            unknown,
+            latency_ms,
+            refresh_ms,
+        } = *d;
+        WindowDisplay {
+            source: source.to_string(),
+            displayed_fps,
+            dropped,
+            unknown,
+            latency_ms,
+            refresh_ms,
+        }
+    }
 }
 
 /// A window's metrics as `status` gives them: every metric of the catalog
@@ -345,5 +390,43 @@ mod tests {
         assert_eq!(s.windows.len(), 1);
         assert_eq!((s.windows[0].stream, s.windows[0].frames), (2, 5));
         assert_eq!(s.windows[0].metrics, None);
+    }
+
+    /// A window's display numbers are the live ones, and go through a
+    /// reply line; a window without a source has none, and an older
+    /// layer's status (no `display` key) reads as none.
+    #[test]
+    fn display_numbers_round_trip_from_the_live_ones() {
+        let live = steadyhud_live::LiveDisplay {
+            source: "wayland",
+            displayed_fps: Some(59.9),
+            dropped: 3,
+            unknown: 1,
+            latency_ms: Some(24.1),
+            refresh_ms: None,
+        };
+        let d = WindowDisplay::from(&live);
+        assert_eq!(
+            (d.source.as_str(), d.displayed_fps, d.dropped, d.unknown),
+            ("wayland", Some(59.9), 3, 1)
+        );
+        assert_eq!((d.latency_ms, d.refresh_ms), (Some(24.1), None));
+        let s = Status {
+            windows: vec![WindowStatus {
+                stream: 1,
+                display: Some(d.clone()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let line = ok(&s).to_string();
+        for key in [r#""source":"wayland""#, r#""dropped":3,"#, r#""unknown":1"#] {
+            assert!(line.contains(key), "{key}: {line}");
+        }
+        let back: Status = Reply::parse(&line).unwrap().read().unwrap().unwrap();
+        assert_eq!(back.windows[0].display, Some(d));
+        let old = r#"ok {"windows":[{"stream":2}]}"#;
+        let s: Status = Reply::parse(old).unwrap().read().unwrap().unwrap();
+        assert_eq!(s.windows[0].display, None);
     }
 }

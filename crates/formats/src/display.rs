@@ -150,6 +150,7 @@ impl Spec {
                     }
                 })
                 .collect(),
+            sources: None,
         }
     }
 }

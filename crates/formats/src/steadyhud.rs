@@ -21,6 +21,14 @@
 //! [`Meta::sensors`] through [`SensorMap::steadyhud`]; an empty cell is no
 //! reading.
 //!
+//! The display columns (`displayed_ns`, `display_latency_ms`,
+//! `refresh_ms`, `display_source`, [`steadyhud_log::display`]; logs of
+//! windows that had a source of display times) go to [`Meta::display`],
+//! built as the layer builds its summary's
+//! ([`steadyhud_log::display::Answers`]), so `analyze --display`, `compare`
+//! and `report` measure our logs by the captures' definitions. A log with
+//! only some of the four reads without them.
+//!
 //! A log that does not end with the `# end: complete` line the layer writes
 //! at a clean exit gets the note "session did not end cleanly (last flush
 //! at …)": the game was killed, crashed, left through `_exit`, or is still
@@ -33,9 +41,10 @@ use super::text::{char_col, clip, field_col, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
 use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
+use steadyhud_log::display::Answers;
 use steadyhud_log::{
     columns, parse_target_fps, COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, MARK_PREFIX,
-    OVERFLOW_PREFIX, TARGET_FPS_PREFIX,
+    ORIGIN_PREFIX, OVERFLOW_PREFIX, TARGET_FPS_PREFIX,
 };
 use steadyhud_metrics::gpu::{self, GpuColumns};
 use steadyhud_metrics::sensors::is_sensor_column;
@@ -85,6 +94,11 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     let (mut busy, mut wait) = (Vec::new(), Vec::new());
     let mut sensor_map: Option<SensorMap> = None;
     let mut sensor_rows = Default::default();
+    // Field index of each display column (all four or none), the rows'
+    // answers, and the origin their displayed_ns count from.
+    let mut display_i: Option<[usize; 4]> = None;
+    let mut answers = Answers::default();
+    let mut origin: i128 = 0;
     let mut lost = 0u64;
     let mut counters_lost = 0u64;
     let mut last_line = 0;
@@ -113,6 +127,8 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 meta.source = Some(exe.trim().to_string());
             } else if let Some(f) = text.strip_prefix(TARGET_FPS_PREFIX) {
                 meta.target_fps = parse_target_fps(f);
+            } else if let Some(t) = text.strip_prefix(ORIGIN_PREFIX) {
+                origin = t.trim().parse().unwrap_or(0);
             } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
                 // Saturating: the counts come from the file (fuzzing found
                 // two near-u64::MAX notes overflowing a plain `+=`).
@@ -140,6 +156,10 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                     busy_i = names.iter().position(|n| *n == gpu::BUSY_COLUMN);
                     wait_i = names.iter().position(|n| *n == gpu::WAIT_COLUMN);
                     sensor_map = SensorMap::steadyhud(&names);
+                    let at = columns::DISPLAY.map(|c| names.iter().position(|n| *n == c.name));
+                    if let [Some(a), Some(b), Some(c), Some(d)] = at {
+                        display_i = Some([a, b, c, d]);
+                    }
                     if let Some(m) = &sensor_map {
                         sensor_rows = m.rows();
                     }
@@ -212,6 +232,20 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
             let f: Vec<&str> = text.split(',').collect();
             m.push(&mut sensor_rows, |k| f.get(k).map(|s| s.as_bytes()));
         }
+        if let Some(ix) = display_i {
+            let f: Vec<&str> = text.split(',').collect();
+            let cells = ix.map(|k| f.get(k).copied().unwrap_or(""));
+            let bad = |k: usize| {
+                At::new(
+                    Pos::new(line.no, field_col(text.as_bytes(), ix[k])),
+                    ErrorKind::BadDisplayValue {
+                        column: columns::DISPLAY[k].name.to_string(),
+                        found: clip(cells[k], 40),
+                    },
+                )
+            };
+            answers.push_cells(cells, origin).map_err(bad)?;
+        }
         if !counter_cols.is_empty() {
             let mut next = 0;
             for (k, f) in text.split(',').enumerate() {
@@ -275,6 +309,18 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     }
     if let Some(m) = &sensor_map {
         meta.sensors = m.finish(sensor_rows, &mut meta.notes);
+    }
+    if display_i.is_some() {
+        let c = answers.columns();
+        let unknown = c.unknown_frames(durations.len());
+        if unknown > 0 {
+            meta.notes.push(format!(
+                "{unknown} of {} frame(s) without a display answer (empty {}): neither shown nor dropped",
+                durations.len(),
+                columns::DISPLAY[3].name
+            ));
+        }
+        meta.display = Some(c);
     }
     if busy_i.is_some() {
         let missing = busy.iter().filter(|&&b| b == gpu::NO_DATA).count();

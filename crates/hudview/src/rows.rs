@@ -8,8 +8,8 @@ use imgui::Ui;
 use std::fmt::Write;
 use std::sync::Arc;
 use steadyhud_config::hud::{self, OwnRow, Row};
-use steadyhud_live::LiveStats;
 use steadyhud_live::Toast;
+use steadyhud_live::{LiveDisplay, LiveStats};
 use steadyhud_metrics::catalog::{self, Value};
 
 /// Spacing between rows side by side, unscaled pixels.
@@ -42,6 +42,7 @@ fn label_of(row: Row, stats: &LiveStats) -> Option<&'static str> {
             OwnRow::FrameMs => Some("Frame"),
             OwnRow::Cap => Some("Cap"),
             OwnRow::GpuBound => Some("GPU"),
+            OwnRow::Display => Some("Display"),
             OwnRow::OneLine
             | OwnRow::FpsOnly
             | OwnRow::Graph
@@ -155,6 +156,7 @@ impl View {
                     | OwnRow::FpsOnly
                     | OwnRow::FrameMs
                     | OwnRow::GpuBound
+                    | OwnRow::Display
                     | OwnRow::Cap,
                 )
                 | Row::Metric(_)
@@ -308,6 +310,10 @@ impl View {
                     Some(g) => write!(text, "{:.1} ms, {:.0}% bound", g.busy_ms, g.bound_pct),
                     None => return false,
                 },
+                OwnRow::Display => match &stats.display {
+                    Some(d) => display_text(d, text),
+                    None => return false,
+                },
                 // Drawn by `contents` itself, or not shown now.
                 OwnRow::Cap
                 | OwnRow::OneLine
@@ -350,9 +356,32 @@ impl View {
                 self.rated(1000.0 / f64::from(stats.last_frame_ms))
             }
             Row::Own(OwnRow::Fps | OwnRow::FpsOnly) => self.rated(current_fps(stats)),
+            Row::Own(OwnRow::Display) => stats
+                .display
+                .and_then(|d| d.displayed_fps)
+                .map_or(self.palette.value, |f| self.rated(f64::from(f))),
             _ => self.palette.value,
         }
     }
+}
+
+/// The `display` row's value: `59.9 fps · 3 dropped · 24.1 ms`, then
+/// `· 2 unanswered` when some frames had no answer; `n/a` for a number the
+/// source has not given (yet).
+pub(crate) fn display_text(d: &LiveDisplay, out: &mut String) -> std::fmt::Result {
+    match d.displayed_fps {
+        Some(f) => write!(out, "{f:.1} fps")?,
+        None => out.push_str("n/a fps"),
+    }
+    write!(out, " \u{b7} {} dropped \u{b7} ", d.dropped)?;
+    match d.latency_ms {
+        Some(ms) => write!(out, "{ms:.1} ms")?,
+        None => out.push_str("n/a ms"),
+    }
+    if d.unknown > 0 {
+        write!(out, " \u{b7} {} unanswered", d.unknown)?;
+    }
+    Ok(())
 }
 
 /// Whether a row shows numbers of the rolling window's summary.
@@ -363,6 +392,34 @@ fn needs_summary(row: Row) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_display_row_says_fps_dropped_and_latency() {
+        let text = |d: LiveDisplay| {
+            let mut s = String::new();
+            display_text(&d, &mut s).unwrap();
+            s
+        };
+        let d = LiveDisplay {
+            source: "wayland",
+            displayed_fps: Some(59.94),
+            dropped: 3,
+            unknown: 0,
+            latency_ms: Some(24.06),
+            refresh_ms: Some(16.7),
+        };
+        assert_eq!(text(d), "59.9 fps \u{b7} 3 dropped \u{b7} 24.1 ms");
+        let d = LiveDisplay {
+            displayed_fps: None,
+            latency_ms: None,
+            unknown: 2,
+            ..d
+        };
+        assert_eq!(
+            text(d),
+            "n/a fps \u{b7} 3 dropped \u{b7} n/a ms \u{b7} 2 unanswered"
+        );
+    }
 
     #[test]
     fn the_current_rate_is_the_newest_half_second() {

@@ -221,3 +221,36 @@ fn the_toast_is_a_line_and_all_of_a_hidden_hud() {
     );
     assert!(hidden[1] < 2.5 * 13.0 && hidden[0] < plain[0], "{hidden:?}");
 }
+
+/// The `display` row (detailed preset) is there only for a window with a
+/// source of display times: one line more.
+#[test]
+fn the_display_row_shows_with_a_source_only() {
+    let display = Some(steadyhud_live::LiveDisplay {
+        source: "wayland",
+        displayed_fps: Some(59.9),
+        dropped: 3,
+        unknown: 0,
+        latency_ms: Some(24.1),
+        refresh_ms: Some(16.7),
+    });
+    let detailed = LiveStats {
+        preset: Some(3),
+        ..sixty()
+    };
+    let without = laid_out(&Config::default(), &detailed);
+    let with = laid_out(
+        &Config::default(),
+        &LiveStats {
+            display,
+            ..detailed
+        },
+    );
+    assert!(
+        with[1] >= without[1] + 13.0 && with[1] < without[1] + 2.0 * 13.0,
+        "{without:?} → {with:?}"
+    );
+    // The standard preset has no such row.
+    let standard = laid_out(&Config::default(), &LiveStats { display, ..sixty() });
+    assert_eq!(standard, laid_out(&Config::default(), &sixty()));
+}

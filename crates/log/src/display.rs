@@ -4,7 +4,11 @@
 //! back ([`Shown::parse`]). The layer writes them, the `formats` reader
 //! reads them; both go through here.
 
+use crate::columns::DISPLAY;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use steadyhud_metrics::display::{DisplayColumns, DisplayStats, Seen, SeenColumns, NO_VALUE};
+use steadyhud_metrics::Options;
 
 /// Who told us when a frame reached the screen.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,6 +125,16 @@ impl Shown {
     }
 }
 
+/// `-0.000500` (ms, up to six decimals, signed) as ns.
+fn parse_signed_ms(s: &str) -> Option<i64> {
+    let (negative, s) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let ns = i64::try_from(parse_ms(s)?).ok()?;
+    Some(if negative { -ns } else { ns })
+}
+
 /// `16.666667` (ms, up to six decimals) as ns.
 fn parse_ms(s: &str) -> Option<u64> {
     let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
@@ -129,6 +143,132 @@ fn parse_ms(s: &str) -> Option<u64> {
     }
     let frac: u64 = format!("{frac:0<6}").parse().ok()?;
     Some(whole.parse::<u64>().ok()? * 1_000_000 + frac)
+}
+
+/// The summary JSON's key for displayed-frame timing, and
+/// `analyze --display --json`'s block: [`summary_keys`].
+pub const SUMMARY_KEY: &str = "display";
+
+/// A log's frames' answers, in row order, as the displayed-frame metrics
+/// take them ([`Answers::columns`]): the layer adds each row's as it
+/// writes the row ([`Answers::push`]), the `formats` reader each row's as
+/// it reads it ([`Answers::push_read`]), so both measure the same frames
+/// the same way.
+#[derive(Clone, Debug, Default)]
+pub struct Answers {
+    seen: Vec<Seen>,
+    sources: BTreeMap<&'static str, usize>,
+}
+
+impl Answers {
+    /// The next row's answer; `present_ns`: the present call that ends the
+    /// frame, on the clock of `At::displayed_ns` (what
+    /// [`Shown::write_cells`] gets).
+    pub fn push(&mut self, shown: Shown, present_ns: u64) {
+        let latency = match shown {
+            Shown::At { displayed_ns, .. } => {
+                i64::try_from(displayed_ns as i128 - present_ns as i128).unwrap_or(NO_VALUE)
+            }
+            _ => NO_VALUE,
+        };
+        self.push_read(shown, latency);
+    }
+
+    /// The next row's answer as a log gives it: the latency from its
+    /// `display_latency_ms` cell ([`NO_VALUE`]: empty).
+    pub fn push_read(&mut self, shown: Shown, latency_ns: i64) {
+        let (seen, source) = match shown {
+            Shown::At {
+                source,
+                displayed_ns,
+                ..
+            } => (
+                Seen::At {
+                    displayed_ns,
+                    latency_ns,
+                },
+                Some(source),
+            ),
+            Shown::Dropped { source } => (Seen::Dropped, Some(source)),
+            Shown::Unknown => (Seen::Unknown, None),
+        };
+        self.seen.push(seen);
+        if let Some(s) = source {
+            *self.sources.entry(s.name()).or_default() += 1;
+        }
+    }
+
+    /// The next row's answer from its four cells as a log holds them
+    /// (`displayed_ns`, `display_latency_ms`, `refresh_ms`,
+    /// `display_source`; `origin_ns` as for [`Shown::parse`]). `Err(k)`:
+    /// cell k is not what steadyhud writes, and nothing is added.
+    pub fn push_cells(&mut self, cells: [&str; 4], origin_ns: i128) -> Result<(), usize> {
+        let [displayed, latency, _, source] = cells;
+        let Some(shown) = Shown::parse(cells, origin_ns) else {
+            // Which cell: an unknown source, else a refresh that alone
+            // keeps the row from reading, else the display time.
+            return Err(
+                if !source.trim().is_empty() && Source::from_name(source.trim()).is_none() {
+                    3
+                } else if Shown::parse([displayed, latency, "", source], origin_ns).is_some() {
+                    2
+                } else {
+                    0
+                },
+            );
+        };
+        let latency_ns = match (shown, latency.trim()) {
+            (Shown::At { .. }, l) if !l.is_empty() => parse_signed_ms(l).ok_or(1usize)?,
+            _ => NO_VALUE,
+        };
+        self.push_read(shown, latency_ns);
+        Ok(())
+    }
+
+    /// Rows so far.
+    pub fn len(&self) -> usize {
+        self.seen.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
+    }
+
+    /// The display columns of the rows so far, named after the log's
+    /// [`DISPLAY`] columns (intervals from `displayed_ns`, dropped frames
+    /// from `display_source` without `displayed_ns`, present to display
+    /// from `display_latency_ms`).
+    pub fn columns(&self) -> DisplayColumns {
+        let [displayed, latency, _, source] = DISPLAY.map(|c| c.name);
+        DisplayColumns::from_seen(
+            &self.seen,
+            SeenColumns {
+                displayed,
+                dropped: &format!("{source} without {displayed}"),
+                latency,
+            },
+            self.sources
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        )
+    }
+}
+
+/// The summary JSON's displayed-frame keys for a log of `durations_ns`
+/// whose rows' answers are `answers` (the first `durations_ns.len()` of
+/// them): `{"display": {…}}`, the block `analyze --display --json` prints
+/// for the same log (both are [`DisplayStats`], docs/metrics.md
+/// "Displayed frames"). Merge it into the summary's extra keys.
+pub fn summary_keys(durations_ns: &[u64], answers: &Answers, opts: &Options) -> serde_json::Value {
+    let stats = DisplayStats::of(durations_ns, &answers.columns(), opts);
+    let mut keys = serde_json::Map::new();
+    // A struct of numbers, strings and maps: encoding cannot fail.
+    keys.insert(
+        SUMMARY_KEY.into(),
+        serde_json::to_value(stats).unwrap_or(serde_json::Value::Null),
+    );
+    serde_json::Value::Object(keys)
 }
 
 #[cfg(test)]
@@ -161,6 +301,63 @@ mod tests {
         }
         assert_eq!(Shown::parse(["5", "", "", ""], 0), None);
         assert_eq!(Shown::parse(["5", "", "", "carrier-pigeon"], 0), None);
+    }
+
+    /// A row's cells as written come back with their latency, exactly; a
+    /// cell steadyhud does not write is named by its index.
+    #[test]
+    fn answers_read_the_cells_back() {
+        let mut a = Answers::default();
+        let mut written = Answers::default();
+        let frames = [
+            (
+                Shown::At {
+                    source: Source::Wayland,
+                    displayed_ns: 1_500,
+                    refresh_ns: 0,
+                },
+                2_000,
+            ),
+            (
+                Shown::At {
+                    source: Source::Wayland,
+                    displayed_ns: 20_123_457,
+                    refresh_ns: 16_666_667,
+                },
+                3_000,
+            ),
+            (
+                Shown::Dropped {
+                    source: Source::X11Present,
+                },
+                4_000,
+            ),
+            (Shown::Unknown, 5_000),
+        ];
+        for (s, present) in frames {
+            let mut out = String::new();
+            s.write_cells(1_000, present, &mut out);
+            let v: Vec<&str> = out[1..].split(',').collect();
+            a.push_cells([v[0], v[1], v[2], v[3]], 1_000).unwrap();
+            written.push(s, present);
+        }
+        assert_eq!(a.columns(), written.columns());
+        let c = a.columns();
+        assert_eq!(c.values[0].ns[..2], [-500, 20_120_457]);
+        assert_eq!(
+            c.sources,
+            Some([("wayland".into(), 2), ("x11-present".into(), 1)].into())
+        );
+        for (cells, bad) in [
+            (["5", "1.0", "", "carrier-pigeon"], 3),
+            (["5", "1.0", "16.6x", "wayland"], 2),
+            (["5x", "1.0", "", "wayland"], 0),
+            (["5", "", "", ""], 0),
+            (["5", "1.0.0", "", "wayland"], 1),
+        ] {
+            assert_eq!(a.push_cells(cells, 0), Err(bad), "{cells:?}");
+        }
+        assert_eq!(a.len(), 4);
     }
 
     #[test]

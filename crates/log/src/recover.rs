@@ -16,6 +16,7 @@
 //! its writer or removed.
 
 use crate::columns::{self, Kind};
+use crate::display::{self, Answers, Shown};
 use crate::error::LogError;
 use crate::summary::{summary_path_for, write_summary, Progress, SummaryTarget};
 use crate::{
@@ -24,6 +25,7 @@ use crate::{
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use steadyhud_metrics::display::NO_VALUE;
 use steadyhud_metrics::Options;
 use steadyhud_sys::tail::{self, TailFile};
 
@@ -212,6 +214,7 @@ fn rewrite_summary(
         "wall_s",
         "sensors",
         "sensor_causes",
+        display::SUMMARY_KEY,
     ] {
         extra.remove(k);
     }
@@ -233,6 +236,12 @@ fn rewrite_summary(
     // The session lasted until its last present, as far as anyone knows.
     extra.insert("wall_s".into(), (last_ns as f64 / 1e9).into());
     extra.insert("pid".into(), t.pid.into());
+    if let Some(answers) = display_answers(text, &head.columns, i128::from(t.origin)) {
+        if let serde_json::Value::Object(keys) = display::summary_keys(&durations, &answers, &opts)
+        {
+            extra.extend(keys);
+        }
+    }
     let mut extra = serde_json::Value::Object(extra);
     let (summary, stk) = crate::whole_session(&durations, None, &opts, &mut extra);
     let target = SummaryTarget::reopened(
@@ -336,6 +345,36 @@ fn durations(text: &str) -> (Vec<u64>, u64, u64) {
         }
     }
     (out, lost, events)
+}
+
+/// The display answers of the rows [`durations`] reads, for a log with the
+/// display columns (`None` without): a row whose cells do not read (or
+/// the recovered rows, whose cells are empty) has none.
+fn display_answers(text: &str, columns: &[String], origin_ns: i128) -> Option<Answers> {
+    let at = columns::DISPLAY.map(|c| columns.iter().position(|n| n == c.name));
+    let [Some(a), Some(b), Some(c), Some(d)] = at else {
+        return None;
+    };
+    let mut answers = Answers::default();
+    let mut header = false;
+    for line in text.lines() {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        if !header {
+            header = true;
+            continue;
+        }
+        let f: Vec<&str> = line.split(',').collect();
+        if f.get(2).and_then(|ms| ms_to_ns(ms)).is_none() {
+            continue;
+        }
+        let cells = [a, b, c, d].map(|k| f.get(k).copied().unwrap_or(""));
+        if answers.push_cells(cells, origin_ns).is_err() {
+            answers.push_read(Shown::Unknown, NO_VALUE);
+        }
+    }
+    Some(answers)
 }
 
 /// `"16.666667"` (six decimals, as the log writes) → 16_666_667 ns.
@@ -446,6 +485,87 @@ mod tests {
         assert!((s["wall_s"].as_f64().unwrap() - 0.41).abs() < 1e-9, "{s}");
         // A second look finds nothing to do.
         assert!(recover_dead_in(&dir.path().join("tails")).is_empty());
+    }
+
+    /// A killed session with display columns: the summary's `display` key
+    /// is made anew over every row, the recovered ones unknown (their
+    /// cells are empty: nothing is invented).
+    #[test]
+    fn a_recovered_logs_display_key_covers_every_row() {
+        use crate::display::Source;
+        let dir = tempfile::tempdir().unwrap();
+        let origin = 5_000_000_000u64;
+        let ts = |i: u64| origin + i * 10_000_000;
+        let names = columns::DISPLAY.map(|c| c.name);
+        let layout = Layout {
+            pid: Some(dead_pid()),
+            origin_ns: Some(origin),
+            text_columns: &names,
+            ..Layout::default()
+        };
+        let mut log = SessionLog::create(dir.path(), "game", SystemTime::now(), &layout).unwrap();
+        let pid = dead_pid();
+        let csv = log.path().to_path_buf();
+        let tail_path = dir.path().join("tails").join(tail::file_name(pid, "game"));
+        let tail = Tail::create(&tail_path, &csv, pid, origin).unwrap();
+        tail.fill(0, ts(0));
+        tail.set_count(1);
+        // 20 frames; the first 8 rows written, shown 15 ms after their
+        // present except row 3, dropped.
+        for i in 1..21 {
+            tail.put(i, ts(i));
+            if i <= 8 {
+                let shown = if i == 4 {
+                    Shown::Dropped {
+                        source: Source::Wayland,
+                    }
+                } else {
+                    Shown::At {
+                        source: Source::Wayland,
+                        displayed_ns: ts(i) + 15_000_000,
+                        refresh_ns: 0,
+                    }
+                };
+                let mut cells = String::new();
+                shown.write_cells(origin, ts(i), &mut cells);
+                log.write_frame_text(i - 1, ts(i) - origin, 10_000_000, &[], &cells)
+                    .unwrap();
+            }
+        }
+        log.flush().unwrap();
+        // The last periodic summary had 5 rows' display block.
+        write_summary(
+            &log.summary_target(),
+            None,
+            &[],
+            serde_json::json!({"display": {"presented_frames": 5}}),
+            Progress::Running,
+        )
+        .unwrap();
+        drop(log);
+        // The writer is gone: its lock on the tail with it.
+        drop(tail);
+        let r = recover_dead_in(&dir.path().join("tails"))
+            .pop()
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.rows, 12);
+        let s: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(summary_path_for(&csv)).unwrap()).unwrap();
+        let d = &s["display"];
+        assert_eq!(d["presented_frames"], 20, "{d}");
+        assert_eq!(d["dropped_frames"], 1, "{d}");
+        assert_eq!(d["unknown_frames"], 12, "{d}");
+        assert_eq!(d["displayed_frames"], 7, "{d}");
+        assert_eq!(d["sources"], serde_json::json!({"wayland": 8}));
+        // Intervals among rows 0–7: 10 ms each, 20 across the dropped row
+        // 3; the last shown row 7 has none: 10, 10, 20, 10, 10, 10.
+        assert_eq!(d["frames"], 6, "{d}");
+        assert!(
+            (d["duration_s"].as_f64().unwrap() - 0.07).abs() < 1e-12,
+            "{d}"
+        );
+        assert_eq!(d["latency"]["present_to_display"]["mean_ms"], 15.0, "{d}");
     }
 
     #[test]

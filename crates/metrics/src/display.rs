@@ -123,6 +123,111 @@ pub struct DisplayColumns {
     /// column's `NA`).
     pub dropped_column: String,
     pub values: Vec<ValueColumn>,
+    /// Frames each source answered for (shown or dropped), by its name,
+    /// for display times a log took from a source of its own (a steadyhud
+    /// session log: [`DisplayColumns::from_seen`]); `None` for a capture's
+    /// columns. With it, a frame that is neither dropped nor has an
+    /// interval value is *unknown* (no answer), not displayed.
+    pub sources: Option<std::collections::BTreeMap<String, usize>>,
+}
+
+/// One frame's fate as a source of display times told it: the input of
+/// [`DisplayColumns::from_seen`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seen {
+    /// On screen at `displayed_ns` (any clock, the same for every frame),
+    /// `latency_ns` after the present call that ended the frame
+    /// ([`NO_VALUE`]: not known).
+    At { displayed_ns: u64, latency_ns: i64 },
+    /// Never shown: replaced before a refresh.
+    Dropped,
+    /// No answer: neither shown nor dropped.
+    Unknown,
+}
+
+/// The names of the columns [`DisplayColumns::from_seen`]'s frames come
+/// from, for the output (`interval_column`, `dropped_column`, the
+/// present-to-display value's `column`).
+#[derive(Clone, Copy, Debug)]
+pub struct SeenColumns<'a> {
+    pub displayed: &'a str,
+    pub dropped: &'a str,
+    pub latency: &'a str,
+}
+
+impl DisplayColumns {
+    /// Of the first `n` frames, those neither dropped nor with an interval
+    /// value: with [`DisplayColumns::sources`], the frames no source
+    /// answered for.
+    pub fn unknown_frames(&self, n: usize) -> usize {
+        (0..n.min(self.dropped.len()))
+            .filter(|&i| !self.dropped[i] && self.interval_ns.get(i).is_none_or(|&v| v == NO_DATA))
+            .count()
+    }
+
+    /// The display columns of frames whose display *times* are known
+    /// (docs/metrics.md, "Live displayed-frame timing"), so that
+    /// [`DisplayStats::of`] measures them by the captures' definitions:
+    ///
+    /// - [`IntervalKind::SincePrevious`]: a shown frame's interval is its
+    ///   display time − that of the shown frame before it, **0** for the
+    ///   first shown frame and the first after an unknown one (0 gives no
+    ///   interval but makes the frame the "previous" one of
+    ///   [`shown_frames`]);
+    /// - a dropped frame is dropped and leaves the chain as it is: its time
+    ///   goes to the shown frame before it;
+    /// - an unknown frame is not dropped and breaks the chain
+    ///   ([`NO_DATA`], as a capture's short row);
+    /// - [`ValueKey::PresentToDisplay`] from the latencies.
+    ///
+    /// `sources`: frames each source answered for
+    /// ([`DisplayColumns::sources`]).
+    pub fn from_seen(
+        frames: &[Seen],
+        names: SeenColumns<'_>,
+        sources: std::collections::BTreeMap<String, usize>,
+    ) -> DisplayColumns {
+        let n = frames.len();
+        let (mut interval_ns, mut dropped, mut latency) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let mut previous: Option<u64> = None;
+        for f in frames {
+            let (iv, drop, lat) = match *f {
+                Seen::At {
+                    displayed_ns,
+                    latency_ns,
+                } => {
+                    let iv = previous.map_or(0, |p| displayed_ns.saturating_sub(p));
+                    previous = Some(displayed_ns);
+                    (iv, false, latency_ns)
+                }
+                Seen::Dropped => (NO_DATA, true, NO_VALUE),
+                Seen::Unknown => {
+                    previous = None;
+                    (NO_DATA, false, NO_VALUE)
+                }
+            };
+            interval_ns.push(iv);
+            dropped.push(drop);
+            latency.push(lat);
+        }
+        DisplayColumns {
+            interval_column: names.displayed.to_string(),
+            kind: IntervalKind::SincePrevious,
+            interval_ns,
+            dropped,
+            dropped_column: names.dropped.to_string(),
+            values: vec![ValueColumn {
+                key: ValueKey::PresentToDisplay,
+                column: names.latency.to_string(),
+                ns: latency,
+            }],
+            sources: Some(sources),
+        }
+    }
 }
 
 /// A displayed frame and how long it stayed on screen.
@@ -192,9 +297,18 @@ pub struct DisplayStats {
     pub dropped_column: String,
     /// Frames of the log (presents).
     pub presented_frames: usize,
-    /// Frames not dropped.
+    /// Frames not dropped (and, with [`DisplayColumns::sources`], not
+    /// unknown either).
     pub displayed_frames: usize,
     pub dropped_frames: usize,
+    /// Frames no source answered for (only with
+    /// [`DisplayColumns::sources`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_frames: Option<usize>,
+    /// Frames each source answered for (only with
+    /// [`DisplayColumns::sources`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sources: Option<std::collections::BTreeMap<String, usize>>,
     /// Σ present durations of dropped frames / Σ all present durations × 100.
     pub dropped_time_pct: f64,
     /// The keys of docs/metrics.md#the-json-keys over the display intervals D
@@ -258,12 +372,17 @@ impl DisplayStats {
                 );
             }
         }
+        let unknown_frames = c.sources.as_ref().map(|_| c.unknown_frames(n));
         DisplayStats {
             interval_column: c.interval_column.clone(),
             dropped_column: c.dropped_column.clone(),
             presented_frames: n,
-            displayed_frames: n - dropped_frames,
+            displayed_frames: n
+                .saturating_sub(dropped_frames)
+                .saturating_sub(unknown_frames.unwrap_or(0)),
             dropped_frames,
+            unknown_frames,
+            sources: c.sources.clone(),
             dropped_time_pct: if total == 0 {
                 0.0
             } else {
@@ -354,6 +473,7 @@ mod tests {
             dropped: dropped.to_vec(),
             dropped_column: "x".into(),
             values: Vec::new(),
+            sources: None,
         }
     }
 
@@ -468,6 +588,151 @@ mod tests {
         let s = DisplayStats::of(&[10 * MS; 3], &c, &Options::default());
         let keys: Vec<&str> = s.latency.keys().map(String::as_str).collect();
         assert_eq!(keys, ["frame_start_to_present", "present_to_display"]);
+    }
+
+    const NAMES: SeenColumns<'static> = SeenColumns {
+        displayed: "displayed_ns",
+        dropped: "display_source",
+        latency: "display_latency_ms",
+    };
+
+    /// docs/metrics.md's worked example as display times: frame k presented
+    /// at 10·k ms, shown at `at[k]` ms (`None`: dropped).
+    fn worked_example() -> Vec<Seen> {
+        let at = [
+            Some(20),
+            Some(30),
+            None,
+            Some(50),
+            Some(80),
+            Some(90),
+            None,
+            Some(100),
+            Some(110),
+            None,
+        ];
+        at.iter()
+            .enumerate()
+            .map(|(k, a)| match a {
+                Some(a) => Seen::At {
+                    displayed_ns: a * MS,
+                    latency_ns: (a - 10 * k as u64) as i64 * MS as i64,
+                },
+                None => Seen::Dropped,
+            })
+            .collect()
+    }
+
+    fn wayland(n: usize) -> std::collections::BTreeMap<String, usize> {
+        [("wayland".to_string(), n)].into()
+    }
+
+    /// The numbers docs/metrics.md works out for the capture, from the
+    /// same screen told as display times.
+    #[test]
+    fn display_times_give_the_worked_examples_numbers() {
+        let c = DisplayColumns::from_seen(&worked_example(), NAMES, wayland(10));
+        assert_eq!(c.kind, IntervalKind::SincePrevious);
+        assert_eq!(
+            c.interval_ns,
+            [0, 10, NO_DATA, 20, 30, 10, NO_DATA, 10, 10, NO_DATA].map(|v| if v == NO_DATA {
+                v
+            } else {
+                v * MS
+            })
+        );
+        let s = DisplayStats::of(&[10 * MS; 10], &c, &Options::default());
+        assert_eq!(
+            (s.presented_frames, s.displayed_frames, s.dropped_frames),
+            (10, 7, 3)
+        );
+        assert_eq!(s.unknown_frames, Some(0));
+        assert_eq!(s.sources, Some(wayland(10)));
+        assert!((s.dropped_time_pct - 30.0).abs() < 1e-12);
+        let d = s.intervals.as_ref().unwrap();
+        assert_eq!(d.frames, 6);
+        assert!((d.duration_s - 0.09).abs() < 1e-12);
+        assert!((d.average_fps - 6.0 / 0.09).abs() < 1e-9);
+        assert!((d.low_1pct_fps - 1.0 / 0.03).abs() < 1e-9);
+        assert_eq!((d.p50_ms, d.p90_ms, d.p99_9_ms), (20.0, 30.0, 30.0));
+        assert_eq!(
+            (d.steady_fps, d.mostly_steady_fps, d.typical_fps),
+            (33, 33, 47)
+        );
+        assert_eq!((d.stutter_count, d.stutter_frames.clone()), (2, vec![1, 2]));
+        assert!(d.osc);
+        let p2d = s.latency["present_to_display"].clone().unwrap();
+        assert_eq!(p2d.column, "display_latency_ms");
+        assert_eq!(p2d.frames, 6);
+        assert!((p2d.mean_ms - 2300.0 / 90.0).abs() < 1e-12);
+        assert_eq!(p2d.p99_ms, 40.0);
+        assert!(s.animation_error.is_none());
+    }
+
+    /// The capture's columns of the worked example (`MsBetweenDisplayChange`,
+    /// `MsUntilDisplayed`) and its display times give the same statistics:
+    /// one set of definitions.
+    #[test]
+    fn display_times_and_the_captures_columns_agree() {
+        let iv = [10, 10, 0, 20, 30, 10, 0, 10, 10, 0];
+        let dropped = [
+            false, false, true, false, false, false, true, false, false, true,
+        ];
+        let mut capture = cols(
+            IntervalKind::SincePrevious,
+            &iv.map(|v| if v == 0 { NO_DATA } else { v * MS }),
+            &dropped,
+        );
+        let until = [20, 20, -1, 20, 40, 40, -1, 30, 30, -1];
+        capture.values = vec![ValueColumn {
+            key: ValueKey::PresentToDisplay,
+            column: "display_latency_ms".into(),
+            ns: until
+                .iter()
+                .map(|&v| if v < 0 { NO_VALUE } else { v * MS as i64 })
+                .collect(),
+        }];
+        let seen = DisplayColumns::from_seen(&worked_example(), NAMES, wayland(10));
+        let opts = Options::default();
+        let (a, b) = (
+            DisplayStats::of(&[10 * MS; 10], &capture, &opts),
+            DisplayStats::of(&[10 * MS; 10], &seen, &opts),
+        );
+        assert_eq!(a.intervals, b.intervals);
+        assert_eq!(a.latency, b.latency);
+        assert_eq!(
+            (a.displayed_frames, a.dropped_frames, a.dropped_time_pct),
+            (b.displayed_frames, b.dropped_frames, b.dropped_time_pct)
+        );
+        assert_eq!((a.unknown_frames, a.sources), (None, None));
+    }
+
+    /// An unknown frame is neither shown nor dropped and breaks the chain:
+    /// the shown frame before it gets no interval, the one after it starts
+    /// a new chain.
+    #[test]
+    fn an_unknown_frame_breaks_the_chain() {
+        let mut f = worked_example();
+        f[5] = Seen::Unknown;
+        let c = DisplayColumns::from_seen(&f, NAMES, wayland(9));
+        // Frame 7 is the first shown after the unknown 5: interval 0.
+        assert_eq!(c.interval_ns[5], NO_DATA);
+        assert_eq!(c.interval_ns[7], 0);
+        assert!(!c.dropped[5]);
+        let d: Vec<(usize, u64)> = shown_frames(&c)
+            .iter()
+            .map(|s| (s.frame, s.ns / MS))
+            .collect();
+        // Frame 4 (before the gap) has no D; 7 gets 10 from frame 8.
+        assert_eq!(d, [(0, 10), (1, 20), (3, 30), (7, 10)]);
+        let s = DisplayStats::of(&[10 * MS; 10], &c, &Options::default());
+        assert_eq!(
+            (s.displayed_frames, s.dropped_frames, s.unknown_frames),
+            (6, 3, Some(1))
+        );
+        // A log that ends before the columns do counts only its frames.
+        let s = DisplayStats::of(&[10 * MS; 5], &c, &Options::default());
+        assert_eq!((s.presented_frames, s.unknown_frames), (5, Some(0)));
     }
 
     #[test]

@@ -80,6 +80,43 @@ pub const FRAME_CAP: Family = family(
     Kind::Gauge,
     "The frame cap in force, fps (0: none)",
 );
+pub const DISPLAYED_FPS: Family = family(
+    "steadyhud_displayed_fps",
+    Kind::Gauge,
+    "Frames shown per second of the rolling window's display time (displayed-frame timing), by source of the display times",
+);
+pub const WINDOW_DROPPED: Family = family(
+    "steadyhud_window_dropped_frames",
+    Kind::Gauge,
+    "Frames in the rolling window the source said were never shown, by source",
+);
+pub const WINDOW_UNKNOWN: Family = family(
+    "steadyhud_window_unknown_frames",
+    Kind::Gauge,
+    "Frames in the rolling window the source gave no answer for (neither shown nor dropped), by source",
+);
+pub const DISPLAY_LATENCY: Family = family(
+    "steadyhud_display_latency_seconds",
+    Kind::Gauge,
+    "Mean time from the present call to the frame on screen over the rolling window's shown frames, seconds, by source",
+);
+pub const DISPLAY_REFRESH: Family = family(
+    "steadyhud_display_refresh_seconds",
+    Kind::Gauge,
+    "The display's refresh period as the source last gave it, seconds, by source",
+);
+/// Displayed-frame timing's families, in the order they are written: the
+/// rolling window's numbers (`status`'s `display`), for windows with a
+/// source of display times. Gauges of the window, not counters: the game
+/// sends its window's numbers, not totals since its first frame.
+pub const DISPLAY: [Family; 5] = [
+    DISPLAYED_FPS,
+    WINDOW_DROPPED,
+    WINDOW_UNKNOWN,
+    DISPLAY_LATENCY,
+    DISPLAY_REFRESH,
+];
+
 pub const READING_RATIO: Family = family(
     "steadyhud_reading_ratio",
     Kind::Gauge,
@@ -222,7 +259,7 @@ fn gauge_of(m: &'static Metric) -> MetricGauge {
 
 /// Every family, in the order they are written: the exporter's own, the
 /// counters, the histogram, the catalog's gauges ([`metric_gauges`]), the
-/// GPU-bound ratio and frame cap, the readings.
+/// GPU-bound ratio and frame cap, displayed-frame timing's, the readings.
 pub fn all() -> &'static [Family] {
     static ALL: OnceLock<Vec<Family>> = OnceLock::new();
     ALL.get_or_init(|| {
@@ -241,6 +278,7 @@ pub fn all() -> &'static [Family] {
         .into_iter()
         .chain(metric_gauges().iter().map(|g| g.family))
         .chain([GPU_BOUND, FRAME_CAP])
+        .chain(DISPLAY)
         .chain(READINGS)
         .collect()
     })
@@ -348,6 +386,18 @@ mod tests {
             );
             let counter = format!("{}_total", g.family.name);
             assert!(all().iter().all(|f| f.name != counter), "{counter}");
+        }
+    }
+
+    /// Displayed-frame timing's families are gauges of the rolling window:
+    /// none is named like a counter, histogram or summary part.
+    #[test]
+    fn display_families_are_gauges_named_as_such() {
+        let reserved = ["_count", "_sum", "_bucket", "_total", "_created"];
+        for f in DISPLAY {
+            assert_eq!(f.kind, Kind::Gauge, "{}", f.name);
+            assert!(!reserved.iter().any(|e| f.name.ends_with(e)), "{}", f.name);
+            assert!(all().iter().any(|a| a.name == f.name), "{}", f.name);
         }
     }
 

@@ -9,6 +9,7 @@ use super::families::{self as f, Family};
 use super::gather::Game;
 use std::collections::HashMap;
 use std::fmt::Write;
+use steadyhud_control::replies::WindowDisplay;
 use steadyhud_metrics::histogram::SCHEME;
 
 /// Per series (game window): the largest values shown so far.
@@ -198,6 +199,36 @@ impl Monotonic {
                 }
             }
         }
+        // Displayed-frame timing over the rolling window, labelled with
+        // who answered; none for a window without a source.
+        type DisplayPick = fn(&WindowDisplay) -> Option<f64>;
+        let display: [(&Family, DisplayPick); 5] = [
+            (&f::DISPLAYED_FPS, |d| d.displayed_fps.map(f64::from)),
+            (&f::WINDOW_DROPPED, |d| Some(f64::from(d.dropped))),
+            (&f::WINDOW_UNKNOWN, |d| Some(f64::from(d.unknown))),
+            (&f::DISPLAY_LATENCY, |d| {
+                d.latency_ms.map(|v| f64::from(v) / 1e3)
+            }),
+            (&f::DISPLAY_REFRESH, |d| {
+                d.refresh_ms.map(|v| f64::from(v) / 1e3)
+            }),
+        ];
+        for (fam, pick) in display {
+            head(&mut out, fam);
+            for (labels, g, i, _) in &rows {
+                let Some(d) = &g.windows[*i].0.display else {
+                    continue;
+                };
+                if let Some(v) = pick(d).filter(|v| v.is_finite()) {
+                    let _ = writeln!(
+                        out,
+                        "{}{{{labels},source=\"{}\"}} {v}",
+                        fam.name,
+                        label(&d.source)
+                    );
+                }
+            }
+        }
         // Readings in base units, one family per unit.
         for fam in &f::READINGS {
             head(&mut out, fam);
@@ -263,30 +294,80 @@ mod tests {
     /// states them: `up`, 5 counters, the histogram's 195 bounds, `+Inf`,
     /// `_sum` and `_count`, the frame cap (the rolling gauges come with
     /// live metrics: one per catalog metric, 17, and the GPU-bound ratio
-    /// with GPU timing) and a reading per sensor.
+    /// with GPU timing; displayed-frame timing's 5 with a source of display
+    /// times) and a reading per sensor.
     #[test]
-    fn a_game_launch_is_240_series_at_most() {
+    fn a_game_launch_is_245_series_at_most() {
         let mut g = game(7, &[10_000_000; 30], 0);
         for s in steadyhud_metrics::sensors::Sensor::ALL {
             g.windows[0].0.readings.insert(s.column().into(), 1.0);
         }
-        let text = Monotonic::default().render(&[g], 0, 0);
-        let series = text
-            .lines()
-            .filter(|l| !l.starts_with('#') && l.contains("pid=\"7\""))
-            .count();
+        let count = |text: &str| {
+            text.lines()
+                .filter(|l| !l.starts_with('#') && l.contains("pid=\"7\""))
+                .count()
+        };
+        let text = Monotonic::default().render(std::slice::from_ref(&g), 0, 0);
+        let series = count(&text);
         assert_eq!(f::le_bounds().len(), 195);
-        // Without the rolling gauges and the GPU-bound ratio (no live
-        // metrics, no GPU timing here).
+        // Without the rolling gauges, the GPU-bound ratio (no live
+        // metrics, no GPU timing here) and displayed-frame timing.
         assert_eq!(series, 1 + 5 + 195 + 3 + 1 + 17);
         assert_eq!(steadyhud_metrics::catalog::METRICS.len(), 17);
-        assert_eq!(series + 17 + 1, 240);
+        // With a source of display times that gave every number.
+        g.windows[0].0.display = Some(wayland());
+        let with_display = count(&Monotonic::default().render(&[g], 0, 0));
+        assert_eq!(with_display, series + f::DISPLAY.len());
+        assert_eq!(with_display + 17 + 1, 245);
         // Exporter-wide: the build, the two error counters.
         let global = text
             .lines()
             .filter(|l| !l.starts_with('#') && !l.contains("pid="))
             .count();
         assert_eq!(global, 3, "{text}");
+    }
+
+    fn wayland() -> steadyhud_control::replies::WindowDisplay {
+        steadyhud_control::replies::WindowDisplay {
+            source: "wayland".into(),
+            displayed_fps: Some(50.0),
+            dropped: 3,
+            unknown: 1,
+            latency_ms: Some(24.5),
+            refresh_ms: Some(16.0),
+        }
+    }
+
+    /// A window's display numbers are gauges in base units labelled with
+    /// their source; a number the source did not give has no sample, and
+    /// a window without a source has none of them.
+    #[test]
+    fn display_numbers_are_gauges_by_source() {
+        let mut g = game(7, &[10_000_000; 30], 0);
+        g.windows[0].0.display = Some(wayland());
+        let text = Monotonic::default().render(std::slice::from_ref(&g), 0, 0);
+        let l = "exe=\"a \\\"quoted\\\" game\",pid=\"7\",window=\"1\",source=\"wayland\"";
+        for (name, want) in [
+            ("steadyhud_displayed_fps", 50.0),
+            ("steadyhud_window_dropped_frames", 3.0),
+            ("steadyhud_window_unknown_frames", 1.0),
+            ("steadyhud_display_latency_seconds", 0.0245),
+            ("steadyhud_display_refresh_seconds", 0.016),
+        ] {
+            assert!(text.contains(&format!("# TYPE {name} gauge\n")), "{name}");
+            let got = value(&text, &format!("{name}{{{l}}}"));
+            assert!((got - want).abs() < 1e-6, "{name}: {got} vs {want}");
+        }
+        g.windows[0].0.display.as_mut().unwrap().latency_ms = None;
+        let text = Monotonic::default().render(std::slice::from_ref(&g), 0, 0);
+        assert!(
+            !text.contains("steadyhud_display_latency_seconds{"),
+            "{text}"
+        );
+        assert!(text.contains("steadyhud_displayed_fps{"));
+        g.windows[0].0.display = None;
+        let text = Monotonic::default().render(&[g], 0, 0);
+        assert!(!text.contains("source=\""), "{text}");
     }
 
     /// Every metric of the catalog is exported: a game window with live
