@@ -249,10 +249,20 @@ fn same_as_own_feedback(program: Program, case: Case) -> Option<(Vec<Row>, Vec<S
         &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
     )
     .expect("summary JSON");
-    let d = &summary["display_timing"];
-    assert_eq!(d["source"], "wayland", "{what}: {d}");
-    assert_eq!(d["shown_frames"], shown.len(), "{what}: {d}");
+    let d = &summary["display"];
+    assert_eq!(d["displayed_frames"], shown.len(), "{what}: {d}");
     assert_eq!(d["dropped_frames"], dropped, "{what}: {d}");
+    assert_eq!(
+        d["unknown_frames"],
+        log.len() - shown.len() - dropped,
+        "{what}: {d}"
+    );
+    assert_eq!(
+        d["sources"]["wayland"],
+        shown.len() + dropped,
+        "{what}: {d}"
+    );
+    assert_eq!(summary["display_timing"]["late_frames"], 0, "{what}");
     Some((rows, log))
 }
 
@@ -342,4 +352,73 @@ fn gltest_unmapped_log_is_its_own_feedback() {
 #[test]
 fn gltest_resize_log_is_its_own_feedback() {
     resize(Program::Gl);
+}
+
+/// Live, while vkcube-wayland runs through the layer on Weston: the
+/// control socket's status has the window's display numbers (JSON and
+/// text), and the exporter's gauges carry them, labelled by source.
+#[test]
+fn live_display_numbers_reach_ctl_status_and_the_exporter() {
+    let _s = serial();
+    let mut tools = WESTON_PROGRAMS.to_vec();
+    tools.push(("vkcube-wayland", "vulkan-tools"));
+    if !require::programs(&tools) {
+        return;
+    }
+    let bed = WaylandBed::weston(640, 480);
+    let game = bed.spawn_app("vkcube-wayland", &[]);
+    let seen = wait_for_rows(&bed, 60, 30);
+    assert!(seen >= 60, "{seen} frames logged");
+    let steadyhud = bed.install(&steadyhud_exe());
+    let run_as_bed = |args: &[&str]| {
+        let out = bed
+            .command(&steadyhud)
+            .args(args)
+            .output()
+            .expect("run steadyhud");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "steadyhud {args:?}: {said}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        said
+    };
+    let status: serde_json::Value =
+        serde_json::from_str(&run_as_bed(&["ctl", "--json", "status"])).expect("status JSON");
+    let d = &status["windows"][0]["display"];
+    assert_eq!(d["source"], "wayland", "{status}");
+    let fps = d["displayed_fps"].as_f64().unwrap_or(0.0);
+    assert!(fps > 1.0 && fps < 200.0, "displayed fps {fps}: {status}");
+    assert!(
+        d["latency_ms"].as_f64().is_some_and(|l| l > 0.0),
+        "{status}"
+    );
+    let text = run_as_bed(&["ctl", "status"]);
+    assert!(text.contains("display (wayland)"), "{text}");
+    // Into the bed's log folder: its user may write there.
+    let dir = bed.log_dir.clone();
+    run_as_bed(&[
+        "export",
+        "--textfile",
+        dir.to_str().expect("utf-8"),
+        "--once",
+    ]);
+    let prom = std::fs::read_to_string(dir.join("steadyhud.prom")).expect("steadyhud.prom");
+    let gauge = prom
+        .lines()
+        .find(|l| l.starts_with("steadyhud_displayed_fps{") && l.contains("source=\"wayland\""))
+        .unwrap_or_else(|| panic!("no displayed fps gauge:\n{prom}"));
+    let v: f64 = gauge
+        .rsplit(' ')
+        .next()
+        .and_then(|v| v.parse().ok())
+        .expect("a value");
+    assert!(v > 1.0, "{gauge}");
+    assert!(
+        prom.lines()
+            .any(|l| l.starts_with("steadyhud_display_latency_seconds{")),
+        "{prom}"
+    );
+    drop(game);
 }

@@ -22,7 +22,7 @@ use crate::rings::Answer;
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::collections::{BTreeMap, VecDeque};
-use steadyhud_log::display::{Shown, Source};
+use steadyhud_log::display::{Answers, Shown, Source};
 
 /// One written row's answer, kept for the summary and the HUD.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,10 +36,11 @@ pub struct Decided {
 pub struct DisplayFrames {
     cons: HeapCons<Answer>,
     /// Answers not yet matched to a row, by present.
-    answers: BTreeMap<u64, Shown>,
+    pending: BTreeMap<u64, Shown>,
     held: VecDeque<Pending>,
-    /// Every written row's answer, in order.
-    pub rows: Vec<Decided>,
+    /// Every written row's answer, in order: the summary's displayed
+    /// metrics ([`steadyhud_log::display::summary_keys`]).
+    pub answers: Answers,
     /// The HUD's window.
     window: VecDeque<Decided>,
     window_ns: u64,
@@ -53,9 +54,9 @@ impl DisplayFrames {
     pub fn new(cons: HeapCons<Answer>, window_ns: u64) -> DisplayFrames {
         DisplayFrames {
             cons,
-            answers: BTreeMap::new(),
+            pending: BTreeMap::new(),
             held: VecDeque::new(),
-            rows: Vec::new(),
+            answers: Answers::default(),
             window: VecDeque::new(),
             window_ns,
             late: 0,
@@ -78,11 +79,11 @@ impl DisplayFrames {
     /// decide every row (the stream ends).
     pub fn flush(&mut self, newest: u64, all: bool, mut write: impl FnMut(&Pending, Shown)) {
         while let Some(a) = self.cons.try_pop() {
-            self.answers.insert(a.present_t, a.shown);
+            self.pending.insert(a.present_t, a.shown);
         }
         while let Some(&p) = self.held.front() {
             let t = p.to;
-            let shown = match self.answers.remove(&t) {
+            let shown = match self.pending.remove(&t) {
                 Some(s) => s,
                 None if all => Shown::Unknown,
                 None if newest.saturating_sub(t) > LATE_NS => {
@@ -94,11 +95,11 @@ impl DisplayFrames {
             self.held.pop_front();
             // Answers to presents no row ends (the first present's, rows
             // lost to a full ring) go with the rows after them.
-            while let Some((&k, _)) = self.answers.first_key_value() {
+            while let Some((&k, _)) = self.pending.first_key_value() {
                 if k > t {
                     break;
                 }
-                self.answers.remove(&k);
+                self.pending.remove(&k);
             }
             if let Shown::At { source, .. } | Shown::Dropped { source } = shown {
                 self.source = Some(source);
@@ -107,7 +108,7 @@ impl DisplayFrames {
                 present_t: t,
                 shown,
             };
-            self.rows.push(d);
+            self.answers.push(shown, t);
             self.window.push_back(d);
             while self
                 .window
@@ -160,15 +161,12 @@ impl DisplayFrames {
         })
     }
 
-    /// The summary's counts: `display_timing`.
+    /// How the answers came (`display_timing`; the displayed metrics
+    /// themselves are the summary's `display`): rows written unknown
+    /// because their answer was a second late, answers lost to a full
+    /// ring.
     pub fn summary(&self, ring_full: u64) -> serde_json::Value {
-        let count = |f: fn(&Shown) -> bool| self.rows.iter().filter(|d| f(&d.shown)).count();
         serde_json::json!({
-            "source": self.source.map(Source::name),
-            "frames": self.rows.len(),
-            "shown_frames": count(|s| matches!(s, Shown::At { .. })),
-            "dropped_frames": count(|s| matches!(s, Shown::Dropped { .. })),
-            "unknown_frames": count(|s| matches!(s, Shown::Unknown)),
             "late_frames": self.late,
             "ring_full_answers": ring_full,
         })

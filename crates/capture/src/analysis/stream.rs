@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use steadyhud_config::hud;
-use steadyhud_control::replies::{WindowHistogram, WindowMetrics, WindowStatus};
+use steadyhud_control::replies::{WindowDisplay, WindowHistogram, WindowMetrics, WindowStatus};
 use steadyhud_log::whole_session;
 use steadyhud_metrics::{Options, Rolling};
 
@@ -242,6 +242,12 @@ impl StreamAnalysis {
                 .map(WindowMetrics::from),
             gpu_busy_ms: gpu.map(|g| g.busy_ms),
             gpu_bound_pct: gpu.map(|g| g.bound_pct),
+            display: self
+                .display
+                .as_ref()
+                .and_then(DisplayFrames::live)
+                .as_ref()
+                .map(WindowDisplay::from),
             readings: self.sensors.as_ref().map_or_else(Default::default, |f| {
                 use steadyhud_sys::lock::Recover;
                 f.lock_or_recover().latest()
@@ -529,7 +535,14 @@ impl StreamAnalysis {
     /// Keys of the summary JSON beyond the metrics: `final_write` ends the
     /// counters' stutter judging; otherwise they are judged as if the
     /// session ended now, as `analyze` judges the CSV's rows so far.
-    pub(super) fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
+    /// `written`: the durations of the rows written so far (the summary's
+    /// frames).
+    pub(super) fn extra_keys(
+        &mut self,
+        final_write: bool,
+        streams: usize,
+        written: &[u64],
+    ) -> serde_json::Value {
         let overflows = if final_write {
             self.stream.overflows()
         } else {
@@ -564,11 +577,31 @@ impl StreamAnalysis {
                 map.extend(keys);
             }
         }
-        if let (Some(d), Some(map)) = (self.display.as_ref(), extra.as_object_mut()) {
-            map.insert(
-                "display_timing".into(),
-                d.summary(self.stream.display_overflows()),
-            );
+        if let Some(map) = extra.as_object_mut() {
+            let present_to_display = match self.display.as_ref() {
+                Some(d) => {
+                    let keys = steadyhud_log::display::summary_keys(written, &d.answers, &self.opts);
+                    let mean = keys[steadyhud_log::display::SUMMARY_KEY]["latency"]
+                        ["present_to_display"]["mean_ms"]
+                        .clone();
+                    if let serde_json::Value::Object(keys) = keys {
+                        map.extend(keys);
+                    }
+                    map.insert(
+                        "display_timing".into(),
+                        d.summary(self.stream.display_overflows()),
+                    );
+                    if mean.is_number() {
+                        mean
+                    } else {
+                        "n/a (no frame of this window was shown yet)".into()
+                    }
+                }
+                None => "n/a (no source of display times for this window: Wayland presentation feedback, config display_feedback; or the app's own VK_GOOGLE_display_timing / VK_EXT_present_timing, config display_timing)".into(),
+            };
+            if let Some(latency) = map.get_mut("latency").and_then(|l| l.as_object_mut()) {
+                latency.insert("present_to_display_ms".into(), present_to_display);
+            }
         }
         extra
     }
@@ -598,14 +631,17 @@ impl StreamAnalysis {
         let Some(target) = self.log.flushed_summary_target() else {
             return;
         };
+        // Only the frames whose rows are written (GPU timing and display
+        // answers hold rows back), so the summary matches the CSV's prefix.
+        let written = self.durations[..self.rows_written()].to_vec();
         let snapshot = Snapshot {
             target,
             // Only the frames whose rows are written (GPU timing holds rows
             // back a frame or two), so the summary matches the CSV's prefix.
-            durations: self.durations[..self.rows_written()].to_vec(),
+            durations: written.clone(),
             sensors: self.recorded.as_ref().map(|r| r.columns().clone()),
             opts: self.opts,
-            extra: self.extra_keys(false, streams),
+            extra: self.extra_keys(false, streams, &written),
         };
         let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
         self.upkeep.send(snapshot, now, snapshot_cpu, writer);
@@ -620,7 +656,7 @@ impl StreamAnalysis {
         let log = std::mem::replace(&mut self.log, Log::disabled());
         let stream = self.stream.clone();
         guard::contain((), move || {
-            let mut extra = self.extra_keys(true, streams);
+            let mut extra = self.extra_keys(true, streams, &durations);
             let sensors = self.recorded.as_ref().map(Recorder::columns);
             let (summary, stk) = whole_session(&durations, sensors, &self.opts, &mut extra);
             log.finish(summary.as_ref(), &stk, extra);
