@@ -11,8 +11,9 @@
 //! * `cpu_busy_ms` = frametime − in_present − limiter_wait: from the return
 //!   of present i (the frame's start) to the next present call (NVIDIA's
 //!   FS2P), less the frame cap's wait;
-//! * present → display: needs `VK_KHR_present_wait` or
-//!   `VK_GOOGLE_display_timing`; not measured yet, reported as `"n/a"`.
+//! * present → display: from the window's display times (the stream's
+//!   `display_frames`); the summary's `latency.present_to_display_ms` is
+//!   set by the stream, `"n/a (…)"` here.
 
 use crate::guard;
 use crate::rings::{CounterFrame, Stream};
@@ -207,7 +208,7 @@ impl CounterTrack {
             "latency": {
                 "cpu_busy_ms_avg": avg(self.sum_cpu_busy),
                 "in_present_ms_avg": avg(self.sum_in_present),
-                "present_to_display_ms": "n/a (VK_KHR_present_wait / VK_GOOGLE_display_timing not used yet)",
+                "present_to_display_ms": "n/a (no display times)",
                 "low_latency2_markers": if self.infos.iter().any(|i| i.name == "nv_frame_start_to_present_ms") {
                     "nv_* columns (the app sets VK_NV_low_latency2 markers)"
                 } else {
