@@ -222,17 +222,20 @@ pub enum Off {
     Silent { presents: u64 },
 }
 
-struct Held {
+struct Held<T> {
     chain: Arc<Chain>,
+    /// The caller's tag for the chain's answers (where they go).
+    tag: T,
     /// When a newer chain replaced it (`None`: the current one).
     retired_at: Option<u64>,
 }
 
-/// The matching state of one window (the analysis thread's).
-#[derive(Default)]
-pub struct Matcher {
+/// The matching state of one window (the analysis thread's); each
+/// chain carries a tag `T` its answers are given with (the stream they go
+/// to: a recreation may start a new one).
+pub struct Matcher<T = ()> {
     /// Oldest first; the last is the current chain.
-    chains: Vec<Held>,
+    chains: Vec<Held<T>>,
     /// Last shown complete's (ust ns, msc), for the refresh period.
     last_shown: Option<(u64, u64)>,
     refresh_ns: u64,
@@ -240,20 +243,36 @@ pub struct Matcher {
     checked: u32,
     early: u32,
     /// Answers held while the guard decides.
-    held: Vec<(u64, Outcome)>,
+    held: Vec<(T, u64, Outcome)>,
     /// Pixmap completes seen at all.
     completes: u64,
     off: Option<Off>,
 }
 
-impl Matcher {
-    pub fn new() -> Matcher {
+impl<T: Clone> Default for Matcher<T> {
+    fn default() -> Self {
+        Matcher {
+            chains: Vec::new(),
+            last_shown: None,
+            refresh_ns: 0,
+            checked: 0,
+            early: 0,
+            held: Vec::new(),
+            completes: 0,
+            off: None,
+        }
+    }
+}
+
+impl<T: Clone> Matcher<T> {
+    pub fn new() -> Matcher<T> {
         Matcher::default()
     }
 
     /// A new chain (a new swapchain of the window) becomes the current
-    /// one at `now`; the previous one is kept [`KEEP_RETIRED_NS`].
-    pub fn add_chain(&mut self, chain: Arc<Chain>, now: u64) {
+    /// one at `now`, its answers given with `tag`; the previous one is
+    /// kept [`KEEP_RETIRED_NS`].
+    pub fn add_chain(&mut self, chain: Arc<Chain>, tag: T, now: u64) {
         if self.off.is_some() {
             chain.turn_off();
         }
@@ -262,6 +281,7 @@ impl Matcher {
         }
         self.chains.push(Held {
             chain,
+            tag,
             retired_at: None,
         });
         self.prune(now);
@@ -286,26 +306,26 @@ impl Matcher {
 
     /// The present `c` completes: the newest chain that made its serial,
     /// unless that present came after `ust` and an older one did not.
-    fn find(&self, serial: u32, ust_ns: u64) -> Option<u64> {
+    fn find(&self, serial: u32, ust_ns: u64) -> Option<(T, u64)> {
         let mut found = None;
         for h in self.chains.iter().rev() {
             if let Some(t) = h.chain.present(serial) {
                 if t <= ust_ns {
-                    return Some(t);
+                    return Some((h.tag.clone(), t));
                 }
-                found.get_or_insert(t);
+                found.get_or_insert_with(|| (h.tag.clone(), t));
             }
         }
         found
     }
 
-    fn turn_off(&mut self, why: Off, answer: &mut impl FnMut(u64, Outcome)) -> Off {
+    fn turn_off(&mut self, why: Off, answer: &mut impl FnMut(&T, u64, Outcome)) -> Off {
         self.off = Some(why);
         for h in &self.chains {
             h.chain.turn_off();
         }
-        for (t, _) in self.held.drain(..) {
-            answer(t, Outcome::Unknown);
+        for (tag, t, _) in self.held.drain(..) {
+            answer(&tag, t, Outcome::Unknown);
         }
         why
     }
@@ -318,7 +338,7 @@ impl Matcher {
         &mut self,
         c: &Complete,
         now: u64,
-        answer: &mut impl FnMut(u64, Outcome),
+        answer: &mut impl FnMut(&T, u64, Outcome),
     ) -> Option<Off> {
         self.prune(now);
         if self.off.is_some() || c.kind != KIND_PIXMAP {
@@ -327,7 +347,7 @@ impl Matcher {
         self.completes += 1;
         let ust_ns = c.ust_us.saturating_mul(1000);
         let shown = !matches!(c.mode, Mode::Skip);
-        let t = self.find(c.serial, ust_ns)?;
+        let (tag, t) = self.find(c.serial, ust_ns)?;
         let mut outcome = if shown {
             if let Some((u0, m0)) = self.last_shown {
                 if c.msc > m0 && ust_ns > u0 {
@@ -352,7 +372,7 @@ impl Matcher {
         if self.checked < GUARD_FIRST {
             self.checked += 1;
             self.early += u32::from(early);
-            self.held.push((t, outcome));
+            self.held.push((tag, t, outcome));
             if self.early > GUARD_EARLY_LIMIT {
                 let why = Off::Order {
                     early: self.early,
@@ -361,20 +381,20 @@ impl Matcher {
                 return Some(self.turn_off(why, answer));
             }
             if self.checked == GUARD_FIRST {
-                for (t, o) in self.held.drain(..) {
-                    answer(t, o);
+                for (tag, t, o) in self.held.drain(..) {
+                    answer(&tag, t, o);
                 }
             }
             return None;
         }
-        answer(t, outcome);
+        answer(&tag, t, outcome);
         None
     }
 
     /// After the window's completes were read: a window with
     /// [`SILENT_AFTER`] presents and no complete at all is turned off.
     /// Returns why, once.
-    pub fn check_silence(&mut self, answer: &mut impl FnMut(u64, Outcome)) -> Option<Off> {
+    pub fn check_silence(&mut self, answer: &mut impl FnMut(&T, u64, Outcome)) -> Option<Off> {
         if self.off.is_some() || self.completes > 0 {
             return None;
         }
@@ -384,15 +404,10 @@ impl Matcher {
 
     /// The answers held by the guard, given as they are (the window is
     /// going away: fewer than [`GUARD_FIRST`] completes came).
-    pub fn release(&mut self, answer: &mut impl FnMut(u64, Outcome)) {
-        if self.early * GUARD_FIRST <= GUARD_EARLY_LIMIT * self.checked.max(1) {
-            for (t, o) in self.held.drain(..) {
-                answer(t, o);
-            }
-        } else {
-            for (t, _) in self.held.drain(..) {
-                answer(t, Outcome::Unknown);
-            }
+    pub fn release(&mut self, answer: &mut impl FnMut(&T, u64, Outcome)) {
+        let trusted = self.early * GUARD_FIRST <= GUARD_EARLY_LIMIT * self.checked.max(1);
+        for (tag, t, o) in self.held.drain(..) {
+            answer(&tag, t, if trusted { o } else { Outcome::Unknown });
         }
     }
 }
@@ -414,9 +429,9 @@ mod tests {
     }
 
     /// Runs `c` at `now` and returns the answers it gave.
-    fn run(m: &mut Matcher, c: Complete, now: u64) -> (Vec<(u64, Outcome)>, Option<Off>) {
+    fn run(m: &mut Matcher<()>, c: Complete, now: u64) -> (Vec<(u64, Outcome)>, Option<Off>) {
         let mut got = Vec::new();
-        let off = m.complete(&c, now, &mut |t, o| got.push((t, o)));
+        let off = m.complete(&c, now, &mut |_: &(), t, o| got.push((t, o)));
         (got, off)
     }
 
@@ -443,8 +458,8 @@ mod tests {
     fn in_order() {
         let ts: Vec<u64> = (0..20).map(|k| 1000 * MS + k * 16 * MS).collect();
         let c = chain(&ts);
-        let mut m = Matcher::new();
-        m.add_chain(c, 0);
+        let mut m = Matcher::<()>::new();
+        m.add_chain(c, (), 0);
         let mut all = Vec::new();
         for (k, &t) in ts.iter().enumerate() {
             let (got, off) = run(
@@ -471,15 +486,18 @@ mod tests {
     #[test]
     fn skip_and_other_kinds() {
         let ts: Vec<u64> = (0..12).map(|k| 1000 * MS + k * 5 * MS).collect();
-        let mut m = Matcher::new();
-        m.add_chain(chain(&ts), 0);
+        let mut m = Matcher::<()>::new();
+        m.add_chain(chain(&ts), (), 0);
         let mut all = Vec::new();
         let notify_msc = Complete {
             kind: 1,
             ..complete(1, 2000 * MS, 1, Mode::Copy)
         };
         assert_eq!(run(&mut m, notify_msc, 0), (vec![], None));
-        assert_eq!(run(&mut m, complete(13, 2000 * MS, 1, Mode::Copy), 0).0, vec![]);
+        assert_eq!(
+            run(&mut m, complete(13, 2000 * MS, 1, Mode::Copy), 0).0,
+            vec![]
+        );
         for k in 0..12u32 {
             let mode = if k % 3 == 1 { Mode::Skip } else { Mode::Copy };
             let (got, off) = run(
@@ -513,27 +531,39 @@ mod tests {
     fn recreation_with_old_chain_stragglers() {
         let old_ts: Vec<u64> = (0..50).map(|k| 1000 * MS + k * 10 * MS).collect();
         let old = chain(&old_ts);
-        let mut m = Matcher::new();
-        m.add_chain(old.clone(), 0);
+        let mut m = Matcher::<()>::new();
+        m.add_chain(old.clone(), (), 0);
         let mut all = Vec::new();
-        let mut feed = |m: &mut Matcher, c: Complete, now: u64| {
+        let mut feed = |m: &mut Matcher<()>, c: Complete, now: u64| {
             let (got, off) = run(m, c, now);
             assert_eq!(off, None);
             all.extend(got);
         };
         for k in 0..46u32 {
             let t = old_ts[k as usize];
-            feed(&mut m, complete(k + 1, t + 5 * MS, u64::from(k), Mode::Copy), t);
+            feed(
+                &mut m,
+                complete(k + 1, t + 5 * MS, u64::from(k), Mode::Copy),
+                t,
+            );
         }
         let t_new0 = old_ts[49] + 3 * MS;
         let new = Arc::new(Chain::new());
-        m.add_chain(new.clone(), t_new0);
+        m.add_chain(new.clone(), (), t_new0);
         let new_ts: Vec<u64> = (0..60).map(|k| t_new0 + 1 + k * 2 * MS).collect();
         new.record(new_ts[0]);
         new.record(new_ts[1]);
         // Serials 47, 48 (> 2 presents of the new chain): the old chain's.
-        feed(&mut m, complete(47, old_ts[46] + 5 * MS, 46, Mode::Copy), t_new0);
-        feed(&mut m, complete(48, old_ts[47] + 5 * MS, 47, Mode::Skip), t_new0);
+        feed(
+            &mut m,
+            complete(47, old_ts[46] + 5 * MS, 46, Mode::Copy),
+            t_new0,
+        );
+        feed(
+            &mut m,
+            complete(48, old_ts[47] + 5 * MS, 47, Mode::Skip),
+            t_new0,
+        );
         for &t in &new_ts[2..] {
             new.record(t);
         }
@@ -543,16 +573,31 @@ mod tests {
         assert!(new_ts[48] > ust49);
         feed(&mut m, complete(49, ust49, 48, Mode::Copy), new_ts[59]);
         // The new chain's own serial 1 and 2.
-        feed(&mut m, complete(1, new_ts[0] + 4 * MS, 60, Mode::Copy), new_ts[59]);
-        feed(&mut m, complete(2, new_ts[1] + 4 * MS, 61, Mode::Copy), new_ts[59]);
+        feed(
+            &mut m,
+            complete(1, new_ts[0] + 4 * MS, 60, Mode::Copy),
+            new_ts[59],
+        );
+        feed(
+            &mut m,
+            complete(2, new_ts[1] + 4 * MS, 61, Mode::Copy),
+            new_ts[59],
+        );
         let keys: Vec<u64> = all.iter().map(|a| a.0).collect();
         let mut want: Vec<u64> = old_ts[..49].to_vec();
         want.extend(&new_ts[..2]);
         assert_eq!(keys, want);
         assert_eq!(all[47].1, Outcome::Skipped);
         let late = (new_ts[59] + KEEP_RETIRED_NS) / 1000 * 1000; // µs on the wire
-        let (got, _) = run(&mut m, complete(50, late, 70, Mode::Copy), t_new0 + KEEP_RETIRED_NS + 1);
-        assert_eq!(got, vec![(new_ts[49], shown(late, 0).with_refresh(m.refresh_ns))]);
+        let (got, _) = run(
+            &mut m,
+            complete(50, late, 70, Mode::Copy),
+            t_new0 + KEEP_RETIRED_NS + 1,
+        );
+        assert_eq!(
+            got,
+            vec![(new_ts[49], shown(late, 0).with_refresh(m.refresh_ns))]
+        );
     }
 
     impl Outcome {
@@ -570,8 +615,8 @@ mod tests {
     #[test]
     fn out_of_order() {
         let ts: Vec<u64> = (0..14).map(|k| 1000 * MS + k * 8 * MS).collect();
-        let mut m = Matcher::new();
-        m.add_chain(chain(&ts), 0);
+        let mut m = Matcher::<()>::new();
+        m.add_chain(chain(&ts), (), 0);
         let order = [2u32, 1, 4, 3, 5, 7, 6, 9, 8, 10, 12, 11, 14, 13];
         let mut all = Vec::new();
         for (i, &s) in order.iter().enumerate() {
@@ -586,7 +631,9 @@ mod tests {
         assert_eq!(all.len(), 14);
         for (t, o) in all {
             let k = ts.iter().position(|&x| x == t).expect("a recorded present");
-            assert!(matches!(o, Outcome::Shown { displayed_ns, .. } if displayed_ns == ts[k] + 12 * MS));
+            assert!(
+                matches!(o, Outcome::Shown { displayed_ns, .. } if displayed_ns == ts[k] + 12 * MS)
+            );
         }
     }
 
@@ -598,8 +645,8 @@ mod tests {
     fn non_mesa_serials_trip_the_guard() {
         let ts: Vec<u64> = (0..40).map(|k| 1000 * MS + k * 16 * MS).collect();
         let c = chain(&ts);
-        let mut m = Matcher::new();
-        m.add_chain(c.clone(), 0);
+        let mut m = Matcher::<()>::new();
+        m.add_chain(c.clone(), (), 0);
         let mut all = Vec::new();
         let mut off = None;
         for k in 0..10u32 {
@@ -618,7 +665,10 @@ mod tests {
         assert!(!c.record(99));
         assert_eq!(m.off(), off);
         // Later completes answer nothing.
-        assert_eq!(run(&mut m, complete(20, ts[30], 30, Mode::Copy), 0), (vec![], None));
+        assert_eq!(
+            run(&mut m, complete(20, ts[30], 30, Mode::Copy), 0),
+            (vec![], None)
+        );
     }
 
     /// One early complete in the first ten is tolerated (a clock
@@ -626,11 +676,11 @@ mod tests {
     #[test]
     fn guard_tolerates_two() {
         let ts: Vec<u64> = (0..12).map(|k| 1000 * MS + k * 16 * MS).collect();
-        let mut m = Matcher::new();
-        m.add_chain(chain(&ts), 0);
+        let mut m = Matcher::<()>::new();
+        m.add_chain(chain(&ts), (), 0);
         let mut all = Vec::new();
-        for k in 0..12usize {
-            let ust = if k == 3 || k == 7 { ts[k] - MS } else { ts[k] + MS };
+        for (k, &t) in ts.iter().enumerate() {
+            let ust = if k == 3 || k == 7 { t - MS } else { t + MS };
             let (got, off) = run(&mut m, complete(k as u32 + 1, ust, k as u64, Mode::Copy), 0);
             assert_eq!(off, None);
             all.extend(got);
@@ -645,9 +695,9 @@ mod tests {
     #[test]
     fn silence_turns_off() {
         let c = Arc::new(Chain::new());
-        let mut m = Matcher::new();
-        m.add_chain(c.clone(), 0);
-        let mut none = |_: u64, _: Outcome| panic!("no answer expected");
+        let mut m = Matcher::<()>::new();
+        m.add_chain(c.clone(), (), 0);
+        let mut none = |_: &(), _: u64, _: Outcome| panic!("no answer expected");
         for k in 0..SILENT_AFTER - 1 {
             c.record(k + 1);
         }
@@ -663,7 +713,7 @@ mod tests {
         assert_eq!(m.check_silence(&mut none), None);
         // A chain added to an off window starts off.
         let d = Arc::new(Chain::new());
-        m.add_chain(d.clone(), 1);
+        m.add_chain(d.clone(), (), 1);
         assert!(!d.record(1));
     }
 
