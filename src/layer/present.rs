@@ -266,11 +266,7 @@ impl Device {
             // commit, asked before the present goes down (the WSI commits
             // inside it); a present not asked about is known at once.
             if let (true, Some(k)) = (s.stream.has_display(), key) {
-                if !self
-                    .settings
-                    .presentation
-                    .on_present(s.surface, &s.stream, k)
-                {
+                if !s.display_asked(&self.settings, k) {
                     s.stream.not_asked(k);
                 }
             }

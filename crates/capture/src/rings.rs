@@ -39,6 +39,7 @@ use steadyhud_log::display::{Shown, Source};
 use steadyhud_sys::lock::Recover;
 use steadyhud_sys::tail::Tail;
 use steadyhud_wayland::presentation::{Outcome, Sink};
+use steadyhud_x11present::matcher::Outcome as X11Outcome;
 
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
 /// analysis thread's drain period (≤ 250 ms while a log is written, at
@@ -317,6 +318,26 @@ impl Sink for Stream {
                 refresh_ns: u64::from(refresh_ns),
             },
             Outcome::Discarded => Shown::Dropped { source },
+        };
+        self.answer(Answer { present_t, shown });
+    }
+}
+
+/// X11 Present's completes reach the frame's stream.
+impl steadyhud_x11present::observer::Sink for Stream {
+    fn x11_answer(&self, present_t: u64, outcome: X11Outcome) {
+        let source = Source::X11Present;
+        let shown = match outcome {
+            X11Outcome::Shown {
+                displayed_ns,
+                refresh_ns,
+            } => Shown::At {
+                source,
+                displayed_ns,
+                refresh_ns,
+            },
+            X11Outcome::Skipped => Shown::Dropped { source },
+            X11Outcome::Unknown => Shown::Unknown,
         };
         self.answer(Answer { present_t, shown });
     }
