@@ -4,10 +4,13 @@
 //! tested on Xvfb in crates/x11present/tests/xvfb_present.rs, with a
 //! client that presents pixmaps). Here the real layer follows the test
 //! app's Xlib window, says once that no complete came, and writes every
-//! row's display cells empty: nothing invented.
+//! row's display cells empty: nothing invented. The GL library does the
+//! same for the GL test program's GLX window on llvmpipe, which presents
+//! with (Shm)PutImage.
 
 mod common;
 
+use common::gl::{gl_library, gltest_exe, preload};
 use common::*;
 
 /// The four display cells of every row of `csv` (`None`: the log has no
@@ -38,6 +41,25 @@ fn lavapipe_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
     let h = Harness::new();
     let out = run(h.testapp(&["--frames", "200", "--uncapped"]).layer());
     assert!(out.status.success(), "testapp failed: {}", out.stderr);
+    // 201 presents (the app's first frame and 200 more): 200 frames.
+    silent_and_empty(&h, &out, 200);
+}
+
+#[test]
+fn llvmpipe_glx_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
+    let h = Harness::new();
+    let mut cmd = h.command(gltest_exe());
+    cmd.args(["--frames", "200", "--fps", "0"]);
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "gltest failed: {}", out.stderr);
+    // 200 swaps: 199 frames between them.
+    silent_and_empty(&h, &out, 199);
+}
+
+/// One line (no complete came), `frames` rows with empty display cells,
+/// and a summary that counts them all unknown.
+fn silent_and_empty(h: &Harness, out: &RunOutput, frames: usize) {
     let notes = out.output_lines(|l| l.contains("X11 Present") || l.contains("display timing"));
     assert_eq!(notes.len(), 1, "one line about display timing: {notes:?}");
     assert!(
@@ -47,7 +69,7 @@ fn lavapipe_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
     );
     let log = h.only_session_log();
     let cells = display_cells(&log.csv).expect("display columns: the window was followed");
-    assert_eq!(cells.len(), 200, "one row per frame");
+    assert_eq!(cells.len(), frames, "one row per frame");
     for (i, c) in cells.iter().enumerate() {
         assert!(c.iter().all(String::is_empty), "row {i}: {c:?}");
     }
@@ -56,7 +78,7 @@ fn lavapipe_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
     assert!(d["source"].is_null(), "{d}");
     assert_eq!(d["shown_frames"], 0, "{d}");
     assert_eq!(d["dropped_frames"], 0, "{d}");
-    assert_eq!(d["unknown_frames"], 200, "{d}");
+    assert_eq!(d["unknown_frames"], frames, "{d}");
 }
 
 /// With `display_feedback=0` the window is not followed: no line, and

@@ -53,7 +53,8 @@ fn main() -> Result<(), String> {
                 std::thread::sleep(Duration::from_millis(5));
                 continue;
             }
-            let got = ffi::complete_notify(std::slice::from_raw_parts(ev, ffi::event_len(ev)), opcode);
+            let got =
+                ffi::complete_notify(std::slice::from_raw_parts(ev, ffi::event_len(ev)), opcode);
             libc::free(ev.cast());
             if let Some((_, _, cn)) = got {
                 n += 1;

@@ -186,6 +186,33 @@ pub unsafe fn event_len(ev: *const u8) -> usize {
     }
 }
 
+/// The name of the app's Xlib display (`XDisplayString`, which only
+/// reads the `Display`'s name field: no request on the app's connection);
+/// `None` when libX11 is not in the process or gives none (`$DISPLAY` is
+/// then used).
+///
+/// # Safety
+/// `dpy` is null or the app's live Xlib `Display`.
+pub unsafe fn xlib_display_name(dpy: *mut c_void) -> Option<String> {
+    if dpy.is_null() {
+        return None;
+    }
+    // SAFETY: `dlsym` with a C string.
+    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"XDisplayString".as_ptr()) };
+    if f.is_null() {
+        return None;
+    }
+    type DisplayString = unsafe extern "C" fn(*mut c_void) -> *const c_char;
+    // SAFETY: libX11's `char *XDisplayString(Display *)`, on the app's
+    // live display (caller); the string lives as long as the display and
+    // is copied at once.
+    unsafe {
+        let display_string = std::mem::transmute::<*mut c_void, DisplayString>(f);
+        let s = display_string(dpy);
+        (!s.is_null()).then(|| std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

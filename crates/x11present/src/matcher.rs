@@ -120,7 +120,8 @@ impl Chain {
         self.on.load(Ordering::Relaxed)
     }
 
-    fn turn_off(&self) {
+    /// Stops recording: the window cannot be followed.
+    pub fn turn_off(&self) {
         self.on.store(false, Ordering::Relaxed);
     }
 

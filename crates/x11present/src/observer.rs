@@ -85,9 +85,17 @@ struct Conn {
     windows: Vec<Followed>,
 }
 
+/// A chain whose window is followed on the next poll.
+struct Adopted {
+    key: u64,
+    chain: Arc<Chain>,
+    sink: Arc<dyn Sink>,
+}
+
 #[derive(Default)]
 struct State {
     surfaces: Vec<Surface>,
+    adopted: Vec<Adopted>,
     conns: Vec<Conn>,
     notes: Vec<String>,
     /// Displays we could not connect to: not tried again.
@@ -127,6 +135,7 @@ impl Observer {
             xcb: OnceLock::new(),
             state: Mutex::new(State {
                 surfaces: Vec::new(),
+                adopted: Vec::new(),
                 conns: Vec::new(),
                 notes: Vec::new(),
                 given_up: Vec::new(),
@@ -180,13 +189,23 @@ impl Observer {
     /// the present path.
     pub fn follow(&self, key: u64, sink: Arc<dyn Sink>, now: u64) -> Option<Arc<Chain>> {
         let mut st = self.state()?;
-        let (display, window) = st
-            .surfaces
-            .iter()
-            .find(|s| s.key == key)
-            .map(|s| (s.display.clone(), s.window))?;
-        let xcb = self
-            .xcb
+        let xcb = self.xcb()?;
+        let chain = Arc::new(Chain::new());
+        self.follow_in(&mut st, xcb, key, chain.clone(), sink, now)
+            .then_some(chain)
+    }
+
+    /// [`Observer::follow`] without any I/O, for a swap hook: `chain`, which
+    /// the caller records into from now on, is followed on the analysis
+    /// thread's next [`Observer::poll`] (turned off if it cannot be).
+    pub fn adopt(&self, key: u64, chain: Arc<Chain>, sink: Arc<dyn Sink>) {
+        let Some(mut st) = self.state() else { return };
+        st.adopted.push(Adopted { key, chain, sink });
+        self.any.store(true, Ordering::Relaxed);
+    }
+
+    fn xcb(&self) -> Option<&Xcb> {
+        self.xcb
             .get_or_init(|| match Xcb::load() {
                 Ok(x) => Some(x),
                 Err(e) => {
@@ -196,19 +215,39 @@ impl Observer {
                     None
                 }
             })
-            .as_ref()?;
-        let chain = Arc::new(Chain::new());
+            .as_ref()
+    }
+
+    /// Follows window `key` with `chain` as its newest chain; false (with
+    /// a note) when it cannot be.
+    fn follow_in(
+        &self,
+        st: &mut State,
+        xcb: &Xcb,
+        key: u64,
+        chain: Arc<Chain>,
+        sink: Arc<dyn Sink>,
+        now: u64,
+    ) -> bool {
+        let Some((display, window)) = st
+            .surfaces
+            .iter()
+            .find(|s| s.key == key)
+            .map(|s| (s.display.clone(), s.window))
+        else {
+            return false;
+        };
         let i = match st.conn_for(xcb, &display) {
             Ok(i) => i,
             Err(e) => {
                 st.note_once(display, e);
-                return None;
+                return false;
             }
         };
         let conn = &mut st.conns[i];
         if let Some(w) = conn.windows.iter_mut().find(|w| w.key == key) {
-            w.matcher.add_chain(chain.clone(), sink, now);
-            return Some(chain);
+            w.matcher.add_chain(chain, sink, now);
+            return true;
         }
         // SAFETY: our live connection.
         let eid = unsafe { (xcb.generate_id)(conn.c) };
@@ -226,10 +265,10 @@ impl Observer {
                 window,
             };
             st.notes.push(format!("no display timing: {e}"));
-            return None;
+            return false;
         }
         let mut matcher = Matcher::new();
-        matcher.add_chain(chain.clone(), sink, now);
+        matcher.add_chain(chain, sink, now);
         conn.windows.push(Followed {
             key,
             window,
@@ -237,7 +276,7 @@ impl Observer {
             matcher,
         });
         self.any.store(true, Ordering::Relaxed);
-        Some(chain)
+        true
     }
 
     /// Reads every event pending on our connections (never waits) and
@@ -248,10 +287,24 @@ impl Observer {
         if !self.any.load(Ordering::Relaxed) {
             return;
         }
-        let Some(Some(xcb)) = self.xcb.get() else {
+        let Some(mut st) = self.state() else { return };
+        let adopted = std::mem::take(&mut st.adopted);
+        let xcb = if adopted.is_empty() {
+            self.xcb.get().and_then(Option::as_ref)
+        } else {
+            self.xcb()
+        };
+        let Some(xcb) = xcb else {
+            for a in adopted {
+                a.chain.turn_off();
+            }
             return;
         };
-        let Some(mut st) = self.state() else { return };
+        for a in adopted {
+            if !self.follow_in(&mut st, xcb, a.key, a.chain.clone(), a.sink, now) {
+                a.chain.turn_off();
+            }
+        }
         let State { conns, notes, .. } = &mut *st;
         conns.retain_mut(|conn| {
             loop {
@@ -320,6 +373,7 @@ impl Observer {
             .map(|s| s.key)
             .collect();
         st.surfaces.retain(|s| !gone(s));
+        st.adopted.retain(|a| !keys.contains(&a.key));
         let xcb = self.xcb.get().and_then(Option::as_ref);
         st.conns.retain_mut(|conn| {
             conn.windows.retain_mut(|w| {

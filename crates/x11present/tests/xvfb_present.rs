@@ -422,7 +422,8 @@ fn silent_window_is_turned_off_with_one_note() {
     assert!(answers.0.lock().unwrap().is_empty(), "nothing invented");
 }
 
-/// A window that does not exist: one note, no chain.
+/// A window that does not exist: one note, no chain; adopted (the GL
+/// swap's way, followed on the next poll), its chain is turned off there.
 #[test]
 fn bad_window_is_one_note() {
     let x = Xvfb::start();
@@ -432,4 +433,35 @@ fn bad_window_is_one_note() {
     let notes = obs.take_notes();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("PresentSelectInput"), "{notes:?}");
+    let chain = Arc::new(Chain::new());
+    obs.adopt(3, chain.clone(), Arc::new(Answers::default()));
+    assert!(chain.record(1), "recorded until the poll");
+    obs.poll(now_ns());
+    assert!(!chain.record(2), "turned off by the poll");
+    assert_eq!(obs.take_notes().len(), 1);
+}
+
+/// Adopted, a live window is followed from the next poll on: its presents
+/// (recorded before and after) are answered.
+#[test]
+fn adopted_window_is_followed_at_the_next_poll() {
+    let x = Xvfb::start();
+    let game = Game::new(&x.display);
+    let obs = Observer::new();
+    obs.surface_created(1, 5, Some(&x.display), game.window);
+    let answers = Arc::new(Answers::default());
+    let chain = Arc::new(Chain::new());
+    obs.adopt(5, chain.clone(), answers.clone());
+    obs.poll(now_ns()); // connects and selects
+    let mut ts = Vec::new();
+    for s in 1..=10u32 {
+        let t = now_ns();
+        assert!(chain.record(t));
+        game.present(s, 0);
+        game.next_complete();
+        ts.push(t);
+    }
+    let got = poll_until(&obs, &answers, 10);
+    assert_eq!(got.iter().map(|a| a.0).collect::<Vec<_>>(), ts);
+    assert!(got.iter().all(|a| matches!(a.1, Outcome::Shown { .. })));
 }

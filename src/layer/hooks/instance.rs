@@ -196,7 +196,7 @@ pub(super) unsafe extern "system-unwind" fn create_xlib_surface(
             // app's valid create info, `dpy` its live Xlib display.
             let (surface, dpy, window) = unsafe { (*out, (*info).dpy, (*info).window) };
             // SAFETY: as above.
-            let name = unsafe { xlib_display_name(dpy.cast()) };
+            let name = unsafe { steadyhud_x11present::ffi::xlib_display_name(dpy.cast()) };
             l.client.x11present.surface_created(
                 key,
                 vk::Handle::as_raw(surface),
@@ -236,30 +236,4 @@ pub(super) unsafe extern "system-unwind" fn create_xcb_surface(
         });
     }
     r
-}
-
-/// The name of the app's Xlib display (`XDisplayString`, which only
-/// reads the `Display`'s name field: no request on the app's connection),
-/// `None` when libX11 is not in the process or gives none (`$DISPLAY`
-/// is then used).
-///
-/// # Safety
-/// `dpy` is the app's live Xlib `Display`.
-unsafe fn xlib_display_name(dpy: *mut std::ffi::c_void) -> Option<String> {
-    if dpy.is_null() {
-        return None;
-    }
-    // SAFETY: `dlsym` with a C string.
-    let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"XDisplayString".as_ptr()) };
-    if f.is_null() {
-        return None;
-    }
-    // SAFETY: libX11's `char *XDisplayString(Display *)`, on the app's
-    // live display (caller); the string lives as long as the display.
-    unsafe {
-        let display_string: unsafe extern "C" fn(*mut std::ffi::c_void) -> *const std::ffi::c_char =
-            std::mem::transmute(f);
-        let s = display_string(dpy);
-        (!s.is_null()).then(|| std::ffi::CStr::from_ptr(s).to_string_lossy().into_owned())
-    }
 }

@@ -122,6 +122,13 @@ impl Analyzer {
             .partition(|s| pred(s.stream()));
         self.streams = keep;
         let streams = self.streams.len() + done.len();
+        if !done.is_empty() {
+            // X11 Present's completes that came since the last tick reach
+            // these streams' last rows.
+            self.settings
+                .x11present
+                .poll(steadyhud_sys::clock::now_ns());
+        }
         for s in done {
             s.finish(&mut self.buf, streams);
         }
