@@ -233,12 +233,16 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                         crate::wayland::display_of(t.key.display),
                         crate::wayland::wl_surface_for(t.key.drawable),
                     ) {
-                        (Some(wl), Some(surface)) => p.client.presentation.surface_created(
-                            t.key.display,
-                            t.key.drawable,
-                            wl,
-                            surface,
-                        ),
+                        // SAFETY: the game's live Wayland display and the
+                        // surface it is swapping.
+                        (Some(wl), Some(surface)) => unsafe {
+                            p.client.presentation.surface_created(
+                                t.key.display,
+                                t.key.drawable,
+                                wl,
+                                surface,
+                            )
+                        },
                         _ => false,
                     };
                 // Or a GLX window (made with glXCreateWindow, or an X

@@ -283,7 +283,11 @@ impl Presentation {
     /// known by the first present and even that one is asked about. Call
     /// it where the display is known live (its surface is being made or
     /// presented to). Returns whether its presents can be followed.
-    pub fn surface_created(
+    ///
+    /// # Safety
+    /// `display` is null or the game's live `wl_display`, and `wl_surface`
+    /// null or one of its surfaces.
+    pub unsafe fn surface_created(
         &'static self,
         owner: usize,
         key: u64,
@@ -320,7 +324,7 @@ impl Presentation {
             wl_surface,
         });
         self.any_surface.store(true, Ordering::Relaxed);
-        // SAFETY: the display is live (caller).
+        // SAFETY: the display is live (caller's contract).
         unsafe { st.binding_for(libs, display) }.is_some() || loaded
     }
 
@@ -985,22 +989,25 @@ mod tests {
         assert!((a - b).abs() < OFFSET_SLEW_NS, "{a} vs {b}");
     }
 
+    /// A surface without a key, a display or a `wl_surface` is not
+    /// recorded, and nothing is loaded or sent for it. (Recording and
+    /// forgetting real surfaces needs a live display, which binding uses
+    /// at once: tests/display_wayland.rs on headless Weston. Until
+    /// 06249b8 this test handed libwayland a made-up display pointer and
+    /// crashed wherever libwayland-client is installed.)
     #[test]
-    fn surfaces_are_recorded_and_forgotten() {
+    fn incomplete_surfaces_are_not_recorded() {
         let p: &'static Presentation = Box::leak(Box::new(Presentation::new()));
-        let (d, s) = (8usize as *mut c_void, 16usize as *mut c_void);
-        assert!(!p.surface_created(1, 0, d, s), "no key");
-        assert!(!p.surface_created(1, 5, null_mut(), s), "no display");
-        if !p.surface_created(1, 5, d, s) {
-            eprintln!("skipped: no libwayland-client");
-            return;
+        // SAFETY: null display and surface, which the function rejects
+        // before any use.
+        unsafe {
+            assert!(!p.surface_created(1, 0, null_mut(), null_mut()), "no key");
+            assert!(!p.surface_created(1, 5, null_mut(), null_mut()), "no display");
         }
-        assert!(p.knows(5));
-        p.surface_created(2, 6, d, s);
+        assert!(!p.knows(5));
+        assert!(p.libs.get().is_none(), "nothing loaded");
         p.owner_destroyed(1);
-        assert!(!p.knows(5) && p.knows(6));
-        p.surface_destroyed(6);
-        assert!(!p.knows(6));
+        p.surface_destroyed(5);
         assert!(!p.any_surface.load(Ordering::Relaxed));
     }
 }

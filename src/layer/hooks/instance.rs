@@ -166,9 +166,16 @@ pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
             let raw = vk::Handle::as_raw(surface);
             l.client.wayland.surface_created(key, raw, display.cast());
             if l.client.config.display_feedback {
-                l.client
-                    .presentation
-                    .surface_created(key, raw, display.cast(), wl_surface.cast());
+                // SAFETY: the app's live display and its surface, from the
+                // create info just used.
+                unsafe {
+                    l.client.presentation.surface_created(
+                        key,
+                        raw,
+                        display.cast(),
+                        wl_surface.cast(),
+                    )
+                };
             }
         });
     }
