@@ -1002,7 +1002,10 @@ mod tests {
         // before any use.
         unsafe {
             assert!(!p.surface_created(1, 0, null_mut(), null_mut()), "no key");
-            assert!(!p.surface_created(1, 5, null_mut(), null_mut()), "no display");
+            assert!(
+                !p.surface_created(1, 5, null_mut(), null_mut()),
+                "no display"
+            );
         }
         assert!(!p.knows(5));
         assert!(p.libs.get().is_none(), "nothing loaded");
