@@ -22,7 +22,7 @@
 //! losses are counted like timestamp overflows and the log records them.
 //!
 //! A window whose presents have a source of display times (Wayland
-//! presentation feedback) also has a display ring of [`Answer`]s, one per
+//! presentation feedback, X11 Present) also has a display ring of [`Answer`]s, one per
 //! present: what the source said of it, or that it was not asked
 //! ([`Stream::not_asked`], pushed by the present hook). Answers come
 //! later and from whichever thread dispatched them, so they carry their
@@ -389,6 +389,47 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// X11 Present's outcomes reach the display ring as the frame's
+    /// answer: shown at ust with the refresh, Skip dropped, unknown as is.
+    #[test]
+    fn x11_answers_reach_the_display_ring() {
+        use steadyhud_x11present::observer::Sink as _;
+        let (s, (_, _, d)) = Stream::with_display(1, 0, None, true);
+        let mut d = d.expect("a display ring");
+        let source = Source::X11Present;
+        s.x11_answer(
+            10,
+            X11Outcome::Shown {
+                displayed_ns: 25,
+                refresh_ns: 16_666_666,
+            },
+        );
+        s.x11_answer(11, X11Outcome::Skipped);
+        s.x11_answer(12, X11Outcome::Unknown);
+        let got: Vec<Answer> = d.pop_iter().collect();
+        assert_eq!(
+            got,
+            vec![
+                Answer {
+                    present_t: 10,
+                    shown: Shown::At {
+                        source,
+                        displayed_ns: 25,
+                        refresh_ns: 16_666_666
+                    }
+                },
+                Answer {
+                    present_t: 11,
+                    shown: Shown::Dropped { source }
+                },
+                Answer {
+                    present_t: 12,
+                    shown: Shown::Unknown
+                },
+            ]
+        );
     }
 
     #[test]

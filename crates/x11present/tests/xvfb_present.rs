@@ -345,6 +345,7 @@ fn observer_matches_every_present_on_xvfb() {
 
     let got = poll_until(&obs, &answers, 12);
     assert_eq!(got.len(), 12, "every serial answered: {got:?}");
+    eprintln!("observer's answers: {got:?}");
     // Each answer is its own present's, with the game's own ust and the
     // refresh from the game's own Δust/Δmsc of consecutive shown completes.
     let mut prev: Option<&Complete> = None;
