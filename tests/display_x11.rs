@@ -9,6 +9,7 @@
 //! with (Shm)PutImage.
 
 mod common;
+mod require;
 
 use common::gl::{gl_library, gltest_exe, preload};
 use common::*;
@@ -55,6 +56,21 @@ fn llvmpipe_glx_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
     assert!(out.status.success(), "gltest failed: {}", out.stderr);
     // 200 swaps: 199 frames between them.
     silent_and_empty(&h, &out, 199);
+}
+
+/// vkcube makes an xcb surface (`vkCreateXcbSurfaceKHR`: our connection
+/// goes to `$DISPLAY`): the same on lavapipe.
+#[test]
+fn vkcube_xcb_surface_on_xvfb_makes_no_present_completes() {
+    if !require::programs(&[("vkcube", "vulkan-tools")]) {
+        return;
+    }
+    let h = Harness::new();
+    let out = run(h.command("vkcube").args(["--c", "200"]).layer());
+    assert!(out.status.success(), "vkcube failed: {}", out.stderr);
+    let frames = logged_durations_ns(&h.only_session_log().csv).len();
+    assert!(frames >= 150, "{frames} frames logged");
+    silent_and_empty(&h, &out, frames);
 }
 
 /// One line (no complete came), `frames` rows with empty display cells,
