@@ -380,6 +380,7 @@ impl Device {
                 // their rows (the display is live: its surface is).
                 if sc.stream.has_display() {
                     self.settings.presentation.pump(sc.surface);
+                    self.settings.x11present.poll(now_ns());
                 }
             }
             self.lineage
@@ -449,15 +450,14 @@ impl Device {
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
                 // Displayed-frame timing where the surface is a Wayland
-                // one we can follow (config `display_feedback`), or the
-                // app's own display-timing queries are watched (config
-                // `display_timing`).
+                // one or an X11 window we can follow (config
+                // `display_feedback`), or the app's own display-timing
+                // queries are watched (config `display_timing`).
+                let raw = vk::Handle::as_raw(info.surface);
                 let display = self.observe.is_some()
                     || (self.settings.config.display_feedback
-                        && self
-                            .settings
-                            .presentation
-                            .knows(vk::Handle::as_raw(info.surface)));
+                        && (self.settings.presentation.knows(raw)
+                            || self.settings.x11present.knows(raw)));
                 self.analysis.new_stream(
                     self.settings,
                     self.key,
@@ -475,15 +475,26 @@ impl Device {
             lineage.created(sc, info.surface, stream.clone());
             stream
         };
+        // X11 Present: a new chain of serials (Mesa's X11 WSI numbers each
+        // swapchain's presents from 1).
+        let raw = vk::Handle::as_raw(info.surface);
+        let x11 = if stream.has_display() && self.settings.x11present.knows(raw) {
+            self.settings
+                .x11present
+                .follow(raw, stream.clone(), now_ns())
+        } else {
+            None
+        };
         // SAFETY: `sc` is the live swapchain just made from `info` on this
         // device (caller).
         let hud = unsafe { self.make_hud(info, sc) };
         let state = Arc::new(Swapchain {
-            surface: vk::Handle::as_raw(info.surface),
+            surface: raw,
             stream,
             hud: Mutex::new(hud),
             failed: Mutex::new(None),
             observed: self.observe.map(|_| Observed::new()),
+            x11,
         });
         if self
             .swapchains

@@ -190,7 +190,7 @@ impl ObserveNext {
 
 /// Entries of a swapchain's id ring: a quarter of a second of presents at
 /// 1000 fps, several seconds at game rates. An app that queries later than
-/// that loses the oldest (their rows wait the row gate's second and are
+/// that loses the oldest (their rows wait the row gate's `LATE_NS` and are
 /// written unknown).
 pub const ID_RING: usize = 256;
 

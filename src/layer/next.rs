@@ -52,6 +52,8 @@ next_table! {
     pub struct InstanceNext {
         destroy_surface: PFN_vkDestroySurfaceKHR = c"vkDestroySurfaceKHR",
         create_wayland_surface: PFN_vkCreateWaylandSurfaceKHR = c"vkCreateWaylandSurfaceKHR",
+        create_xlib_surface: PFN_vkCreateXlibSurfaceKHR = c"vkCreateXlibSurfaceKHR",
+        create_xcb_surface: PFN_vkCreateXcbSurfaceKHR = c"vkCreateXcbSurfaceKHR",
         surface_caps: PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR =
             c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
         surface_caps2: PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR =

@@ -271,12 +271,7 @@ impl Device {
                 // SAFETY: inside the app's present of `sc`, its `i`-th
                 // swapchain; `info.p_next` is its valid chain (caller).
                 let tagged = || unsafe { self.observe_present(s, info.p_next, i, k) };
-                if !self
-                    .settings
-                    .presentation
-                    .on_present(s.surface, &s.stream, k)
-                    && !tagged()
-                {
+                if !s.display_asked(&self.settings, k) && !tagged() {
                     s.stream.not_asked(k);
                 }
             }

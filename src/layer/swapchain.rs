@@ -5,8 +5,10 @@
 use super::display_observe::Observed;
 use crate::hud::{HudCache, HudDevice, SwapchainHud};
 use std::sync::{Arc, Mutex};
+use steadyhud_capture::analysis::Settings;
 use steadyhud_capture::rings::Stream;
 use steadyhud_sys::lock::Recover;
+use steadyhud_x11present::matcher::Chain;
 
 /// One live swapchain.
 pub struct Swapchain {
@@ -23,9 +25,27 @@ pub struct Swapchain {
     /// The app's present ids and refresh, when the device observes the
     /// app's display timing ([`super::display_observe`]).
     pub observed: Option<Box<Observed>>,
+    /// X11 Present: this swapchain's presents by serial, when its window
+    /// is followed (its stream then has a display ring).
+    pub x11: Option<Arc<Chain>>,
 }
 
 impl Swapchain {
+    /// Displayed-frame timing for the present keyed `k` (its stream has a
+    /// display ring), before it goes down: an X11 window's present is
+    /// recorded by serial (its complete is read on the analysis thread),
+    /// a Wayland surface's asks for feedback on the commit the present
+    /// makes. Returns whether an answer will come.
+    #[inline]
+    pub fn display_asked(&self, settings: &Settings, k: u64) -> bool {
+        match self.x11.as_ref() {
+            Some(chain) => chain.record(k),
+            None => settings
+                .presentation
+                .on_present(self.surface, &self.stream, k),
+        }
+    }
+
     /// Takes this swapchain's HUD out of service after a failed draw.
     pub fn retire_hud(&self, hud: SwapchainHud) {
         *self.failed.lock_or_recover() = Some(hud);

@@ -24,6 +24,7 @@ use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
 use steadyhud_wayland::presentation::Presentation;
+use steadyhud_x11present::observer::Observer;
 
 /// What the process's client (the Vulkan layer or the GL library) holds.
 pub struct Client {
@@ -49,6 +50,9 @@ pub struct Client {
     /// Wayland presentation feedback: when each frame reached the screen
     /// (surface map, bindings; config `display_feedback`).
     pub presentation: Presentation,
+    /// X11 Present's CompleteNotify on the game's windows, read on our own
+    /// X connection: when each frame reached the screen (X11).
+    pub x11present: Observer,
     pub analysis: Analysis,
     /// The process that set the client up.
     pid: u32,
@@ -108,6 +112,7 @@ impl Client {
             faults: Faults::from_env(),
             wayland: WaylandKeys::new(),
             presentation: Presentation::new(),
+            x11present: Observer::new(),
             analysis: Analysis::default(),
             pid: std::process::id(),
             forked: AtomicBool::new(false),
@@ -146,6 +151,7 @@ impl Client {
             faults: &self.faults,
             wayland: &self.wayland,
             presentation: &self.presentation,
+            x11present: &self.x11present,
         }
     }
 

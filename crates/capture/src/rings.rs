@@ -22,7 +22,7 @@
 //! losses are counted like timestamp overflows and the log records them.
 //!
 //! A window whose presents have a source of display times (Wayland
-//! presentation feedback) also has a display ring of [`Answer`]s, one per
+//! presentation feedback, X11 Present) also has a display ring of [`Answer`]s, one per
 //! present: what the source said of it, or that it was not asked
 //! ([`Stream::not_asked`], pushed by the present hook). Answers come
 //! later and from whichever thread dispatched them, so they carry their
@@ -39,6 +39,7 @@ use steadyhud_log::display::{Shown, Source};
 use steadyhud_sys::lock::Recover;
 use steadyhud_sys::tail::Tail;
 use steadyhud_wayland::presentation::{Outcome, Sink};
+use steadyhud_x11present::matcher::Outcome as X11Outcome;
 
 /// Ring capacity in timestamps: 65 s of frames at 1000 fps, far beyond the
 /// analysis thread's drain period (≤ 250 ms while a log is written, at
@@ -322,6 +323,26 @@ impl Sink for Stream {
     }
 }
 
+/// X11 Present's completes reach the frame's stream.
+impl steadyhud_x11present::observer::Sink for Stream {
+    fn x11_answer(&self, present_t: u64, outcome: X11Outcome) {
+        let source = Source::X11Present;
+        let shown = match outcome {
+            X11Outcome::Shown {
+                displayed_ns,
+                refresh_ns,
+            } => Shown::At {
+                source,
+                displayed_ns,
+                refresh_ns,
+            },
+            X11Outcome::Skipped => Shown::Dropped { source },
+            X11Outcome::Unknown => Shown::Unknown,
+        };
+        self.answer(Answer { present_t, shown });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,6 +389,47 @@ mod tests {
                 }
             }
         });
+    }
+
+    /// X11 Present's outcomes reach the display ring as the frame's
+    /// answer: shown at ust with the refresh, Skip dropped, unknown as is.
+    #[test]
+    fn x11_answers_reach_the_display_ring() {
+        use steadyhud_x11present::observer::Sink as _;
+        let (s, (_, _, d)) = Stream::with_display(1, 0, None, true);
+        let mut d = d.expect("a display ring");
+        let source = Source::X11Present;
+        s.x11_answer(
+            10,
+            X11Outcome::Shown {
+                displayed_ns: 25,
+                refresh_ns: 16_666_666,
+            },
+        );
+        s.x11_answer(11, X11Outcome::Skipped);
+        s.x11_answer(12, X11Outcome::Unknown);
+        let got: Vec<Answer> = d.pop_iter().collect();
+        assert_eq!(
+            got,
+            vec![
+                Answer {
+                    present_t: 10,
+                    shown: Shown::At {
+                        source,
+                        displayed_ns: 25,
+                        refresh_ns: 16_666_666
+                    }
+                },
+                Answer {
+                    present_t: 11,
+                    shown: Shown::Dropped { source }
+                },
+                Answer {
+                    present_t: 12,
+                    shown: Shown::Unknown
+                },
+            ]
+        );
     }
 
     #[test]

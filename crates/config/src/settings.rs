@@ -290,9 +290,11 @@ keys! {
     show(s) { s.display_timing.to_string() }
 
     /// `display_feedback`: ask the compositor when each frame reached the
-    /// screen (Wayland `wp_presentation` feedback on the game's surface):
-    /// the log's display columns, the HUD's `display` row (on: about a
-    /// microsecond per present, docs/measurements.md).
+    /// screen (Wayland `wp_presentation` feedback on the game's surface;
+    /// on X11, Present's CompleteNotify on the game's window, read on a
+    /// connection of our own): the log's display columns, the HUD's
+    /// `display` row (on: about a microsecond per present,
+    /// docs/measurements.md).
     display_feedback: bool = true;
     set(c, v) { c.display_feedback = parse_bool(v)? }
     show(s) { s.display_feedback.to_string() }

@@ -242,6 +242,11 @@ hooks! {
         // SAFETY: the real function with the game's arguments.
         let drawable = unsafe { f(dpy, config, win, attribs) };
         crate::process::window_created(false, dpy as usize, crate::swap::xid(drawable));
+        // SAFETY: the game's live display, whose drawable was just made on
+        // its window `win`.
+        unsafe {
+            crate::process::glx_window(dpy, crate::swap::xid(drawable), crate::swap::xid(win))
+        };
         drawable
     }
 

@@ -34,6 +34,9 @@ pub struct Window {
     pub size_at_ns: u64,
     /// The Wayland display this surface is on, once told to the hotkeys.
     pub wayland_told: bool,
+    /// X11 Present: this GLX drawable's swaps by serial (GLX DRI3 numbers
+    /// a drawable's presents from 1, never reset), when it is followed.
+    pub x11: Option<Arc<steadyhud_x11present::matcher::Chain>>,
 }
 
 /// A window by display and drawable (GLX) or display and surface (EGL).
@@ -163,6 +166,9 @@ pub fn display_closed(egl: bool, display: usize) {
         return;
     }
     forget_contexts(|c| c.egl == egl && c.display == display);
+    if !egl {
+        guard::contain((), || p.client.x11present.owner_destroyed(display));
+    }
     let keys: Vec<WindowKey> = {
         use steadyhud_sys::lock::Recover;
         let w = p.windows.lock_or_recover();
@@ -213,6 +219,10 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
             p.client.wayland.surface_destroyed(drawable);
             p.client.presentation.surface_destroyed(drawable);
             crate::wayland::forget_surface(drawable);
+        } else {
+            // Our own connection: reading it and deselecting are safe
+            // whatever the game's display is doing.
+            p.client.x11present.surface_destroyed(drawable);
         }
         p.client.analysis.finish_device(gone.id);
         let Some(stream) = gone.stream else { return };
@@ -258,6 +268,26 @@ pub unsafe fn egl_window_surface(egl: usize, surface: u64, win: *mut std::ffi::c
             "steadyhud: an EGL window surface on Wayland whose wl_egl_window is not one we can read; no display times for it"
         )),
     }
+}
+
+/// `glXCreateWindow` made GLX drawable `drawable` on X window `window` of
+/// Xlib display `dpy`: its swaps are that window's presents (config
+/// `display_feedback`).
+///
+/// # Safety
+/// `dpy` is the game's live Xlib display.
+pub unsafe fn glx_window(dpy: *mut std::ffi::c_void, drawable: u64, window: u64) {
+    let Some(p) = existing() else { return };
+    if p.client.left_alone || !p.client.config.display_feedback || drawable == 0 {
+        return;
+    }
+    guard::contain((), || {
+        // SAFETY: the game's live display (caller).
+        let name = unsafe { steadyhud_x11present::ffi::xlib_display_name(dpy) };
+        p.client
+            .x11present
+            .surface_created(dpy as usize, drawable, name.as_deref(), window as u32);
+    });
 }
 
 /// `egl` is an EGL display on Wayland display `wl`.

@@ -246,10 +246,43 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                         },
                         _ => false,
                     };
+                // Or a GLX window (made with glXCreateWindow, or an X
+                // window swapped directly), followed with X11 Present.
+                let glx = !t.key.egl && p.client.config.display_feedback && {
+                    let x11 = &p.client.x11present;
+                    if !x11.knows(t.key.drawable) {
+                        // SAFETY: the game's live Xlib display, swapping.
+                        let name = unsafe {
+                            steadyhud_x11present::ffi::xlib_display_name(
+                                t.key.display as *mut c_void,
+                            )
+                        };
+                        x11.surface_created(
+                            t.key.display,
+                            t.key.drawable,
+                            name.as_deref(),
+                            t.key.drawable as u32,
+                        );
+                    }
+                    x11.knows(t.key.drawable)
+                };
                 let stream = (path == Path::Gl).then(|| {
+                    p.client.analysis.new_stream(
+                        p.client.settings(),
+                        id,
+                        None,
+                        None,
+                        None,
+                        display || glx,
+                    )
+                });
+                // Followed from the analysis thread's next tick: no I/O here.
+                let x11 = stream.as_ref().filter(|_| glx).map(|s| {
+                    let chain = std::sync::Arc::new(steadyhud_x11present::matcher::Chain::new());
                     p.client
-                        .analysis
-                        .new_stream(p.client.settings(), id, None, None, None, display)
+                        .x11present
+                        .adopt(t.key.drawable, chain.clone(), s.clone());
+                    chain
                 });
                 windows.push(Window {
                     key: t.key,
@@ -259,6 +292,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                     size: [0, 0],
                     size_at_ns: 0,
                     wayland_told: false,
+                    x11,
                 });
                 windows.last_mut().expect("just pushed")
             }
@@ -272,7 +306,11 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         // down (EGL commits inside it); a swap not asked about is known
         // at once.
         if let (true, Some(k)) = (stream.has_display(), key) {
-            if !p.client.presentation.on_present(t.key.drawable, stream, k) {
+            let asked = match w.x11.as_ref() {
+                Some(chain) => chain.record(k),
+                None => p.client.presentation.on_present(t.key.drawable, stream, k),
+            };
+            if !asked {
                 stream.not_asked(k);
             }
         }

@@ -1,6 +1,7 @@
 //! Entry points on instance-level objects: the instance itself and the
-//! surfaces the layer follows (a Wayland surface for the hotkeys, a
-//! destroyed surface ending its window's log).
+//! surfaces the layer follows (a Wayland surface for the hotkeys and
+//! presentation feedback, an X11 window, Xlib or xcb, for X11 Present's
+//! completes, a destroyed surface ending its window's log).
 //!
 //! # Safety
 //! Every `unsafe extern "system"` function here is a Vulkan command (or the
@@ -97,6 +98,7 @@ pub(super) unsafe extern "system-unwind" fn destroy_instance(
     guard::contain((), || {
         l.client.wayland.instance_destroyed(key);
         l.client.presentation.owner_destroyed(key);
+        l.client.x11present.owner_destroyed(key);
     });
     if last {
         // The loader dlcloses us right after this call: no thread may outlive it.
@@ -128,6 +130,9 @@ pub(super) unsafe extern "system-unwind" fn destroy_surface(
             .surface_destroyed(vk::Handle::as_raw(surface));
         l.client
             .presentation
+            .surface_destroyed(vk::Handle::as_raw(surface));
+        l.client
+            .x11present
             .surface_destroyed(vk::Handle::as_raw(surface));
     });
     if let Some(destroy) = inst.next.destroy_surface {
@@ -173,6 +178,69 @@ pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
                     )
                 };
             }
+        });
+    }
+    r
+}
+
+pub(super) unsafe extern "system-unwind" fn create_xlib_surface(
+    instance: vk::Instance,
+    info: *const vk::XlibSurfaceCreateInfoKHR,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::SurfaceKHR,
+) -> vk::Result {
+    let l = layer();
+    // SAFETY: `instance` is the app's live instance (caller's contract).
+    let key = unsafe { dispatch_key(instance) };
+    let Some(create) = guard::contain(None, || l.instance(key)?.next.create_xlib_surface) else {
+        return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+    };
+    // SAFETY: the next layer's `vkCreateXlibSurfaceKHR` of this instance,
+    // called with the app's own arguments.
+    let r = unsafe { create(instance, info, alloc, out) };
+    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_feedback {
+        guard::contain((), || {
+            // SAFETY: on success `*out` is the new surface; `info` is the
+            // app's valid create info, `dpy` its live Xlib display.
+            let (surface, dpy, window) = unsafe { (*out, (*info).dpy, (*info).window) };
+            // SAFETY: as above.
+            let name = unsafe { steadyhud_x11present::ffi::xlib_display_name(dpy.cast()) };
+            l.client.x11present.surface_created(
+                key,
+                vk::Handle::as_raw(surface),
+                name.as_deref(),
+                window as u32,
+            );
+        });
+    }
+    r
+}
+
+pub(super) unsafe extern "system-unwind" fn create_xcb_surface(
+    instance: vk::Instance,
+    info: *const vk::XcbSurfaceCreateInfoKHR,
+    alloc: *const vk::AllocationCallbacks,
+    out: *mut vk::SurfaceKHR,
+) -> vk::Result {
+    let l = layer();
+    // SAFETY: `instance` is the app's live instance (caller's contract).
+    let key = unsafe { dispatch_key(instance) };
+    let Some(create) = guard::contain(None, || l.instance(key)?.next.create_xcb_surface) else {
+        return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+    };
+    // SAFETY: the next layer's `vkCreateXcbSurfaceKHR` of this instance,
+    // called with the app's own arguments.
+    let r = unsafe { create(instance, info, alloc, out) };
+    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_feedback {
+        guard::contain((), || {
+            // SAFETY: on success `*out` is the new surface; `info` is the
+            // app's valid create info.
+            let (surface, window) = unsafe { (*out, (*info).window) };
+            // No xcb call gives a connection's display name back: ours
+            // goes to `$DISPLAY`, as an xcb app's usually does.
+            l.client
+                .x11present
+                .surface_created(key, vk::Handle::as_raw(surface), None, window);
         });
     }
     r

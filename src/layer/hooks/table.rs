@@ -86,6 +86,8 @@ fn hook(name: &[u8], faults: bool) -> Option<(Level, Needs, vk::PFN_vkVoidFuncti
         b"vkCreateDevice" => (I, Needs::Always, create_device as *const ()),
         b"vkDestroySurfaceKHR" => (I, Needs::Always, destroy_surface as *const ()),
         b"vkCreateWaylandSurfaceKHR" => (I, Needs::Always, create_wayland_surface as *const ()),
+        b"vkCreateXlibSurfaceKHR" => (I, Needs::Always, create_xlib_surface as *const ()),
+        b"vkCreateXcbSurfaceKHR" => (I, Needs::Always, create_xcb_surface as *const ()),
         b"vkGetDeviceProcAddr" => (D, Needs::Always, get_device_proc_addr as *const ()),
         b"vkDestroyDevice" => (D, Needs::Always, destroy_device as *const ()),
         b"vkCreateSwapchainKHR" => (D, Needs::Swapchain, create_swapchain as *const ()),

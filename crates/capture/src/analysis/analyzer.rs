@@ -74,6 +74,10 @@ impl Analyzer {
             && self.settings.hud.drawn(steadyhud_sys::clock::now_ns());
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         let streams = self.streams.len();
+        // X11 Present's completes, read before the rows they answer.
+        self.settings
+            .x11present
+            .poll(steadyhud_sys::clock::now_ns());
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -118,6 +122,13 @@ impl Analyzer {
             .partition(|s| pred(s.stream()));
         self.streams = keep;
         let streams = self.streams.len() + done.len();
+        if !done.is_empty() {
+            // X11 Present's completes that came since the last tick reach
+            // these streams' last rows.
+            self.settings
+                .x11present
+                .poll(steadyhud_sys::clock::now_ns());
+        }
         for s in done {
             s.finish(&mut self.buf, streams);
         }

@@ -7,6 +7,7 @@ use steadyhud_config::{Config, LimitMethod};
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
 use steadyhud_wayland::presentation::Presentation;
+use steadyhud_x11present::observer::Observer;
 
 /// What the analysis thread reads of the layer's state (which lives for the
 /// whole process, hence `'static`).
@@ -30,6 +31,9 @@ pub struct Settings {
     /// Wayland presentation feedback: the present paths ask, the analysis
     /// thread prints its notes.
     pub presentation: &'static Presentation,
+    /// X11 Present: the present paths record, the analysis thread reads
+    /// the completes (each tick) and prints the notes.
+    pub x11present: &'static Observer,
 }
 
 impl Settings {
@@ -58,6 +62,7 @@ impl Settings {
             std::sync::LazyLock::new(|| FpsLimit::new(&[]));
         static WAYLAND: WaylandKeys = WaylandKeys::new();
         static PRESENTATION: Presentation = Presentation::new();
+        static X11PRESENT: Observer = Observer::new();
         Settings {
             name: "vulkan-app",
             api: Api::Vulkan,
@@ -67,6 +72,7 @@ impl Settings {
             faults: &FAULTS,
             wayland: &WAYLAND,
             presentation: &PRESENTATION,
+            x11present: &X11PRESENT,
         }
     }
 }

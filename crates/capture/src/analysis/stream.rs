@@ -272,7 +272,14 @@ impl StreamAnalysis {
         }
         self.flush_gpu(false);
         if self.display.is_some() {
-            for note in self.settings.presentation.take_notes() {
+            let x11 = self.settings.x11present.take_notes();
+            for note in self
+                .settings
+                .presentation
+                .take_notes()
+                .into_iter()
+                .chain(x11)
+            {
                 guard::say(format_args!("steadyhud: {note}"));
             }
         }

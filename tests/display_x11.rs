@@ -1,0 +1,113 @@
+//! Displayed-frame timing on X11 (issue 42, X11 Present), as far as this
+//! bed allows: Xvfb has Present but no DRI3, so lavapipe presents with
+//! `PutImage` and no `CompleteNotify` ever comes (the mechanism itself is
+//! tested on Xvfb in crates/x11present/tests/xvfb_present.rs, with a
+//! client that presents pixmaps). Here the real layer follows the test
+//! app's Xlib window, says once that no complete came, and writes every
+//! row's display cells empty: nothing invented. The GL library does the
+//! same for the GL test program's GLX window on llvmpipe, which presents
+//! with (Shm)PutImage.
+
+mod common;
+mod require;
+
+use common::gl::{gl_library, gltest_exe, preload};
+use common::*;
+
+/// The four display cells of every row of `csv` (`None`: the log has no
+/// display columns).
+fn display_cells(csv: &std::path::Path) -> Option<Vec<[String; 4]>> {
+    let text = std::fs::read_to_string(csv).expect("read the session log");
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let at = |name: &str| header.iter().position(|h| *h == name);
+    let cols = [
+        at("displayed_ns")?,
+        at("display_latency_ms")?,
+        at("refresh_ms")?,
+        at("display_source")?,
+    ];
+    let rows = lines
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| {
+            let cells: Vec<&str> = l.split(',').collect();
+            cols.map(|i| cells.get(i).copied().unwrap_or("?").to_owned())
+        })
+        .collect();
+    Some(rows)
+}
+
+#[test]
+fn lavapipe_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
+    let h = Harness::new();
+    let out = run(h.testapp(&["--frames", "200", "--uncapped"]).layer());
+    assert!(out.status.success(), "testapp failed: {}", out.stderr);
+    // 201 presents (the app's first frame and 200 more): 200 frames.
+    silent_and_empty(&h, &out, 200);
+}
+
+#[test]
+fn llvmpipe_glx_on_xvfb_makes_no_present_completes_and_nothing_is_invented() {
+    let h = Harness::new();
+    let mut cmd = h.command(gltest_exe());
+    cmd.args(["--frames", "200", "--fps", "0"]);
+    preload(&mut cmd, &[&gl_library()]);
+    let out = run(&mut cmd);
+    assert!(out.status.success(), "gltest failed: {}", out.stderr);
+    // 200 swaps: 199 frames between them.
+    silent_and_empty(&h, &out, 199);
+}
+
+/// vkcube makes an xcb surface (`vkCreateXcbSurfaceKHR`: our connection
+/// goes to `$DISPLAY`): the same on lavapipe.
+#[test]
+fn vkcube_xcb_surface_on_xvfb_makes_no_present_completes() {
+    if !require::programs(&[("vkcube", "vulkan-tools")]) {
+        return;
+    }
+    let h = Harness::new();
+    let out = run(h.command("vkcube").args(["--c", "200"]).layer());
+    assert!(out.status.success(), "vkcube failed: {}", out.stderr);
+    let frames = logged_durations_ns(&h.only_session_log().csv).len();
+    assert!(frames >= 150, "{frames} frames logged");
+    silent_and_empty(&h, &out, frames);
+}
+
+/// One line (no complete came), `frames` rows with empty display cells,
+/// and a summary that counts them all unknown.
+fn silent_and_empty(h: &Harness, out: &RunOutput, frames: usize) {
+    let notes = out.output_lines(|l| l.contains("X11 Present") || l.contains("display timing"));
+    assert_eq!(notes.len(), 1, "one line about display timing: {notes:?}");
+    assert!(
+        notes[0].contains("no Present complete after")
+            && notes[0].contains("do not go through X11 Present"),
+        "{notes:?}"
+    );
+    let log = h.only_session_log();
+    let cells = display_cells(&log.csv).expect("display columns: the window was followed");
+    assert_eq!(cells.len(), frames, "one row per frame");
+    for (i, c) in cells.iter().enumerate() {
+        assert!(c.iter().all(String::is_empty), "row {i}: {c:?}");
+    }
+    let s = log.summary_json();
+    let d = &s["display_timing"];
+    assert!(d["source"].is_null(), "{d}");
+    assert_eq!(d["shown_frames"], 0, "{d}");
+    assert_eq!(d["dropped_frames"], 0, "{d}");
+    assert_eq!(d["unknown_frames"], frames, "{d}");
+}
+
+/// With `display_feedback=0` the window is not followed: no line, and
+/// the log has no display columns (as without a source at all).
+#[test]
+fn display_feedback_off_leaves_x11_windows_alone() {
+    let h = Harness::new();
+    h.write_config("display_feedback=0\n");
+    let out = run(h.testapp(&["--frames", "130", "--uncapped"]).layer());
+    assert!(out.status.success(), "testapp failed: {}", out.stderr);
+    let notes = out.output_lines(|l| l.contains("X11 Present") || l.contains("display timing"));
+    assert!(notes.is_empty(), "{notes:?}");
+    let log = h.only_session_log();
+    assert!(display_cells(&log.csv).is_none());
+    assert_eq!(logged_durations_ns(&log.csv).len(), 130);
+}
