@@ -40,6 +40,20 @@ fn weston() -> Option<WaylandBed> {
     Some(WaylandBed::weston(640, 480))
 }
 
+/// The program's rows in `case` on a fresh Weston bed, without steadyhud
+/// (`None`: skipped without weston).
+fn alone(program: Program, case: Case) -> Option<Vec<Row>> {
+    let _s = serial();
+    let bed = weston()?;
+    Some(program.run(
+        &bed,
+        |c| {
+            c.env("DISABLE_STEADYHUD", "1");
+        },
+        case,
+    ))
+}
+
 /// What every presented row must hold: shown no earlier than its present
 /// call, on CLOCK_MONOTONIC (1) or CLOCK_MONOTONIC_RAW (4, Weston's
 /// headless backend) so that `displayed_ns` is filled, and displayed times
@@ -82,15 +96,9 @@ fn check_presented(rows: &[Row], what: &str) {
 /// FIFO: every present shown but perhaps the last few, paced by the
 /// compositor's repaints (module docs).
 fn fifo(program: Program) {
-    let _s = serial();
-    let Some(bed) = weston() else { return };
-    let rows = program.run(
-        &bed,
-        |c| {
-            c.env("DISABLE_STEADYHUD", "1");
-        },
-        Case::Fifo,
-    );
+    let Some(rows) = alone(program, Case::Fifo) else {
+        return;
+    };
     let what = format!("{} FIFO", program.name());
     assert_eq!(rows.len(), 120, "{what}: one row per present");
     let (p, d, n) = counts(&rows);
@@ -132,15 +140,9 @@ fn fifo(program: Program) {
 /// MAILBOX / interval 0 uncapped: frames replaced before a repaint are
 /// discarded; none is shown before its present call.
 fn mailbox(program: Program) {
-    let _s = serial();
-    let Some(bed) = weston() else { return };
-    let rows = program.run(
-        &bed,
-        |c| {
-            c.env("DISABLE_STEADYHUD", "1");
-        },
-        Case::Mailbox,
-    );
+    let Some(rows) = alone(program, Case::Mailbox) else {
+        return;
+    };
     let what = format!("{} MAILBOX", program.name());
     assert_eq!(rows.len(), 200, "{what}: one row per present");
     let (p, d, _) = counts(&rows);
@@ -151,15 +153,9 @@ fn mailbox(program: Program) {
 
 /// A surface never mapped: nothing presented.
 fn unmapped(program: Program) {
-    let _s = serial();
-    let Some(bed) = weston() else { return };
-    let rows = program.run(
-        &bed,
-        |c| {
-            c.env("DISABLE_STEADYHUD", "1");
-        },
-        Case::Unmapped,
-    );
+    let Some(rows) = alone(program, Case::Unmapped) else {
+        return;
+    };
     let what = format!("{} unmapped", program.name());
     assert_eq!(rows.len(), 200, "{what}: one row per present");
     let (p, _, _) = counts(&rows);
@@ -169,15 +165,9 @@ fn unmapped(program: Program) {
 /// A resize at frame 60 under FIFO: presents go on, and frames after it
 /// are still shown.
 fn resize(program: Program) {
-    let _s = serial();
-    let Some(bed) = weston() else { return };
-    let rows = program.run(
-        &bed,
-        |c| {
-            c.env("DISABLE_STEADYHUD", "1");
-        },
-        Case::Resize,
-    );
+    let Some(rows) = alone(program, Case::Resize) else {
+        return;
+    };
     let what = format!("{} resize", program.name());
     assert_eq!(rows.len(), 120, "{what}: one row per present");
     check_presented(&rows, &what);

@@ -450,14 +450,14 @@ impl Device {
             let table = self.counters.as_ref().map(|dc| dc.table.clone());
             let (stream, recreation) = lineage.stream_for(info.old_swapchain, info.surface, || {
                 // Displayed-frame timing where the surface is a Wayland
-                // one or an X11 window we can follow (config
-                // `display_feedback`), or the app's own display-timing
-                // queries are watched (config `display_timing`).
+                // one (config `display_feedback`) or an X11 window
+                // (`display_x11`) we follow (each records its surfaces
+                // only when on), or the app's own display-timing queries
+                // are watched (config `display_timing`).
                 let raw = vk::Handle::as_raw(info.surface);
                 let display = self.observe.is_some()
-                    || (self.settings.config.display_feedback
-                        && (self.settings.presentation.knows(raw)
-                            || self.settings.x11present.knows(raw)));
+                    || self.settings.presentation.knows(raw)
+                    || self.settings.x11present.knows(raw);
                 self.analysis.new_stream(
                     self.settings,
                     self.key,

@@ -593,16 +593,7 @@ fn comparison_of_runs_draws_intervals_and_runs_readably() {
     );
     let html = std::fs::read_to_string(&out).unwrap();
     assert_self_contained(&html);
-    for key in [
-        "steady_fps",
-        "mostly_steady_fps",
-        "typical_fps",
-        "p99_ms",
-        "p99_9_ms",
-        "stutter_time_pct",
-        "average_fps",
-        "time_over_budget_pct",
-    ] {
+    for key in steadyhud_metrics::bootstrap::COMPARED {
         let chart = svg(&html, &format!("ci-{key}"));
         // Two estimates, two intervals, one dot per run.
         assert_eq!(chart.matches("class=\"estimate\"").count(), 2, "{key}");

@@ -290,14 +290,21 @@ keys! {
     show(s) { s.display_timing.to_string() }
 
     /// `display_feedback`: ask the compositor when each frame reached the
-    /// screen (Wayland `wp_presentation` feedback on the game's surface;
-    /// on X11, Present's CompleteNotify on the game's window, read on a
-    /// connection of our own): the log's display columns, the HUD's
-    /// `display` row (on: about a microsecond per present,
-    /// docs/measurements.md).
+    /// screen (Wayland `wp_presentation` feedback on the game's surface):
+    /// the log's display columns, the HUD's `display` row (on: about two
+    /// microseconds per present, docs/measurements.md).
     display_feedback: bool = true;
     set(c, v) { c.display_feedback = parse_bool(v)? }
     show(s) { s.display_feedback.to_string() }
+
+    /// `display_x11`: on X11, follow the game's window with X11 Present's
+    /// CompleteNotify on a connection of our own (Vulkan Xlib/xcb
+    /// surfaces, GLX windows) for the log's display columns (false: never
+    /// run with a real DRI3 driver, which presents through Present; Xvfb's
+    /// software presents make no completes; docs/design.md "X11 Present").
+    display_x11: bool = false;
+    set(c, v) { c.display_x11 = parse_bool(v)? }
+    show(s) { s.display_x11.to_string() }
 
     /// `sensor_hz`: system readings (CPU, memory, GPU) per second for the
     /// HUD and the log's sensor columns (10; 0 = off).

@@ -278,7 +278,7 @@ pub unsafe fn egl_window_surface(egl: usize, surface: u64, win: *mut std::ffi::c
 /// `dpy` is the game's live Xlib display.
 pub unsafe fn glx_window(dpy: *mut std::ffi::c_void, drawable: u64, window: u64) {
     let Some(p) = existing() else { return };
-    if p.client.left_alone || !p.client.config.display_feedback || drawable == 0 {
+    if p.client.left_alone || !p.client.config.display_x11 || drawable == 0 {
         return;
     }
     guard::contain((), || {

@@ -248,7 +248,7 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                     };
                 // Or a GLX window (made with glXCreateWindow, or an X
                 // window swapped directly), followed with X11 Present.
-                let glx = !t.key.egl && p.client.config.display_feedback && {
+                let glx = !t.key.egl && p.client.config.display_x11 && {
                     let x11 = &p.client.x11present;
                     if !x11.knows(t.key.drawable) {
                         // SAFETY: the game's live Xlib display, swapping.

@@ -7,34 +7,42 @@ use std::ffi::{c_int, c_uint, c_ulong, c_void, CStr};
 use std::sync::atomic::{AtomicU64, Ordering};
 use x11_dl::{glx, xlib};
 
-type EglDisplay = *mut c_void;
-type EglConfig = *mut c_void;
-type EglContext = *mut c_void;
-type EglSurface = *mut c_void;
+pub(crate) type EglDisplay = *mut c_void;
+pub(crate) type EglConfig = *mut c_void;
+pub(crate) type EglContext = *mut c_void;
+pub(crate) type EglSurface = *mut c_void;
 
-/// The EGL functions this program calls.
-struct Egl {
+/// The EGL functions this program calls, on X11 (EGL 1.4) and on Wayland
+/// (the EGL 1.5 platform functions, `crate::wl`).
+pub(crate) struct Egl {
     _lib: libloading::Library,
-    get_display: unsafe extern "C" fn(*mut c_void) -> EglDisplay,
-    initialize: unsafe extern "C" fn(EglDisplay, *mut c_int, *mut c_int) -> c_uint,
-    bind_api: unsafe extern "C" fn(c_uint) -> c_uint,
-    choose_config:
+    pub get_display: unsafe extern "C" fn(*mut c_void) -> EglDisplay,
+    pub get_platform_display: unsafe extern "C" fn(c_uint, *mut c_void, *const isize) -> EglDisplay,
+    pub initialize: unsafe extern "C" fn(EglDisplay, *mut c_int, *mut c_int) -> c_uint,
+    pub bind_api: unsafe extern "C" fn(c_uint) -> c_uint,
+    pub choose_config:
         unsafe extern "C" fn(EglDisplay, *const c_int, *mut EglConfig, c_int, *mut c_int) -> c_uint,
-    create_context:
+    pub create_context:
         unsafe extern "C" fn(EglDisplay, EglConfig, EglContext, *const c_int) -> EglContext,
-    destroy_context: unsafe extern "C" fn(EglDisplay, EglContext) -> c_uint,
-    create_window_surface:
+    pub destroy_context: unsafe extern "C" fn(EglDisplay, EglContext) -> c_uint,
+    pub create_window_surface:
         unsafe extern "C" fn(EglDisplay, EglConfig, c_ulong, *const c_int) -> EglSurface,
-    make_current: unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
-    destroy_surface: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
-    swap_buffers: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
-    get_proc_address: unsafe extern "C" fn(*const i8) -> *mut c_void,
+    pub create_platform_window_surface:
+        unsafe extern "C" fn(EglDisplay, EglConfig, *mut c_void, *const isize) -> EglSurface,
+    pub make_current:
+        unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
+    pub destroy_surface: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
+    pub swap_buffers: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
+    pub swap_interval: unsafe extern "C" fn(EglDisplay, c_int) -> c_uint,
+    pub terminate: unsafe extern "C" fn(EglDisplay) -> c_uint,
+    pub get_error: unsafe extern "C" fn() -> c_int,
+    pub get_proc_address: unsafe extern "C" fn(*const i8) -> *mut c_void,
 }
 
 impl Egl {
-    fn load() -> Result<Egl, String> {
+    pub(crate) fn load() -> Result<Egl, String> {
         // SAFETY: loading the system's libEGL and reading its symbols with
-        // their EGL 1.4 signatures.
+        // their EGL 1.5 signatures (EGLAttrib is intptr_t).
         unsafe {
             let lib = libloading::Library::new("libEGL.so.1").map_err(|e| e.to_string())?;
             macro_rules! f {
@@ -45,19 +53,32 @@ impl Egl {
             }
             Ok(Egl {
                 get_display: f!("eglGetDisplay"),
+                get_platform_display: f!("eglGetPlatformDisplay"),
                 initialize: f!("eglInitialize"),
                 bind_api: f!("eglBindAPI"),
                 choose_config: f!("eglChooseConfig"),
                 create_context: f!("eglCreateContext"),
                 destroy_context: f!("eglDestroyContext"),
                 create_window_surface: f!("eglCreateWindowSurface"),
+                create_platform_window_surface: f!("eglCreatePlatformWindowSurface"),
                 make_current: f!("eglMakeCurrent"),
                 destroy_surface: f!("eglDestroySurface"),
                 swap_buffers: f!("eglSwapBuffers"),
+                swap_interval: f!("eglSwapInterval"),
+                terminate: f!("eglTerminate"),
+                get_error: f!("eglGetError"),
                 get_proc_address: f!("eglGetProcAddress"),
                 _lib: lib,
             })
         }
+    }
+
+    /// `what failed (EGL error 0x…)`.
+    pub(crate) fn error(&self, what: &str) -> String {
+        // SAFETY: eglGetError takes nothing and only reads thread state.
+        format!("{what} failed (EGL error {:#x})", unsafe {
+            (self.get_error)()
+        })
     }
 }
 

@@ -5,82 +5,17 @@
 //! and the feedback file: testapp's `wayland.rs` (included as
 //! [`crate::wayland`]), which documents the file's format.
 
-use std::ffi::{c_int, c_uint, c_void};
+use std::ffi::{c_int, c_uint};
 use std::time::{Duration, Instant};
 
 use crate::wayland::WlWindow;
 use crate::{Args, Profile};
 
-type EglDisplay = *mut c_void;
-type EglConfig = *mut c_void;
-type EglContext = *mut c_void;
-type EglSurface = *mut c_void;
+use crate::context::Egl;
 
 const EGL_NONE: c_int = 0x3038;
 const EGL_PLATFORM_WAYLAND_KHR: c_uint = 0x31D8;
 const EGL_OPENGL_ES_API: c_uint = 0x30A0;
-
-/// The EGL 1.5 functions of the Wayland path.
-struct Egl {
-    _lib: libloading::Library,
-    get_platform_display: unsafe extern "C" fn(c_uint, *mut c_void, *const isize) -> EglDisplay,
-    initialize: unsafe extern "C" fn(EglDisplay, *mut c_int, *mut c_int) -> c_uint,
-    bind_api: unsafe extern "C" fn(c_uint) -> c_uint,
-    choose_config:
-        unsafe extern "C" fn(EglDisplay, *const c_int, *mut EglConfig, c_int, *mut c_int) -> c_uint,
-    create_context:
-        unsafe extern "C" fn(EglDisplay, EglConfig, EglContext, *const c_int) -> EglContext,
-    destroy_context: unsafe extern "C" fn(EglDisplay, EglContext) -> c_uint,
-    create_platform_window_surface:
-        unsafe extern "C" fn(EglDisplay, EglConfig, *mut c_void, *const isize) -> EglSurface,
-    make_current: unsafe extern "C" fn(EglDisplay, EglSurface, EglSurface, EglContext) -> c_uint,
-    destroy_surface: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
-    swap_buffers: unsafe extern "C" fn(EglDisplay, EglSurface) -> c_uint,
-    swap_interval: unsafe extern "C" fn(EglDisplay, c_int) -> c_uint,
-    terminate: unsafe extern "C" fn(EglDisplay) -> c_uint,
-    get_error: unsafe extern "C" fn() -> c_int,
-    get_proc_address: unsafe extern "C" fn(*const i8) -> *mut c_void,
-}
-
-impl Egl {
-    fn load() -> Result<Egl, String> {
-        // SAFETY: loading the system's libEGL and reading its symbols with
-        // their EGL 1.5 signatures (EGLAttrib is intptr_t).
-        unsafe {
-            let lib = libloading::Library::new("libEGL.so.1").map_err(|e| e.to_string())?;
-            macro_rules! f {
-                ($n:literal) => {
-                    *lib.get(concat!($n, "\0").as_bytes())
-                        .map_err(|e| format!("{}: {e}", $n))?
-                };
-            }
-            Ok(Egl {
-                get_platform_display: f!("eglGetPlatformDisplay"),
-                initialize: f!("eglInitialize"),
-                bind_api: f!("eglBindAPI"),
-                choose_config: f!("eglChooseConfig"),
-                create_context: f!("eglCreateContext"),
-                destroy_context: f!("eglDestroyContext"),
-                create_platform_window_surface: f!("eglCreatePlatformWindowSurface"),
-                make_current: f!("eglMakeCurrent"),
-                destroy_surface: f!("eglDestroySurface"),
-                swap_buffers: f!("eglSwapBuffers"),
-                swap_interval: f!("eglSwapInterval"),
-                terminate: f!("eglTerminate"),
-                get_error: f!("eglGetError"),
-                get_proc_address: f!("eglGetProcAddress"),
-                _lib: lib,
-            })
-        }
-    }
-
-    fn error(&self, what: &str) -> String {
-        // SAFETY: eglGetError takes nothing and only reads thread state.
-        format!("{what} failed (EGL error {:#x})", unsafe {
-            (self.get_error)()
-        })
-    }
-}
 
 /// The options the Wayland path cannot take.
 fn check(args: &Args, profile: Profile) -> Result<(), String> {
@@ -255,11 +190,5 @@ pub fn run(args: &Args) -> Result<(), String> {
 
 /// CLOCK_MONOTONIC ns, the clock of `present_ns`.
 fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::wayland::clock_ns(libc::CLOCK_MONOTONIC) as u64
 }

@@ -109,7 +109,7 @@ pub struct WlWindow {
 
 // `time_t` and `c_long` are i32 in the i686 build, i64 here.
 #[allow(clippy::useless_conversion)]
-fn clock_ns(clock: libc::clockid_t) -> i64 {
+pub fn clock_ns(clock: libc::clockid_t) -> i64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

@@ -8,24 +8,7 @@ use std::ffi::{c_char, c_int, c_void};
 /// `libwayland-client.so.0`; the app using a Wayland surface has it loaded.
 pub const WAYLAND_LIB: &str = "libwayland-client.so.0";
 
-/// Why a library or one of its symbols is not there.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot load {lib} ({source})")]
-    Lib {
-        lib: &'static str,
-        #[source]
-        source: libloading::Error,
-    },
-    #[error("{lib} has no {symbol} ({source}){hint}")]
-    Symbol {
-        lib: &'static str,
-        symbol: &'static str,
-        hint: &'static str,
-        #[source]
-        source: libloading::Error,
-    },
-}
+pub use steadyhud_sys::dl::{sym, LoadError};
 
 pub type WlProxy = c_void;
 pub type WlDisplay = c_void;
@@ -51,6 +34,15 @@ pub struct WlInterface {
     pub methods: *const WlMessage,
     pub event_count: c_int,
     pub events: *const WlMessage,
+}
+
+/// `struct wl_registry_listener`: its events in protocol order (`global`:
+/// name, interface, version; `global_remove`: name), with the listener's
+/// user data first.
+#[repr(C)]
+pub struct RegistryListener {
+    pub global: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *const c_char, u32),
+    pub global_remove: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32),
 }
 
 /// `struct wl_array`.
@@ -98,37 +90,12 @@ unsafe impl Send for Wayland {}
 // SAFETY: as above; nothing in the struct is ever written after loading.
 unsafe impl Sync for Wayland {}
 
-/// Copies symbol `name` (NUL-terminated) of `lib` as a `T`.
-///
-/// # Safety
-/// `T` must be the symbol's type: a function pointer of its prototype, or
-/// a raw pointer for a data symbol (then the value is its address).
-pub unsafe fn sym<T: Copy>(
-    lib: &libloading::Library,
-    lib_name: &'static str,
-    name: &'static str,
-    hint: &'static str,
-) -> Result<T, LoadError> {
-    // SAFETY: the caller's contract on `T`.
-    unsafe { lib.get::<T>(name.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|source| LoadError::Symbol {
-            lib: lib_name,
-            symbol: name.trim_end_matches('\0'),
-            hint,
-            source,
-        })
-}
-
 impl Wayland {
     /// Loads `libwayland-client.so.0` (in a Wayland app already mapped, so
     /// this only adds a reference).
     pub fn load() -> Result<Wayland, LoadError> {
         let l = WAYLAND_LIB;
-        // SAFETY: loading the system libwayland-client runs no initialiser
-        // of consequence.
-        let lib = unsafe { libloading::Library::new(l) }
-            .map_err(|source| LoadError::Lib { lib: l, source })?;
+        let lib = steadyhud_sys::dl::open(l, "")?;
         // SAFETY: each type below is the libwayland-client prototype of the
         // named function, or a pointer for the `wl_*_interface` data symbols.
         unsafe {

@@ -54,10 +54,12 @@
 //! ([`Presentation`]) holds it all; the only statics are listener tables.
 
 use crate::ffi::MARSHAL_DESTROY;
-use crate::ffi::{Wayland, WlDisplay, WlEventQueue, WlInterface, WlMessage, WlProxy};
+use crate::ffi::{
+    RegistryListener, Wayland, WlDisplay, WlEventQueue, WlInterface, WlMessage, WlProxy,
+};
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::{null, null_mut};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_sys::guard;
 use steadyhud_sys::lock::Recover;
@@ -130,7 +132,7 @@ pub struct Presentation {
     state: Mutex<State>,
     /// The process the state belongs to (0 = unused): a forked child gets
     /// none (module docs).
-    owner: AtomicU32,
+    owner: steadyhud_sys::owner::Owner,
     /// Whether any surface is recorded: a present's one load otherwise.
     any_surface: AtomicBool,
 }
@@ -256,20 +258,13 @@ impl Presentation {
                 given_up: Vec::new(),
                 notes: Vec::new(),
             }),
-            owner: AtomicU32::new(0),
+            owner: steadyhud_sys::owner::Owner::new(),
             any_surface: AtomicBool::new(false),
         }
     }
 
     fn owned_here(&self) -> bool {
-        let pid = std::process::id();
-        match self
-            .owner
-            .compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => true,
-            Err(owner) => owner == pid,
-        }
+        self.owner.here()
     }
 
     fn state(&self) -> Option<std::sync::MutexGuard<'_, State>> {
@@ -877,12 +872,6 @@ impl Drop for Binding {
 // Listeners: `#[repr(C)]` tables of each interface's events in protocol
 // order. Handlers contain panics (unwinding into libwayland would abort
 // the game).
-
-#[repr(C)]
-struct RegistryListener {
-    global: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *const c_char, u32),
-    global_remove: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32),
-}
 
 static REGISTRY_LISTENER: RegistryListener = RegistryListener {
     global: registry_global,

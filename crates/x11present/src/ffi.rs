@@ -38,23 +38,11 @@ pub const COMPLETE_NOTIFY: u16 = 1;
 /// `XCB_GE_GENERIC`.
 pub const GE_GENERIC: u8 = 35;
 
-/// Why a library or one of its symbols is not there.
-#[derive(Debug, thiserror::Error)]
-pub enum LoadError {
-    #[error("cannot load {lib} ({source}); Debian: libxcb1 and libxcb-present0")]
-    Lib {
-        lib: &'static str,
-        #[source]
-        source: libloading::Error,
-    },
-    #[error("{lib} has no {symbol} ({source})")]
-    Symbol {
-        lib: &'static str,
-        symbol: &'static str,
-        #[source]
-        source: libloading::Error,
-    },
-}
+use steadyhud_sys::dl::sym;
+pub use steadyhud_sys::dl::LoadError;
+
+/// What to install when libxcb or libxcb-present is missing.
+const HINT: &str = "; Debian: libxcb1 and libxcb-present0";
 
 /// The functions we use.
 pub struct Xcb {
@@ -82,57 +70,32 @@ unsafe impl Send for Xcb {}
 // SAFETY: as above; nothing in the struct is written after loading.
 unsafe impl Sync for Xcb {}
 
-/// Copies symbol `name` (NUL-terminated) of `lib` as a `T`.
-///
-/// # Safety
-/// `T` is the symbol's type: a function pointer of its prototype, or a
-/// raw pointer for a data symbol (then the value is its address).
-unsafe fn sym<T: Copy>(
-    lib: &libloading::Library,
-    lib_name: &'static str,
-    name: &'static str,
-) -> Result<T, LoadError> {
-    // SAFETY: the caller's contract on `T`.
-    unsafe { lib.get::<T>(name.as_bytes()) }
-        .map(|s| *s)
-        .map_err(|source| LoadError::Symbol {
-            lib: lib_name,
-            symbol: name.trim_end_matches('\0'),
-            source,
-        })
-}
-
-fn open(lib: &'static str) -> Result<libloading::Library, LoadError> {
-    // SAFETY: loading the system libxcb (already mapped in any X11 app)
-    // runs no initialiser of consequence.
-    unsafe { libloading::Library::new(lib) }.map_err(|source| LoadError::Lib { lib, source })
-}
-
 impl Xcb {
     pub fn load() -> Result<Xcb, LoadError> {
         let (x, p) = (XCB_LIB, XCB_PRESENT_LIB);
-        let xcb = open(x)?;
-        let present = open(p)?;
+        let xcb = steadyhud_sys::dl::open(x, HINT)?;
+        let present = steadyhud_sys::dl::open(p, HINT)?;
         // SAFETY: each type is the libxcb / libxcb-present prototype of the
         // named function (xcb.h, present.h), or a pointer for the data
         // symbol `xcb_present_id`.
         unsafe {
             Ok(Xcb {
-                connect: sym(&xcb, x, "xcb_connect\0")?,
-                connection_has_error: sym(&xcb, x, "xcb_connection_has_error\0")?,
-                disconnect: sym(&xcb, x, "xcb_disconnect\0")?,
-                generate_id: sym(&xcb, x, "xcb_generate_id\0")?,
-                poll_for_event: sym(&xcb, x, "xcb_poll_for_event\0")?,
-                get_extension_data: sym(&xcb, x, "xcb_get_extension_data\0")?,
-                request_check: sym(&xcb, x, "xcb_request_check\0")?,
-                flush: sym(&xcb, x, "xcb_flush\0")?,
+                connect: sym(&xcb, x, "xcb_connect\0", "")?,
+                connection_has_error: sym(&xcb, x, "xcb_connection_has_error\0", "")?,
+                disconnect: sym(&xcb, x, "xcb_disconnect\0", "")?,
+                generate_id: sym(&xcb, x, "xcb_generate_id\0", "")?,
+                poll_for_event: sym(&xcb, x, "xcb_poll_for_event\0", "")?,
+                get_extension_data: sym(&xcb, x, "xcb_get_extension_data\0", "")?,
+                request_check: sym(&xcb, x, "xcb_request_check\0", "")?,
+                flush: sym(&xcb, x, "xcb_flush\0", "")?,
                 present_select_input_checked: sym(
                     &present,
                     p,
                     "xcb_present_select_input_checked\0",
+                    "",
                 )?,
-                present_select_input: sym(&present, p, "xcb_present_select_input\0")?,
-                present_id: sym(&present, p, "xcb_present_id\0")?,
+                present_select_input: sym(&present, p, "xcb_present_select_input\0", "")?,
+                present_id: sym(&present, p, "xcb_present_id\0", "")?,
                 _present: present,
                 _xcb: xcb,
             })

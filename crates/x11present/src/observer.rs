@@ -32,7 +32,7 @@
 use crate::ffi::{self, Xcb, XcbConn};
 use crate::matcher::{Chain, Matcher, Off, Outcome};
 use std::ffi::CString;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_sys::lock::Recover;
 
@@ -112,7 +112,7 @@ pub struct Observer {
     state: Mutex<State>,
     /// The process the state belongs to (0 = unused): a forked child gets
     /// none.
-    owner: AtomicU32,
+    owner: steadyhud_sys::owner::Owner,
     /// Whether any window is followed: the analysis thread's one load
     /// otherwise.
     any: AtomicBool,
@@ -140,20 +140,13 @@ impl Observer {
                 notes: Vec::new(),
                 given_up: Vec::new(),
             }),
-            owner: AtomicU32::new(0),
+            owner: steadyhud_sys::owner::Owner::new(),
             any: AtomicBool::new(false),
         }
     }
 
     fn owned_here(&self) -> bool {
-        let pid = std::process::id();
-        match self
-            .owner
-            .compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => true,
-            Err(owner) => owner == pid,
-        }
+        self.owner.here()
     }
 
     fn state(&self) -> Option<std::sync::MutexGuard<'_, State>> {

@@ -198,7 +198,7 @@ pub(super) unsafe extern "system-unwind" fn create_xlib_surface(
     // SAFETY: the next layer's `vkCreateXlibSurfaceKHR` of this instance,
     // called with the app's own arguments.
     let r = unsafe { create(instance, info, alloc, out) };
-    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_feedback {
+    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_x11 {
         guard::contain((), || {
             // SAFETY: on success `*out` is the new surface; `info` is the
             // app's valid create info, `dpy` its live Xlib display.
@@ -231,7 +231,7 @@ pub(super) unsafe extern "system-unwind" fn create_xcb_surface(
     // SAFETY: the next layer's `vkCreateXcbSurfaceKHR` of this instance,
     // called with the app's own arguments.
     let r = unsafe { create(instance, info, alloc, out) };
-    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_feedback {
+    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_x11 {
         guard::contain((), || {
             // SAFETY: on success `*out` is the new surface; `info` is the
             // app's valid create info.

@@ -65,11 +65,13 @@ pub mod xkb;
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 use steadyhud_sys::guard;
 use steadyhud_sys::lock::Recover;
-use steadyhud_wayland::ffi::{Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, MARSHAL_DESTROY};
+use steadyhud_wayland::ffi::{
+    RegistryListener, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, MARSHAL_DESTROY,
+};
 use tracker::Tracker;
 use xkb::{Keymap, Xkb};
 
@@ -136,7 +138,7 @@ pub struct WaylandKeys {
     /// `state` is locked: a forked child must not take a lock that another
     /// thread of its parent may have held at the fork, nor touch the
     /// parent's proxies. A child gets no Wayland hotkey.
-    owner: AtomicU32,
+    owner: steadyhud_sys::owner::Owner,
     /// Whether any Wayland surface is recorded: the present path's one load
     /// when there is none (X11 games).
     any_surface: AtomicBool,
@@ -162,7 +164,7 @@ impl WaylandKeys {
                 given_up: None,
                 notes: Vec::new(),
             }),
-            owner: AtomicU32::new(0),
+            owner: steadyhud_sys::owner::Owner::new(),
             any_surface: AtomicBool::new(false),
             next_pump_ns: AtomicU64::new(0),
         }
@@ -187,14 +189,7 @@ impl WaylandKeys {
 
     /// Whether this process owns the state (claiming it on first use).
     fn owned_here(&self) -> bool {
-        let pid = std::process::id();
-        match self
-            .owner
-            .compare_exchange(0, pid, Ordering::Relaxed, Ordering::Relaxed)
-        {
-            Ok(_) => true,
-            Err(owner) => owner == pid,
-        }
+        self.owner.here()
     }
 
     /// Records a surface made by `vkCreateWaylandSurfaceKHR` on `display`,
@@ -858,12 +853,6 @@ unsafe fn with(data: *mut c_void, f: impl FnOnce(&mut Binding)) {
     // SAFETY: caller's contract.
     let b = unsafe { &mut *data.cast::<Binding>() };
     guard::contain((), || f(b));
-}
-
-#[repr(C)]
-struct RegistryListener {
-    global: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *const c_char, u32),
-    global_remove: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32),
 }
 
 static REGISTRY_LISTENER: RegistryListener = RegistryListener {
