@@ -1,12 +1,10 @@
 //! What steadyhud asks of the operating system, in one small crate so the
 //! crates above it can forbid `unsafe`: the monotonic clock, local time, the
-//! home folder, locks that outlive a contained panic, libraries loaded at
-//! run time ([`dl`]), which process a record belongs to ([`owner`]), and
-//! the containment itself ([`guard`]: code that runs inside somebody
+//! home folder, locks that outlive a contained panic, which process a
+//! record belongs to ([`owner`]), and the containment itself ([`guard`]: code that runs inside somebody
 //! else's game never takes it down).
 
 pub mod clock;
-pub mod dl;
 pub mod guard;
 pub mod home;
 pub mod lock;

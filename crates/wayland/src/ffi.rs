@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, c_void};
 /// `libwayland-client.so.0`; the app using a Wayland surface has it loaded.
 pub const WAYLAND_LIB: &str = "libwayland-client.so.0";
 
-pub use steadyhud_sys::dl::{sym, LoadError};
+pub use steadyhud_dl::{sym, LoadError};
 
 pub type WlProxy = c_void;
 pub type WlDisplay = c_void;
@@ -95,7 +95,7 @@ impl Wayland {
     /// this only adds a reference).
     pub fn load() -> Result<Wayland, LoadError> {
         let l = WAYLAND_LIB;
-        let lib = steadyhud_sys::dl::open(l, "")?;
+        let lib = steadyhud_dl::open(l, "")?;
         // SAFETY: each type below is the libwayland-client prototype of the
         // named function, or a pointer for the `wl_*_interface` data symbols.
         unsafe {

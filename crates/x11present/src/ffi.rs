@@ -38,8 +38,8 @@ pub const COMPLETE_NOTIFY: u16 = 1;
 /// `XCB_GE_GENERIC`.
 pub const GE_GENERIC: u8 = 35;
 
-use steadyhud_sys::dl::sym;
-pub use steadyhud_sys::dl::LoadError;
+use steadyhud_dl::sym;
+pub use steadyhud_dl::LoadError;
 
 /// What to install when libxcb or libxcb-present is missing.
 const HINT: &str = "; Debian: libxcb1 and libxcb-present0";
@@ -73,8 +73,8 @@ unsafe impl Sync for Xcb {}
 impl Xcb {
     pub fn load() -> Result<Xcb, LoadError> {
         let (x, p) = (XCB_LIB, XCB_PRESENT_LIB);
-        let xcb = steadyhud_sys::dl::open(x, HINT)?;
-        let present = steadyhud_sys::dl::open(p, HINT)?;
+        let xcb = steadyhud_dl::open(x, HINT)?;
+        let present = steadyhud_dl::open(p, HINT)?;
         // SAFETY: each type is the libxcb / libxcb-present prototype of the
         // named function (xcb.h, present.h), or a pointer for the data
         // symbol `xcb_present_id`.

@@ -3,7 +3,7 @@
 //! compositor's keymap text into keycodes.
 
 use std::ffi::{c_char, c_int, c_void};
-use steadyhud_sys::dl::{sym, LoadError};
+use steadyhud_dl::{sym, LoadError};
 
 /// `libxkbcommon.so.0`.
 pub const XKB_LIB: &str = "libxkbcommon.so.0";
@@ -48,7 +48,7 @@ impl Xkb {
     /// Loads `libxkbcommon.so.0`.
     pub fn load() -> Result<Xkb, LoadError> {
         let l = XKB_LIB;
-        let lib = steadyhud_sys::dl::open(l, "")?;
+        let lib = steadyhud_dl::open(l, "")?;
         // SAFETY: each type is the libxkbcommon prototype of the function.
         unsafe {
             Ok(Xkb {
