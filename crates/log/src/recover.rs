@@ -402,6 +402,15 @@ mod tests {
     use std::time::SystemTime;
     use steadyhud_sys::tail::Tail;
 
+    /// These tests spawn processes (`dead_pid`) and hold tails, whose
+    /// `flock` a child forked meanwhile holds too until it execs: one test
+    /// at a time, so no test's fork holds another's tail when it is
+    /// recovered (a fresh CI run under load saw exactly that).
+    fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        static ONE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        ONE.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// A pid no process has any more.
     fn dead_pid() -> u32 {
         let mut c = std::process::Command::new("true").spawn().unwrap();
@@ -454,6 +463,7 @@ mod tests {
 
     #[test]
     fn a_killed_session_gets_every_frame_and_a_summary_of_them_all() {
+        let _one = one_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let (csv, tail_path) = killed_session(dir.path(), 40, 12, true);
         let got = recover_dead_in(&dir.path().join("tails"));
@@ -492,6 +502,7 @@ mod tests {
     /// cells are empty: nothing is invented).
     #[test]
     fn a_recovered_logs_display_key_covers_every_row() {
+        let _one = one_at_a_time();
         use crate::display::Source;
         let dir = tempfile::tempdir().unwrap();
         let origin = 5_000_000_000u64;
@@ -570,6 +581,7 @@ mod tests {
 
     #[test]
     fn frames_older_than_the_tail_are_counted_as_lost() {
+        let _one = one_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let n = tail::SLOTS as u64 + 100;
         let (csv, _) = killed_session(dir.path(), n, 10, false);
@@ -590,6 +602,7 @@ mod tests {
 
     #[test]
     fn a_clean_log_or_a_live_writer_is_left_alone() {
+        let _one = one_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let (csv, tail_path) = killed_session(dir.path(), 20, 19, false);
         let mut text = fs::read_to_string(&csv).unwrap();
@@ -613,6 +626,7 @@ mod tests {
 
     #[test]
     fn durations_read_back_exactly() {
+        let _one = one_at_a_time();
         assert_eq!(ms_to_ns("16.666667"), Some(16_666_667));
         assert_eq!(ms_to_ns("7"), Some(7_000_000));
         assert_eq!(ms_to_ns("0.5"), Some(500_000));
