@@ -1020,6 +1020,71 @@ mod tests {
     }
 
     #[test]
+    fn inputs_past_the_queue_are_refused_and_unshown_ones_counted() {
+        let mut t = LatencyTracker::new(1000 * MS, InputLimits::default());
+        t.inputs_until(u64::MAX);
+        t.present(present(0, 0.0, 1.0));
+        let now = 10 * MS;
+        for i in 0..PENDING_INPUTS as u64 {
+            t.input(2 * MS + i, InputSource::Motion, now).unwrap();
+        }
+        assert_eq!(
+            t.input(3 * MS, InputSource::Motion, now),
+            Err(Rejection::Overflow)
+        );
+        // Frame 1 (start 1) takes none, frame 2 (start 5) all; frame 2 is
+        // dropped and nothing follows: they were never shown.
+        t.present(present(1, 4.0, 5.0));
+        t.present(present(2, 9.0, 9.5));
+        t.fate(1, shown(12));
+        t.fate(2, Seen::Dropped);
+        let rows: Vec<LatencyRow> = std::iter::from_fn(|| t.next_row()).collect();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|r| r.taken.is_none()));
+        assert!(t.finish().is_none());
+        let s = t.stats();
+        assert_eq!(
+            (s.inputs, s.rejected(Rejection::Overflow), s.inputs_unshown),
+            (PENDING_INPUTS as u64, 1, PENDING_INPUTS as u64)
+        );
+        assert_eq!(s.starts(StartSource::PresentReturn), 2);
+    }
+
+    /// Time on screen weighs each shown frame; an unknown frame breaks the
+    /// chain (the frame before it gets no D), a dropped one does not.
+    #[test]
+    fn the_summary_weighs_by_time_on_screen() {
+        let mut t = LatencyTracker::new(1000 * MS, InputLimits::default());
+        t.inputs_until(u64::MAX);
+        t.present(present(0, 0.0, 0.0));
+        // Frames 1..=5 start at 0, 10, 20, 30, 40, calls 2 ms later.
+        for k in 1..=5u64 {
+            t.present(present(k, (10 * k - 8) as f64, (10 * k) as f64));
+        }
+        let fates = [
+            shown(10),
+            Seen::Dropped,
+            shown(40),
+            Seen::Unknown,
+            shown(60),
+        ];
+        for (k, f) in fates.into_iter().enumerate() {
+            t.fate(k as u64 + 1, f);
+        }
+        let mut s = LatencySummary::new();
+        std::iter::from_fn(|| t.next_row()).for_each(|r| s.push(&r));
+        let st = s.stats(|k| k.name().to_string());
+        // Only frame 1 has a D (40 − 10 = 30 ms: frame 2 was dropped);
+        // frame 3's chain is broken by frame 4, frame 5 is the last.
+        let (key, fs2p) = &st[3];
+        assert_eq!(*key, ValueKey::FrameStartToPresent);
+        let fs2p = fs2p.as_ref().unwrap();
+        assert_eq!((fs2p.frames, fs2p.time_s, fs2p.mean_ms), (1, 0.03, 2.0));
+        // No input: no PCL, click to photon or I2FS.
+        assert!(st[..3].iter().all(|(_, v)| v.is_none()));
+    }
+
+    #[test]
     fn presents_that_go_back_are_refused() {
         let mut t = LatencyTracker::new(1000 * MS, InputLimits::default());
         t.present(present(5, 10.0, 11.0));
