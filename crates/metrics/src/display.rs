@@ -26,8 +26,9 @@ use serde::{Deserialize, Serialize};
 /// A per-frame value that is not available (PresentMon's `NA`).
 pub const NO_VALUE: i64 = i64::MIN;
 
-/// P99 of the value columns, parts per million.
-const P99_PPM: u64 = 990_000;
+/// P99 of the value columns, parts per million (also the live latency
+/// block's, `crates/metrics/src/latency.rs`).
+pub(crate) const P99_PPM: u64 = 990_000;
 
 /// What a capture's display-interval column holds for a displayed frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

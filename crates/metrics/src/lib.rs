@@ -12,6 +12,9 @@
 //! - `rolling`: the incremental window engine.
 //! - [`display`]: the same metrics over display intervals (what reached
 //!   the screen), dropped frames, animation error and latency.
+//! - [`latency`]: PC latency live: which frame takes each input, NVIDIA's
+//!   terms per frame (I2FS, FS2P, P2D, PCL), click to photon, in fixed
+//!   memory, and their time-weighted summary.
 //! - [`gpu`]: the GPU-bound verdict over per-frame GPU busy time.
 //! - `histogram`: the mergeable time histogram (log-spaced buckets, 1 %) and
 //!   the fleet-wide metrics read off it.
@@ -35,6 +38,7 @@ pub mod catalog;
 pub mod display;
 pub mod gpu;
 pub mod histogram;
+pub mod latency;
 mod options;
 mod rolling;
 mod runs;
