@@ -18,6 +18,8 @@ mod control;
 mod counter_columns;
 mod display_frames;
 mod gpu_frames;
+#[cfg(test)]
+pub(crate) mod memory_test;
 mod pollers;
 mod sensor_feed;
 mod sensors;
