@@ -321,11 +321,13 @@ impl FineHistogram {
                     .any(|(&lo, c)| visit_cell(c, lo, rev, visit))
             }
         };
-        if rev {
-            let _ = sparse(visit) || dense(visit);
+        type Half<'a> = &'a dyn Fn(&mut dyn FnMut(Seen) -> bool) -> bool;
+        let (first, then): (Half, Half) = if rev {
+            (&sparse, &dense)
         } else {
-            let _ = dense(visit) || sparse(visit);
-        }
+            (&dense, &sparse)
+        };
+        let _ = first(visit) || then(visit);
     }
 
     /// Time-weighted percentile at `p_ppm` (docs/metrics.md): the value of

@@ -159,7 +159,7 @@ fn duration() -> impl Strategy<Value = u64> {
         (1u64..400).prop_map(|f| 1_000_000_000 / f + 1),
         (100u64..40_000).prop_map(|us| us * 1_000),
         (100u64..40_000).prop_map(|us| us * 1_000 + 500),
-        1 * MS..60 * MS,
+        MS..60 * MS,
         DENSE_BELOW_NS - 3_000..DENSE_BELOW_NS + 3_000,
         DENSE_BELOW_NS..5_000 * MS,
     ]
