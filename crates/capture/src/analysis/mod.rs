@@ -26,6 +26,8 @@ mod sensors;
 mod session;
 mod settings;
 mod stream;
+#[cfg(test)]
+mod summary_test;
 mod tally;
 mod thread;
 mod upkeep;
