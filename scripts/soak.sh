@@ -98,7 +98,7 @@ end=$(date +%s.%N)
 [ -n "$ctl_pid" ] && { wait "$ctl_pid" 2>/dev/null || true; ctl_pid=""; }
 
 presented=$(sed -n 's/^testapp: presented \([0-9]*\) frames$/\1/p' "$tmp/app.out")
-csv=$(ls "$tmp"/logs/*.csv 2>/dev/null | head -n 1)
+csv=$(ls "$tmp"/logs/*.csv 2>/dev/null | head -n 1 || true)
 summary="${csv%.csv}.summary.json"
 fail=0
 [ "$rc" = 0 ] || { echo "soak: the app exited with $rc"; tail -n 20 "$tmp/app.err"; fail=1; }

@@ -81,7 +81,11 @@ fn assert_as_printed(written: &serde_json::Value, analyzed: &serde_json::Value, 
     for m in METRICS {
         let (a, b) = (m.of(&written), m.of(&analyzed));
         if m.key.starts_with("low_") {
-            let p = if m.key == "low_1pct_fps" { 10_000 } else { 1_000 };
+            let p = if m.key == "low_1pct_fps" {
+                10_000
+            } else {
+                1_000
+            };
             let k = ((logged.len() as u128 * p) / 1_000_000).max(1) as usize;
             let sum = sorted.total_ns() - sorted.prefix_sum(logged.len() - k);
             let bound = b.number() * 1_000.0 * k as f64 / sum as f64;
