@@ -1,42 +1,90 @@
 #!/usr/bin/env bash
-# Soak test of the layer (issue 7): the test app presents FRAMES frames
-# uncapped (default 1,000,000) with steadyhud and its HUD on, under a
-# private Xvfb on lavapipe. Samples the app's resident memory (VmRSS) every
-# second, then reports RSS growth (the first minute after a 10 s warm-up vs
-# the last minute; on runs shorter than 4 minutes quarter-length windows), ring overflows
-# (summary JSON), the summary upkeep's cost (its periodic rewrites while the
-# app ran, from the summary's `summary_upkeep`) and whether every frame is in the log
-# (log rows == presents - 1). Exits 1 if a frame is missing, the app fails
-# or a ring overflow happened.
+# Soak test of the layer (issues 7 and 52): the test app presents FRAMES
+# frames (default 1,000,000) uncapped, or at a fixed cap (SOAK_FPS=N: the
+# layer's frame cap, fps_limit=N), with steadyhud and its HUD shown, under
+# a private Xvfb on lavapipe, while a client asks `steadyhud ctl status`
+# every second (SOAK_CTL=0: none). Samples the app's resident memory
+# (VmRSS) every second, then reports RSS growth after the first minute
+# (the mean of 60-65 s against the largest sample after it and the mean of
+# the last 10 s; on runs shorter than 4 minutes from a quarter of the run),
+# the older first-vs-last-window figure, ring overflows (summary JSON), the
+# summary upkeep's cost (its periodic rewrites while the app ran, from the
+# summary's `summary_upkeep`) and whether every frame is in the log (log
+# rows == presents - 1). Exits 1 if a frame is missing, the app fails, a
+# ring overflow happened or RSS grew by more than SOAK_MAX_GROWTH_KIB
+# (default 1024) after the first minute.
 #
 #   scripts/soak.sh [FRAMES]         SOAK_SIZE=WxH (default 64x64)
+#                                    SOAK_FPS=N (cap; FRAMES = N x SOAK_SECONDS
+#                                    when SOAK_SECONDS is set)
+#                                    SOAK_LIB=PATH SOAK_APP=PATH (e.g. the
+#                                    i686 build: SOAK_ARCH=i686 picks
+#                                    target/i686/i686-unknown-linux-gnu/release)
+#                                    SOAK_CLI=PATH (the steadyhud for ctl and analyze)
+#                                    SOAK_CONFIG=KEY=V,... more config
+#                                    SOAK_APP_FPS=N: the app paces itself
+#                                    SOAK_LAYER_OFF=1: DISABLE_STEADYHUD=1 (a baseline)
+#                                    SOAK_NO_BUILD=1 uses what is built
 #                                    SOAK_KEEP=1 keeps the temp dir
 #                                    (a private Xvfb unless DISPLAY is set)
 #
 # Release build. Not part of `cargo test` (minutes to hours on lavapipe).
 set -euo pipefail
-frames="${1:-1000000}"
+fps="${SOAK_FPS:-0}"
+if [ -n "${SOAK_SECONDS:-}" ] && [ "$fps" != 0 ]; then
+    frames="${1:-$((fps * SOAK_SECONDS))}"
+else
+    frames="${1:-${SOAK_FRAMES:-1000000}}"
+fi
 size="${SOAK_SIZE:-64x64}"
+max_growth_kib="${SOAK_MAX_GROWTH_KIB:-1024}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
-cargo build --release --lib --bin steadyhud --bin steadyhud-testapp >&2
-lib="$root/target/release/libsteadyhud.so"
-app="$root/target/release/steadyhud-testapp"
-cli="$root/target/release/steadyhud"
+[ "${SOAK_NO_BUILD:-0}" = 1 ] || cargo build --release --lib --bin steadyhud --bin steadyhud-testapp >&2
+out="$root/target/release"
+[ "${SOAK_ARCH:-}" = i686 ] && out="$root/target/i686/i686-unknown-linux-gnu/release"
+lib="${SOAK_LIB:-$out/libsteadyhud.so}"
+app="${SOAK_APP:-$out/steadyhud-testapp}"
+cli="${SOAK_CLI:-$root/target/release/steadyhud}"
 
 . scripts/layer-env.sh
 app_pid=""
-on_exit() { [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true; }
+ctl_pid=""
+on_exit() {
+    [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
+    [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null || true
+}
 LAYER_ENV_SCREEN=320x240x24 LAYER_ENV_KEEP="${SOAK_KEEP:-0}" layer_env soak "$lib"
 tmp=$work
 export STEADYHUD=1
+export STEADYHUD_CONFIG="hud_hidden=0"
+[ "$fps" != 0 ] && STEADYHUD_CONFIG="$STEADYHUD_CONFIG,fps_limit=$fps"
+[ -n "${SOAK_CONFIG:-}" ] && STEADYHUD_CONFIG="$STEADYHUD_CONFIG,$SOAK_CONFIG"
 unset DISABLE_STEADYHUD || true
 
-echo "soak: $frames frames uncapped, ${size}, HUD on, DISPLAY $DISPLAY" >&2
+pace="uncapped"
+[ "$fps" != 0 ] && pace="capped at $fps fps"
+echo "soak: $frames frames $pace, ${size}, HUD shown, ctl status every second: ${SOAK_CTL:-1}, $lib, DISPLAY $DISPLAY" >&2
 start=$(date +%s.%N)
-"$app" --frames "$frames" --uncapped --size "$size" >"$tmp/app.out" 2>"$tmp/app.err" &
+pacing=(--uncapped)
+# SOAK_APP_FPS=N: the app paces itself at N fps (no frame cap of ours).
+[ -n "${SOAK_APP_FPS:-}" ] && pacing=(--interval "$(awk -v f="$SOAK_APP_FPS" 'BEGIN { printf "%.6fms", 1000 / f }')")
+[ "${SOAK_LAYER_OFF:-0}" = 1 ] && export DISABLE_STEADYHUD=1
+"$app" --frames "$frames" "${pacing[@]}" --size "$size" >"$tmp/app.out" 2>"$tmp/app.err" &
 app_pid=$!
+if [ "${SOAK_CTL:-1}" = 1 ]; then
+    (
+        asked=0 answered=0
+        while kill -0 "$app_pid" 2>/dev/null; do
+            asked=$((asked + 1))
+            "$cli" ctl --pid "$app_pid" status >/dev/null 2>&1 && answered=$((answered + 1))
+            echo "$asked $answered" >"$tmp/ctl"
+            sleep 1
+        done
+    ) &
+    ctl_pid=$!
+fi
 : >"$tmp/rss"
 while kill -0 "$app_pid" 2>/dev/null; do
     rss=$(awk '/^VmRSS:/ {print $2}' "/proc/$app_pid/status" 2>/dev/null || true)
@@ -47,9 +95,10 @@ rc=0
 wait "$app_pid" || rc=$?
 app_pid=""
 end=$(date +%s.%N)
+[ -n "$ctl_pid" ] && { wait "$ctl_pid" 2>/dev/null || true; ctl_pid=""; }
 
 presented=$(sed -n 's/^testapp: presented \([0-9]*\) frames$/\1/p' "$tmp/app.out")
-csv=$(ls "$tmp"/logs/*.csv 2>/dev/null | head -n 1)
+csv=$(ls "$tmp"/logs/*.csv 2>/dev/null | head -n 1 || true)
 summary="${csv%.csv}.summary.json"
 fail=0
 [ "$rc" = 0 ] || { echo "soak: the app exited with $rc"; tail -n 20 "$tmp/app.err"; fail=1; }
@@ -62,6 +111,30 @@ else
     sframes=$(sed -n 's/.*"frames": *\([0-9]*\).*/\1/p' "$summary" 2>/dev/null | head -n 1)
 fi
 
+growth=$(awk -v start="$start" -v end="$end" -v presented="$presented" '
+    { t[NR] = $1 - start; r[NR] = $2 }
+    END {
+        n = NR; if (n == 0) { print "none"; exit }
+        dur = end - start
+        # After the first minute (a quarter of a run under 4 minutes).
+        base = (dur >= 240) ? 60 : dur / 4
+        for (i = 1; i <= n; i++) {
+            if (t[i] >= base && t[i] < base + 5) { bs += r[i]; bc++ }
+            if (t[i] >= base + 5 && r[i] > max) max = r[i]
+            if (t[i] >= t[n] - 10) { ls += r[i]; lc++ }
+        }
+        if (bc == 0 || lc == 0 || max == 0) { print "none"; exit }
+        b = bs / bc
+        printf "%.0f %.0f %.0f %.0f\n", base, b, max - b, ls / lc - b
+    }' "$tmp/rss")
+if [ "$growth" = none ]; then
+    echo "soak: run too short for the growth after the first minute"
+else
+    read -r gbase gfirst gmax glast <<<"$growth"
+    echo "soak: RSS after the first minute: mean of ${gbase}-$((gbase + 5)) s $((gfirst / 1024)) MiB; largest later sample +${gmax} KiB, mean of the last 10 s +${glast} KiB"
+    if [ "$gmax" -gt "$max_growth_kib" ]; then echo "soak: RSS GREW by more than $max_growth_kib KiB after the first minute"; fail=1; fi
+fi
+[ -f "$tmp/ctl" ] && echo "soak: ctl status asked $(cut -d' ' -f1 "$tmp/ctl") times, answered $(cut -d' ' -f2 "$tmp/ctl")"
 awk -v start="$start" -v end="$end" -v presented="$presented" '
     { t[NR] = $1 - start; r[NR] = $2 }
     END {

@@ -28,5 +28,10 @@ pub mod limiter;
 pub use steadyhud_live as live;
 pub mod rings;
 
+/// Counts the heap of the unit tests (the constant-memory test reads it).
+#[cfg(test)]
+#[global_allocator]
+static HEAP: analysis::memory_test::Counting = analysis::memory_test::Counting;
+
 /// Panic containment (`steadyhud_sys::guard`), used throughout.
 pub use steadyhud_sys::guard;

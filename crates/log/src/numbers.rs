@@ -5,7 +5,7 @@
 use steadyhud_metrics::histogram::TimeHistogram;
 use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
 use steadyhud_metrics::sensors::SensorColumns;
-use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary};
+use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary, WholeSession};
 
 /// The whole-session numbers of `durations`, as every summary write (final
 /// or periodic) computes them: the summary (`None` for no frame) and the
@@ -31,7 +31,7 @@ pub fn whole_session(
         let causes: Vec<_> = causes.iter().map(SensorCause::json).collect();
         insert(map, "sensor_causes", serde_json::to_value(causes));
     }
-    let stk = metrics::stk_curve(durations, stk_max_fps(durations));
+    let stk = metrics::stk_curve(durations, stk_max_fps(durations.iter().copied().min()));
     // The mergeable time histogram: summed over sessions it gives fleet-wide
     // metrics (`steadyhud merge` reads a summary's `histogram` key).
     if let Some(map) = extra.as_object_mut() {
@@ -54,10 +54,36 @@ fn insert(
     };
 }
 
-/// Upper end of the STK curves: just past the fastest frame's rate (beyond
-/// it slow(f) = 1), capped at 2000 fps.
-fn stk_max_fps(durations: &[u64]) -> u32 {
-    let min = durations.iter().copied().min().unwrap_or(metrics::NS_PER_S);
+/// The same numbers for a running session from its fixed-size state
+/// ([`WholeSession`]; docs/metrics.md, "The summary of a running
+/// session"): what the game's summary writes compute, periodic and final,
+/// allocating nothing that grows with the session but the stutter list.
+pub fn running_session(
+    state: &WholeSession,
+    opts: &Options,
+    extra: &mut serde_json::Value,
+) -> (Option<Summary>, Vec<StkPoint>) {
+    let summary = state.summary(opts);
+    if let (Some(map), true) = (extra.as_object_mut(), state.has_sensors()) {
+        if let Some(s) = state.sensor_summary() {
+            insert(map, "sensors", serde_json::to_value(s));
+        }
+        let stutters = summary.as_ref().map_or(&[][..], |s| &s.stutter_frames[..]);
+        let causes = state.sensor_causes(stutters);
+        let causes: Vec<_> = causes.iter().map(SensorCause::json).collect();
+        insert(map, "sensor_causes", serde_json::to_value(causes));
+    }
+    let stk = state.stk_curve(stk_max_fps(state.distribution().shortest_ns()));
+    if let Some(map) = extra.as_object_mut() {
+        insert(map, "histogram", serde_json::to_value(state.histogram()));
+    }
+    (summary, stk)
+}
+
+/// Upper end of the STK curves: just past the fastest frame's (`min`, ns)
+/// rate (beyond it slow(f) = 1), capped at 2000 fps.
+fn stk_max_fps(min: Option<u64>) -> u32 {
+    let min = min.unwrap_or(metrics::NS_PER_S);
     (metrics::NS_PER_S.div_ceil(min.max(1)) + 1).clamp(1, 2000) as u32
 }
 
@@ -67,8 +93,9 @@ mod tests {
 
     #[test]
     fn stk_range_covers_fastest_frame() {
-        assert_eq!(stk_max_fps(&[16_666_667, 33_333_333]), 61);
-        assert_eq!(stk_max_fps(&[]), 2);
-        assert_eq!(stk_max_fps(&[1]), 2000);
+        let of = |d: &[u64]| stk_max_fps(d.iter().copied().min());
+        assert_eq!(of(&[16_666_667, 33_333_333]), 61);
+        assert_eq!(of(&[]), 2);
+        assert_eq!(of(&[1]), 2000);
     }
 }

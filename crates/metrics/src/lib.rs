@@ -21,6 +21,11 @@
 //! - [`sensors`]: time-weighted means and maxima of system readings
 //!   (CPU, GPU, memory, power) and the session's energy per frame.
 //! - [`sensor_causes`]: stutters named by GPU throttling or a clock drop.
+//! - [`fine`] and [`whole`]: a running session's whole-session state in
+//!   fixed size (a histogram at 1 ns below 66 µs and 1 µs above, split at
+//!   every frame budget; the stutter rule judged as frames arrive), from
+//!   which the game's summary is written (docs/metrics.md, "The summary of
+//!   a running session").
 //! - `time_metrics`: the order-free metrics, assembled once for both
 //!   ([`TimeMetrics`]).
 //! - [`bootstrap`]: runs of A against runs of B: each compared metric's
@@ -36,6 +41,7 @@
 pub mod bootstrap;
 pub mod catalog;
 pub mod display;
+pub mod fine;
 pub mod gpu;
 pub mod histogram;
 pub mod latency;
@@ -49,12 +55,13 @@ mod steady;
 mod stutter;
 mod summary;
 mod time_metrics;
+pub mod whole;
 
 pub use histogram::TimeHistogram;
 pub use options::{Options, DEFAULT_STUTTER_THRESHOLD, DEFAULT_TARGET_FPS, NS_PER_S};
 pub use rolling::Rolling;
 pub use sorted::{ppm_of, time_weighted_percentile, SortedDurations, PPM};
-pub use steady::{StkBound, StkPoint, MOSTLY_STEADY, STEADY, TYPICAL};
+pub use steady::{SlowFrames, StkBound, StkPoint, MOSTLY_STEADY, STEADY, TYPICAL};
 pub use stutter::{
     for_each_shape, frame_shape, median_sorted, oscillation, p90, quantile_sorted, shape_at,
     shapes, stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape,
@@ -62,3 +69,4 @@ pub use stutter::{
 };
 pub use summary::{stk_curve, summarize, time_over_budget_pct, Summary};
 pub use time_metrics::{TimeDistribution, TimeMetrics};
+pub use whole::WholeSession;

@@ -316,11 +316,6 @@ fn known(v: f64) -> bool {
     v.is_finite()
 }
 
-/// Σ d of all frames, ns.
-fn total_ns(durations_ns: &[u64]) -> u128 {
-    durations_ns.iter().map(|&d| u128::from(d)).sum()
-}
-
 fn pct(part_ns: u128, all_ns: u128) -> f64 {
     if all_ns == 0 {
         0.0
@@ -329,84 +324,205 @@ fn pct(part_ns: u128, all_ns: u128) -> f64 {
     }
 }
 
-/// Mean and maximum of one column; `None` without a reading (or when the
-/// frames with one last 0 ns in all).
-fn stat(durations_ns: &[u64], col: &SensorColumn, all_ns: u128) -> Option<SensorStat> {
-    let (mut frames, mut time_ns, mut weighted, mut max) = (0u64, 0u128, 0.0f64, f64::NEG_INFINITY);
-    for (&d, &v) in durations_ns.iter().zip(col.values.iter()) {
+/// Running mean and maximum of one sensor.
+#[derive(Clone, Debug)]
+struct StatSums {
+    sensor: Sensor,
+    source: String,
+    frames: u64,
+    time_ns: u128,
+    weighted: f64,
+    max: f64,
+}
+
+impl StatSums {
+    fn push(&mut self, d: u64, v: f64) {
         if !known(v) {
-            continue;
+            return;
         }
-        frames += 1;
-        time_ns += u128::from(d);
-        weighted += v * d as f64;
-        max = max.max(v);
+        self.frames += 1;
+        self.time_ns += u128::from(d);
+        self.weighted += v * d as f64;
+        self.max = self.max.max(v);
     }
-    if frames == 0 || time_ns == 0 {
-        return None;
+
+    /// `None` without a reading (or when the frames with one last 0 ns in
+    /// all).
+    fn stat(&self, all_ns: u128) -> Option<SensorStat> {
+        if self.frames == 0 || self.time_ns == 0 {
+            return None;
+        }
+        Some(SensorStat {
+            sensor: self.sensor,
+            source: self.source.clone(),
+            unit: self.sensor.unit(),
+            frames: self.frames,
+            coverage_pct: pct(self.time_ns, all_ns),
+            mean: self.weighted / self.time_ns as f64,
+            max: self.max,
+        })
     }
-    Some(SensorStat {
-        sensor: col.sensor,
-        source: col.source.clone(),
-        unit: col.sensor.unit(),
-        frames,
-        coverage_pct: pct(time_ns, all_ns),
-        mean: weighted / time_ns as f64,
-        max,
-    })
 }
 
-/// Energy of per-frame power `power` (W, NaN: none) over the frames with a
-/// reading (frames past its end have none).
-fn energy(durations_ns: &[u64], power: impl Iterator<Item = f64>, all_ns: u128) -> Option<Energy> {
-    let (mut frames, mut time_ns, mut joules_ns) = (0u64, 0u128, 0.0f64);
-    for (&d, p) in durations_ns.iter().zip(power) {
+/// Running energy of a per-frame power (W, NaN: none).
+#[derive(Clone, Copy, Debug, Default)]
+struct EnergySums {
+    frames: u64,
+    time_ns: u128,
+    joules_ns: f64,
+}
+
+impl EnergySums {
+    fn push(&mut self, d: u64, p: f64) {
         if !known(p) {
-            continue;
+            return;
         }
-        frames += 1;
-        time_ns += u128::from(d);
-        joules_ns += p * d as f64;
+        self.frames += 1;
+        self.time_ns += u128::from(d);
+        self.joules_ns += p * d as f64;
     }
-    if frames == 0 || time_ns == 0 {
-        return None;
+
+    fn energy(&self, all_ns: u128) -> Option<Energy> {
+        if self.frames == 0 || self.time_ns == 0 {
+            return None;
+        }
+        let joules = self.joules_ns / 1e9;
+        let time_s = self.time_ns as f64 / 1e9;
+        Some(Energy {
+            frames: self.frames,
+            time_s,
+            coverage_pct: pct(self.time_ns, all_ns),
+            joules,
+            mean_w: joules / time_s,
+            frames_per_joule: (joules > 0.0).then(|| self.frames as f64 / joules),
+            joules_per_frame: joules / self.frames as f64,
+        })
     }
-    let joules = joules_ns / 1e9;
-    let time_s = time_ns as f64 / 1e9;
-    Some(Energy {
-        frames,
-        time_s,
-        coverage_pct: pct(time_ns, all_ns),
-        joules,
-        mean_w: joules / time_s,
-        frames_per_joule: (joules > 0.0).then(|| frames as f64 / joules),
-        joules_per_frame: joules / frames as f64,
-    })
 }
 
-/// The throttle share of the session; `None` without a throttle column.
-fn throttle(durations_ns: &[u64], reasons: &Reasons, all_ns: u128) -> ThrottleStat {
-    let (mut frames, mut time_ns) = (0u64, 0u128);
-    let mut per: Vec<(String, u128)> = Vec::new();
-    for (&d, r) in durations_ns.iter().zip(reasons.iter()) {
+/// Running throttle shares (one entry per reason ever reported).
+#[derive(Clone, Debug, Default)]
+struct ThrottleSums {
+    frames: u64,
+    time_ns: u128,
+    per: Vec<(String, u128)>,
+}
+
+impl ThrottleSums {
+    fn push(&mut self, d: u64, r: &str) {
         let mut any = false;
         for reason in r.split('|').map(str::trim).filter(|s| !s.is_empty()) {
             any = true;
-            match per.iter_mut().find(|(n, _)| n == reason) {
+            match self.per.iter_mut().find(|(n, _)| n == reason) {
                 Some((_, t)) => *t += u128::from(d),
-                None => per.push((reason.to_string(), u128::from(d))),
+                None => self.per.push((reason.to_string(), u128::from(d))),
             }
         }
         if any {
-            frames += 1;
-            time_ns += u128::from(d);
+            self.frames += 1;
+            self.time_ns += u128::from(d);
         }
     }
-    per.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    ThrottleStat {
-        frames,
-        time_pct: pct(time_ns, all_ns),
-        reasons: per.into_iter().map(|(n, t)| (n, pct(t, all_ns))).collect(),
+
+    fn stat(&self, all_ns: u128) -> ThrottleStat {
+        let mut per = self.per.clone();
+        per.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        ThrottleStat {
+            frames: self.frames,
+            time_pct: pct(self.time_ns, all_ns),
+            reasons: per.into_iter().map(|(n, t)| (n, pct(t, all_ns))).collect(),
+        }
+    }
+}
+
+/// The sensor summary kept as frames arrive, in fixed size: running sums
+/// per sensor, energy and throttle (what [`summarize`] computes over a
+/// whole log, by the same sums in the same order, so the same bits). Each
+/// frame's readings come in the order of the columns it was made with.
+#[derive(Clone, Debug)]
+pub struct SensorSums {
+    stats: Vec<StatSums>,
+    gpu_power: Option<usize>,
+    cpu_power: Option<usize>,
+    /// GPU, CPU package, both.
+    energy: [EnergySums; 3],
+    throttle: Option<ThrottleSums>,
+    all_ns: u128,
+}
+
+impl SensorSums {
+    /// For readings of `sensors` (with their source columns), and a
+    /// throttle column when `throttle`.
+    pub fn new<'a>(sensors: impl IntoIterator<Item = (Sensor, &'a str)>, throttle: bool) -> Self {
+        let stats: Vec<StatSums> = sensors
+            .into_iter()
+            .map(|(sensor, source)| StatSums {
+                sensor,
+                source: source.to_string(),
+                frames: 0,
+                time_ns: 0,
+                weighted: 0.0,
+                max: f64::NEG_INFINITY,
+            })
+            .collect();
+        let find = |s: Sensor| stats.iter().position(|c| c.sensor == s);
+        SensorSums {
+            gpu_power: find(Sensor::GpuPowerW),
+            cpu_power: find(Sensor::CpuPowerW),
+            stats,
+            energy: Default::default(),
+            throttle: throttle.then(ThrottleSums::default),
+            all_ns: 0,
+        }
+    }
+
+    /// Adds a frame of `d` ns whose readings are `values` (NaN: none; a
+    /// missing one is none) and throttle reasons `throttle`.
+    pub fn push(&mut self, d: u64, values: &[f64], throttle: &str) {
+        self.all_ns += u128::from(d);
+        let value = |i: Option<usize>| i.and_then(|i| values.get(i).copied());
+        for (i, s) in self.stats.iter_mut().enumerate() {
+            s.push(d, values.get(i).copied().unwrap_or(f64::NAN));
+        }
+        let (g, c) = (value(self.gpu_power), value(self.cpu_power));
+        if let Some(g) = g {
+            self.energy[0].push(d, g);
+        }
+        if let Some(c) = c {
+            self.energy[1].push(d, c);
+        }
+        if let (Some(g), Some(c)) = (g, c) {
+            self.energy[2].push(d, g + c);
+        }
+        if let Some(t) = self.throttle.as_mut() {
+            t.push(d, throttle);
+        }
+    }
+
+    /// The summary of the frames so far: `None` when no column has a single
+    /// reading and there is no throttle column.
+    pub fn summary(&self) -> Option<SensorSummary> {
+        let all_ns = self.all_ns;
+        let mut readings: Vec<SensorStat> =
+            self.stats.iter().filter_map(|s| s.stat(all_ns)).collect();
+        readings.sort_by_key(|s| s.sensor);
+        let energy = EnergySummary {
+            gpu: self.gpu_power.and_then(|_| self.energy[0].energy(all_ns)),
+            cpu: self.cpu_power.and_then(|_| self.energy[1].energy(all_ns)),
+            total: self
+                .gpu_power
+                .and(self.cpu_power)
+                .and_then(|_| self.energy[2].energy(all_ns)),
+        };
+        let gpu_throttle = self.throttle.as_ref().map(|t| t.stat(all_ns));
+        if readings.is_empty() && gpu_throttle.is_none() {
+            return None;
+        }
+        Some(SensorSummary {
+            readings,
+            energy,
+            gpu_throttle,
+        })
     }
 }
 
@@ -415,34 +531,28 @@ fn throttle(durations_ns: &[u64], reasons: &Reasons, all_ns: u128) -> ThrottleSt
 /// reading). `None` when no column has a single reading and there is no
 /// throttle column.
 pub fn summarize(durations_ns: &[u64], cols: &SensorColumns) -> Option<SensorSummary> {
-    let all_ns = total_ns(durations_ns);
-    let mut readings: Vec<SensorStat> = cols
+    let mut sums = SensorSums::new(
+        cols.columns.iter().map(|c| (c.sensor, c.source.as_str())),
+        cols.throttle.is_some(),
+    );
+    let mut values = cols
         .columns
         .iter()
-        .filter_map(|c| stat(durations_ns, c, all_ns))
-        .collect();
-    readings.sort_by_key(|s| s.sensor);
-    let (gpu, cpu) = (cols.get(Sensor::GpuPowerW), cols.get(Sensor::CpuPowerW));
-    let energy = EnergySummary {
-        gpu: gpu.and_then(|g| energy(durations_ns, g.iter().copied(), all_ns)),
-        cpu: cpu.and_then(|c| energy(durations_ns, c.iter().copied(), all_ns)),
-        total: gpu.zip(cpu).and_then(|(g, c)| {
-            let sum = g.iter().zip(c.iter()).map(|(a, b)| a + b);
-            energy(durations_ns, sum, all_ns)
-        }),
-    };
-    let gpu_throttle = cols
-        .throttle
-        .as_ref()
-        .map(|r| throttle(durations_ns, r, all_ns));
-    if readings.is_empty() && gpu_throttle.is_none() {
-        return None;
+        .map(|c| c.values.iter())
+        .collect::<Vec<_>>();
+    let mut reasons = cols.throttle.as_ref().map(|r| r.iter());
+    let mut row = vec![f64::NAN; values.len()];
+    for &d in durations_ns {
+        for (v, it) in row.iter_mut().zip(values.iter_mut()) {
+            *v = it.next().copied().unwrap_or(f64::NAN);
+        }
+        let r = reasons
+            .as_mut()
+            .and_then(Iterator::next)
+            .map_or("", String::as_str);
+        sums.push(d, &row, r);
     }
-    Some(SensorSummary {
-        readings,
-        energy,
-        gpu_throttle,
-    })
+    sums.summary()
 }
 
 #[cfg(test)]

@@ -80,10 +80,24 @@ impl StkBound {
     }
 }
 
-impl SortedDurations {
+/// A distribution that can say, for any target f, how many frames are
+/// slower than 1/f s and how long they take: the exact sorted durations of
+/// a log ([`SortedDurations`]) and the whole-session state of a running
+/// game ([`super::whole::WholeSession`]'s histogram). The STK metrics, the
+/// curve and the time over budget are computed from it once, here.
+pub trait SlowFrames {
+    /// Count C and sum S (ns) of the frames with d·f > 1e9.
+    fn slow_frames(&self, f: u64) -> (u64, u128);
+    /// N.
+    fn frame_count(&self) -> u64;
+    /// T, ns.
+    fn slow_total_ns(&self) -> u128;
+    /// The shortest positive duration, ns.
+    fn shortest_positive_ns(&self) -> Option<u64>;
+
     /// Whether target `f` fps (f ≥ 1) meets both strict bounds of `bound`.
-    pub fn meets(&self, f: u64, bound: StkBound) -> bool {
-        let t = self.total_ns();
+    fn meets(&self, f: u64, bound: StkBound) -> bool {
+        let t = self.slow_total_ns();
         if t == 0 || f == 0 {
             return false;
         }
@@ -92,21 +106,21 @@ impl SortedDurations {
     }
 
     /// The largest integer f ≥ 1 meeting `bound`, 0 if f = 1 fails.
-    pub fn stk_fps(&self, bound: StkBound) -> u32 {
+    fn stk_fps(&self, bound: StkBound) -> u32 {
         if !self.meets(1, bound) {
             return 0;
         }
         // Past 1e9 / (shortest positive frame) every positive frame is slow,
         // so slow(f) = 1 and f fails: an upper bound that is never reached.
-        let Some(&min_pos) = self.as_slice().iter().find(|&&d| d > 0) else {
+        let Some(min_pos) = self.shortest_positive_ns() else {
             return 0;
         };
         largest_meeting(NS_PER_S / min_pos + 1, |f| self.meets(f, bound))
     }
 
     /// slow(f) and excess(f) as shares of total time.
-    pub fn stk_point(&self, f: u32) -> StkPoint {
-        let t = self.total_ns();
+    fn stk_point(&self, f: u32) -> StkPoint {
+        let t = self.slow_total_ns();
         let (c, s) = self.slow_frames(u64::from(f));
         let ff = u128::from(f);
         let excess_num = ff * s - u128::from(NS_PER_S) * u128::from(c);
@@ -117,12 +131,51 @@ impl SortedDurations {
         }
     }
 
-    /// The STK curves for f = 1..=max_fps.
-    pub fn stk_curve(&self, max_fps: u32) -> Vec<StkPoint> {
-        if self.is_empty() {
+    /// The STK curves for f = 1..=max_fps (empty for no frame).
+    fn stk_curve(&self, max_fps: u32) -> Vec<StkPoint> {
+        if self.frame_count() == 0 {
             return Vec::new();
         }
         (1..=max_fps).map(|f| self.stk_point(f)).collect()
+    }
+}
+
+/// The STK metrics of a log's exact durations, callable without the trait
+/// in scope.
+impl SortedDurations {
+    /// Whether target `f` fps (f ≥ 1) meets both strict bounds of `bound`.
+    pub fn meets(&self, f: u64, bound: StkBound) -> bool {
+        SlowFrames::meets(self, f, bound)
+    }
+
+    /// The largest integer f ≥ 1 meeting `bound`, 0 if f = 1 fails.
+    pub fn stk_fps(&self, bound: StkBound) -> u32 {
+        SlowFrames::stk_fps(self, bound)
+    }
+
+    /// slow(f) and excess(f) as shares of total time.
+    pub fn stk_point(&self, f: u32) -> StkPoint {
+        SlowFrames::stk_point(self, f)
+    }
+
+    /// The STK curves for f = 1..=max_fps.
+    pub fn stk_curve(&self, max_fps: u32) -> Vec<StkPoint> {
+        SlowFrames::stk_curve(self, max_fps)
+    }
+}
+
+impl SlowFrames for SortedDurations {
+    fn slow_frames(&self, f: u64) -> (u64, u128) {
+        SortedDurations::slow_frames(self, f)
+    }
+    fn frame_count(&self) -> u64 {
+        self.len() as u64
+    }
+    fn slow_total_ns(&self) -> u128 {
+        self.total_ns()
+    }
+    fn shortest_positive_ns(&self) -> Option<u64> {
+        self.as_slice().iter().find(|&&d| d > 0).copied()
     }
 }
 

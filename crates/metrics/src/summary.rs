@@ -5,9 +5,9 @@
 
 use super::options::Options;
 use super::sorted::SortedDurations;
-use super::steady::StkPoint;
+use super::steady::{SlowFrames, StkPoint};
 use super::stutter::{self, WindowShapes};
-use super::time_metrics::TimeMetrics;
+use super::time_metrics::{TimeDistribution, TimeMetrics};
 use serde::{Deserialize, Serialize};
 
 /// The contract keys (docs/metrics.md#the-json-keys) of `steadyhud analyze
@@ -54,8 +54,8 @@ pub fn summarize(durations_ns: &[u64], opts: &Options) -> Option<Summary> {
 
 /// 100 · slow(f): the share of the time in frames longer than 1/f s
 /// (d·f > 1e9 ns, decided exactly), % (0 for no time; f = 0 is taken as 1).
-pub fn time_over_budget_pct(sorted: &SortedDurations, target_fps: u32) -> f64 {
-    let t = sorted.total_ns();
+pub fn time_over_budget_pct(sorted: &impl SlowFrames, target_fps: u32) -> f64 {
+    let t = sorted.slow_total_ns();
     if t == 0 {
         return 0.0;
     }
@@ -90,14 +90,29 @@ fn assemble_parts(
     opts: &Options,
     d: impl Fn(usize) -> u64,
 ) -> Option<Summary> {
-    let time = TimeMetrics::of(sorted)?;
     let stutter_ns: u128 = stutter_frames.iter().map(|&i| u128::from(d(i))).sum();
+    assemble_from(sorted, stutter_frames, stutter_ns, osc, opts)
+}
+
+/// The [`Summary`] of any distribution that gives the order-free metrics
+/// and the slow frames (a log's sorted durations, a running session's
+/// [`super::WholeSession`]), with the stutters (frames and their time) and
+/// OSC found in frame order; `None` for no frame. Every summary is built
+/// here.
+pub(crate) fn assemble_from(
+    dist: &(impl TimeDistribution + SlowFrames),
+    stutter_frames: Vec<usize>,
+    stutter_ns: u128,
+    osc: bool,
+    opts: &Options,
+) -> Option<Summary> {
+    let time = TimeMetrics::of(dist)?;
     Some(Summary {
         time,
-        time_over_budget_pct: time_over_budget_pct(sorted, opts.target_fps),
+        time_over_budget_pct: time_over_budget_pct(dist, opts.target_fps),
         stutter_count: stutter_frames.len(),
         stutter_frames,
-        stutter_time_pct: 100.0 * stutter_ns as f64 / sorted.total_ns() as f64,
+        stutter_time_pct: 100.0 * stutter_ns as f64 / dist.slow_total_ns() as f64,
         osc,
     })
 }

@@ -101,6 +101,6 @@ impl TimeDistribution for SortedDurations {
         SortedDurations::classic_low_fps(self, p_ppm)
     }
     fn stk_fps(&self, bound: StkBound) -> u32 {
-        SortedDurations::stk_fps(self, bound)
+        super::steady::SlowFrames::stk_fps(self, bound)
     }
 }

@@ -18,12 +18,16 @@ mod control;
 mod counter_columns;
 mod display_frames;
 mod gpu_frames;
+#[cfg(test)]
+pub(crate) mod memory_test;
 mod pollers;
 mod sensor_feed;
 mod sensors;
 mod session;
 mod settings;
 mod stream;
+#[cfg(test)]
+mod summary_test;
 mod tally;
 mod thread;
 mod upkeep;

@@ -7,7 +7,6 @@
 use std::collections::VecDeque;
 use std::fmt::Write;
 use std::sync::{Arc, Mutex};
-use steadyhud_metrics::sensors::{SensorColumn, SensorColumns};
 use steadyhud_sensors::{hud_row, HudRow, Sample, Sensor, THROTTLE_COLUMN};
 
 /// Samples kept: rows are written at most a few frames after their
@@ -31,11 +30,14 @@ pub struct Feed {
     samples: VecDeque<(Sample, String)>,
 }
 
-/// The per-frame readings a stream keeps for its session summary, as its
-/// log rows have them (the cells read back: the summary equals `analyze`
-/// of the log), stored as runs of repeated samples.
+/// The readings of a stream's current row, as its log has them (the cells
+/// read back: the summary equals `analyze` of the log), for the stream's
+/// whole-session statistics (`steadyhud_metrics::WholeSession`, which keeps
+/// their running sums, not the rows).
 pub struct Recorder {
-    columns: SensorColumns,
+    /// The numeric columns, in row order.
+    sensors: Vec<(Sensor, &'static str)>,
+    throttle_column: bool,
     /// The cells the current values were read from (a sample repeats for
     /// many frames: read once).
     last_cells: String,
@@ -44,7 +46,7 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Appends the readings of one row whose cells are `cells` (as
+    /// Reads the readings of one row whose cells are `cells` (as
     /// [`Feed::cells`] wrote them: each after a comma, numeric columns
     /// then the throttle column).
     pub fn push(&mut self, cells: &str) {
@@ -61,17 +63,26 @@ impl Recorder {
             self.throttle.clear();
             self.throttle.push_str(fields.next().unwrap_or(""));
         }
-        for (c, &v) in self.columns.columns.iter_mut().zip(&self.values) {
-            c.values.push(v);
-        }
-        if let Some(t) = self.columns.throttle.as_mut() {
-            t.push(self.throttle.clone());
-        }
     }
 
-    /// The readings so far.
-    pub fn columns(&self) -> &SensorColumns {
-        &self.columns
+    /// The numeric columns (sensor, column name), in row order.
+    pub fn sensors(&self) -> &[(Sensor, &'static str)] {
+        &self.sensors
+    }
+
+    /// Whether the rows have a throttle column.
+    pub fn has_throttle(&self) -> bool {
+        self.throttle_column
+    }
+
+    /// The last row's readings (NaN: none), in column order.
+    pub fn values(&self) -> &[f64] {
+        &self.values
+    }
+
+    /// The last row's throttle reasons.
+    pub fn throttle(&self) -> &str {
+        &self.throttle
     }
 }
 
@@ -90,24 +101,11 @@ impl Feed {
 
     /// A [`Recorder`] for a log with this feed's columns.
     pub fn recorder(&self) -> Recorder {
-        let columns: Vec<SensorColumn> = self
-            .columns
-            .iter()
-            .map(|&sensor| SensorColumn {
-                sensor,
-                source: sensor.column().to_string(),
-                values: Default::default(),
-            })
-            .collect();
-        let n = columns.len();
         Recorder {
-            columns: SensorColumns {
-                columns,
-                throttle: self.throttle.then(Default::default),
-                throttle_source: self.throttle.then(|| THROTTLE_COLUMN.to_string()),
-            },
+            sensors: self.columns.iter().map(|&s| (s, s.column())).collect(),
+            throttle_column: self.throttle,
             last_cells: String::from("\u{0}"),
-            values: vec![f64::NAN; n],
+            values: vec![f64::NAN; self.columns.len()],
             throttle: String::new(),
         }
     }
@@ -223,17 +221,25 @@ mod tests {
             ..Feed::default()
         };
         let mut r = f.recorder();
+        assert_eq!(
+            r.sensors(),
+            [
+                (Sensor::CpuLoadPct, "cpu_load_pct"),
+                (Sensor::GpuMhz, "gpu_mhz")
+            ]
+        );
+        assert!(r.has_throttle());
+        let (mut cpu, mut gpu, mut t) = (Vec::new(), Vec::new(), Vec::new());
         for cells in [",,,", ",12.3,1800,", ",12.3,1800,", ",50.0,,power"] {
             r.push(cells);
+            cpu.push(r.values()[0]);
+            gpu.push(r.values()[1]);
+            t.push(r.throttle().to_string());
         }
-        let c = r.columns();
-        let cpu: Vec<f64> = c.get(Sensor::CpuLoadPct).unwrap().iter().copied().collect();
         assert!(cpu[0].is_nan());
         assert_eq!(cpu[1..], [12.3, 12.3, 50.0]);
-        let gpu: Vec<f64> = c.get(Sensor::GpuMhz).unwrap().iter().copied().collect();
         assert!(gpu[0].is_nan() && gpu[3].is_nan());
         assert_eq!(gpu[1..3], [1800.0, 1800.0]);
-        let t: Vec<&String> = c.throttle.as_ref().unwrap().iter().collect();
         assert_eq!(t, ["", "", "", "power"]);
     }
 }

@@ -14,7 +14,7 @@ use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
 use super::settings::Settings;
-use super::tally::Tally;
+use super::tally;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::faults::Site;
 use crate::gpu_times::GpuTimes;
@@ -28,8 +28,8 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use steadyhud_config::hud;
 use steadyhud_control::replies::{WindowDisplay, WindowHistogram, WindowMetrics, WindowStatus};
-use steadyhud_log::whole_session;
-use steadyhud_metrics::{Options, Rolling};
+use steadyhud_log::running_session;
+use steadyhud_metrics::{Options, Rolling, WholeSession};
 
 /// Bound on the frames the rolling window holds, whatever the frame rate.
 const ROLLING_MAX_FRAMES: usize = 200_000;
@@ -50,8 +50,15 @@ pub(super) struct StreamAnalysis {
     cons: HeapCons<u64>,
     last_t: Option<u64>,
     first_t: Option<u64>,
-    /// Every frame duration of the session (for the exact final summary).
-    durations: Vec<u64>,
+    /// Frames so far (presents − 1).
+    frames: u64,
+    /// The whole-session statistics of the rows written so far, in fixed
+    /// size: every summary write is computed from it.
+    whole: WholeSession,
+    /// The durations of the rows written, kept only for a window with
+    /// displayed-frame timing (its summary's `display` block is computed
+    /// over every frame).
+    display_durations: Vec<u64>,
     /// `None` once a panic disabled live statistics for this stream.
     rolling: Option<Rolling>,
     log: Log,
@@ -82,8 +89,6 @@ pub(super) struct StreamAnalysis {
     cells: String,
     /// Each written row's readings, for the summary's `sensors` block.
     recorded: Option<Recorder>,
-    /// Totals since the first frame, for the `histogram` request.
-    tally: Tally,
     /// Timestamps `0..tail_fill` were presented before the stream's tail
     /// was attached: this thread puts them there as it drains them.
     tail_fill: u64,
@@ -147,7 +152,9 @@ impl StreamAnalysis {
             cons,
             last_t: None,
             first_t: None,
-            durations: Vec::new(),
+            frames: 0,
+            whole: WholeSession::new(&opts),
+            display_durations: Vec::new(),
             rolling: Some(Rolling::new(
                 (window_s.max(0.1) * 1e9) as u64,
                 ROLLING_MAX_FRAMES,
@@ -162,7 +169,6 @@ impl StreamAnalysis {
             sensors: None,
             sensor_columns: false,
             recorded: None,
-            tally: Tally::default(),
             cells: String::new(),
             tail_fill: 0,
         }
@@ -207,7 +213,7 @@ impl StreamAnalysis {
     /// Writes `# mark: TEXT at frame N` (N: the frames so far) into the
     /// log and flushes it; where it went, when the log is open.
     pub(super) fn mark(&mut self, text: &str) -> Option<MarkPlaced> {
-        let frame = self.durations.len() as u64;
+        let frame = self.frames;
         if !self.log.note_mark(text, frame) {
             return None;
         }
@@ -221,9 +227,7 @@ impl StreamAnalysis {
     /// The `histogram` request's view of this stream: its totals and time
     /// histogram since its first frame, brought up to date.
     pub(super) fn histogram(&mut self) -> WindowHistogram {
-        self.tally
-            .catch_up(&self.durations, self.opts.stutter_threshold);
-        self.tally.reply(self.stream.id, self.stream.overflows())
+        tally::reply(&self.whole, self.stream.id, self.stream.overflows())
     }
 
     /// The control socket's view of this stream over a `window_s` window.
@@ -232,7 +236,7 @@ impl StreamAnalysis {
         WindowStatus {
             stream: self.stream.id,
             log: self.log.csv_path().map(|l| l.display().to_string()),
-            frames: self.durations.len() as u64,
+            frames: self.frames,
             window_s,
             metrics: self
                 .rolling
@@ -299,7 +303,7 @@ impl StreamAnalysis {
 
     pub(super) fn on_present(&mut self, t: u64) {
         // This timestamp's number in the stream (the first is 0).
-        let index = self.last_t.map_or(0, |_| self.durations.len() as u64 + 1);
+        let index = self.last_t.map_or(0, |_| self.frames + 1);
         match self.last_t {
             None => {
                 self.first_t = Some(t);
@@ -328,6 +332,10 @@ impl StreamAnalysis {
                     .chain(names.iter().copied())
                     .collect();
                 self.recorded = recorder.filter(|_| self.sensor_columns);
+                if let Some(r) = self.recorded.as_ref() {
+                    self.whole = WholeSession::new(&self.opts)
+                        .with_sensors(r.sensors().iter().copied(), r.has_throttle());
+                }
                 let sensors_about = if self.sensor_columns {
                     super::sensor_feed::ABOUT
                 } else {
@@ -351,8 +359,8 @@ impl StreamAnalysis {
             }
             Some(prev) => {
                 let d = t - prev; // ring is strictly increasing (capture.rs)
-                let index = self.durations.len() as u64;
-                self.durations.push(d);
+                let index = self.frames;
+                self.frames += 1;
                 let present_ns = t - self.first_t.unwrap_or(prev);
                 let mut p = Pending {
                     index,
@@ -413,7 +421,7 @@ impl StreamAnalysis {
             // The cap a session starts with holds from its first frame.
             let frame = match self.cap_logged {
                 None => 0,
-                Some(_) => self.durations.len() as u64,
+                Some(_) => self.frames,
             };
             self.log.note_fps_limit(cap, frame);
         }
@@ -465,6 +473,15 @@ impl StreamAnalysis {
             &mut self.cells,
             &mut self.recorded,
         );
+        match self.recorded.as_ref() {
+            Some(r) => self
+                .whole
+                .push_with(p.duration_ns, r.values(), r.throttle()),
+            None => self.whole.push(p.duration_ns),
+        }
+        if self.display.is_some() {
+            self.display_durations.push(p.duration_ns);
+        }
         match shown {
             Some(shown) => {
                 let mut cells = String::with_capacity(48 + sensors.len());
@@ -542,14 +559,7 @@ impl StreamAnalysis {
     /// Keys of the summary JSON beyond the metrics: `final_write` ends the
     /// counters' stutter judging; otherwise they are judged as if the
     /// session ended now, as `analyze` judges the CSV's rows so far.
-    /// `written`: the durations of the rows written so far (the summary's
-    /// frames).
-    pub(super) fn extra_keys(
-        &mut self,
-        final_write: bool,
-        streams: usize,
-        written: &[u64],
-    ) -> serde_json::Value {
+    pub(super) fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
         let overflows = if final_write {
             self.stream.overflows()
         } else {
@@ -561,7 +571,7 @@ impl StreamAnalysis {
             "stream": self.stream.id,
             "stutter_threshold": self.opts.stutter_threshold,
             "target_fps": self.opts.target_fps,
-            "summary_upkeep": self.upkeep.stats(streams, self.durations.len()),
+            "summary_upkeep": self.upkeep.stats(streams, self.frames as usize),
         });
         if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
             let keys = if final_write {
@@ -587,7 +597,11 @@ impl StreamAnalysis {
         if let Some(map) = extra.as_object_mut() {
             let present_to_display = match self.display.as_ref() {
                 Some(d) => {
-                    let keys = steadyhud_log::display::summary_keys(written, &d.answers, &self.opts);
+                    let keys = steadyhud_log::display::summary_keys(
+                        &self.display_durations,
+                        &d.answers,
+                        &self.opts,
+                    );
                     let mean = keys[steadyhud_log::display::SUMMARY_KEY]["latency"]
                         ["present_to_display"]["mean_ms"]
                         .clone();
@@ -617,7 +631,7 @@ impl StreamAnalysis {
     pub(super) fn rows_written(&self) -> usize {
         let held = self.gpu.as_ref().map_or(0, GpuFrames::held)
             + self.display.as_ref().map_or(0, DisplayFrames::held);
-        self.durations.len().saturating_sub(held)
+        (self.frames as usize).saturating_sub(held)
     }
 
     /// Hands a snapshot to the summary writer when one is due (see
@@ -629,7 +643,7 @@ impl StreamAnalysis {
         streams: usize,
     ) {
         if !matches!(self.log, Log::Open(_))
-            || !self.upkeep.due(now, streams, self.durations.len())
+            || !self.upkeep.due(now, streams, self.frames as usize)
             || !writer.ready()
         {
             return;
@@ -638,17 +652,18 @@ impl StreamAnalysis {
         let Some(target) = self.log.flushed_summary_target() else {
             return;
         };
-        // Only the frames whose rows are written (GPU timing and display
-        // answers hold rows back), so the summary matches the CSV's prefix.
-        let written = self.durations[..self.rows_written()].to_vec();
+        // The statistics hold the rows written (GPU timing and display
+        // answers hold rows back), so the summary matches the CSV's prefix;
+        // computed here from the fixed-size state (a few ms), written by
+        // the writer thread.
+        debug_assert_eq!(self.whole.frames(), self.rows_written() as u64);
+        let mut extra = self.extra_keys(false, streams);
+        let (summary, stk) = running_session(&self.whole, &self.opts, &mut extra);
         let snapshot = Snapshot {
             target,
-            // Only the frames whose rows are written (GPU timing holds rows
-            // back a frame or two), so the summary matches the CSV's prefix.
-            durations: written.clone(),
-            sensors: self.recorded.as_ref().map(|r| r.columns().clone()),
-            opts: self.opts,
-            extra: self.extra_keys(false, streams, &written),
+            summary,
+            stk,
+            extra,
         };
         let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
         self.upkeep.send(snapshot, now, snapshot_cpu, writer);
@@ -659,13 +674,11 @@ impl StreamAnalysis {
         // From here no periodic write may replace the final summary.
         self.upkeep.finish();
         self.flush_gpu(true);
-        let durations = std::mem::take(&mut self.durations);
         let log = std::mem::replace(&mut self.log, Log::disabled());
         let stream = self.stream.clone();
         guard::contain((), move || {
-            let mut extra = self.extra_keys(true, streams, &durations);
-            let sensors = self.recorded.as_ref().map(Recorder::columns);
-            let (summary, stk) = whole_session(&durations, sensors, &self.opts, &mut extra);
+            let mut extra = self.extra_keys(true, streams);
+            let (summary, stk) = running_session(&self.whole, &self.opts, &mut extra);
             log.finish(summary.as_ref(), &stk, extra);
         });
         // Ended cleanly: nothing left to recover.
@@ -743,7 +756,7 @@ mod tests {
             stream.record(t);
         }
         a.drain(&mut buf);
-        let frames = a.durations.len();
+        let frames = a.frames as usize;
         assert_eq!(frames, 29 + capture_capacity());
         a.finish(&mut buf, 1);
 
@@ -943,10 +956,6 @@ mod tests {
         let mut buf = vec![0u64; 64];
         a.drain(&mut buf);
         assert!(matches!(a.log, Log::Disabled));
-        assert_eq!(
-            a.durations.len(),
-            4,
-            "capture and statistics go on without a log"
-        );
+        assert_eq!(a.frames, 4, "capture and statistics go on without a log");
     }
 }

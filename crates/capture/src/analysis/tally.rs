@@ -2,73 +2,34 @@
 //! `histogram` request (what `steadyhud export` serves to Prometheus): the
 //! time histogram in the fleet scheme's buckets
 //! (`steadyhud_metrics::histogram`), frames, time, and the stutters judged
-//! so far with their time. Brought up to date from the stream's durations
-//! only when asked, so a game nobody exports pays nothing for it.
+//! so far with their time, all read off the stream's fixed-size
+//! whole-session statistics ([`WholeSession`]), so a reply costs the same
+//! whatever the session's length.
 //!
-//! A frame is judged once the 9 frames after it exist (its 19-frame window
-//! is then final: the same verdict the session's summary gives it); the
-//! last 9 frames wait for their successors. Every total only grows.
+//! The frames are the rows written; a frame's stutter verdict counts once
+//! the 9 frames after it exist (its 19-frame window is then final: the
+//! same verdict the session's summary gives it); the last 9 frames wait
+//! for their successors. Every total only grows.
 
 use steadyhud_control::replies::WindowHistogram;
-use steadyhud_metrics::histogram::{bucket_count, bucket_of, SCHEME};
-use steadyhud_metrics::{shape_at, HALF_WINDOW};
+use steadyhud_metrics::histogram::SCHEME;
+use steadyhud_metrics::WholeSession;
 
-/// Frames and ns per bucket, and how far the durations were taken in.
-#[derive(Default)]
-pub(super) struct Tally {
-    /// Per bucket: frames, ns (allocated at the first request).
-    bins: Vec<(u64, u64)>,
-    /// Durations counted into `bins`.
-    counted: usize,
-    /// Frames judged for stutters.
-    judged: usize,
-    stutters: u64,
-    stutter_ns: u64,
-    time_ns: u64,
-}
-
-impl Tally {
-    /// Takes in the `durations` not seen yet; `theta` is the stutter rule's.
-    pub fn catch_up(&mut self, durations: &[u64], theta: f64) {
-        if self.bins.is_empty() {
-            self.bins = vec![(0, 0); bucket_count()];
-        }
-        for &d in &durations[self.counted.min(durations.len())..] {
-            let bin = &mut self.bins[bucket_of(d) as usize];
-            bin.0 += 1;
-            bin.1 = bin.1.saturating_add(d);
-            self.time_ns = self.time_ns.saturating_add(d);
-        }
-        self.counted = durations.len();
-        let n = durations.len();
-        let ready = n.saturating_sub(HALF_WINDOW);
-        for i in self.judged..ready {
-            if shape_at(|j| durations[j], i, n, theta).stutter {
-                self.stutters += 1;
-                self.stutter_ns = self.stutter_ns.saturating_add(durations[i]);
-            }
-        }
-        self.judged = self.judged.max(ready);
-    }
-
-    /// The reply's part for window `stream` (with its ring's overflows).
-    pub fn reply(&self, stream: u64, ring_overflows: u64) -> WindowHistogram {
-        WindowHistogram {
-            stream,
-            frames: self.counted as u64,
-            time_ns: self.time_ns,
-            stutters: self.stutters,
-            stutter_ns: self.stutter_ns,
-            ring_overflows,
-            scheme: SCHEME.to_string(),
-            buckets: self
-                .bins
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.0 > 0)
-                .map(|(i, b)| [i as u64, b.0, b.1])
-                .collect(),
-        }
+/// The reply's part for window `stream` (with its ring's overflows).
+pub(super) fn reply(whole: &WholeSession, stream: u64, ring_overflows: u64) -> WindowHistogram {
+    let (_, stutters, stutter_ns) = whole.stutters().final_so_far();
+    WindowHistogram {
+        stream,
+        frames: whole.frames(),
+        time_ns: u64::try_from(whole.distribution().total_ns()).unwrap_or(u64::MAX),
+        stutters: stutters as u64,
+        stutter_ns: u64::try_from(stutter_ns).unwrap_or(u64::MAX),
+        ring_overflows,
+        scheme: SCHEME.to_string(),
+        buckets: whole
+            .fleet_bins()
+            .map(|(b, frames, time)| [u64::from(b), frames, time])
+            .collect(),
     }
 }
 
@@ -86,13 +47,20 @@ mod tests {
             durations[i] = 60_000_000;
         }
         durations.extend([16_000_000; 9]);
-        let mut t = Tally::default();
-        for end in [0, 5, 100, 121, 250, durations.len()] {
-            t.catch_up(&durations[..end], 0.2);
-        }
         let opts = Options::default();
+        let mut w = WholeSession::new(&opts);
+        let mut last = None;
+        for &d in &durations {
+            w.push(d);
+            let r = reply(&w, 3, 1);
+            if let Some(l) = last.as_ref() {
+                let l: &WindowHistogram = l;
+                assert!(r.frames > l.frames && r.time_ns > l.time_ns && r.stutters >= l.stutters);
+            }
+            last = Some(r);
+        }
         let s = summarize(&durations, &opts).unwrap();
-        let r = t.reply(3, 1);
+        let r = reply(&w, 3, 1);
         assert_eq!(r.frames, durations.len() as u64);
         assert_eq!(r.time_ns, durations.iter().sum::<u64>());
         assert_eq!(r.stutters, s.stutter_count as u64);
@@ -105,7 +73,6 @@ mod tests {
             .collect();
         assert_eq!(r.buckets, want);
         // Asked again with nothing new: the same.
-        t.catch_up(&durations, 0.2);
-        assert_eq!(t.reply(3, 1), r);
+        assert_eq!(reply(&w, 3, 1), r);
     }
 }

@@ -22,9 +22,11 @@
 //! (resize), so for the usual single-window game log rows == frames
 //! presented exactly; each further window gets its own log named
 //! `<exe>-<n>_…`. Frames of a stream are its consecutive presents.
-//! Memory: all durations are kept for the exact final summary, 8 bytes per
-//! frame (8 MB per million frames), plus one copy while a periodic summary
-//! rewrite computes.
+//! Memory: constant whatever the session's length (issue 52): each stream
+//! keeps its whole-session statistics in fixed size
+//! ([`steadyhud_metrics::WholeSession`]), from which every summary write is
+//! computed; only the stutter list grows (and, for a window with
+//! displayed-frame timing, its rows' durations and display answers).
 
 use super::analyzer::Analyzer;
 use super::control::Control;

@@ -4,11 +4,13 @@
 //! `"complete": false` with `frames_so_far`.
 //!
 //! Who does what: the analysis thread asks [`Schedule::due`] each tick and,
-//! when a write is due, flushes the CSV and takes a [`Snapshot`] (a copy of
-//! the durations, ~1 ms per million frames, and the counter keys); the one
-//! [`Writer`] thread computes the summary over every frame so far
-//! (O(n log n)) and writes it atomically. The rings' drain never waits for
-//! a summary, and the present path does no new work.
+//! when a write is due, flushes the CSV and computes the summary of every
+//! frame so far from the stream's fixed-size whole-session statistics
+//! (`steadyhud_metrics::WholeSession`: the same cost whatever the
+//! session's length, nothing kept that grows with it) into a [`Snapshot`];
+//! the one [`Writer`] thread serializes it and writes it atomically. The
+//! rings' drain never waits for the file, and the present path does no
+//! new work.
 //!
 //! When: once when the log opens (`frames_so_far` 0: a watcher sees a
 //! running session), then every [`MIN_INTERVAL`], or, when that is longer
@@ -17,11 +19,9 @@
 //! length. Cost is CPU time (the snapshot on the analysis thread plus the
 //! writer's), what the budget is about: wall time would count the waits of
 //! a loaded machine. The prediction ([`CostModel`]) is a line through the
-//! last two writes' (frames, cost), since a write covers every frame so
-//! far: with the last cost alone, a fast game adds so many frames during a
-//! long interval that the next write costs well over 1 % of it (measured:
-//! 1.3 %), and scaling the last cost by the frames gained overestimates
-//! wildly after the first, tiny write, whose cost is all fixed overhead.
+//! last two writes' (frames, cost): a write's cost no longer grows with
+//! the frames (the statistics are fixed-size), and the line, never
+//! sloping down, then stays at the last cost.
 //!
 //! Never over the final summary: [`Schedule::finish`] marks the stream
 //! finished under the lock a periodic write holds while it writes, and a
@@ -32,9 +32,8 @@ use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use steadyhud_log::whole_session;
 use steadyhud_log::{write_summary, Progress, SummaryTarget};
-use steadyhud_metrics::Options;
+use steadyhud_metrics::{StkPoint, Summary};
 use steadyhud_sys::lock::Recover;
 
 /// Shortest time between two periodic writes of one stream.
@@ -104,15 +103,15 @@ pub fn thread_cpu() -> Duration {
     )
 }
 
-/// What the writer needs for one periodic write, taken on the analysis
+/// What the writer needs for one periodic write, computed on the analysis
 /// thread right after a flush (so the CSV holds every frame counted here).
 pub struct Snapshot {
     pub target: SummaryTarget,
-    pub durations: Vec<u64>,
-    /// The readings of those frames' rows, when the log has sensor columns.
-    pub sensors: Option<steadyhud_metrics::sensors::SensorColumns>,
-    pub opts: Options,
-    /// Keys beyond the summary's (stream, counters, overflows …).
+    /// The summary of the rows written (`None`: no frame yet).
+    pub summary: Option<Summary>,
+    pub stk: Vec<StkPoint>,
+    /// Keys beyond the summary's (stream, counters, overflows, histogram,
+    /// readings …).
     pub extra: serde_json::Value,
 }
 
@@ -230,14 +229,10 @@ impl Job {
             snapshot_cpu,
         } = self;
         let cpu = thread_cpu();
-        let frames = s.durations.len();
-        // A finished stream's summary is about to be final: skip the compute.
+        let frames = s.summary.as_ref().map_or(0, |x| x.frames);
+        // A finished stream's summary is about to be final: skip the write.
         let written = !slot.lock().finished
             && guard::try_run(|| {
-                let mut extra = s.extra;
-                let (summary, stk) =
-                    whole_session(&s.durations, s.sensors.as_ref(), &s.opts, &mut extra);
-                drop(s.durations);
                 let state = slot.lock();
                 if state.finished {
                     return false;
@@ -245,7 +240,13 @@ impl Job {
                 // Errors are not reported here: they are the CSV's (same
                 // folder, reported once by the log), and the final write
                 // reports its own.
-                let _ = write_summary(&s.target, summary.as_ref(), &stk, extra, Progress::Running);
+                let _ = write_summary(
+                    &s.target,
+                    s.summary.as_ref(),
+                    &s.stk,
+                    s.extra,
+                    Progress::Running,
+                );
                 true
             })
             .unwrap_or(false);
@@ -368,12 +369,20 @@ mod tests {
             &steadyhud_log::Layout::default(),
         )
         .unwrap();
-        let snap = |frames: usize| Snapshot {
-            target: log.summary_target(),
-            durations: vec![10_000_000; frames],
-            sensors: None,
-            opts: Options::default(),
-            extra: serde_json::json!({"stream": 1}),
+        let snap = |frames: usize| {
+            let opts = steadyhud_metrics::Options::default();
+            let mut w = steadyhud_metrics::WholeSession::new(&opts);
+            for _ in 0..frames {
+                w.push(10_000_000);
+            }
+            let mut extra = serde_json::json!({"stream": 1});
+            let (summary, stk) = steadyhud_log::running_session(&w, &opts, &mut extra);
+            Snapshot {
+                target: log.summary_target(),
+                summary,
+                stk,
+                extra,
+            }
         };
         let (mut s, mut w) = (Schedule::default(), Writer::default());
         let now = Instant::now();

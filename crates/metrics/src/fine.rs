@@ -1,0 +1,457 @@
+//! A session's frame durations in a fixed-size form that still gives every
+//! order-free metric at the precision steadyhud prints it
+//! (docs/metrics.md, "The summary of a running session"): the
+//! [`FineHistogram`].
+//!
+//! Cells, ascending:
+//! - below [`EXACT_BELOW_NS`] (66 µs), one cell per nanosecond: exact;
+//! - up to [`DENSE_BELOW_NS`] (100 ms), one cell per microsecond
+//!   [k µs, k µs + 999 ns], in pages of [`PAGE`] cells allocated when a
+//!   frame first lands in them, each page with its totals so a query skips
+//!   whole pages;
+//! - above, the same microsecond cells in a sparse map (only the
+//!   microseconds a frame took).
+//!
+//! A microsecond cell keeps its frames, their time, how many lasted exactly
+//! its lower edge (the one value in it whose two-decimal rounding in ms
+//! can differ from the rest's), and, when a frame budget 1/f s of a whole
+//! f falls inside it (at most one does above 66 µs: consecutive budgets are
+//! more than 4 µs apart there), the frames and time above that budget. So:
+//! - the count and time of the frames slower than any whole f are exact
+//!   (Steady / Mostly Steady / Typical FPS, the STK curve, the time over
+//!   budget: bit for bit the exact log's);
+//! - a time-weighted percentile lands in the same cell part as the exact
+//!   one, and is reported as that part's mean: the exact value, or one in
+//!   the same (lo, lo + 999 ns] that prints the same to 0.01 ms;
+//! - a classic low is exact but for the frames it takes from the one cell
+//!   part the k-th longest frame lies in, counted at that part's mean.
+
+use super::options::NS_PER_S;
+use super::sorted::PPM;
+use super::steady::{SlowFrames, StkBound};
+use super::time_metrics::TimeDistribution;
+use std::collections::BTreeMap;
+
+/// Below this, one cell per ns (66 µs: a multiple of 1 µs, past the point
+/// where two frame budgets 1/f s can share a microsecond).
+pub const EXACT_BELOW_NS: u64 = 66_000;
+/// Below this, microsecond cells are stored densely (paged); above, sparse.
+pub const DENSE_BELOW_NS: u64 = 100_000_000;
+const US: u64 = 1_000;
+/// Cells per page.
+pub const PAGE: usize = 64;
+const DENSE_CELLS: usize = (EXACT_BELOW_NS + (DENSE_BELOW_NS - EXACT_BELOW_NS) / US) as usize;
+const PAGES: usize = DENSE_CELLS.div_ceil(PAGE);
+
+/// The frames of one cell [lo, lo + width − 1].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Cell {
+    frames: u64,
+    /// Σ (d − lo), ns.
+    off: u64,
+    /// Frames of exactly `lo`.
+    edge: u64,
+    /// Frames above the budget that splits the cell, and their Σ (d − lo).
+    hi_frames: u64,
+    hi_off: u64,
+}
+
+/// One part of a cell, where its frames sort: those of exactly `lo`, the
+/// rest up to the budget that splits it, the rest above.
+#[derive(Clone, Copy, Debug)]
+struct Part {
+    frames: u64,
+    time: u128,
+    /// Every frame of the part lasts `lo`.
+    exact: bool,
+    lo: u64,
+}
+
+impl Part {
+    /// The value the part stands for: exact, or its mean (floor, ns).
+    fn value(&self) -> u64 {
+        if self.exact || self.frames == 0 {
+            self.lo
+        } else {
+            (self.time / u128::from(self.frames)) as u64
+        }
+    }
+
+    /// The time of the `take` longest of its frames: exact when it is all
+    /// of them or they all last `lo`, else `take` × its mean, rounded.
+    fn longest(&self, take: u64) -> u128 {
+        if take == self.frames {
+            self.time
+        } else if self.exact {
+            u128::from(take) * u128::from(self.lo)
+        } else {
+            let f = u128::from(self.frames);
+            (u128::from(take) * self.time + f / 2) / f
+        }
+    }
+}
+
+/// The whole f whose budget 1/f s falls in the microsecond cell at `lo`
+/// (it is split there: a frame is above it iff d·f > 1e9).
+fn split_fps(lo: u64) -> Option<u64> {
+    if lo < EXACT_BELOW_NS {
+        return None;
+    }
+    let f = NS_PER_S / lo;
+    (f >= 1 && u128::from(f) * u128::from(lo + US) > u128::from(NS_PER_S)).then_some(f)
+}
+
+fn width(lo: u64) -> u64 {
+    if lo < EXACT_BELOW_NS {
+        1
+    } else {
+        US
+    }
+}
+
+impl Cell {
+    fn add(&mut self, d: u64, lo: u64) {
+        self.frames += 1;
+        self.off += d - lo;
+        if d == lo {
+            self.edge += 1;
+        }
+        if split_fps(lo).is_some_and(|f| u128::from(d) * u128::from(f) > u128::from(NS_PER_S)) {
+            self.hi_frames += 1;
+            self.hi_off += d - lo;
+        }
+    }
+
+    fn time(&self, lo: u64) -> u128 {
+        u128::from(self.frames) * u128::from(lo) + u128::from(self.off)
+    }
+
+    /// The cell's parts, ascending.
+    fn parts(&self, lo: u64) -> [Part; 3] {
+        let l = u128::from(lo);
+        let rest = self.frames - self.hi_frames - self.edge;
+        [
+            Part {
+                frames: self.edge,
+                time: u128::from(self.edge) * l,
+                exact: true,
+                lo,
+            },
+            Part {
+                frames: rest,
+                time: u128::from(rest) * l + u128::from(self.off - self.hi_off),
+                exact: width(lo) == 1,
+                lo,
+            },
+            Part {
+                frames: self.hi_frames,
+                time: u128::from(self.hi_frames) * l + u128::from(self.hi_off),
+                exact: false,
+                lo,
+            },
+        ]
+    }
+
+    /// Count and time of its frames with d·f > 1e9.
+    fn slow(&self, lo: u64, f: u64) -> (u64, u128) {
+        let (f128, s) = (u128::from(f), u128::from(NS_PER_S));
+        if u128::from(lo) * f128 > s {
+            (self.frames, self.time(lo))
+        } else if u128::from(lo + width(lo) - 1) * f128 <= s {
+            (0, 0)
+        } else {
+            // The budget of f falls inside: the cell is split at it.
+            debug_assert_eq!(split_fps(lo), Some(f));
+            let hi = self.parts(lo)[2];
+            (hi.frames, hi.time)
+        }
+    }
+}
+
+/// Lower edge of dense cell `k`.
+fn lo_of(k: usize) -> u64 {
+    let k = k as u64;
+    if k < EXACT_BELOW_NS {
+        k
+    } else {
+        (k - EXACT_BELOW_NS + EXACT_BELOW_NS / US) * US
+    }
+}
+
+/// A page of dense cells and its totals.
+#[derive(Clone, Debug)]
+struct Page {
+    cells: [Cell; PAGE],
+    frames: u64,
+    time: u128,
+}
+
+/// A session's durations in fixed size (module doc).
+#[derive(Clone, Debug)]
+pub struct FineHistogram {
+    pages: Vec<Option<Box<Page>>>,
+    /// Microsecond cells at and above [`DENSE_BELOW_NS`], by lower edge.
+    sparse: BTreeMap<u64, Cell>,
+    frames: u64,
+    total: u128,
+    shortest: Option<u64>,
+}
+
+impl Default for FineHistogram {
+    fn default() -> Self {
+        FineHistogram {
+            pages: vec![None; PAGES],
+            sparse: BTreeMap::new(),
+            frames: 0,
+            total: 0,
+            shortest: None,
+        }
+    }
+}
+
+/// What a walk over the cells meets ([`FineHistogram::walk`]).
+enum Seen<'a> {
+    /// A dense page's frames and time: answer true to take it whole
+    /// (skip its cells).
+    Page(u64, u128),
+    /// A non-empty cell part: answer true to stop.
+    Part(&'a Part),
+}
+
+/// Hands a cell's non-empty parts to `visit` in order; true if it stopped.
+fn visit_cell(c: &Cell, lo: u64, rev: bool, visit: &mut dyn FnMut(Seen) -> bool) -> bool {
+    let mut parts = c.parts(lo);
+    if rev {
+        parts.reverse();
+    }
+    parts
+        .iter()
+        .filter(|p| p.frames > 0)
+        .any(|p| visit(Seen::Part(p)))
+}
+
+impl FineHistogram {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a frame of `d` ns.
+    pub fn push(&mut self, d: u64) {
+        self.frames += 1;
+        self.total += u128::from(d);
+        if d > 0 && self.shortest.is_none_or(|s| d < s) {
+            self.shortest = Some(d);
+        }
+        if d >= DENSE_BELOW_NS {
+            let lo = d / US * US;
+            self.sparse.entry(lo).or_default().add(d, lo);
+            return;
+        }
+        let k = if d < EXACT_BELOW_NS {
+            d as usize
+        } else {
+            (EXACT_BELOW_NS + (d / US - EXACT_BELOW_NS / US)) as usize
+        };
+        let page = self.pages[k / PAGE].get_or_insert_with(|| {
+            Box::new(Page {
+                cells: [Cell::default(); PAGE],
+                frames: 0,
+                time: 0,
+            })
+        });
+        let lo = lo_of(k);
+        page.cells[k % PAGE].add(d, lo);
+        page.frames += 1;
+        page.time += u128::from(d);
+    }
+
+    /// N.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// T, ns.
+    pub fn total_ns(&self) -> u128 {
+        self.total
+    }
+
+    /// The shortest positive frame, ns.
+    pub fn shortest_ns(&self) -> Option<u64> {
+        self.shortest
+    }
+
+    /// Bytes held (pages and sparse cells, roughly): what the state costs.
+    pub fn heap_bytes(&self) -> usize {
+        self.pages.len() * std::mem::size_of::<Option<Box<Page>>>()
+            + self.pages.iter().flatten().count() * std::mem::size_of::<Page>()
+            + self.sparse.len() * (std::mem::size_of::<Cell>() + 16)
+    }
+
+    /// Every dense page and non-empty cell part, ascending (`rev`:
+    /// descending), to `visit` until it says stop ([`Seen`]).
+    fn walk(&self, rev: bool, visit: &mut dyn FnMut(Seen) -> bool) {
+        let dense = |visit: &mut dyn FnMut(Seen) -> bool| -> bool {
+            for n in 0..PAGES {
+                let i = if rev { PAGES - 1 - n } else { n };
+                let Some(p) = self.pages[i].as_ref() else {
+                    continue;
+                };
+                if visit(Seen::Page(p.frames, p.time)) {
+                    continue;
+                }
+                for m in 0..PAGE {
+                    let j = if rev { PAGE - 1 - m } else { m };
+                    let c = &p.cells[j];
+                    if c.frames > 0 && visit_cell(c, lo_of(i * PAGE + j), rev, visit) {
+                        return true;
+                    }
+                }
+            }
+            false
+        };
+        let sparse = |visit: &mut dyn FnMut(Seen) -> bool| -> bool {
+            if rev {
+                self.sparse
+                    .iter()
+                    .rev()
+                    .any(|(&lo, c)| visit_cell(c, lo, rev, visit))
+            } else {
+                self.sparse
+                    .iter()
+                    .any(|(&lo, c)| visit_cell(c, lo, rev, visit))
+            }
+        };
+        type Half<'a> = &'a dyn Fn(&mut dyn FnMut(Seen) -> bool) -> bool;
+        let (first, then): (Half, Half) = if rev {
+            (&sparse, &dense)
+        } else {
+            (&dense, &sparse)
+        };
+        let _ = first(visit) || then(visit);
+    }
+
+    /// Time-weighted percentile at `p_ppm` (docs/metrics.md): the value of
+    /// the first cell part whose running time reaches p·T, the part that
+    /// holds the exact s_j. `None` if empty.
+    pub fn percentile_ppm(&self, p_ppm: u64) -> Option<u64> {
+        if self.frames == 0 {
+            return None;
+        }
+        let target = u128::from(p_ppm.min(PPM)) * self.total;
+        let reached = |c: u128| c * u128::from(PPM) >= target;
+        let (mut cum, mut last, mut found) = (0u128, 0u64, None);
+        self.walk(false, &mut |seen| match seen {
+            Seen::Page(_, time) => {
+                let skip = !reached(cum + time);
+                if skip {
+                    cum += time;
+                }
+                skip
+            }
+            Seen::Part(p) => {
+                cum += p.time;
+                last = p.value();
+                if reached(cum) {
+                    found = Some(last);
+                }
+                found.is_some()
+            }
+        });
+        Some(found.unwrap_or(last))
+    }
+
+    /// Classic low: k = max(1, ⌊N·p⌋) longest frames, k / their time (the
+    /// part holding the k-th longest counts its mean for the frames taken
+    /// from it). `None` if empty.
+    pub fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
+        let n = self.frames;
+        if n == 0 {
+            return None;
+        }
+        let k = ((u128::from(n) * u128::from(p_ppm)) / u128::from(PPM)).max(1) as u64;
+        let k = k.min(n);
+        let (mut left, mut sum) = (k, 0u128);
+        self.walk(true, &mut |seen| match seen {
+            Seen::Page(frames, time) => {
+                let skip = frames <= left;
+                if skip {
+                    left -= frames;
+                    sum += time;
+                }
+                skip
+            }
+            Seen::Part(p) => {
+                let take = left.min(p.frames);
+                sum += p.longest(take);
+                left -= take;
+                left == 0
+            }
+        });
+        Some(k as f64 * NS_PER_S as f64 / sum as f64)
+    }
+}
+
+impl SlowFrames for FineHistogram {
+    fn slow_frames(&self, f: u64) -> (u64, u128) {
+        let (f128, s) = (u128::from(f), u128::from(NS_PER_S));
+        let (mut c, mut t) = (0u64, 0u128);
+        // Cells ascend: once one is not slow at all, none below it is.
+        let none_below = |lo: u64| u128::from(lo + width(lo) - 1) * f128 <= s;
+        for (&lo, cell) in self.sparse.iter().rev() {
+            let (n, time) = cell.slow(lo, f);
+            c += n;
+            t += time;
+            if none_below(lo) {
+                return (c, t);
+            }
+        }
+        for (i, p) in self.pages.iter().enumerate().rev() {
+            let Some(p) = p else { continue };
+            if u128::from(lo_of(i * PAGE)) * f128 > s {
+                c += p.frames;
+                t += p.time;
+                continue;
+            }
+            for (j, cell) in p.cells.iter().enumerate().rev() {
+                if cell.frames == 0 {
+                    continue;
+                }
+                let lo = lo_of(i * PAGE + j);
+                let (n, time) = cell.slow(lo, f);
+                c += n;
+                t += time;
+                if none_below(lo) {
+                    return (c, t);
+                }
+            }
+        }
+        (c, t)
+    }
+    fn frame_count(&self) -> u64 {
+        self.frames
+    }
+    fn slow_total_ns(&self) -> u128 {
+        self.total
+    }
+    fn shortest_positive_ns(&self) -> Option<u64> {
+        self.shortest
+    }
+}
+
+impl TimeDistribution for FineHistogram {
+    fn frames(&self) -> u64 {
+        self.frames
+    }
+    fn total_ns(&self) -> u128 {
+        self.total
+    }
+    fn percentile_ms(&self, p_ppm: u64) -> Option<f64> {
+        self.percentile_ppm(p_ppm).map(|d| d as f64 / 1e6)
+    }
+    fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
+        FineHistogram::classic_low_fps(self, p_ppm)
+    }
+    fn stk_fps(&self, bound: StkBound) -> u32 {
+        SlowFrames::stk_fps(self, bound)
+    }
+}
