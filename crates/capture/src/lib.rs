@@ -27,6 +27,7 @@ pub mod limiter;
 /// The live statistics the HUD draws (the `steadyhud-live` leaf crate).
 pub use steadyhud_live as live;
 pub mod rings;
+pub mod sources;
 
 /// Panic containment (`steadyhud_sys::guard`), used throughout.
 pub use steadyhud_sys::guard;
