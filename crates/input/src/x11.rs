@@ -25,7 +25,7 @@
 use std::ffi::{c_char, c_int, c_ulong, c_void, CString};
 use std::sync::{Arc, Mutex};
 use steadyhud_sys::lock::Recover;
-use steadyhud_x11::conn::{Displays, OpenError, Shared, XConn};
+use steadyhud_x11::conn::{Displays, OpenError, Reader, Shared, XConn};
 pub use steadyhud_x11::ffi::X11_LIB_ENV;
 use steadyhud_x11::ffi::{Libs, LibsError};
 
@@ -92,8 +92,8 @@ type XISelectEventsFn =
 /// XInput 2 raw key events on the root window: the keys down, kept from
 /// the events.
 struct RawKeys {
-    /// XInput's major opcode: its events' `extension`.
-    opcode: u8,
+    /// Our place in the connection's inbox (XInput 2's events).
+    reader: Reader,
     fd: c_int,
     /// Keys down now, a bit per keycode (as `XQueryKeymap` gives them).
     down: [u8; 32],
@@ -271,7 +271,7 @@ impl Hotkey {
         let Some(raw) = self.raw.as_mut() else {
             return false;
         };
-        let events = self.conn.lock_or_recover().take(raw.opcode);
+        let events = self.conn.lock_or_recover().take(raw.reader);
         let mut pressed = false;
         for ev in events {
             let Some((press, code)) = raw_key(&ev) else {
@@ -365,10 +365,9 @@ impl RawKeys {
                 return None;
             }
             flush(display);
-            let opcode = u8::try_from(opcode).ok()?;
-            c.listen(opcode);
+            let reader = c.listen(u8::try_from(opcode).ok()?);
             Some(RawKeys {
-                opcode,
+                reader,
                 fd: c.fd(),
                 down: [0; 32],
                 _xi: xi,

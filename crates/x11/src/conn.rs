@@ -44,8 +44,9 @@ pub struct XConn {
     name: String,
     dpy: *mut Display,
     c: *mut XcbConn,
-    /// Events read for each reader: (its extension's major opcode, events
-    /// as libxcb returned them, copied).
+    /// Events read for each reader (by [`Reader`]): its extension's major
+    /// opcode and the events as libxcb returned them, copied. Several
+    /// readers of one extension (three hotkeys) each get every event.
     inbox: Vec<(u8, Vec<Vec<u8>>)>,
 }
 
@@ -55,6 +56,10 @@ unsafe impl Send for XConn {}
 
 /// A connection and its readers' way to it.
 pub type Shared = Arc<Mutex<XConn>>;
+
+/// One reader's place in a connection's inbox ([`XConn::listen`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reader(usize);
 
 impl XConn {
     /// Opens display `name` with Xlib and hands its events to libxcb.
@@ -131,11 +136,11 @@ impl XConn {
         }
     }
 
-    /// Files the generic events of extension `opcode` for its reader.
-    pub fn listen(&mut self, opcode: u8) {
-        if !self.inbox.iter().any(|(o, _)| *o == opcode) {
-            self.inbox.push((opcode, Vec::new()));
-        }
+    /// Files the generic events of extension `opcode` for a new reader,
+    /// from now on.
+    pub fn listen(&mut self, opcode: u8) -> Reader {
+        self.inbox.push((opcode, Vec::new()));
+        Reader(self.inbox.len() - 1)
     }
 
     /// Reads every event pending on the connection (never waits) and files
@@ -150,7 +155,7 @@ impl XConn {
             // SAFETY: an event libxcb just returned: `event_len` bytes.
             let bytes = unsafe { std::slice::from_raw_parts(ev, ffi::event_len(ev)) };
             if bytes[0] & 0x7f == ffi::GE_GENERIC {
-                if let Some((_, events)) = self.inbox.iter_mut().find(|(o, _)| *o == bytes[1]) {
+                for (_, events) in self.inbox.iter_mut().filter(|(o, _)| *o == bytes[1]) {
                     events.push(bytes.to_vec());
                 }
             }
@@ -160,12 +165,11 @@ impl XConn {
         }
     }
 
-    /// The events of extension `opcode` read so far (pumping first).
-    pub fn take(&mut self, opcode: u8) -> Vec<Vec<u8>> {
+    /// The events filed for `reader` so far (pumping first).
+    pub fn take(&mut self, reader: Reader) -> Vec<Vec<u8>> {
         self.pump();
         self.inbox
-            .iter_mut()
-            .find(|(o, _)| *o == opcode)
+            .get_mut(reader.0)
             .map(|(_, events)| std::mem::take(events))
             .unwrap_or_default()
     }

@@ -30,7 +30,7 @@ fn main() -> Result<(), String> {
     let mut c = conn.lock().map_err(|_| "poisoned")?;
     // SAFETY: libxcb-present's extension record.
     let opcode = unsafe { c.opcode_of(xcb.present_id) }.ok_or("no Present extension")?;
-    c.listen(opcode);
+    let reader = c.listen(opcode);
     let (libs, x) = (c.libs(), c.xcb());
     // SAFETY: our own live connection to $DISPLAY; libxcb's and
     // libxcb-present's prototypes (ffi); the error reply freed once.
@@ -48,7 +48,7 @@ fn main() -> Result<(), String> {
     let (mut n, mut modes, mut first, mut last) = (0u64, [0u64; 5], None, None);
     let end = Instant::now() + Duration::from_secs(secs);
     while Instant::now() < end {
-        let events = c.take(opcode);
+        let events = c.take(reader);
         if events.is_empty() {
             std::thread::sleep(Duration::from_millis(5));
             continue;

@@ -35,7 +35,7 @@ use crate::matcher::{Chain, Matcher, Off, Outcome};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_sys::lock::Recover;
-use steadyhud_x11::conn::{Displays, OpenError, Shared};
+use steadyhud_x11::conn::{Displays, OpenError, Reader, Shared};
 
 /// Where a present's answer goes (the frame's capture stream).
 pub trait Sink: Send + Sync {
@@ -82,6 +82,8 @@ struct Conn {
     shared: Shared,
     /// Present's major opcode: its events' `extension`.
     opcode: u8,
+    /// Our place in the connection's inbox (Present's events).
+    reader: Reader,
     windows: Vec<Followed>,
 }
 
@@ -328,7 +330,7 @@ impl Observer {
         conns.retain_mut(|conn| {
             let (events, broken) = {
                 let mut shared = conn.shared.lock_or_recover();
-                (shared.take(conn.opcode), shared.broken())
+                (shared.take(conn.reader), shared.broken())
             };
             for ev in events {
                 let Some((eid, _window, c)) = ffi::complete_notify(&ev, conn.opcode) else {
@@ -471,12 +473,9 @@ impl State {
             let mut c = shared.lock_or_recover();
             // SAFETY: libxcb-present's extension record.
             let opcode = unsafe { c.opcode_of(xcb.present_id) };
-            if let Some(o) = opcode {
-                c.listen(o);
-            }
-            opcode
+            opcode.map(|o| (o, c.listen(o)))
         };
-        let Some(opcode) = opcode else {
+        let Some((opcode, reader)) = opcode else {
             displays.release(&shared, false);
             return Err(FollowError::NoPresent {
                 display: display_name(display),
@@ -486,6 +485,7 @@ impl State {
             display: display.clone(),
             shared,
             opcode,
+            reader,
             windows: Vec::new(),
         });
         Ok(self.conns.len() - 1)
