@@ -110,15 +110,21 @@ impl Client {
         }
         // SAFETY: registers a handler that only stores an atomic.
         unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+        let left_alone = left_alone.is_some() || disabled;
+        Client::with(name, api, config, left_alone, Faults::from_env())
+    }
+
+    /// The record, its sources and analysis thread not started.
+    fn with(name: String, api: Api, config: Config, left_alone: bool, faults: Faults) -> Client {
         let x11: &'static Displays = Box::leak(Box::default());
         Client {
             name,
             api,
-            left_alone: left_alone.is_some() || disabled,
+            left_alone,
             hud: HudState::new(&config),
             limit: FpsLimit::new(&config.fps_limit),
             config,
-            faults: Faults::from_env(),
+            faults,
             wayland: Connections::new(),
             hotkeys: WaylandKeys::new(),
             x11,
@@ -181,24 +187,9 @@ impl Client {
     /// A record of its own for a test (leaked): default config, HUD
     /// shown, no faults, no surface.
     pub(crate) fn for_tests() -> &'static Client {
-        let config = Config::default();
-        let x11: &'static Displays = Box::leak(Box::default());
-        Box::leak(Box::new(Client {
-            name: "vulkan-app".into(),
-            api: Api::Vulkan,
-            left_alone: false,
-            hud: HudState::new(&config),
-            limit: FpsLimit::new(&[]),
-            config,
-            faults: Faults::default(),
-            wayland: Connections::new(),
-            hotkeys: WaylandKeys::new(),
-            x11,
-            x11present: Observer::on(x11),
-            analysis: Analysis::default(),
-            pid: std::process::id(),
-            forked: AtomicBool::new(false),
-        }))
+        let (name, api) = ("vulkan-app".to_string(), Api::Vulkan);
+        let client = Client::with(name, api, Config::default(), false, Faults::default());
+        Box::leak(Box::new(client))
     }
 }
 

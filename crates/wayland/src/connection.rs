@@ -791,29 +791,57 @@ impl Conn {
     }
 
     fn on_capabilities(&mut self, seat: *mut WlProxy, caps: u32) {
-        let libs = self.libs;
-        let wl = &libs.wl;
+        let wl = &self.libs.wl;
         if caps & CAP_KEYBOARD == 0 {
             self.drop_keyboard();
         } else if self.keyboard.is_null() {
-            // SAFETY: `seat` is our live seat; get_keyboard takes a new_id.
-            self.keyboard = unsafe { self.request(seat, SEAT_GET_KEYBOARD, wl.keyboard_interface) };
-            if !self.keyboard.is_null() {
-                // SAFETY: the connection outlives the keyboard; the
-                // listener covers wl_keyboard up to v5 (the seat's version).
-                unsafe { self.listen(self.keyboard, &KEYBOARD_LISTENER) };
-            }
+            // SAFETY: our live seat; the listener covers wl_keyboard up to
+            // v5 (the seat's version).
+            self.keyboard = unsafe {
+                self.seat_device(
+                    seat,
+                    SEAT_GET_KEYBOARD,
+                    wl.keyboard_interface,
+                    &KEYBOARD_LISTENER,
+                )
+            };
         }
         if caps & CAP_POINTER == 0 {
             self.drop_pointer();
         } else if self.pointer.is_null() {
-            // SAFETY: as for the keyboard; get_pointer takes a new_id.
-            self.pointer = unsafe { self.request(seat, SEAT_GET_POINTER, wl.pointer_interface) };
-            if !self.pointer.is_null() {
-                // SAFETY: as for the keyboard; wl_pointer up to v5.
-                unsafe { self.listen(self.pointer, &POINTER_LISTENER) };
-            }
+            // SAFETY: as for the keyboard; wl_pointer up to v5.
+            self.pointer = unsafe {
+                self.seat_device(
+                    seat,
+                    SEAT_GET_POINTER,
+                    wl.pointer_interface,
+                    &POINTER_LISTENER,
+                )
+            };
         }
+    }
+
+    /// Gets the seat's device with request `opcode` (`get_keyboard`,
+    /// `get_pointer`: a new_id only) and listens to it; null on failure.
+    ///
+    /// # Safety
+    /// `seat` is our live seat, and `listener` covers every event of the
+    /// device's interface at the seat's version.
+    unsafe fn seat_device<L>(
+        &self,
+        seat: *mut WlProxy,
+        opcode: u32,
+        interface: *const crate::ffi::WlInterface,
+        listener: &'static L,
+    ) -> *mut WlProxy {
+        // SAFETY: caller's contract.
+        let device = unsafe { self.request(seat, opcode, interface) };
+        if !device.is_null() {
+            // SAFETY: the connection outlives the device (released in
+            // drop); the listener covers it (caller).
+            unsafe { self.listen(device, listener) };
+        }
+        device
     }
 
     fn on_keymap(&mut self, format: u32, fd: i32, size: u32) {

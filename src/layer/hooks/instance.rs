@@ -178,68 +178,44 @@ type SurfaceCreate<I> = unsafe extern "system" fn(
     *mut vk::SurfaceKHR,
 ) -> vk::Result;
 
-pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
-    instance: vk::Instance,
-    info: *const vk::WaylandSurfaceCreateInfoKHR,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::SurfaceKHR,
-) -> vk::Result {
-    let info: *const vk::WaylandSurfaceCreateInfoKHR<'static> = info.cast();
-    // SAFETY: the hook's contract, handed on.
-    unsafe {
-        create_surface(
-            instance,
-            info,
-            alloc,
-            out,
-            |i| i.next.create_wayland_surface.map(|f| f as SurfaceCreate<_>),
-            |i| Native::Wayland {
-                display: i.display.cast(),
-                surface: i.surface.cast(),
-            },
-        )
-    }
+/// A `vkCreate*SurfaceKHR` hook: its create info's type, the next layer's
+/// function in the instance's table, and the native window its info names.
+macro_rules! surface_hook {
+    ($name:ident, $info:ident, |$i:ident| $native:expr) => {
+        pub(super) unsafe extern "system-unwind" fn $name(
+            instance: vk::Instance,
+            info: *const vk::$info,
+            alloc: *const vk::AllocationCallbacks,
+            out: *mut vk::SurfaceKHR,
+        ) -> vk::Result {
+            let info: *const vk::$info<'static> = info.cast();
+            // SAFETY: the hook's contract, handed on.
+            unsafe {
+                create_surface(
+                    instance,
+                    info,
+                    alloc,
+                    out,
+                    |inst| inst.next.$name.map(|f| f as SurfaceCreate<_>),
+                    |$i| $native,
+                )
+            }
+        }
+    };
 }
 
-pub(super) unsafe extern "system-unwind" fn create_xlib_surface(
-    instance: vk::Instance,
-    info: *const vk::XlibSurfaceCreateInfoKHR,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::SurfaceKHR,
-) -> vk::Result {
-    let info: *const vk::XlibSurfaceCreateInfoKHR<'static> = info.cast();
-    // SAFETY: the hook's contract, handed on.
-    unsafe {
-        create_surface(
-            instance,
-            info,
-            alloc,
-            out,
-            |i| i.next.create_xlib_surface.map(|f| f as SurfaceCreate<_>),
-            |i| Native::Xlib {
-                display: i.dpy.cast(),
-                window: i.window as u32,
-            },
-        )
+surface_hook!(create_wayland_surface, WaylandSurfaceCreateInfoKHR, |i| {
+    Native::Wayland {
+        display: i.display.cast(),
+        surface: i.surface.cast(),
     }
-}
-
-pub(super) unsafe extern "system-unwind" fn create_xcb_surface(
-    instance: vk::Instance,
-    info: *const vk::XcbSurfaceCreateInfoKHR,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::SurfaceKHR,
-) -> vk::Result {
-    let info: *const vk::XcbSurfaceCreateInfoKHR<'static> = info.cast();
-    // SAFETY: the hook's contract, handed on.
-    unsafe {
-        create_surface(
-            instance,
-            info,
-            alloc,
-            out,
-            |i| i.next.create_xcb_surface.map(|f| f as SurfaceCreate<_>),
-            |i| Native::Xcb { window: i.window },
-        )
+});
+surface_hook!(create_xlib_surface, XlibSurfaceCreateInfoKHR, |i| {
+    Native::Xlib {
+        display: i.dpy.cast(),
+        window: i.window as u32,
     }
-}
+});
+surface_hook!(create_xcb_surface, XcbSurfaceCreateInfoKHR, |i| {
+    Native::Xcb { window: i.window }
+});
