@@ -25,7 +25,6 @@ use steadyhud_config::{Config, LimitMethod};
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
 use steadyhud_wayland::connection::Connections;
-use steadyhud_x11::conn::Displays;
 use steadyhud_x11present::observer::Observer;
 
 /// What the process's client (the Vulkan layer or the GL library) holds.
@@ -54,12 +53,8 @@ pub struct Client {
     /// The Wayland hotkeys: libxkbcommon and the watched combinations
     /// (`steadyhud_input` keeps no global; it gets this record from here).
     pub hotkeys: WaylandKeys,
-    /// Our X connections, one per X display (`steadyhud_x11`): the X11
-    /// hotkeys and X11 Present read them (leaked: a record the observer
-    /// below points at, for the process's life).
-    pub x11: &'static Displays,
-    /// X11 Present's CompleteNotify on the game's windows, read on our
-    /// X connections: when each frame reached the screen (X11).
+    /// X11 Present's CompleteNotify on the game's windows, read on our own
+    /// X connection: when each frame reached the screen (X11).
     pub x11present: Observer,
     pub analysis: Analysis,
     /// The process that set the client up.
@@ -116,7 +111,6 @@ impl Client {
 
     /// The record, its sources and analysis thread not started.
     fn with(name: String, api: Api, config: Config, left_alone: bool, faults: Faults) -> Client {
-        let x11: &'static Displays = Box::leak(Box::default());
         Client {
             name,
             api,
@@ -127,8 +121,7 @@ impl Client {
             faults,
             wayland: Connections::new(),
             hotkeys: WaylandKeys::new(),
-            x11,
-            x11present: Observer::on(x11),
+            x11present: Observer::new(),
             analysis: Analysis::default(),
             pid: std::process::id(),
             forked: AtomicBool::new(false),

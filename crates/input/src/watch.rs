@@ -15,7 +15,6 @@
 use super::wayland::{self, WaylandKeys};
 use super::x11::{Hotkey, HotkeyError};
 use steadyhud_wayland::connection::Connections;
-use steadyhud_x11::conn::Displays;
 
 /// Why a combination cannot be watched (the HUD then stays as it is).
 #[derive(Debug, thiserror::Error)]
@@ -35,17 +34,16 @@ pub enum KeyWatch {
 impl KeyWatch {
     /// Watches `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`),
     /// on Wayland when the process's Wayland connections (`conns`) have a
-    /// surface, else on its X connection to `$DISPLAY` (from `x11`).
+    /// surface, else on X11 (`$DISPLAY`).
     pub fn new(
         combo: &str,
         wayland: &'static WaylandKeys,
         conns: &'static Connections,
-        x11: &'static Displays,
     ) -> Result<KeyWatch, KeyError> {
         if conns.has_surface() {
             Ok(KeyWatch::Wayland(wayland.watch(conns, combo)?))
         } else {
-            Ok(KeyWatch::X11(Hotkey::shared(combo, x11)?))
+            Ok(KeyWatch::X11(Hotkey::new(combo)?))
         }
     }
 

@@ -10,32 +10,26 @@
 //! from 0.66 % to [measured in docs/measurements.md].
 //!
 //! libX11 (and libXi) are opened at run time with `libloading` (a game
-//! without X11 simply gets a [`HotkeyError`] and keeps the HUD on). The
-//! keys are read on our own connection to the display, separate from the
-//! game's and shared with the display's other readers (X11 Present):
-//! `steadyhud_x11::conn`, whose pump reads every event and files the
-//! XInput 2 ones for us. Every call on it is made under its lock.
+//! without X11 simply gets a [`HotkeyError`] and keeps the HUD on).
+//! The poller owns its own `Display` connection, separate from the game's, and
+//! is only ever used from one thread (the layer's analysis thread), so Xlib's
+//! lack of thread safety does not matter.
 //!
 //! Wayland has no global key state query: a game with a Wayland surface
 //! gets [`super::wayland`] instead (chosen by [`super::watch::KeyWatch`]).
 //!
 //! `STEADYHUD_X11_LIB` names another library to load instead of
-//! `libX11.so.6` ([`X11_LIB_ENV`]).
+//! `libX11.so.6`; the fault tests set it to a name that does not exist to
+//! see what a system without libX11 gets (an X11 game has libX11 loaded
+//! already, so hiding the system library would not reach this code).
 
 use std::ffi::{c_char, c_int, c_ulong, c_void, CString};
-use std::sync::{Arc, Mutex};
-use steadyhud_sys::lock::Recover;
-use steadyhud_x11::conn::{Displays, OpenError, Reader, Shared, XConn};
-pub use steadyhud_x11::ffi::X11_LIB_ENV;
-use steadyhud_x11::ffi::{Libs, LibsError};
 
 /// Why the hotkey cannot be watched.
 #[derive(Debug, thiserror::Error)]
 pub enum HotkeyError {
     #[error("hotkey: cannot load libX11 ({0})")]
     NoLibX11(#[source] libloading::Error),
-    #[error("hotkey: {0}")]
-    Libs(String),
     #[error("hotkey: cannot open X display {0:?}")]
     NoDisplay(String),
     #[error("hotkey: empty key combination {0:?}")]
@@ -48,17 +42,14 @@ pub enum HotkeyError {
     NoKeycode { key: String },
 }
 
-impl From<OpenError> for HotkeyError {
-    fn from(e: OpenError) -> HotkeyError {
-        match e {
-            OpenError::Libs(why) => HotkeyError::Libs(why),
-            OpenError::NoDisplay(name) => HotkeyError::NoDisplay(name),
-        }
-    }
-}
+/// Environment variable overriding the Xlib library name (see module docs).
+pub const X11_LIB_ENV: &str = "STEADYHUD_X11_LIB";
+const X11_LIB: &str = "libX11.so.6";
 
 type Display = c_void;
 type KeySym = c_ulong;
+type XOpenDisplayFn = unsafe extern "C" fn(*const c_char) -> *mut Display;
+type XCloseDisplayFn = unsafe extern "C" fn(*mut Display) -> c_int;
 type XStringToKeysymFn = unsafe extern "C" fn(*const c_char) -> KeySym;
 type XKeysymToKeycodeFn = unsafe extern "C" fn(*mut Display, KeySym) -> u8;
 type XQueryKeymapFn = unsafe extern "C" fn(*mut Display, *mut c_char) -> c_int;
@@ -66,12 +57,48 @@ type Window = c_ulong;
 
 /// The name of libXi, the XInput 2 client library.
 const XI_LIB: &str = "libXi.so.6";
+/// `GenericEvent`: the type of every XInput 2 event.
+const GENERIC_EVENT: c_int = 35;
 /// `XI_RawKeyPress`, `XI_RawKeyRelease`.
 const XI_RAW_KEY_PRESS: c_int = 13;
 const XI_RAW_KEY_RELEASE: c_int = 14;
 /// `XIAllDevices`: raw events of every device (the master keyboard and
 /// its slaves, XTEST's among them; a key seen twice changes nothing).
 const XI_ALL_DEVICES: c_int = 0;
+
+/// `XEvent`: a union of 24 longs.
+#[repr(C)]
+struct XEvent {
+    pad: [std::ffi::c_long; 24],
+}
+
+/// `XGenericEventCookie`.
+#[repr(C)]
+struct XGenericEventCookie {
+    kind: c_int,
+    serial: c_ulong,
+    send_event: c_int,
+    display: *mut Display,
+    extension: c_int,
+    evtype: c_int,
+    cookie: u32,
+    data: *mut c_void,
+}
+
+/// The head of `XIRawEvent`, up to the keycode (`detail`).
+#[repr(C)]
+struct XIRawEventHead {
+    kind: c_int,
+    serial: c_ulong,
+    send_event: c_int,
+    display: *mut Display,
+    extension: c_int,
+    evtype: c_int,
+    time: c_ulong,
+    deviceid: c_int,
+    sourceid: c_int,
+    detail: c_int,
+}
 
 /// `XIEventMask`.
 #[repr(C)]
@@ -84,6 +111,11 @@ struct XIEventMask {
 type XQueryExtensionFn =
     unsafe extern "C" fn(*mut Display, *const c_char, *mut c_int, *mut c_int, *mut c_int) -> c_int;
 type XDefaultRootWindowFn = unsafe extern "C" fn(*mut Display) -> Window;
+type XConnectionNumberFn = unsafe extern "C" fn(*mut Display) -> c_int;
+type XPendingFn = unsafe extern "C" fn(*mut Display) -> c_int;
+type XNextEventFn = unsafe extern "C" fn(*mut Display, *mut XEvent) -> c_int;
+type XGetEventDataFn = unsafe extern "C" fn(*mut Display, *mut XGenericEventCookie) -> c_int;
+type XFreeEventDataFn = unsafe extern "C" fn(*mut Display, *mut XGenericEventCookie);
 type XFlushFn = unsafe extern "C" fn(*mut Display) -> c_int;
 type XIQueryVersionFn = unsafe extern "C" fn(*mut Display, *mut c_int, *mut c_int) -> c_int;
 type XISelectEventsFn =
@@ -92,28 +124,35 @@ type XISelectEventsFn =
 /// XInput 2 raw key events on the root window: the keys down, kept from
 /// the events.
 struct RawKeys {
-    /// Our place in the connection's inbox (XInput 2's events).
-    reader: Reader,
+    opcode: c_int,
     fd: c_int,
+    pending: XPendingFn,
+    next_event: XNextEventFn,
+    get_data: XGetEventDataFn,
+    free_data: XFreeEventDataFn,
     /// Keys down now, a bit per keycode (as `XQueryKeymap` gives them).
     down: [u8; 32],
-    // Keeps libXi's functions valid while the connection may use them.
+    // Keeps libXi's functions valid; dropped after the display closes.
     _xi: libloading::Library,
 }
-
 /// Watches one key combination; [`Hotkey::poll`] reports each new press once.
 pub struct Hotkey {
-    /// Our connection to the display, shared with its other readers.
-    conn: Shared,
-    /// The record the connection is given back to when the hotkey goes
-    /// (`None`: a connection of its own).
-    displays: Option<&'static Displays>,
+    display: *mut Display,
+    close_display: XCloseDisplayFn,
     query_keymap: XQueryKeymapFn,
     keycodes: Vec<u8>,
     was_down: bool,
     /// Raw key events, when XInput 2 is there (else `XQueryKeymap` polls).
     raw: Option<RawKeys>,
+    // Keeps the function pointers above valid; dropped last.
+    _lib: libloading::Library,
 }
+
+// SAFETY: the Display connection is private to this value and every use of
+// it goes through `&mut self` (or `Drop`), so it is never touched from two
+// threads at once; moving it to another thread is what Xlib allows for a
+// connection used by one thread at a time.
+unsafe impl Send for Hotkey {}
 
 impl Hotkey {
     /// Parses `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`) and
@@ -128,65 +167,50 @@ impl Hotkey {
         Hotkey::on_display_with(combo, display_name, true)
     }
 
-    /// Like [`Hotkey::on_display`], on a connection of its own; `events`:
-    /// try XInput 2 raw key events (else, and where they are missing,
-    /// `XQueryKeymap` polls).
+    /// Like [`Hotkey::on_display`]; `events`: try XInput 2 raw key events
+    /// (else, and where they are missing, `XQueryKeymap` polls).
     pub fn on_display_with(
         combo: &str,
         display_name: &str,
         events: bool,
     ) -> Result<Hotkey, HotkeyError> {
         let names = parse_combo(combo)?;
-        let libs = Libs::load().map_err(|e| match e {
-            LibsError::X11(e) => HotkeyError::NoLibX11(e),
-            other => HotkeyError::Libs(other.to_string()),
-        })?;
-        // Leaked: the connection points at them (a test's few hotkeys).
-        let libs: &'static Libs = Box::leak(Box::new(libs));
-        let conn = Arc::new(Mutex::new(XConn::open(libs, display_name)?));
-        Hotkey::on_conn(combo, names, conn, None, events)
-    }
-
-    /// Watches `combo` on the process's connection to `$DISPLAY` (from
-    /// `displays`, shared with the display's other readers), with XInput 2
-    /// raw key events where the server has them.
-    pub fn shared(combo: &str, displays: &'static Displays) -> Result<Hotkey, HotkeyError> {
-        let names = parse_combo(combo)?;
-        let conn = displays.conn(None)?;
-        Hotkey::on_conn(combo, names, conn, Some(displays), true)
-    }
-
-    fn on_conn(
-        combo: &str,
-        names: Vec<String>,
-        conn: Shared,
-        displays: Option<&'static Displays>,
-        events: bool,
-    ) -> Result<Hotkey, HotkeyError> {
-        let (libs, display) = {
-            let c = conn.lock_or_recover();
-            (c.libs(), c.display())
-        };
-        let x11 = &libs.x11;
-        let no_lib = |e| HotkeyError::Libs(format!("libX11: {e}"));
+        // SAFETY: loading the system libX11 runs its (trivial) initialisers.
+        let lib_name = std::env::var_os(X11_LIB_ENV).unwrap_or_else(|| X11_LIB.into());
+        let lib = unsafe { libloading::Library::new(&lib_name) }.map_err(HotkeyError::NoLibX11)?;
         // SAFETY: the types match the Xlib prototypes.
-        let (to_keysym, to_keycode, query) = unsafe {
+        let (open, close, to_keysym, to_keycode, query) = unsafe {
             (
-                *x11.get::<XStringToKeysymFn>(b"XStringToKeysym\0")
-                    .map_err(no_lib)?,
-                *x11.get::<XKeysymToKeycodeFn>(b"XKeysymToKeycode\0")
-                    .map_err(no_lib)?,
-                *x11.get::<XQueryKeymapFn>(b"XQueryKeymap\0")
-                    .map_err(no_lib)?,
+                *lib.get::<XOpenDisplayFn>(b"XOpenDisplay\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XCloseDisplayFn>(b"XCloseDisplay\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XStringToKeysymFn>(b"XStringToKeysym\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XKeysymToKeycodeFn>(b"XKeysymToKeycode\0")
+                    .map_err(HotkeyError::NoLibX11)?,
+                *lib.get::<XQueryKeymapFn>(b"XQueryKeymap\0")
+                    .map_err(HotkeyError::NoLibX11)?,
             )
         };
+        if display_name.is_empty() {
+            return Err(HotkeyError::NoDisplay("$DISPLAY unset".to_string()));
+        }
+        let c_name = CString::new(display_name)
+            .map_err(|_| HotkeyError::NoDisplay(display_name.to_string()))?;
+        // SAFETY: a NUL-terminated display name.
+        let display = unsafe { open(c_name.as_ptr()) };
+        if display.is_null() {
+            return Err(HotkeyError::NoDisplay(display_name.to_string()));
+        }
         let mut hotkey = Hotkey {
-            conn,
-            displays,
+            display,
+            close_display: close,
             query_keymap: query,
             keycodes: Vec::with_capacity(names.len()),
             was_down: false,
             raw: None,
+            _lib: lib,
         };
         for name in &names {
             let keysym = candidates(name)
@@ -199,20 +223,16 @@ impl Hotkey {
                     combo: combo.to_string(),
                     key: name.clone(),
                 })?;
-            // SAFETY: the display is open; called under its lock.
-            let keycode = {
-                let _c = hotkey.conn.lock_or_recover();
-                unsafe { to_keycode(display, keysym) }
-            };
+            // SAFETY: display is open.
+            let keycode = unsafe { to_keycode(hotkey.display, keysym) };
             if keycode == 0 {
                 return Err(HotkeyError::NoKeycode { key: name.clone() });
             }
             hotkey.keycodes.push(keycode);
         }
         if events {
-            let mut c = hotkey.conn.lock_or_recover();
-            // SAFETY: the display is open; we hold its lock.
-            hotkey.raw = unsafe { RawKeys::select(&mut c) };
+            // SAFETY: the display is open and used by this thread only.
+            hotkey.raw = unsafe { RawKeys::select(&hotkey._lib, display) };
         }
         // A combination held while the game starts does not count as a press.
         let mut keys = [0u8; 32];
@@ -271,34 +291,52 @@ impl Hotkey {
         let Some(raw) = self.raw.as_mut() else {
             return false;
         };
-        let events = self.conn.lock_or_recover().take(raw.reader);
         let mut pressed = false;
-        for ev in events {
-            let Some((press, code)) = raw_key(&ev) else {
-                continue;
-            };
-            let bit = 1u8 << (code % 8);
-            if press {
-                raw.down[usize::from(code / 8)] |= bit;
-            } else {
-                raw.down[usize::from(code / 8)] &= !bit;
+        // SAFETY: the display is open and used by this thread only;
+        // XNextEvent is called only while an event is pending (it never
+        // blocks), and each cookie's data is freed after use.
+        unsafe {
+            while (raw.pending)(self.display) > 0 {
+                let mut ev = XEvent { pad: [0; 24] };
+                (raw.next_event)(self.display, &mut ev);
+                let cookie = &mut *(&mut ev as *mut XEvent as *mut XGenericEventCookie);
+                if cookie.kind != GENERIC_EVENT || cookie.extension != raw.opcode {
+                    continue;
+                }
+                if (raw.get_data)(self.display, cookie) == 0 {
+                    continue;
+                }
+                let press = match cookie.evtype {
+                    XI_RAW_KEY_PRESS => Some(true),
+                    XI_RAW_KEY_RELEASE => Some(false),
+                    _ => None,
+                };
+                let code = (*(cookie.data as *const XIRawEventHead)).detail;
+                (raw.free_data)(self.display, cookie);
+                let (Some(press), Ok(code)) = (press, u8::try_from(code)) else {
+                    continue;
+                };
+                let bit = 1u8 << (code % 8);
+                if press {
+                    raw.down[usize::from(code / 8)] |= bit;
+                } else {
+                    raw.down[usize::from(code / 8)] &= !bit;
+                }
+                let down = self
+                    .keycodes
+                    .iter()
+                    .all(|&kc| raw.down[usize::from(kc / 8)] & (1 << (kc % 8)) != 0);
+                pressed |= down && !self.was_down;
+                self.was_down = down;
             }
-            let down = self
-                .keycodes
-                .iter()
-                .all(|&kc| raw.down[usize::from(kc / 8)] & (1 << (kc % 8)) != 0);
-            pressed |= down && !self.was_down;
-            self.was_down = down;
         }
         pressed
     }
 
     /// The keys down now, from the X server (`XQueryKeymap`).
     fn query(&mut self, keys: &mut [u8; 32]) {
-        let c = self.conn.lock_or_recover();
-        // SAFETY: the display is open and we hold its lock; XQueryKeymap
-        // writes exactly 32 bytes.
-        unsafe { (self.query_keymap)(c.display(), keys.as_mut_ptr().cast()) };
+        // SAFETY: display is open; XQueryKeymap writes exactly 32 bytes.
+        unsafe { (self.query_keymap)(self.display, keys.as_mut_ptr().cast()) };
     }
 
     fn combo_down(&self, keys: &[u8; 32]) -> bool {
@@ -308,40 +346,38 @@ impl Hotkey {
     }
 }
 
-/// A raw key event (`xcb_input_raw_key_press_event_t` as libxcb returns
-/// it): pressed or released, and the keycode (`detail`, at byte 16).
-fn raw_key(ev: &[u8]) -> Option<(bool, u8)> {
-    let evtype = u16::from_ne_bytes(ev.get(8..10)?.try_into().ok()?);
-    let press = match c_int::from(evtype) {
-        XI_RAW_KEY_PRESS => true,
-        XI_RAW_KEY_RELEASE => false,
-        _ => return None,
-    };
-    let detail = u32::from_ne_bytes(ev.get(16..20)?.try_into().ok()?);
-    Some((press, u8::try_from(detail).ok()?))
-}
-
 impl RawKeys {
-    /// Asks the X server for raw key events on the root window of the
-    /// connection's display, filed for us by its pump; `None` (polling
-    /// instead) without libXi or XInput 2.
+    /// Asks the X server for raw key events on the root window of
+    /// `display`; `None` (polling instead) without libXi or XInput 2.
     ///
     /// # Safety
-    /// `c` is our live connection, its lock held.
-    unsafe fn select(c: &mut XConn) -> Option<RawKeys> {
-        let (x11, display) = (&c.libs().x11, c.display());
+    /// `display` is open, and used by the calling thread only; `x11` is
+    /// the libX11 it was opened with.
+    unsafe fn select(x11: &libloading::Library, display: *mut Display) -> Option<RawKeys> {
         // SAFETY: loading the system libXi runs its (trivial) initialisers.
         let xi = unsafe { libloading::Library::new(XI_LIB) }.ok()?;
-        // SAFETY: the types match the Xlib and XInput 2 prototypes; the
-        // display is open and locked (caller).
+        // SAFETY: the types match the Xlib and XInput 2 prototypes.
         unsafe {
             let query_ext = *x11.get::<XQueryExtensionFn>(b"XQueryExtension\0").ok()?;
             let root_of = *x11
                 .get::<XDefaultRootWindowFn>(b"XDefaultRootWindow\0")
                 .ok()?;
+            let conn = *x11
+                .get::<XConnectionNumberFn>(b"XConnectionNumber\0")
+                .ok()?;
             let flush = *x11.get::<XFlushFn>(b"XFlush\0").ok()?;
             let version = *xi.get::<XIQueryVersionFn>(b"XIQueryVersion\0").ok()?;
             let select = *xi.get::<XISelectEventsFn>(b"XISelectEvents\0").ok()?;
+            let raw = RawKeys {
+                opcode: 0,
+                fd: conn(display),
+                pending: *x11.get::<XPendingFn>(b"XPending\0").ok()?,
+                next_event: *x11.get::<XNextEventFn>(b"XNextEvent\0").ok()?,
+                get_data: *x11.get::<XGetEventDataFn>(b"XGetEventData\0").ok()?,
+                free_data: *x11.get::<XFreeEventDataFn>(b"XFreeEventData\0").ok()?,
+                down: [0; 32],
+                _xi: xi,
+            };
             let (mut opcode, mut event, mut error) = (0, 0, 0);
             let name = c"XInputExtension";
             if query_ext(display, name.as_ptr(), &mut opcode, &mut event, &mut error) == 0 {
@@ -365,22 +401,15 @@ impl RawKeys {
                 return None;
             }
             flush(display);
-            let reader = c.listen(u8::try_from(opcode).ok()?);
-            Some(RawKeys {
-                reader,
-                fd: c.fd(),
-                down: [0; 32],
-                _xi: xi,
-            })
+            Some(RawKeys { opcode, ..raw })
         }
     }
 }
 
 impl Drop for Hotkey {
     fn drop(&mut self) {
-        if let Some(d) = self.displays {
-            d.release(&self.conn, false);
-        }
+        // SAFETY: opened in `new`, closed exactly once.
+        unsafe { (self.close_display)(self.display) };
     }
 }
 

@@ -1,5 +1,5 @@
 //! Watches one window's X11 Present completes from a connection of its
-//! own (`steadyhud_x11`'s, as the layer's observer reads), and prints what came: an
+//! own, as the layer's observer does, and prints what came: an
 //! independent check of whether a program presents through Present.
 //!
 //! `present_watch WINDOW SECONDS` (WINDOW in hex or decimal, on
@@ -7,7 +7,6 @@
 //! and glxgears (llvmpipe) on Xvfb give no complete at all.
 
 use std::time::{Duration, Instant};
-use steadyhud_x11::conn::Displays;
 use steadyhud_x11present::ffi::{self, Xcb};
 
 fn main() -> Result<(), String> {
@@ -25,54 +24,57 @@ fn main() -> Result<(), String> {
         .parse()
         .map_err(|e| format!("seconds: {e}"))?;
     let xcb = Xcb::load().map_err(|e| e.to_string())?;
-    let displays = Displays::new();
-    let conn = displays.conn(None).map_err(|e| e.to_string())?;
-    let mut c = conn.lock().map_err(|_| "poisoned")?;
-    // SAFETY: libxcb-present's extension record.
-    let opcode = unsafe { c.opcode_of(xcb.present_id) }.ok_or("no Present extension")?;
-    let reader = c.listen(opcode);
-    let (libs, x) = (c.libs(), c.xcb());
-    // SAFETY: our own live connection to $DISPLAY; libxcb's and
-    // libxcb-present's prototypes (ffi); the error reply freed once.
+    // SAFETY: libxcb's prototypes (ffi); our own connection to $DISPLAY,
+    // each event freed once after it is decoded.
     unsafe {
-        let eid = (libs.generate_id)(x);
-        let err = (libs.request_check)(
-            x,
-            (xcb.present_select_input_checked)(x, eid, window, ffi::COMPLETE_NOTIFY_MASK),
+        let c = (xcb.connect)(std::ptr::null(), std::ptr::null_mut());
+        if (xcb.connection_has_error)(c) != 0 {
+            return Err("cannot connect to $DISPLAY".into());
+        }
+        let ext = (xcb.get_extension_data)(c, xcb.present_id)
+            .as_ref()
+            .filter(|r| r.present != 0)
+            .ok_or("no Present extension")?;
+        let opcode = ext.major_opcode;
+        let eid = (xcb.generate_id)(c);
+        let err = (xcb.request_check)(
+            c,
+            (xcb.present_select_input_checked)(c, eid, window, ffi::COMPLETE_NOTIFY_MASK),
         );
         if !err.is_null() {
             libc::free(err);
             return Err(format!("PresentSelectInput on {window:#x} failed"));
         }
-    }
-    let (mut n, mut modes, mut first, mut last) = (0u64, [0u64; 5], None, None);
-    let end = Instant::now() + Duration::from_secs(secs);
-    while Instant::now() < end {
-        let events = c.take(reader);
-        if events.is_empty() {
-            std::thread::sleep(Duration::from_millis(5));
-            continue;
-        }
-        for ev in events {
-            let Some((_, _, cn)) = ffi::complete_notify(&ev, opcode) else {
+        let (mut n, mut modes, mut first, mut last) = (0u64, [0u64; 5], None, None);
+        let end = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < end {
+            let ev = (xcb.poll_for_event)(c);
+            if ev.is_null() {
+                std::thread::sleep(Duration::from_millis(5));
                 continue;
-            };
-            n += 1;
-            let m = match cn.mode {
-                steadyhud_x11present::matcher::Mode::Copy => 0,
-                steadyhud_x11present::matcher::Mode::Flip => 1,
-                steadyhud_x11present::matcher::Mode::Skip => 2,
-                steadyhud_x11present::matcher::Mode::SuboptimalCopy => 3,
-                steadyhud_x11present::matcher::Mode::Other(_) => 4,
-            };
-            modes[m] += 1;
-            first.get_or_insert(cn.serial);
-            last = Some(cn.serial);
+            }
+            let got =
+                ffi::complete_notify(std::slice::from_raw_parts(ev, ffi::event_len(ev)), opcode);
+            libc::free(ev.cast());
+            if let Some((_, _, cn)) = got {
+                n += 1;
+                let m = match cn.mode {
+                    steadyhud_x11present::matcher::Mode::Copy => 0,
+                    steadyhud_x11present::matcher::Mode::Flip => 1,
+                    steadyhud_x11present::matcher::Mode::Skip => 2,
+                    steadyhud_x11present::matcher::Mode::SuboptimalCopy => 3,
+                    steadyhud_x11present::matcher::Mode::Other(_) => 4,
+                };
+                modes[m] += 1;
+                first.get_or_insert(cn.serial);
+                last = Some(cn.serial);
+            }
         }
+        println!(
+            "window {window:#x}: {n} completes in {secs} s (copy {}, flip {}, skip {}, suboptimal {}, other {}); serials {first:?}..{last:?}",
+            modes[0], modes[1], modes[2], modes[3], modes[4]
+        );
+        (xcb.disconnect)(c);
     }
-    println!(
-        "window {window:#x}: {n} completes in {secs} s (copy {}, flip {}, skip {}, suboptimal {}, other {}); serials {first:?}..{last:?}",
-        modes[0], modes[1], modes[2], modes[3], modes[4]
-    );
     Ok(())
 }

@@ -1,41 +1,40 @@
-//! Our side of X11 Present: the game's windows selected for
-//! `PresentCompleteNotify` on our connection to their display (one per X
-//! display, shared with the display's other readers: `steadyhud_x11`),
-//! and the reading of those events, on the analysis thread.
+//! Our side of X11 Present: a connection of our own per X display, the
+//! game's windows selected for `PresentCompleteNotify` on it, and the
+//! reading of those events, on the analysis thread.
 //!
 //! **Why this works.** The X server sends a window's `CompleteNotify` to
 //! every client that selected it (xorg-server `present_send_complete_notify`),
 //! with the presenter's serial, ust and msc; selecting needs no ownership of
-//! the window. So a connection of ours (to the same display: Xlib's
-//! `XDisplayString`, else `$DISPLAY`) learns of every present the game's
-//! WSI makes with `PresentPixmap`, and never touches the game's
-//! connection. The connection's pump files Present's events for us.
+//! the window. So a connection of ours (`xcb_connect` to the same display:
+//! Xlib's `XDisplayString`, else `$DISPLAY`) learns of every present the
+//! game's WSI makes with `PresentPixmap`, and never touches the game's
+//! connection.
 //!
 //! **Who does what.**
 //! - Window creation (`vkCreateXlibSurfaceKHR`, `vkCreateXcbSurfaceKHR`,
 //!   GLX drawables): [`Observer::surface_created`] records the display
 //!   name and window; nothing is loaded or connected yet.
 //! - Swapchain creation (or a drawable's first swap):
-//!   [`Observer::follow`] loads libxcb-present, takes our connection to
-//!   the display (opened once per display), selects input (one round trip, checked: a bad window is one note) and
+//!   [`Observer::follow`] loads libxcb, connects (once per display),
+//!   selects input (one round trip, checked: a bad window is one note) and
 //!   hands back the new [`Chain`] the present hook records into.
 //! - Each present: [`Chain::record`] only (see [`crate::matcher`]).
-//! - The analysis thread: [`Observer::poll`] takes what the connections'
-//!   pumps filed for Present (`xcb_poll_for_event`: never waits), matches
-//!   each complete and hands the answer to its chain's [`Sink`].
+//! - The analysis thread: [`Observer::poll`] reads what is on our
+//!   connections (`xcb_poll_for_event`: never waits), matches each complete
+//!   and hands the answer to its chain's [`Sink`].
 //!
 //! **Lifetime.** Our connection is ours: it can be closed at any time,
 //! whatever the game does with its own. A surface's destruction reads
-//! what is pending, deselects its window and gives the connection back
-//! when it was the display's last (it closes when no reader holds it). A
-//! forked child never touches its parent's connection (the owner pid).
+//! what is pending, deselects its window and closes the connection when
+//! it was the display's last. A forked child never touches its parent's
+//! connection (the owner pid).
 
-use crate::ffi::{self, Xcb};
+use crate::ffi::{self, Xcb, XcbConn};
 use crate::matcher::{Chain, Matcher, Off, Outcome};
+use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_sys::lock::Recover;
-use steadyhud_x11::conn::{Displays, OpenError, Reader, Shared};
 
 /// Where a present's answer goes (the frame's capture stream).
 pub trait Sink: Send + Sync {
@@ -48,14 +47,16 @@ pub trait Sink: Send + Sync {
 pub enum FollowError {
     #[error("{0}")]
     Load(#[from] ffi::LoadError),
-    #[error("cannot connect to X display {display:?} ({why})")]
-    Connect { display: String, why: String },
+    #[error("cannot connect to X display {display:?} (xcb error {code})")]
+    Connect { display: String, code: i32 },
     #[error("X display {display:?} has no Present extension")]
     NoPresent { display: String },
     #[error(
         "PresentSelectInput on window {window:#x} of {display:?} failed (the window is gone?)"
     )]
     Select { display: String, window: u32 },
+    #[error("the display name {0:?} has a NUL byte")]
+    Name(String),
 }
 
 /// A window of the game's (a Vulkan surface, a GLX drawable).
@@ -76,14 +77,11 @@ struct Followed {
     matcher: Matcher<Arc<dyn Sink>>,
 }
 
-/// Our connection to one display, as X11 Present reads it.
+/// Our connection to one display.
 struct Conn {
     display: Option<String>,
-    shared: Shared,
-    /// Present's major opcode: its events' `extension`.
+    c: *mut XcbConn,
     opcode: u8,
-    /// Our place in the connection's inbox (Present's events).
-    reader: Reader,
     windows: Vec<Followed>,
 }
 
@@ -104,16 +102,12 @@ struct State {
     given_up: Vec<Option<String>>,
 }
 
-/// The connections an observer reads on: the process's (shared with the
-/// hotkeys) or, for a test's observer, its own.
-enum Connections {
-    Shared(&'static Displays),
-    Own(Displays),
-}
+// SAFETY: `Conn::c` is our own xcb connection, used only under
+// `Observer::state`'s mutex (libxcb is thread-safe anyway).
+unsafe impl Send for State {}
 
 /// The process's X11 Present observer.
 pub struct Observer {
-    connections: Connections,
     xcb: OnceLock<Option<Xcb>>,
     state: Mutex<State>,
     /// The process the state belongs to (0 = unused): a forked child gets
@@ -135,20 +129,9 @@ fn answer_to(sink: &Arc<dyn Sink>, t: u64, o: Outcome) {
 }
 
 impl Observer {
-    /// Nothing recorded, nothing loaded; connections of its own.
+    /// Nothing recorded, nothing loaded.
     pub const fn new() -> Observer {
-        Observer::with(Connections::Own(Displays::new()))
-    }
-
-    /// Nothing recorded, nothing loaded; reading on the process's
-    /// connections (`displays`, shared with its other X11 readers).
-    pub const fn on(displays: &'static Displays) -> Observer {
-        Observer::with(Connections::Shared(displays))
-    }
-
-    const fn with(connections: Connections) -> Observer {
         Observer {
-            connections,
             xcb: OnceLock::new(),
             state: Mutex::new(State {
                 surfaces: Vec::new(),
@@ -164,13 +147,6 @@ impl Observer {
 
     fn owned_here(&self) -> bool {
         self.owner.here()
-    }
-
-    fn displays(&self) -> &Displays {
-        match &self.connections {
-            Connections::Shared(d) => d,
-            Connections::Own(d) => d,
-        }
     }
 
     fn state(&self) -> Option<std::sync::MutexGuard<'_, State>> {
@@ -254,7 +230,7 @@ impl Observer {
         else {
             return false;
         };
-        let i = match st.conn_for(self.displays(), xcb, &display) {
+        let i = match st.conn_for(xcb, &display) {
             Ok(i) => i,
             Err(e) => {
                 st.note_once(display, e);
@@ -266,16 +242,13 @@ impl Observer {
             w.matcher.add_chain(chain, sink, now);
             return true;
         }
-        let (eid, error) = {
-            let shared = conn.shared.lock_or_recover();
-            let (libs, c) = (shared.libs(), shared.xcb());
-            // SAFETY: our live connection, locked; a request on ids we name.
-            unsafe {
-                let eid = (libs.generate_id)(c);
-                let cookie =
-                    (xcb.present_select_input_checked)(c, eid, window, ffi::COMPLETE_NOTIFY_MASK);
-                (eid, (libs.request_check)(c, cookie))
-            }
+        // SAFETY: our live connection.
+        let eid = unsafe { (xcb.generate_id)(conn.c) };
+        // SAFETY: our live connection; a request on ids we name.
+        let error = unsafe {
+            let cookie =
+                (xcb.present_select_input_checked)(conn.c, eid, window, ffi::COMPLETE_NOTIFY_MASK);
+            (xcb.request_check)(conn.c, cookie)
         };
         if !error.is_null() {
             // SAFETY: libxcb's reply buffer, ours to free.
@@ -326,14 +299,20 @@ impl Observer {
             }
         }
         let State { conns, notes, .. } = &mut *st;
-        let displays = self.displays();
         conns.retain_mut(|conn| {
-            let (events, broken) = {
-                let mut shared = conn.shared.lock_or_recover();
-                (shared.take(conn.reader), shared.broken())
-            };
-            for ev in events {
-                let Some((eid, _window, c)) = ffi::complete_notify(&ev, conn.opcode) else {
+            loop {
+                // SAFETY: our live connection.
+                let ev = unsafe { (xcb.poll_for_event)(conn.c) };
+                if ev.is_null() {
+                    break;
+                }
+                // SAFETY: an event libxcb just returned: `event_len` bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(ev, ffi::event_len(ev)) };
+                let complete = ffi::complete_notify(bytes, conn.opcode);
+                // SAFETY: libxcb's event buffer, ours to free; `bytes` is
+                // not used after.
+                unsafe { libc::free(ev.cast()) };
+                let Some((eid, _window, c)) = complete else {
                     continue;
                 };
                 if let Some(w) = conn.windows.iter_mut().find(|w| w.eid == eid) {
@@ -347,6 +326,8 @@ impl Observer {
                     notes.push(off_note(w.window, off));
                 }
             }
+            // SAFETY: our live connection.
+            let broken = unsafe { (xcb.connection_has_error)(conn.c) } != 0;
             if broken {
                 notes.push(format!(
                     "no more display timing on X display {:?}: our connection broke",
@@ -355,7 +336,8 @@ impl Observer {
                 for w in &mut conn.windows {
                     w.matcher.release(&mut answer_to);
                 }
-                displays.release(&conn.shared, true);
+                // SAFETY: our connection, not used again.
+                unsafe { (xcb.disconnect)(conn.c) };
             }
             !broken
         });
@@ -386,28 +368,31 @@ impl Observer {
         st.surfaces.retain(|s| !gone(s));
         st.adopted.retain(|a| !keys.contains(&a.key));
         let xcb = self.xcb.get().and_then(Option::as_ref);
-        let displays = self.displays();
         st.conns.retain_mut(|conn| {
-            let shared = conn.shared.lock_or_recover();
             conn.windows.retain_mut(|w| {
                 if !keys.contains(&w.key) {
                     return true;
                 }
                 w.matcher.release(&mut answer_to);
                 if let Some(xcb) = xcb {
-                    // SAFETY: our live connection, locked; mask 0 deletes
-                    // our selection (a window already gone: an error event
-                    // nobody reads).
-                    unsafe { (xcb.present_select_input)(shared.xcb(), w.eid, w.window, 0) };
+                    // SAFETY: our live connection; mask 0 deletes our
+                    // selection (a window already gone: an error event we
+                    // never read).
+                    unsafe { (xcb.present_select_input)(conn.c, w.eid, w.window, 0) };
                 }
                 false
             });
-            shared.flush();
-            drop(shared);
+            if let Some(xcb) = xcb {
+                // SAFETY: our live connection.
+                unsafe { (xcb.flush)(conn.c) };
+            }
             if !conn.windows.is_empty() {
                 return true;
             }
-            displays.release(&conn.shared, false);
+            if let Some(xcb) = xcb {
+                // SAFETY: our connection, not used again.
+                unsafe { (xcb.disconnect)(conn.c) };
+            }
             false
         });
         self.any.store(
@@ -443,14 +428,8 @@ impl State {
         }
     }
 
-    /// Our connection to `display`, taken from `displays` (opened there
-    /// if there is none) and set to file Present's events for us.
-    fn conn_for(
-        &mut self,
-        displays: &Displays,
-        xcb: &Xcb,
-        display: &Option<String>,
-    ) -> Result<usize, FollowError> {
+    /// Our connection to `display`, made now if there is none.
+    fn conn_for(&mut self, xcb: &Xcb, display: &Option<String>) -> Result<usize, FollowError> {
         if let Some(i) = self.conns.iter().position(|c| &c.display == display) {
             return Ok(i);
         }
@@ -459,33 +438,45 @@ impl State {
                 display: display_name(display),
             });
         }
-        let shared = displays
-            .conn(display.as_deref())
-            .map_err(|e| FollowError::Connect {
-                display: display_name(display),
-                why: match e {
-                    OpenError::Libs(why) => why,
-                    OpenError::NoDisplay(_) => "no X server answers there".into(),
-                },
-            })?;
-        // A round trip: QueryExtension.
-        let opcode = {
-            let mut c = shared.lock_or_recover();
-            // SAFETY: libxcb-present's extension record.
-            let opcode = unsafe { c.opcode_of(xcb.present_id) };
-            opcode.map(|o| (o, c.listen(o)))
+        let name = display
+            .as_deref()
+            .map(|d| CString::new(d).map_err(|_| FollowError::Name(d.to_owned())))
+            .transpose()?;
+        // SAFETY: a NUL-terminated name or null ($DISPLAY); no screen out.
+        let c = unsafe {
+            (xcb.connect)(
+                name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                std::ptr::null_mut(),
+            )
         };
-        let Some((opcode, reader)) = opcode else {
-            displays.release(&shared, false);
-            return Err(FollowError::NoPresent {
+        // SAFETY: `xcb_connect` never returns null (an error connection).
+        let code = unsafe { (xcb.connection_has_error)(c) };
+        if code != 0 {
+            // SAFETY: the error connection, freed once.
+            unsafe { (xcb.disconnect)(c) };
+            return Err(FollowError::Connect {
                 display: display_name(display),
+                code,
             });
+        }
+        // SAFETY: our live connection and libxcb-present's extension record
+        // (a round trip: QueryExtension).
+        let ext = unsafe { (xcb.get_extension_data)(c, xcb.present_id) };
+        // SAFETY: null or libxcb's cached reply, valid while `c` is.
+        let opcode = match unsafe { ext.as_ref() } {
+            Some(r) if r.present != 0 => r.major_opcode,
+            _ => {
+                // SAFETY: our connection, not used again.
+                unsafe { (xcb.disconnect)(c) };
+                return Err(FollowError::NoPresent {
+                    display: display_name(display),
+                });
+            }
         };
         self.conns.push(Conn {
             display: display.clone(),
-            shared,
+            c,
             opcode,
-            reader,
             windows: Vec::new(),
         });
         Ok(self.conns.len() - 1)

@@ -153,8 +153,7 @@ impl Key {
         action: KeyAction,
         client: &'static Client,
     ) -> Result<Key, String> {
-        match guard::try_run(|| KeyWatch::new(combo, &client.hotkeys, &client.wayland, client.x11))
-        {
+        match guard::try_run(|| KeyWatch::new(combo, &client.hotkeys, &client.wayland)) {
             Some(Ok(watch)) => Ok(Key {
                 watch,
                 action,
