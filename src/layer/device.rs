@@ -25,8 +25,8 @@ use ash::vk;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use steadyhud_capture::analysis::{Analysis, Settings};
-use steadyhud_capture::limiter::Pacer;
+use steadyhud_capture::analysis::StreamSpec;
+use steadyhud_capture::client::Client;
 use steadyhud_capture::rings::Stream;
 use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
@@ -88,12 +88,10 @@ pub struct Device {
     /// `auto` on a CPU device, or `counters=0`, or no queue family with
     /// timestamps).
     pub gpu: Option<Arc<GpuTimer>>,
-    /// The frame limiter's schedule for this device's presents (locked only
-    /// while a cap is on, by the presenting thread).
-    pub pacer: Mutex<Pacer>,
     pub hud_cache: HudCache,
-    pub settings: Settings,
-    analysis: &'static Analysis,
+    /// The process's client record (config, HUD switches, frame cap,
+    /// display sources, analysis thread).
+    pub client: &'static Client,
     /// Whether the "HUD off" line was printed for this device.
     hud_off_said: AtomicBool,
     /// The device's PCI address (`VK_EXT_pci_bus_info`), which picks the
@@ -130,11 +128,7 @@ impl Device {
     ///
     /// # Safety
     /// `link` describes a live device.
-    pub unsafe fn new(
-        link: DeviceLink,
-        settings: Settings,
-        analysis: &'static Analysis,
-    ) -> Option<Device> {
+    pub unsafe fn new(link: DeviceLink, client: &'static Client) -> Option<Device> {
         let DeviceLink {
             instance: inst,
             physical_device,
@@ -168,7 +162,7 @@ impl Device {
                 set_loader_data,
             )
         }?;
-        let counters = if settings.config.counters {
+        let counters = if client.config.counters {
             DeviceCounters::new(next.ext.set_latency_marker.is_some())
         } else {
             None
@@ -217,13 +211,11 @@ impl Device {
             lineage: Mutex::new(Lineage::default()),
             counters,
             gpu,
-            pacer: Mutex::new(Pacer::default()),
             hud_cache: HudCache::new(),
-            settings,
-            analysis,
+            client,
             hud_off_said: AtomicBool::new(false),
             // Only asked when readings are on and the instance is 1.1+.
-            pci: (settings.config.sensor_hz > 0 && inst.ext.properties2)
+            pci: (client.config.sensor_hz > 0 && inst.ext.properties2)
                 .then(|| {
                     guard::contain(None, || {
                         // SAFETY: the live physical device of `inst`, an
@@ -379,8 +371,7 @@ impl Device {
                 // The answers the game read since its last present reach
                 // their rows (the display is live: its surface is).
                 if sc.stream.has_display() {
-                    self.settings.presentation.pump(sc.surface);
-                    self.settings.x11present.poll(now_ns());
+                    self.client.display_pump(sc.surface);
                 }
             }
             self.lineage
@@ -432,7 +423,7 @@ impl Device {
             // SAFETY: inside vkDestroyDevice.
             unsafe { gpu.last_poll() };
         }
-        self.analysis.finish_device(self.key);
+        self.client.analysis.finish_device(self.key);
         if let Some(gpu) = self.gpu.as_ref() {
             // SAFETY: inside vkDestroyDevice (the app's work is done).
             unsafe { gpu.destroy() };
@@ -455,17 +446,13 @@ impl Device {
                 // only when on), or the app's own display-timing queries
                 // are watched (config `display_timing`).
                 let raw = vk::Handle::as_raw(info.surface);
-                let display = self.observe.is_some()
-                    || self.settings.presentation.knows(raw)
-                    || self.settings.x11present.knows(raw);
-                self.analysis.new_stream(
-                    self.settings,
-                    self.key,
-                    table,
-                    self.gpu_times(),
-                    self.pci,
-                    display,
-                )
+                self.client.new_stream(StreamSpec {
+                    device_key: self.key,
+                    counters: table,
+                    gpu: self.gpu_times(),
+                    pci: self.pci,
+                    display: self.observe.is_some() || self.client.follows(raw),
+                })
             });
             if recreation {
                 if let Some(dc) = self.counters.as_ref() {
@@ -478,13 +465,7 @@ impl Device {
         // X11 Present: a new chain of serials (Mesa's X11 WSI numbers each
         // swapchain's presents from 1).
         let raw = vk::Handle::as_raw(info.surface);
-        let x11 = if stream.has_display() && self.settings.x11present.knows(raw) {
-            self.settings
-                .x11present
-                .follow(raw, stream.clone(), now_ns())
-        } else {
-            None
-        };
+        let x11 = self.client.x11_chain(raw, &stream, now_ns(), false);
         // SAFETY: `sc` is the live swapchain just made from `info` on this
         // device (caller).
         let hud = unsafe { self.make_hud(info, sc) };
@@ -541,7 +522,7 @@ impl Device {
                 info,
                 &images,
                 &plan,
-                self.settings.config,
+                &self.client.config,
             )
         });
         match built {

@@ -72,17 +72,18 @@ impl Device {
         let Some(next) = self.next.ext.queue_present else {
             return vk::Result::ERROR_OUT_OF_HOST_MEMORY;
         };
-        if let Some(fps) = self.settings.cap_at(false) {
-            // Before the latch: the wait is part of the frame this present ends.
-            self.limit_frame(fps);
-        }
-        let t = now_ns();
         // SAFETY: `info` is the app's valid present info (caller's contract).
         let app = unsafe { &*info };
+        if let Some(fps) = self.client.cap_at(false) {
+            // Before the latch: the wait is part of the frame this present ends.
+            // SAFETY: inside the app's present of `app` (caller).
+            unsafe { self.limit_frame(app, fps) };
+        }
+        let t = now_ns();
         let qi = self.queue(queue);
         // A hidden HUD draws nothing (but its toast for a second): no
         // scratch, no regions to patch.
-        let visible = self.settings.hud.drawn(t);
+        let visible = self.client.hud.drawn(t);
         let mut scratch = qi.filter(|_| visible).map(|q| q.scratch.lock_or_recover());
         let mut out = HudOutcome::default();
         let mut patched = *app;
@@ -133,9 +134,10 @@ impl Device {
             }
         }
         let now = now_ns();
-        if let Some(fps) = self.settings.cap_at(true) {
+        if let Some(fps) = self.client.cap_at(true) {
             // After the latch: the wait is part of the frame this present starts.
-            self.limit_frame(fps);
+            // SAFETY: as above, after the real present.
+            unsafe { self.limit_frame(app, fps) };
         }
         if let Some(dc) = self.counters.as_ref() {
             if out.setup {
@@ -160,8 +162,21 @@ impl Device {
 
     /// The frame limiter: waits for this present's deadline under a cap of
     /// `fps` and books the wait as `limiter_wait_ms`.
-    fn limit_frame(&self, fps: u32) {
-        let due = self.pacer.lock_or_recover().deadline(now_ns(), fps);
+    ///
+    /// # Safety
+    /// Inside the app's present with its valid present info `info`.
+    unsafe fn limit_frame(&self, info: &vk::PresentInfoKHR, fps: u32) {
+        let now = now_ns();
+        // SAFETY: the app's array of `swapchain_count` swapchains (caller).
+        let swapchains = unsafe { slice(info.p_swapchains, info.swapchain_count) };
+        // Each window keeps its own schedule; a call presenting several
+        // waits for the latest of their deadlines.
+        let due = swapchains
+            .iter()
+            // SAFETY: inside the app's present of `sc` (caller).
+            .filter_map(|&sc| unsafe { self.swapchain(sc) })
+            .filter_map(|s| s.stream.cap_deadline(now, fps))
+            .max();
         if let Some(d) = due {
             let waited = limiter::wait_until(d);
             if let Some(dc) = self.counters.as_ref() {
@@ -271,15 +286,19 @@ impl Device {
                 // SAFETY: inside the app's present of `sc`, its `i`-th
                 // swapchain; `info.p_next` is its valid chain (caller).
                 let tagged = || unsafe { self.observe_present(s, info.p_next, i, k) };
-                if !s.display_asked(&self.settings, k) && !tagged() {
+                if !self
+                    .client
+                    .present_asked(s.surface, s.x11.as_deref(), &s.stream, k)
+                    && !tagged()
+                {
                     s.stream.not_asked(k);
                 }
             }
             // The Wayland hotkey's events, while the display is surely live
             // (one relaxed load for a game without Wayland surfaces).
-            out.setup |= self.settings.wayland.on_present(s.surface, t);
+            out.setup |= self.client.input_pump(s.surface, t);
             if FAULTS {
-                self.settings.faults.inject(Site::Present);
+                self.client.faults.inject(Site::Present);
             }
             let Some(qi) = draw_on else { continue };
             let mut slot = s.hud.lock_or_recover();
@@ -289,7 +308,7 @@ impl Device {
                 Some(x) => std::slice::from_ref(x),
                 None => app_wait,
             };
-            let drawn = if FAULTS && self.settings.faults.device_lost_now() {
+            let drawn = if FAULTS && self.client.faults.device_lost_now() {
                 Err(HudError::Vulkan {
                     call: "vkQueueSubmit",
                     result: vk::Result::ERROR_DEVICE_LOST,
@@ -337,7 +356,7 @@ impl Device {
                 }
             }
             if FAULTS {
-                self.settings.faults.inject(Site::AfterHud);
+                self.client.faults.inject(Site::AfterHud);
             }
         }
     }

@@ -5,7 +5,6 @@
 use super::display_observe::Observed;
 use crate::hud::{HudCache, HudDevice, SwapchainHud};
 use std::sync::{Arc, Mutex};
-use steadyhud_capture::analysis::Settings;
 use steadyhud_capture::rings::Stream;
 use steadyhud_sys::lock::Recover;
 use steadyhud_x11present::matcher::Chain;
@@ -31,21 +30,6 @@ pub struct Swapchain {
 }
 
 impl Swapchain {
-    /// Displayed-frame timing for the present keyed `k` (its stream has a
-    /// display ring), before it goes down: an X11 window's present is
-    /// recorded by serial (its complete is read on the analysis thread),
-    /// a Wayland surface's asks for feedback on the commit the present
-    /// makes. Returns whether an answer will come.
-    #[inline]
-    pub fn display_asked(&self, settings: &Settings, k: u64) -> bool {
-        match self.x11.as_ref() {
-            Some(chain) => chain.record(k),
-            None => settings
-                .presentation
-                .on_present(self.surface, &self.stream, k),
-        }
-    }
-
     /// Takes this swapchain's HUD out of service after a failed draw.
     pub fn retire_hud(&self, hud: SwapchainHud) {
         *self.failed.lock_or_recover() = Some(hud);

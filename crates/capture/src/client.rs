@@ -1,7 +1,7 @@
 //! The one [`Client`] record of the process: what the Vulkan layer and the
 //! GL library both know of it and set up the same way (identity, config,
-//! HUD switches, frame cap (its placement: [`Settings::cap_at`]), test faults, the Wayland
-//! hotkeys' record, the analysis thread), with one exit path, one
+//! HUD switches, frame cap (its placement: [`Client::cap_at`]), test faults, the display
+//! and input sources (their calls: `crate::sources`), the analysis thread), with one exit path, one
 //! process-exit hook and one fork check. Each graphics API keeps only what
 //! is its own beside it: the layer its dispatch, devices and swapchains
 //! (`src/layer/state.rs`), the GL library its contexts and windows
@@ -12,18 +12,19 @@
 //! layer and the GL library in one process (a GL game on zink) each have
 //! their own record, as they have their own logs.
 
-use crate::analysis::{Analysis, Settings};
+use crate::analysis::{Analysis, StreamSpec};
 use crate::faults::Faults;
 use crate::guard;
 use crate::hud_state::HudState;
 use crate::identity::Identity;
 use crate::limiter::FpsLimit;
+use crate::rings::Stream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
-use steadyhud_config::Config;
+use std::sync::{Arc, OnceLock};
+use steadyhud_config::{Config, LimitMethod};
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
-use steadyhud_wayland::presentation::Presentation;
+use steadyhud_wayland::connection::Connections;
 use steadyhud_x11present::observer::Observer;
 
 /// What the process's client (the Vulkan layer or the GL library) holds.
@@ -44,12 +45,14 @@ pub struct Client {
     /// The frame cap in force; its hotkey cycles it.
     pub limit: FpsLimit,
     pub faults: Faults,
-    /// The Wayland hotkeys: surface map, binding, libraries
+    /// Our Wayland connections, one per game display (surface map,
+    /// queues, globals; `steadyhud_wayland::connection`): the hotkeys'
+    /// keyboard and the presentation feedback (config `display_feedback`)
+    /// read them.
+    pub wayland: Connections,
+    /// The Wayland hotkeys: libxkbcommon and the watched combinations
     /// (`steadyhud_input` keeps no global; it gets this record from here).
-    pub wayland: WaylandKeys,
-    /// Wayland presentation feedback: when each frame reached the screen
-    /// (surface map, bindings; config `display_feedback`).
-    pub presentation: Presentation,
+    pub hotkeys: WaylandKeys,
     /// X11 Present's CompleteNotify on the game's windows, read on our own
     /// X connection: when each frame reached the screen (X11).
     pub x11present: Observer,
@@ -102,16 +105,22 @@ impl Client {
         }
         // SAFETY: registers a handler that only stores an atomic.
         unsafe { libc::pthread_atfork(None, None, Some(forked_child)) };
+        let left_alone = left_alone.is_some() || disabled;
+        Client::with(name, api, config, left_alone, Faults::from_env())
+    }
+
+    /// The record, its sources and analysis thread not started.
+    fn with(name: String, api: Api, config: Config, left_alone: bool, faults: Faults) -> Client {
         Client {
             name,
             api,
-            left_alone: left_alone.is_some() || disabled,
+            left_alone,
             hud: HudState::new(&config),
             limit: FpsLimit::new(&config.fps_limit),
             config,
-            faults: Faults::from_env(),
-            wayland: WaylandKeys::new(),
-            presentation: Presentation::new(),
+            faults,
+            wayland: Connections::new(),
+            hotkeys: WaylandKeys::new(),
             x11present: Observer::new(),
             analysis: Analysis::default(),
             pid: std::process::id(),
@@ -140,19 +149,21 @@ impl Client {
         !self.left_alone && !self.forked()
     }
 
-    /// What the analysis thread and the present paths read of the client.
-    pub fn settings(&'static self) -> Settings {
-        Settings {
-            name: &self.name,
-            api: self.api,
-            config: &self.config,
-            hud: &self.hud,
-            limit: &self.limit,
-            faults: &self.faults,
-            wayland: &self.wayland,
-            presentation: &self.presentation,
-            x11present: &self.x11present,
-        }
+    /// The frame cap's wait on one side of a present or swap: the cap in
+    /// force when its wait goes `after` the real call (the wait starts the
+    /// next frame) or before it (`fps_limit_method=early`: the wait ends
+    /// this frame); `None` when there is no cap or it waits on the other
+    /// side. The Vulkan present and the GL swap both place it by this.
+    #[inline]
+    pub fn cap_at(&self, after: bool) -> Option<u32> {
+        let fps = self.limit.fps();
+        let early = self.config.fps_limit_method == LimitMethod::Early;
+        (fps != 0 && after != early).then_some(fps)
+    }
+
+    /// A new capture stream, as `spec` says, fed to the analysis thread.
+    pub fn new_stream(&'static self, spec: StreamSpec) -> Arc<Stream> {
+        self.analysis.new_stream(self, spec)
     }
 
     /// The exit path: finishes every session log and joins the analysis
@@ -161,6 +172,17 @@ impl Client {
         if self.is_own() {
             guard::contain((), || self.analysis.shutdown_at_exit());
         }
+    }
+}
+
+#[cfg(test)]
+impl Client {
+    /// A record of its own for a test (leaked): default config, HUD
+    /// shown, no faults, no surface.
+    pub(crate) fn for_tests() -> &'static Client {
+        let (name, api) = ("vulkan-app".to_string(), Api::Vulkan);
+        let client = Client::with(name, api, Config::default(), false, Faults::default());
+        Box::leak(Box::new(client))
     }
 }
 

@@ -27,6 +27,7 @@ pub mod limiter;
 /// The live statistics the HUD draws (the `steadyhud-live` leaf crate).
 pub use steadyhud_live as live;
 pub mod rings;
+pub mod sources;
 
 /// Counts the heap of the unit tests (the constant-memory test reads it).
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The frame limiter (config `fps_limit`): the cap in force ([`FpsLimit`],
 //! process-wide, cycled by the `toggle_fps_limit` hotkey) and the pacing
-//! ([`Pacer`], per device) that holds each present to an absolute schedule.
+//! ([`Pacer`], per window: each capture stream has one) that holds each
+//! window's presents to an absolute schedule.
 //!
 //! Pacing: deadline k = deadline k−1 + 1/f, in integer nanoseconds, so
 //! there is no drift over hours. A present that comes before its deadline
@@ -24,7 +25,7 @@ use steadyhud_sys::clock::now_ns;
 /// Spin this long before a deadline instead of sleeping to it.
 pub const SPIN_NS: u64 = 200_000;
 
-/// The absolute schedule of one device's presents.
+/// The absolute schedule of one window's presents.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Pacer {
     interval_ns: u64,

@@ -29,6 +29,7 @@
 //! present's timestamp (the one [`Stream::record_with`] returned) and
 //! are pushed under a lock of their own.
 
+use crate::limiter::Pacer;
 use crate::live::LiveCell;
 use ringbuf::traits::{Producer, Split};
 use ringbuf::{HeapCons, HeapProd, HeapRb};
@@ -127,6 +128,10 @@ pub struct Stream {
     /// The display ring, when the window has a source of display times.
     display: Option<Mutex<HeapProd<Answer>>>,
     display_overflows: AtomicU64,
+    /// The frame cap's schedule: the cap paces each window on its own
+    /// (docs/design.md, "The frame cap paces windows"), on Vulkan and GL
+    /// alike. Locked only while a cap is on, by the presenting thread.
+    pacer: Mutex<Pacer>,
 }
 
 /// The consumer ends a stream's analysis reads: timestamps, and the
@@ -192,8 +197,16 @@ impl Stream {
             tail: OnceLock::new(),
             display,
             display_overflows: AtomicU64::new(0),
+            pacer: Mutex::default(),
         };
         (Arc::new(s), (cons, vcons, dcons))
+    }
+
+    /// The deadline this window's present arriving at `now` waits for
+    /// under a cap of `fps` ([`Pacer::deadline`]); advances its schedule.
+    #[inline]
+    pub fn cap_deadline(&self, now: u64, fps: u32) -> Option<u64> {
+        self.pacer.lock_or_recover().deadline(now, fps)
     }
 
     /// Queues one present timestamp. Never blocks on the consumer.

@@ -14,11 +14,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_capture::client::Client;
 use steadyhud_capture::guard;
-use steadyhud_capture::limiter::Pacer;
 use steadyhud_capture::rings::Stream;
+use steadyhud_capture::sources::Native;
 
 /// One window (GLX drawable or EGL surface) that swapped: its capture
-/// stream and frame-cap schedule, and its size as last read.
+/// stream (with its frame-cap schedule), and its size as last read.
 pub struct Window {
     pub key: WindowKey,
     /// The stream's key in the analysis thread (ends the log when the
@@ -27,13 +27,10 @@ pub struct Window {
     /// `None` for a window whose context runs on Vulkan with the layer on
     /// ([`crate::path`]): the layer measures it.
     pub stream: Option<Arc<Stream>>,
-    pub pacer: Pacer,
     /// Width and height in pixels, read at most every
     /// [`crate::swap::SIZE_EVERY_NS`] while the HUD is shown.
     pub size: [u32; 2],
     pub size_at_ns: u64,
-    /// The Wayland display this surface is on, once told to the hotkeys.
-    pub wayland_told: bool,
     /// X11 Present: this GLX drawable's swaps by serial (GLX DRI3 numbers
     /// a drawable's presents from 1, never reset), when it is followed.
     pub x11: Option<Arc<steadyhud_x11present::matcher::Chain>>,
@@ -166,8 +163,10 @@ pub fn display_closed(egl: bool, display: usize) {
         return;
     }
     forget_contexts(|c| c.egl == egl && c.display == display);
+    // An X display's windows go with it (an EGL display's are ended one
+    // by one below, their Wayland display still live).
     if !egl {
-        guard::contain((), || p.client.x11present.owner_destroyed(display));
+        guard::contain((), || p.client.owner_destroyed(display));
     }
     let keys: Vec<WindowKey> = {
         use steadyhud_sys::lock::Recover;
@@ -215,14 +214,9 @@ pub fn window_destroyed(egl: bool, display: usize, drawable: u64) {
             }
             dead.push(gone.key);
         }
+        p.client.surface_destroyed(drawable);
         if gone.key.egl {
-            p.client.wayland.surface_destroyed(drawable);
-            p.client.presentation.surface_destroyed(drawable);
             crate::wayland::forget_surface(drawable);
-        } else {
-            // Our own connection: reading it and deselecting are safe
-            // whatever the game's display is doing.
-            p.client.x11present.surface_destroyed(drawable);
         }
         p.client.analysis.finish_device(gone.id);
         let Some(stream) = gone.stream else { return };
@@ -278,15 +272,16 @@ pub unsafe fn egl_window_surface(egl: usize, surface: u64, win: *mut std::ffi::c
 /// `dpy` is the game's live Xlib display.
 pub unsafe fn glx_window(dpy: *mut std::ffi::c_void, drawable: u64, window: u64) {
     let Some(p) = existing() else { return };
-    if p.client.left_alone || !p.client.config.display_x11 || drawable == 0 {
+    if p.client.left_alone || drawable == 0 {
         return;
     }
-    guard::contain((), || {
-        // SAFETY: the game's live display (caller).
-        let name = unsafe { steadyhud_x11present::ffi::xlib_display_name(dpy) };
-        p.client
-            .x11present
-            .surface_created(dpy as usize, drawable, name.as_deref(), window as u32);
+    let native = Native::Xlib {
+        display: dpy,
+        window: window as u32,
+    };
+    // SAFETY: the game's live display (caller).
+    guard::contain((), || unsafe {
+        p.client.surface_created(dpy as usize, drawable, native);
     });
 }
 

@@ -13,8 +13,11 @@ use crate::process::{self, Context, Once, Process, Window, WindowKey};
 use crate::real::Api;
 use std::ffi::{c_int, c_ulong, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use steadyhud_capture::analysis::StreamSpec;
 use steadyhud_capture::guard;
-use steadyhud_capture::limiter::{self, Pacer};
+use steadyhud_capture::limiter;
+use steadyhud_capture::rings::Stream;
+use steadyhud_capture::sources::Native;
 use steadyhud_sys::clock::now_ns;
 use steadyhud_sys::lock::Recover;
 
@@ -71,10 +74,10 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     if !p.client.active() {
         return real();
     }
-    let settings = p.client.settings();
+    let client = p.client;
     // The wait is part of the frame this swap ends (early) or starts.
     let cap = |after: bool| {
-        if let Some(fps) = settings.cap_at(after) {
+        if let Some(fps) = client.cap_at(after) {
             if let Some(d) = guard::contain(None, || deadline(p, t.key, fps)) {
                 limiter::wait_until(d);
             }
@@ -92,9 +95,9 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
 /// The frame cap's deadline for window `key` (none before its first swap,
 /// and none for a window the layer measures: it caps its own).
 fn deadline(p: &Process, key: WindowKey, fps: u32) -> Option<u64> {
-    let mut w = p.windows.lock_or_recover();
-    let w = w.iter_mut().find(|w| w.key == key && w.stream.is_some())?;
-    w.pacer.deadline(now_ns(), fps)
+    let w = p.windows.lock_or_recover();
+    let w = w.iter().find(|w| w.key == key)?;
+    w.stream.as_ref()?.cap_deadline(now_ns(), fps)
 }
 
 /// The context current on this thread for `api` (0: none).
@@ -199,129 +202,18 @@ fn no_context(p: &Process) {
 }
 
 /// Capture and HUD for one swap at `t`; whether this library measured it.
+/// The steps: find the window ([`window_for`], which makes it at its first
+/// swap: [`new_window`]), record the swap ([`record_swap`]), and while the
+/// HUD is shown draw it ([`draw_hud`]).
 fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
     let visible = p.client.hud.drawn(now);
     let (stream, size) = {
         let mut windows = p.windows.lock_or_recover();
-        let w = match windows.iter().position(|w| w.key == t.key) {
-            Some(i) => &mut windows[i],
-            None => {
-                if p.dead.lock_or_recover().contains(&t.key) {
-                    p.say_once(
-                        Once::DeadSwap,
-                        format_args!(
-                            "steadyhud: a swap of a destroyed window; passed through, not logged"
-                        ),
-                    );
-                    return false;
-                }
-                // A new window: who measures it is decided once, by the
-                // context it first swaps with (a hidden HUD then never
-                // asks GL anything: few cache lines on a cold swap).
-                let ctx = current_context(t.api);
-                let path = if ctx == 0 {
-                    no_context(p);
-                    Path::Gl
-                } else {
-                    context_path(p, t, ctx)
-                };
-                let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
-                // Displayed-frame timing on a Wayland surface we follow.
-                let display = t.key.egl
-                    && p.client.config.display_feedback
-                    && match (
-                        crate::wayland::display_of(t.key.display),
-                        crate::wayland::wl_surface_for(t.key.drawable),
-                    ) {
-                        // SAFETY: the game is swapping this surface of `wl`:
-                        // the display and the wl_surface it was made from are
-                        // live.
-                        (Some(wl), Some(surface)) => unsafe {
-                            p.client.presentation.surface_created(
-                                t.key.display,
-                                t.key.drawable,
-                                wl,
-                                surface,
-                            )
-                        },
-                        _ => false,
-                    };
-                // Or a GLX window (made with glXCreateWindow, or an X
-                // window swapped directly), followed with X11 Present.
-                let glx = !t.key.egl && p.client.config.display_x11 && {
-                    let x11 = &p.client.x11present;
-                    if !x11.knows(t.key.drawable) {
-                        // SAFETY: the game's live Xlib display, swapping.
-                        let name = unsafe {
-                            steadyhud_x11present::ffi::xlib_display_name(
-                                t.key.display as *mut c_void,
-                            )
-                        };
-                        x11.surface_created(
-                            t.key.display,
-                            t.key.drawable,
-                            name.as_deref(),
-                            t.key.drawable as u32,
-                        );
-                    }
-                    x11.knows(t.key.drawable)
-                };
-                let stream = (path == Path::Gl).then(|| {
-                    p.client.analysis.new_stream(
-                        p.client.settings(),
-                        id,
-                        None,
-                        None,
-                        None,
-                        display || glx,
-                    )
-                });
-                // Followed from the analysis thread's next tick: no I/O here.
-                let x11 = stream.as_ref().filter(|_| glx).map(|s| {
-                    let chain = std::sync::Arc::new(steadyhud_x11present::matcher::Chain::new());
-                    p.client
-                        .x11present
-                        .adopt(t.key.drawable, chain.clone(), s.clone());
-                    chain
-                });
-                windows.push(Window {
-                    key: t.key,
-                    id,
-                    stream,
-                    pacer: Pacer::default(),
-                    size: [0, 0],
-                    size_at_ns: 0,
-                    wayland_told: false,
-                    x11,
-                });
-                windows.last_mut().expect("just pushed")
-            }
-        };
-        // GL on Vulkan with the layer on: the layer measures it.
-        let Some(stream) = w.stream.as_ref() else {
+        let Some(w) = window_for(p, &mut windows, t) else {
             return false;
         };
-        let key = stream.record_with(now, None);
-        // The feedback for this swap's commit, asked before the swap goes
-        // down (EGL commits inside it); a swap not asked about is known
-        // at once.
-        if let (true, Some(k)) = (stream.has_display(), key) {
-            let asked = match w.x11.as_ref() {
-                Some(chain) => chain.record(k),
-                None => p.client.presentation.on_present(t.key.drawable, stream, k),
-            };
-            if !asked {
-                stream.not_asked(k);
-            }
-        }
-        if t.key.egl {
-            if !w.wayland_told {
-                w.wayland_told = true;
-                if let Some(wl) = crate::wayland::display_of(t.key.display) {
-                    p.client.wayland.surface_created(0, t.key.drawable, wl);
-                }
-            }
-            p.client.wayland.on_present(t.key.drawable, now);
+        if !record_swap(p, t, w, now) {
+            return false;
         }
         if !visible {
             return true;
@@ -332,30 +224,134 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
             }
             w.size_at_ns = now;
         }
-        (stream.clone(), w.size)
+        let Some(stream) = w.stream.clone() else {
+            return true;
+        };
+        (stream, w.size)
     };
-    let ctx = current_context(t.api);
-    if ctx == 0 {
-        no_context(p);
-        return true;
+    draw_hud(p, t, &stream, size);
+    true
+}
+
+/// The native window of the window `t` swaps, for the client's display
+/// sources: an EGL surface on Wayland (its `wl_surface`, when its creation
+/// was seen), or a GLX window not recorded yet (`glXCreateWindow` records
+/// its X window; an X window swapped directly is its own drawable).
+/// `None`: EGL on X11 (not followed), or a GLX window already recorded.
+fn native(p: &Process, t: Target) -> Option<Native> {
+    if t.key.egl {
+        let display = crate::wayland::display_of(t.key.display)?;
+        let surface = crate::wayland::wl_surface_for(t.key.drawable);
+        return Some(Native::Wayland {
+            display,
+            surface: surface.unwrap_or(std::ptr::null_mut()),
+        });
     }
-    if context_path(p, t, ctx) == Path::Layer {
-        return true;
+    (!p.client.x11present.knows(t.key.drawable)).then_some(Native::Xlib {
+        display: t.key.display as *mut c_void,
+        window: t.key.drawable as u32,
+    })
+}
+
+/// The record of the window `t` swaps, made at its first swap; `None` for
+/// a swap of a destroyed window (passed through, said once).
+fn window_for<'w>(
+    p: &'static Process,
+    windows: &'w mut Vec<Window>,
+    t: Target,
+) -> Option<&'w mut Window> {
+    if let Some(i) = windows.iter().position(|w| w.key == t.key) {
+        return Some(&mut windows[i]);
     }
-    if current_drawable(t.api) != t.key.drawable {
+    if p.dead.lock_or_recover().contains(&t.key) {
         p.say_once(
-            Once::NotCurrent,
-            format_args!("steadyhud: a window swapped while its context is current on another thread or surface; its frames are logged, without a HUD"),
+            Once::DeadSwap,
+            format_args!("steadyhud: a swap of a destroyed window; passed through, not logged"),
         );
-        return true;
+        return None;
     }
+    windows.push(new_window(p, t));
+    windows.last_mut()
+}
+
+/// A window at its first swap: who measures it (decided once, by the
+/// context it first swaps with: a hidden HUD then never asks GL anything,
+/// few cache lines on a cold swap), its display sources and its stream.
+fn new_window(p: &'static Process, t: Target) -> Window {
+    let ctx = current_context(t.api);
+    let path = if ctx == 0 {
+        no_context(p);
+        Path::Gl
+    } else {
+        context_path(p, t, ctx)
+    };
+    let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
+    // GL on Vulkan with the layer on: the layer measures it, and follows
+    // it on the display.
+    let stream = (path == Path::Gl).then(|| {
+        let display = match native(p, t) {
+            // SAFETY: the game is swapping this window of its display: the
+            // display and what the window was made of are live.
+            Some(n) => unsafe { p.client.surface_created(t.key.display, t.key.drawable, n) },
+            None => p.client.follows(t.key.drawable),
+        };
+        p.client.new_stream(StreamSpec {
+            device_key: id,
+            display,
+            ..StreamSpec::default()
+        })
+    });
+    // Followed from the analysis thread's next tick: no I/O here.
+    let x11 = stream
+        .as_ref()
+        .and_then(|s| p.client.x11_chain(t.key.drawable, s, now_ns(), true));
+    Window {
+        key: t.key,
+        id,
+        stream,
+        size: [0, 0],
+        size_at_ns: 0,
+        x11,
+    }
+}
+
+/// Records the swap at `now` on the window's stream, asks its display
+/// source about it (before the swap goes down: EGL commits inside it; a
+/// swap not asked about is known at once), and pumps the Wayland hotkeys.
+/// False for a window this library does not measure (GL on Vulkan with
+/// the layer on: the layer does).
+fn record_swap(p: &'static Process, t: Target, w: &Window, now: u64) -> bool {
+    let Some(stream) = w.stream.as_ref() else {
+        return false;
+    };
+    let key = stream.record_with(now, None);
+    if let (true, Some(k)) = (stream.has_display(), key) {
+        if !p
+            .client
+            .present_asked(t.key.drawable, w.x11.as_deref(), stream, k)
+        {
+            stream.not_asked(k);
+        }
+    }
+    if t.key.egl {
+        p.client.input_pump(t.key.drawable, now);
+    }
+    true
+}
+
+/// The HUD drawn into the back buffer of the window `t` swaps, in the
+/// context current on this thread, when that context is ours to draw in.
+fn draw_hud(p: &'static Process, t: Target, stream: &Stream, size: [u32; 2]) {
+    let Some(ctx) = hud_context(p, t) else {
+        return;
+    };
     let stats = stream.live.latest();
     let mut contexts = p.contexts.lock_or_recover();
     let Some(c) = contexts.iter_mut().find(|c| c.ctx == ctx) else {
-        return true;
+        return;
     };
     if c.hud_failed {
-        return true;
+        return;
     }
     if c.hud.is_none() {
         // SAFETY: `ctx` is current on this thread.
@@ -366,16 +362,16 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
                 guard::say(format_args!(
                     "steadyhud: no HUD in this GL context: {e}; capture, log and frame cap go on"
                 ));
-                return true;
+                return;
             }
             None => {
                 c.hud_failed = true;
-                return true;
+                return;
             }
         }
     }
     let Some(hud) = c.hud.as_mut() else {
-        return true;
+        return;
     };
     // SAFETY: `ctx` is current on this thread with this window's drawable.
     let drawn = guard::try_run(|| unsafe { hud.draw(&p.client.config, size, &stats) });
@@ -392,7 +388,28 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
         // A HUD that failed half-way may hold objects in an unknown state:
         // it is dropped with its context, never used again.
     }
-    true
+}
+
+/// The context current on this thread, when the GL library draws the HUD
+/// in it for window `t`: none, one on Vulkan (the layer draws), or one
+/// current on another surface: `None` (each said once).
+fn hud_context(p: &'static Process, t: Target) -> Option<usize> {
+    let ctx = current_context(t.api);
+    if ctx == 0 {
+        no_context(p);
+        return None;
+    }
+    if context_path(p, t, ctx) == Path::Layer {
+        return None;
+    }
+    if current_drawable(t.api) != t.key.drawable {
+        p.say_once(
+            Once::NotCurrent,
+            format_args!("steadyhud: a window swapped while its context is current on another thread or surface; its frames are logged, without a HUD"),
+        );
+        return None;
+    }
+    Some(ctx)
 }
 
 #[cfg(test)]

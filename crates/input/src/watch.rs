@@ -8,11 +8,13 @@
 //! sees no key while a Wayland window has the focus: an X display opening
 //! is no sign that X11 is the right choice, the surface is.
 //!
-//! The Wayland side's state is the layer's one [`WaylandKeys`] record,
-//! passed in: input sits below the layer and does not reach up for it.
+//! The Wayland side's state is the client's [`WaylandKeys`] record and its
+//! Wayland connections, passed in: input sits below the client and does
+//! not reach up for them.
 
 use super::wayland::{self, WaylandKeys};
 use super::x11::{Hotkey, HotkeyError};
+use steadyhud_wayland::connection::Connections;
 
 /// Why a combination cannot be watched (the HUD then stays as it is).
 #[derive(Debug, thiserror::Error)]
@@ -31,10 +33,15 @@ pub enum KeyWatch {
 
 impl KeyWatch {
     /// Watches `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`),
-    /// on Wayland when `wayland` (the process's record) has a surface.
-    pub fn new(combo: &str, wayland: &'static WaylandKeys) -> Result<KeyWatch, KeyError> {
-        if wayland.has_surface() {
-            Ok(KeyWatch::Wayland(wayland.watch(combo)?))
+    /// on Wayland when the process's Wayland connections (`conns`) have a
+    /// surface, else on X11 (`$DISPLAY`).
+    pub fn new(
+        combo: &str,
+        wayland: &'static WaylandKeys,
+        conns: &'static Connections,
+    ) -> Result<KeyWatch, KeyError> {
+        if conns.has_surface() {
+            Ok(KeyWatch::Wayland(wayland.watch(conns, combo)?))
         } else {
             Ok(KeyWatch::X11(Hotkey::new(combo)?))
         }

@@ -1,6 +1,6 @@
 //! libwayland-client, loaded at run time with `libloading` (no
-//! build-time dependency): the functions and interface tables the
-//! hotkeys' keyboard and the presentation feedback use, and
+//! build-time dependency): the functions and interface tables our
+//! connections use (`crate::connection`), and
 //! [`sym`], which `steadyhud-input` also loads libxkbcommon with.
 
 use std::ffi::{c_char, c_int, c_void};
@@ -77,6 +77,7 @@ pub struct Wayland {
     pub registry_interface: *const WlInterface,
     pub seat_interface: *const WlInterface,
     pub keyboard_interface: *const WlInterface,
+    pub pointer_interface: *const WlInterface,
     pub callback_interface: *const WlInterface,
     pub surface_interface: *const WlInterface,
     pub output_interface: *const WlInterface,
@@ -120,6 +121,7 @@ impl Wayland {
                 registry_interface: sym(&lib, l, "wl_registry_interface\0", "")?,
                 seat_interface: sym(&lib, l, "wl_seat_interface\0", "")?,
                 keyboard_interface: sym(&lib, l, "wl_keyboard_interface\0", "")?,
+                pointer_interface: sym(&lib, l, "wl_pointer_interface\0", "")?,
                 callback_interface: sym(&lib, l, "wl_callback_interface\0", "")?,
                 surface_interface: sym(&lib, l, "wl_surface_interface\0", "")?,
                 output_interface: sym(&lib, l, "wl_output_interface\0", "")?,

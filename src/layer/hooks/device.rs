@@ -154,7 +154,7 @@ pub(super) unsafe extern "system-unwind" fn create_device(
             observe,
         };
         // SAFETY: `link` describes the live device just created.
-        let dev = unsafe { Device::new(link, l.client.settings(), &l.client.analysis) }
+        let dev = unsafe { Device::new(link, l.client) }
             .ok_or(vk::Result::ERROR_INITIALIZATION_FAILED)?;
         l.devices
             .insert(dev.key as u64, Arc::new(dev))

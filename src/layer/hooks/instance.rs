@@ -20,6 +20,7 @@ use crate::layer::loader::{self, next_fn};
 use crate::layer::state::layer;
 use ash::vk;
 use std::sync::Arc;
+use steadyhud_capture::sources::Native;
 use steadyhud_sys::lock::Recover;
 
 pub(super) unsafe extern "system-unwind" fn create_instance(
@@ -95,11 +96,7 @@ pub(super) unsafe extern "system-unwind" fn destroy_instance(
     }) else {
         return; // not ours: nothing we could forward to
     };
-    guard::contain((), || {
-        l.client.wayland.instance_destroyed(key);
-        l.client.presentation.owner_destroyed(key);
-        l.client.x11present.owner_destroyed(key);
-    });
+    guard::contain((), || l.client.owner_destroyed(key));
     if last {
         // The loader dlcloses us right after this call: no thread may outlive it.
         guard::contain((), || l.client.analysis.shutdown());
@@ -125,15 +122,7 @@ pub(super) unsafe extern "system-unwind" fn destroy_surface(
         }
         // Our Wayland keyboard goes before the surface: the app may
         // disconnect its wl_display right after.
-        l.client
-            .wayland
-            .surface_destroyed(vk::Handle::as_raw(surface));
-        l.client
-            .presentation
-            .surface_destroyed(vk::Handle::as_raw(surface));
-        l.client
-            .x11present
-            .surface_destroyed(vk::Handle::as_raw(surface));
+        l.client.surface_destroyed(vk::Handle::as_raw(surface));
     });
     if let Some(destroy) = inst.next.destroy_surface {
         // SAFETY: the next layer's `vkDestroySurfaceKHR` of this instance,
@@ -142,106 +131,91 @@ pub(super) unsafe extern "system-unwind" fn destroy_surface(
     }
 }
 
-pub(super) unsafe extern "system-unwind" fn create_wayland_surface(
+/// A `vkCreate*SurfaceKHR` of the platform whose create info is `I`: the
+/// next layer's (`next` of the instance), then, on success, the client's
+/// display sources record the new surface and the `native` window it was
+/// made of.
+///
+/// # Safety
+/// The hook's own contract: `instance` is the app's live instance, `info`,
+/// `alloc` and `out` the app's valid arguments of that command.
+unsafe fn create_surface<I>(
     instance: vk::Instance,
-    info: *const vk::WaylandSurfaceCreateInfoKHR,
+    info: *const I,
     alloc: *const vk::AllocationCallbacks,
     out: *mut vk::SurfaceKHR,
+    next: impl FnOnce(&Instance) -> Option<SurfaceCreate<I>>,
+    native: impl FnOnce(&I) -> Native,
 ) -> vk::Result {
     let l = layer();
     // SAFETY: `instance` is the app's live instance (caller's contract).
     let key = unsafe { dispatch_key(instance) };
-    let Some(create) = guard::contain(None, || l.instance(key)?.next.create_wayland_surface) else {
+    let Some(create) = guard::contain(None, || next(&*l.instance(key)?)) else {
         return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
     };
-    // SAFETY: the next layer's `vkCreateWaylandSurfaceKHR` of this
-    // instance, called with the app's own arguments.
-    let r = unsafe { create(instance, info, alloc, out) };
+    // SAFETY: the next layer's command of this instance, called with the
+    // app's own arguments.
+    let r = unsafe { create(instance, info, alloc.cast(), out) };
     if r == vk::Result::SUCCESS && !info.is_null() {
         guard::contain((), || {
             // SAFETY: on success `*out` is the new surface; `info` is the
-            // app's valid create info (caller's contract).
-            let (surface, display, wl_surface) =
-                unsafe { (*out, (*info).display, (*info).surface) };
-            let raw = vk::Handle::as_raw(surface);
-            l.client.wayland.surface_created(key, raw, display.cast());
-            if l.client.config.display_feedback {
-                // SAFETY: the app's live display and wl_surface its new
-                // surface was just made from (the spec requires both to
-                // outlive the surface).
-                unsafe {
-                    l.client.presentation.surface_created(
-                        key,
-                        raw,
-                        display.cast(),
-                        wl_surface.cast(),
-                    )
-                };
+            // app's valid create info, naming the app's live native
+            // objects (the spec requires them to outlive the surface).
+            unsafe {
+                let raw = vk::Handle::as_raw(*out);
+                l.client.surface_created(key, raw, native(&*info));
             }
         });
     }
     r
 }
 
-pub(super) unsafe extern "system-unwind" fn create_xlib_surface(
-    instance: vk::Instance,
-    info: *const vk::XlibSurfaceCreateInfoKHR,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::SurfaceKHR,
-) -> vk::Result {
-    let l = layer();
-    // SAFETY: `instance` is the app's live instance (caller's contract).
-    let key = unsafe { dispatch_key(instance) };
-    let Some(create) = guard::contain(None, || l.instance(key)?.next.create_xlib_surface) else {
-        return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
+/// A `vkCreate*SurfaceKHR` of the next layer, by its create info's type.
+type SurfaceCreate<I> = unsafe extern "system" fn(
+    vk::Instance,
+    *const I,
+    *const vk::AllocationCallbacks<'static>,
+    *mut vk::SurfaceKHR,
+) -> vk::Result;
+
+/// A `vkCreate*SurfaceKHR` hook: its create info's type, the next layer's
+/// function in the instance's table, and the native window its info names.
+macro_rules! surface_hook {
+    ($name:ident, $info:ident, |$i:ident| $native:expr) => {
+        pub(super) unsafe extern "system-unwind" fn $name(
+            instance: vk::Instance,
+            info: *const vk::$info,
+            alloc: *const vk::AllocationCallbacks,
+            out: *mut vk::SurfaceKHR,
+        ) -> vk::Result {
+            let info: *const vk::$info<'static> = info.cast();
+            // SAFETY: the hook's contract, handed on.
+            unsafe {
+                create_surface(
+                    instance,
+                    info,
+                    alloc,
+                    out,
+                    |inst| inst.next.$name.map(|f| f as SurfaceCreate<_>),
+                    |$i| $native,
+                )
+            }
+        }
     };
-    // SAFETY: the next layer's `vkCreateXlibSurfaceKHR` of this instance,
-    // called with the app's own arguments.
-    let r = unsafe { create(instance, info, alloc, out) };
-    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_x11 {
-        guard::contain((), || {
-            // SAFETY: on success `*out` is the new surface; `info` is the
-            // app's valid create info, `dpy` its live Xlib display.
-            let (surface, dpy, window) = unsafe { (*out, (*info).dpy, (*info).window) };
-            // SAFETY: as above.
-            let name = unsafe { steadyhud_x11present::ffi::xlib_display_name(dpy.cast()) };
-            l.client.x11present.surface_created(
-                key,
-                vk::Handle::as_raw(surface),
-                name.as_deref(),
-                window as u32,
-            );
-        });
-    }
-    r
 }
 
-pub(super) unsafe extern "system-unwind" fn create_xcb_surface(
-    instance: vk::Instance,
-    info: *const vk::XcbSurfaceCreateInfoKHR,
-    alloc: *const vk::AllocationCallbacks,
-    out: *mut vk::SurfaceKHR,
-) -> vk::Result {
-    let l = layer();
-    // SAFETY: `instance` is the app's live instance (caller's contract).
-    let key = unsafe { dispatch_key(instance) };
-    let Some(create) = guard::contain(None, || l.instance(key)?.next.create_xcb_surface) else {
-        return vk::Result::ERROR_EXTENSION_NOT_PRESENT;
-    };
-    // SAFETY: the next layer's `vkCreateXcbSurfaceKHR` of this instance,
-    // called with the app's own arguments.
-    let r = unsafe { create(instance, info, alloc, out) };
-    if r == vk::Result::SUCCESS && !info.is_null() && l.client.config.display_x11 {
-        guard::contain((), || {
-            // SAFETY: on success `*out` is the new surface; `info` is the
-            // app's valid create info.
-            let (surface, window) = unsafe { (*out, (*info).window) };
-            // No xcb call gives a connection's display name back: ours
-            // goes to `$DISPLAY`, as an xcb app's usually does.
-            l.client
-                .x11present
-                .surface_created(key, vk::Handle::as_raw(surface), None, window);
-        });
+surface_hook!(create_wayland_surface, WaylandSurfaceCreateInfoKHR, |i| {
+    Native::Wayland {
+        display: i.display.cast(),
+        surface: i.surface.cast(),
     }
-    r
-}
+});
+surface_hook!(create_xlib_surface, XlibSurfaceCreateInfoKHR, |i| {
+    Native::Xlib {
+        display: i.dpy.cast(),
+        window: i.window as u32,
+    }
+});
+surface_hook!(create_xcb_surface, XcbSurfaceCreateInfoKHR, |i| {
+    Native::Xcb { window: i.window }
+});

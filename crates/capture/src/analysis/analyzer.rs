@@ -2,9 +2,9 @@
 //! tick, answered to the control socket, ended with their device.
 
 use super::control::MarkPlaced;
-use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
+use crate::client::Client;
 use crate::rings::Stream;
 use std::time::{Duration, Instant};
 use steadyhud_control::replies::{WindowHistogram, WindowStatus};
@@ -17,7 +17,7 @@ const LIVE_EVERY: Duration = Duration::from_millis(100);
 /// Everything the thread works on; shared with the hooks that end streams.
 pub(super) struct Analyzer {
     pub(super) streams: Vec<StreamAnalysis>,
-    pub(super) settings: Settings,
+    pub(super) client: &'static Client,
     pub(super) window_s: f64,
     pub(super) buf: Vec<u64>,
     pub(super) last_flush: Instant,
@@ -71,13 +71,11 @@ impl Analyzer {
     pub(super) fn tick(&mut self, now: Instant) {
         // Live statistics only feed the HUD: skip them while it is hidden.
         let live = now.duration_since(self.last_live) >= LIVE_EVERY
-            && self.settings.hud.drawn(steadyhud_sys::clock::now_ns());
+            && self.client.hud.drawn(steadyhud_sys::clock::now_ns());
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         let streams = self.streams.len();
         // X11 Present's completes, read before the rows they answer.
-        self.settings
-            .x11present
-            .poll(steadyhud_sys::clock::now_ns());
+        self.client.x11present.poll(steadyhud_sys::clock::now_ns());
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -104,7 +102,7 @@ impl Analyzer {
         if self.times_gpu() {
             return Instant::now();
         }
-        if self.settings.hud.drawn(steadyhud_sys::clock::now_ns()) {
+        if self.client.hud.drawn(steadyhud_sys::clock::now_ns()) {
             flush.min(self.last_live + LIVE_EVERY)
         } else {
             flush
@@ -125,9 +123,7 @@ impl Analyzer {
         if !done.is_empty() {
             // X11 Present's completes that came since the last tick reach
             // these streams' last rows.
-            self.settings
-                .x11present
-                .poll(steadyhud_sys::clock::now_ns());
+            self.client.x11present.poll(steadyhud_sys::clock::now_ns());
         }
         for s in done {
             s.finish(&mut self.buf, streams);

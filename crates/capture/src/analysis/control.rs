@@ -7,7 +7,7 @@
 //! analysis thread owns (logs, rolling windows), so answering never takes a
 //! lock the present path takes.
 
-use super::settings::Settings;
+use crate::client::Client;
 use crate::guard;
 use crate::hud_state::Toast;
 use std::path::PathBuf;
@@ -57,8 +57,8 @@ pub struct Control {
 impl Control {
     /// Serves `$XDG_RUNTIME_DIR/steadyhud/<pid>.sock` unless the config
     /// turns it off; one `steadyhud:` line when it cannot.
-    pub fn start(settings: &Settings) -> Option<Control> {
-        if !settings.config.control {
+    pub fn start(client: &'static Client) -> Option<Control> {
+        if !client.config.control {
             return None;
         }
         let dir = match steadyhud_control::socket_dir() {
@@ -93,23 +93,23 @@ impl Control {
 
     /// Serves what is ready; `streams` is locked only for requests that
     /// need it (`mark`, and `status` when its cache is stale).
-    pub fn poll<S: ControlStreams>(&mut self, settings: &Settings, streams: &Mutex<S>) {
+    pub fn poll<S: ControlStreams>(&mut self, client: &'static Client, streams: &Mutex<S>) {
         let now = Instant::now();
         let cache = &mut self.status;
         self.server.poll(now, &mut |request| {
-            answer(request, settings, now, cache, streams)
+            answer(request, client, now, cache, streams)
         });
     }
 }
 
 fn answer<S: ControlStreams>(
     request: Request,
-    settings: &Settings,
+    client: &'static Client,
     now: Instant,
     cache: &mut Option<(Instant, Vec<WindowStatus>)>,
     streams: &Mutex<S>,
 ) -> Reply {
-    let hud = settings.hud;
+    let hud = &client.hud;
     let on_off = |on: bool| if on { "on" } else { "off" }.to_string();
     match request {
         Request::Help => replies::ok(&HelpReply {
@@ -126,7 +126,7 @@ fn answer<S: ControlStreams>(
         }
         Request::Histogram => replies::ok(&HistogramReply {
             pid: std::process::id(),
-            exe: settings.name.to_string(),
+            exe: client.name.to_string(),
             windows: streams.lock_or_recover().histograms(),
         }),
         Request::Preset(n) => {
@@ -141,7 +141,7 @@ fn answer<S: ControlStreams>(
             // log's `# fps_limit` line then names the frame exactly.
             let mut streams = streams.lock_or_recover();
             streams.catch_up();
-            settings.limit.set(fps.unwrap_or(0));
+            client.limit.set(fps.unwrap_or(0));
             streams.catch_up();
             hud.say(Toast::Cap(fps.unwrap_or(0)));
             replies::ok(&LimitReply {
@@ -175,21 +175,21 @@ fn answer<S: ControlStreams>(
                     w
                 }
             };
-            replies::ok(&status(settings, windows))
+            replies::ok(&status(client, windows))
         }
     }
 }
 
 /// The `status` reply: the process, the HUD and cap in force, and each
 /// window; `frames`, `log` and `fps` repeat the first window's.
-fn status(settings: &Settings, windows: Vec<WindowStatus>) -> replies::Status {
+fn status(client: &'static Client, windows: Vec<WindowStatus>) -> replies::Status {
     let first = windows.first();
     replies::Status {
         pid: std::process::id(),
-        exe: settings.name.to_string(),
-        hud: if settings.hud.visible() { "on" } else { "off" }.to_string(),
-        preset: settings.hud.preset(),
-        fps_limit: settings.limit.fps(),
+        exe: client.name.to_string(),
+        hud: if client.hud.visible() { "on" } else { "off" }.to_string(),
+        preset: client.hud.preset(),
+        fps_limit: client.limit.fps(),
         frames: first.map_or(0, |w| w.frames),
         log: first.and_then(|w| w.log.clone()),
         fps: first

@@ -9,7 +9,7 @@
 //! that the child passed).
 
 use super::session::Log;
-use super::settings::Settings;
+use crate::client::Client;
 use super::stream::StreamAnalysis;
 use super::upkeep;
 use crate::rings::Stream;
@@ -97,7 +97,7 @@ fn session() {
         Log::pending(Some(dir.path().to_path_buf())),
         10.0,
         Options::default(),
-        Settings::for_tests(),
+        Client::for_tests(),
         Arc::default(),
     );
     let mut w = upkeep::Writer::default();

@@ -1,5 +1,6 @@
 //! The analysis thread and what it works on: the front door for the
-//! layer's hooks ([`Analysis`], [`Settings`]).
+//! clients ([`Analysis`], [`StreamSpec`]); it reads the process's
+//! [`crate::client::Client`].
 //!
 //! - `thread`: the thread, a shell over a list of pollers (`pollers`): the
 //!   streams (`analyzer` → `stream`), the control socket (`control`), the
@@ -10,8 +11,7 @@
 //!   poller; `sensor_feed`: the samples the streams' rows and HUD rows
 //!   read, and the rows' readings kept for the summary);
 //! - `upkeep`: the summary writer thread; `summary`: what every summary
-//!   write computes; `settings`: the process-wide state the thread reads;
-//!   `wake`: how the thread sleeps (sockets, shutdown, the next tick).
+//!   write computes; `wake`: how the thread sleeps (sockets, shutdown, the next tick).
 
 mod analyzer;
 mod control;
@@ -24,7 +24,6 @@ mod pollers;
 mod sensor_feed;
 mod sensors;
 mod session;
-mod settings;
 mod stream;
 #[cfg(test)]
 mod summary_test;
@@ -33,5 +32,4 @@ mod thread;
 mod upkeep;
 mod wake;
 
-pub use settings::Settings;
-pub use thread::Analysis;
+pub use thread::{Analysis, StreamSpec};

@@ -4,12 +4,11 @@
 
 use super::analyzer::Analyzer;
 use super::control::Control;
-use super::settings::Settings;
+use crate::client::Client;
 use crate::guard;
 use crate::hud_state::Toast;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_input::KeyWatch;
 
 /// How often a key combination is polled: each poll of an X11 key is a
@@ -44,7 +43,7 @@ const GPU_TICK: Duration = Duration::from_millis(10);
 /// One job of the analysis thread.
 pub(super) trait Poller: Send {
     /// One turn, `now` being this tick's time. Bounded work; never blocks.
-    fn poll(&mut self, now: Instant, settings: &Settings, analyzer: &Mutex<Analyzer>);
+    fn poll(&mut self, now: Instant, client: &'static Client, analyzer: &Mutex<Analyzer>);
     /// What a panic in [`Poller::poll`] costs.
     fn after_panic(&self) -> AfterPanic;
     /// The sockets the poller waits for (appended to `fds`, for the
@@ -88,7 +87,7 @@ impl Default for Streams {
 }
 
 impl Poller for Streams {
-    fn poll(&mut self, now: Instant, _: &Settings, analyzer: &Mutex<Analyzer>) {
+    fn poll(&mut self, now: Instant, _: &'static Client, analyzer: &Mutex<Analyzer>) {
         use steadyhud_sys::lock::Recover;
         let mut a = analyzer.lock_or_recover();
         a.tick(now);
@@ -111,8 +110,8 @@ impl Poller for Streams {
 }
 
 impl Poller for Control {
-    fn poll(&mut self, _: Instant, settings: &Settings, analyzer: &Mutex<Analyzer>) {
-        Control::poll(self, settings, analyzer);
+    fn poll(&mut self, _: Instant, client: &'static Client, analyzer: &Mutex<Analyzer>) {
+        Control::poll(self, client, analyzer);
     }
     fn after_panic(&self) -> AfterPanic {
         AfterPanic::Drop("steadyhud: control socket failed; closed (the game keeps running)")
@@ -145,15 +144,16 @@ pub(super) struct Key {
 }
 
 impl Key {
-    /// Watches `combo` for `action` (on Wayland through `wayland`, when
-    /// the app has a Wayland surface); `None` after one line saying why
-    /// not (what the key would do is still reachable through the socket).
+    /// Watches `combo` for `action` (on Wayland through the client's
+    /// connections, when the app has a Wayland surface); `None` after one
+    /// line saying why not (what the key would do is still reachable
+    /// through the socket).
     pub(super) fn watch(
         combo: &str,
         action: KeyAction,
-        wayland: &'static WaylandKeys,
+        client: &'static Client,
     ) -> Result<Key, String> {
-        match guard::try_run(|| KeyWatch::new(combo, wayland)) {
+        match guard::try_run(|| KeyWatch::new(combo, &client.hotkeys, &client.wayland)) {
             Some(Ok(watch)) => Ok(Key {
                 watch,
                 action,
@@ -177,7 +177,7 @@ impl KeyAction {
 }
 
 impl Poller for Key {
-    fn poll(&mut self, now: Instant, settings: &Settings, _: &Mutex<Analyzer>) {
+    fn poll(&mut self, now: Instant, client: &'static Client, _: &Mutex<Analyzer>) {
         // Events are read at every turn; a polled key every KEY_EVERY.
         if self.watch.fd().is_none() && now < self.next {
             return;
@@ -186,14 +186,14 @@ impl Poller for Key {
         if self.watch.poll() {
             match self.action {
                 KeyAction::ToggleHud => {
-                    settings.hud.toggle();
+                    client.hud.toggle();
                 }
                 KeyAction::CyclePreset => {
-                    settings.hud.cycle_preset();
+                    client.hud.cycle_preset();
                 }
                 KeyAction::CycleCap => {
-                    settings.limit.cycle();
-                    settings.hud.say(Toast::Cap(settings.limit.fps()));
+                    client.limit.cycle();
+                    client.hud.say(Toast::Cap(client.limit.fps()));
                 }
             }
         }

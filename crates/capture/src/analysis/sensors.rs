@@ -6,7 +6,7 @@
 use super::analyzer::Analyzer;
 use super::pollers::{AfterPanic, Poller};
 use super::sensor_feed::SharedFeed;
-use super::settings::Settings;
+use crate::client::Client;
 use crate::guard;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,11 +55,11 @@ impl Sensors {
     /// `sensor_hz` > 0), fills `feed`'s columns and says in one line what
     /// is not readable.
     pub(super) fn start(
-        settings: &Settings,
+        client: &'static Client,
         pci: Option<PciBusId>,
         feed: &SharedFeed,
     ) -> Option<Sensors> {
-        let hz = settings.config.sensor_hz;
+        let hz = client.config.sensor_hz;
         if hz == 0 {
             return None;
         }
@@ -87,7 +87,7 @@ impl Sensors {
 }
 
 impl Poller for Sensors {
-    fn poll(&mut self, now: Instant, _: &Settings, _: &Mutex<Analyzer>) {
+    fn poll(&mut self, now: Instant, _: &'static Client, _: &Mutex<Analyzer>) {
         if now < self.next {
             return;
         }

@@ -13,9 +13,9 @@ use super::display_frames::DisplayFrames;
 use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
-use super::settings::Settings;
 use super::tally;
 use super::upkeep::{self, Schedule, Snapshot};
+use crate::client::Client;
 use crate::faults::Site;
 use crate::gpu_times::GpuTimes;
 use crate::guard;
@@ -72,7 +72,7 @@ pub(super) struct StreamAnalysis {
     /// Displayed-frame timing: rows wait here (after their GPU columns)
     /// until their display answer is known.
     display: Option<DisplayFrames>,
-    settings: Settings,
+    client: &'static Client,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
     /// The frame cap last written to the log (`None`: nothing written yet).
@@ -109,7 +109,7 @@ impl StreamAnalysis {
             log,
             window_s,
             opts,
-            Settings::for_tests(),
+            Client::for_tests(),
             Arc::default(),
         )
     }
@@ -122,7 +122,7 @@ impl StreamAnalysis {
         log: Log,
         window_s: f64,
         opts: Options,
-        settings: Settings,
+        client: &'static Client,
         windows: Arc<AtomicU64>,
     ) -> Self {
         let gpu = gpu.and_then(|timer| {
@@ -144,9 +144,9 @@ impl StreamAnalysis {
                 &stream,
                 vcons,
                 opts.stutter_threshold,
-                &settings.config.hud_counter_names,
+                &client.config.hud_counter_names,
             ),
-            settings,
+            client,
             windows,
             stream,
             cons,
@@ -276,14 +276,8 @@ impl StreamAnalysis {
         }
         self.flush_gpu(false);
         if self.display.is_some() {
-            let x11 = self.settings.x11present.take_notes();
-            for note in self
-                .settings
-                .presentation
-                .take_notes()
-                .into_iter()
-                .chain(x11)
-            {
+            let x11 = self.client.x11present.take_notes();
+            for note in self.client.wayland.take_notes().into_iter().chain(x11) {
                 guard::say(format_args!("steadyhud: {note}"));
             }
         }
@@ -342,11 +336,11 @@ impl StreamAnalysis {
                     ""
                 };
                 self.log.open(
-                    self.settings.name,
+                    &self.client.name,
                     ordinal,
                     SystemTime::now(),
                     steadyhud_log::Layout {
-                        api: self.settings.api,
+                        api: self.client.api,
                         target_fps: Some(self.opts.target_fps),
                         origin_ns: Some(t),
                         columns: &columns,
@@ -416,7 +410,7 @@ impl StreamAnalysis {
         if self.last_t.is_none() {
             return; // the log opens at the first present
         }
-        let cap = self.settings.limit.fps();
+        let cap = self.client.limit.fps();
         if self.cap_logged != Some(cap) && (cap != 0 || self.cap_logged.is_some()) {
             // The cap a session starts with holds from its first frame.
             let frame = match self.cap_logged {
@@ -501,9 +495,9 @@ impl StreamAnalysis {
             return;
         };
         let built = guard::try_run(|| {
-            self.settings.faults.inject(Site::Analysis);
+            self.client.faults.inject(Site::Analysis);
             let frames = rolling.frames();
-            let cfg = self.settings.config;
+            let cfg = &self.client.config;
             let (summary, flags) = match rolling.summary_and_flags() {
                 Some((s, f)) => (Some(s), f),
                 None => (None, vec![false; frames.len()]),
@@ -516,11 +510,11 @@ impl StreamAnalysis {
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
                 counters: match self.counters.as_ref() {
-                    Some(c) if hud::shows_counters(cfg, self.settings.hud.preset()) => c.live(),
+                    Some(c) if hud::shows_counters(cfg, self.client.hud.preset()) => c.live(),
                     _ => Vec::new(),
                 },
                 last_stutter: match self.counters.as_ref() {
-                    Some(c) if hud::shows_counters(cfg, self.settings.hud.preset()) => {
+                    Some(c) if hud::shows_counters(cfg, self.client.hud.preset()) => {
                         c.last_stutter()
                     }
                     _ => None,
@@ -535,10 +529,10 @@ impl StreamAnalysis {
                     }
                     None => Vec::new(),
                 },
-                fps_cap: self.settings.limit.fps(),
-                hidden: !self.settings.hud.visible(),
-                preset: Some(self.settings.hud.preset()),
-                toast: self.settings.hud.toast(steadyhud_sys::clock::now_ns()),
+                fps_cap: self.client.limit.fps(),
+                hidden: !self.client.hud.visible(),
+                preset: Some(self.client.hud.preset()),
+                toast: self.client.hud.toast(steadyhud_sys::clock::now_ns()),
                 generation: 0, // set by publish
             }
         });
@@ -724,7 +718,7 @@ mod tests {
             Log::pending(Some(dir.to_path_buf())),
             10.0,
             Options::default(),
-            Settings::for_tests(),
+            Client::for_tests(),
             Arc::default(),
         );
         (stream, a)

@@ -34,10 +34,10 @@ use super::pollers::{self, AfterPanic, Key, KeyAction, Poller};
 use super::sensor_feed::SharedFeed;
 use super::sensors::Sensors;
 use super::session::Log;
-use super::settings::Settings;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use super::wake::Waker;
+use crate::client::Client;
 use crate::gpu_times::GpuTimes;
 use crate::guard;
 use crate::rings::Stream;
@@ -63,6 +63,24 @@ struct Running {
     feed: SharedFeed,
 }
 
+/// What a client asks of a new capture stream ([`Analysis::new_stream`]).
+#[derive(Default)]
+pub struct StreamSpec {
+    /// The stream's owner: its device (Vulkan) or window (GL); ends with
+    /// [`Analysis::finish_device`].
+    pub device_key: usize,
+    /// The device's counters, when it counts.
+    pub counters: Option<Arc<steadyhud_counters::Counters>>,
+    /// The device's GPU timer, when it times.
+    pub gpu: Option<Arc<dyn GpuTimes>>,
+    /// The device's PCI address (the GPU the system readings read).
+    pub pci: Option<steadyhud_sensors::PciBusId>,
+    /// The window has a source of display times (its presents get
+    /// answers: [`Stream::not_asked`] or the source's), so its rows carry
+    /// the display columns.
+    pub display: bool,
+}
+
 /// The analysis thread of the layer: started with the first capture stream,
 /// joined by [`Analysis::shutdown`].
 #[derive(Default)]
@@ -78,12 +96,12 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Analysis {
-    fn start(&self, settings: Settings, pci: Option<steadyhud_sensors::PciBusId>) -> Running {
+    fn start(&self, client: &'static Client, pci: Option<steadyhud_sensors::PciBusId>) -> Running {
         self.windows.store(0, Ordering::Relaxed);
-        let cfg = settings.config;
+        let cfg = &client.config;
         let analyzer = Arc::new(Mutex::new(Analyzer {
             streams: Vec::new(),
-            settings,
+            client,
             window_s: cfg.window_seconds,
             buf: vec![0; 4096],
             last_flush: Instant::now(),
@@ -98,7 +116,7 @@ impl Analysis {
         let ends = (stop.clone(), exiting.clone(), waker.clone());
         let thread = std::thread::Builder::new()
             .name("steadyhud-analysis".into())
-            .spawn(move || run(a, ends, settings, (pci, f)))
+            .spawn(move || run(a, ends, client, (pci, f)))
             .map_err(|e| {
                 guard::say(format_args!(
                     "steadyhud: cannot start the analysis thread: {e}; no log or live stats"
@@ -116,25 +134,23 @@ impl Analysis {
         }
     }
 
-    /// Creates the capture stream of a newly created swapchain lineage
-    /// (window) of `device_key` and hands its ring to the analysis thread
-    /// (starting it if needed; the first stream's device, at `pci`, is the
-    /// GPU the system readings read). `display`: the window has a source
-    /// of display times (its presents get answers: [`Stream::not_asked`]
-    /// or the source's), so its rows carry the display columns.
-    pub fn new_stream(
-        &self,
-        settings: Settings,
-        device_key: usize,
-        counters: Option<Arc<steadyhud_counters::Counters>>,
-        gpu: Option<Arc<dyn GpuTimes>>,
-        pci: Option<steadyhud_sensors::PciBusId>,
-        display: bool,
-    ) -> Arc<Stream> {
+    /// Creates the capture stream `spec` asks for (a newly created
+    /// swapchain lineage or GL window) and hands its ring to the analysis
+    /// thread (starting it if needed; the first stream's device, at
+    /// `spec.pci`, is the GPU the system readings read). Clients call it
+    /// through [`Client::new_stream`].
+    pub fn new_stream(&self, client: &'static Client, spec: StreamSpec) -> Arc<Stream> {
+        let StreamSpec {
+            device_key,
+            counters,
+            gpu,
+            pci,
+            display,
+        } = spec;
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed) + 1;
         let (stream, (cons, vcons, dcons)) =
             Stream::with_display(id, device_key, counters, display);
-        let cfg = settings.config;
+        let cfg = &client.config;
         let log = if cfg.log {
             Log::pending(cfg.log_dir.clone())
         } else {
@@ -150,7 +166,7 @@ impl Analysis {
             log,
             cfg.window_seconds,
             opts,
-            settings,
+            client,
             self.windows.clone(),
         );
         let mut running = lock(&self.running);
@@ -162,7 +178,7 @@ impl Analysis {
             // Forget it (without joining or finishing the parent's logs).
             std::mem::forget(running.take());
         }
-        let r = running.get_or_insert_with(|| self.start(settings, pci));
+        let r = running.get_or_insert_with(|| self.start(client, pci));
         let analysis = analysis.with_sensors(r.feed.clone());
         lock(&r.analyzer).streams.push(analysis);
         stream
@@ -216,7 +232,7 @@ impl Analysis {
 fn run(
     analyzer: Arc<Mutex<Analyzer>>,
     (stop, exiting, waker): (Arc<AtomicBool>, Arc<AtomicBool>, Arc<Waker>),
-    settings: Settings,
+    client: &'static Client,
     sensors: (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) {
     // Logs of killed sessions, made whole before this one adds its own,
@@ -229,13 +245,13 @@ fn run(
             }
         }
     });
-    let mut pollers = pollers(&settings, sensors);
+    let mut pollers = pollers(client, sensors);
     let mut fds = Vec::new();
     let epoch = Instant::now();
     while !stop.load(Ordering::Acquire) {
         let now = Instant::now();
         pollers.retain_mut(|p| {
-            if guard::try_run(|| p.poll(now, &settings, &analyzer)).is_some() {
+            if guard::try_run(|| p.poll(now, client, &analyzer)).is_some() {
                 return true;
             }
             match p.after_panic() {
@@ -300,26 +316,26 @@ fn on_grid(
 /// which needs their columns), the streams (so the others see this tick's
 /// frames), then the control socket and the keys the config asks for.
 fn pollers(
-    settings: &Settings,
+    client: &'static Client,
     (pci, feed): (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) -> Vec<Box<dyn Poller>> {
     // The socket is served as early as before the readings existed; the
     // readings open next, still before the first tick drains a stream.
-    let control = guard::try_run(|| Control::start(settings)).flatten();
+    let control = guard::try_run(|| Control::start(client)).flatten();
     let mut list: Vec<Box<dyn Poller>> = Vec::new();
-    if let Some(s) = guard::try_run(|| Sensors::start(settings, pci, &feed)).flatten() {
+    if let Some(s) = guard::try_run(|| Sensors::start(client, pci, &feed)).flatten() {
         list.push(Box::new(s));
     }
     list.push(Box::<pollers::Streams>::default());
     if let Some(c) = control {
         list.push(Box::new(c));
     }
-    let cfg = settings.config;
+    let cfg = &client.config;
     let keys = [
         (true, &cfg.toggle_key, KeyAction::ToggleHud),
         (true, &cfg.preset_key, KeyAction::CyclePreset),
         (
-            settings.limit.cycles(),
+            client.limit.cycles(),
             &cfg.toggle_fps_limit,
             KeyAction::CycleCap,
         ),
@@ -328,7 +344,7 @@ fn pollers(
     // display) cost one line together; `ctl` still reaches what they do.
     let mut failed: Vec<(String, Vec<&str>)> = Vec::new();
     for (_, combo, action) in keys.into_iter().filter(|k| k.0) {
-        match Key::watch(combo, action, settings.wayland) {
+        match Key::watch(combo, action, client) {
             Ok(k) => list.push(Box::new(k)),
             Err(e) => match failed.iter_mut().find(|f| f.0 == e) {
                 Some(f) => f.1.push(action.name()),
