@@ -220,8 +220,15 @@ fn run(
     // Logs of killed sessions, made whole before this one adds its own,
     // quietly: this game's output is not the place to report another's
     // log (the CLI's commands say it); only a failure costs a line.
+    // Memory stays bounded whatever the log's length (a long log's summary
+    // is left to the CLI); only logs in this game's log folder.
     guard::contain((), || {
-        for r in steadyhud_log::recover::recover_dead() {
+        let logs: Vec<_> = (settings.config.log_dir.clone())
+            .or_else(steadyhud_log::default_log_dir)
+            .into_iter()
+            .collect();
+        use steadyhud_log::recover::{recover_dead, Within};
+        for r in recover_dead(&logs, Within::Game) {
             if let Err(e) = r {
                 guard::say(format_args!("steadyhud: {e}"));
             }
