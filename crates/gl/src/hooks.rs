@@ -362,8 +362,8 @@ hooks! {
         };
         // SAFETY: the real function with the game's argument.
         let dpy = unsafe { f(native) };
-        // SAFETY: `native` is the game's native display (or null).
-        if unsafe { crate::wayland::is_wl_display(native) } {
+        // Whatever `native` is: it is read only if readable.
+        if crate::wayland::is_wl_display(native) {
             crate::process::wayland_display(dpy as usize, native);
         }
         dpy
