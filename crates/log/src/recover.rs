@@ -768,11 +768,7 @@ mod tests {
         let _one = one_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let (csv, tail_path) = killed_session(dir.path(), 40, 12, true);
-        let got = recover_dead_in(
-            &dir.path().join("tails"),
-            &[dir.path().to_path_buf()],
-            Within::Cli,
-        );
+        let got = recover_in(dir.path());
         assert_eq!(got.len(), 1, "{got:?}");
         let r = got.into_iter().next().unwrap().unwrap();
         assert_eq!((r.rows, r.lost), (39 - 12, 0));
@@ -800,12 +796,7 @@ mod tests {
         assert_eq!(s["exe"], "game", "{s}");
         assert!((s["wall_s"].as_f64().unwrap() - 0.41).abs() < 1e-9, "{s}");
         // A second look finds nothing to do.
-        assert!(recover_dead_in(
-            &dir.path().join("tails"),
-            &[dir.path().to_path_buf()],
-            Within::Cli
-        )
-        .is_empty());
+        assert!(recover_in(dir.path()).is_empty());
     }
 
     /// A killed session with display columns: the summary's `display` key
@@ -867,14 +858,7 @@ mod tests {
         drop(log);
         // The writer is gone: its lock on the tail with it.
         drop(tail);
-        let r = recover_dead_in(
-            &dir.path().join("tails"),
-            &[dir.path().to_path_buf()],
-            Within::Cli,
-        )
-        .pop()
-        .unwrap()
-        .unwrap();
+        let r = recover_in(dir.path()).pop().unwrap().unwrap();
         assert_eq!(r.rows, 12);
         let s: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(summary_path_for(&csv)).unwrap()).unwrap();
@@ -900,14 +884,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let n = tail::SLOTS as u64 + 100;
         let (csv, _) = killed_session(dir.path(), n, 10, false);
-        let r = recover_dead_in(
-            &dir.path().join("tails"),
-            &[dir.path().to_path_buf()],
-            Within::Cli,
-        )
-        .pop()
-        .unwrap()
-        .unwrap();
+        let r = recover_in(dir.path()).pop().unwrap().unwrap();
         // Timestamps 11..100 were overwritten.
         assert_eq!(r.lost, 89);
         assert_eq!(r.rows, n - 1 - 10 - 89);
@@ -929,12 +906,7 @@ mod tests {
         text.push_str(END_LINE);
         text.push('\n');
         fs::write(&csv, &text).unwrap();
-        assert!(recover_dead_in(
-            &dir.path().join("tails"),
-            &[dir.path().to_path_buf()],
-            Within::Cli
-        )
-        .is_empty());
+        assert!(recover_in(dir.path()).is_empty());
         assert!(!tail_path.exists());
         assert_eq!(fs::read_to_string(&csv).unwrap(), text);
         // Our own tail (a live process) is not touched.
@@ -943,14 +915,14 @@ mod tests {
             .join("tails")
             .join(tail::file_name(std::process::id(), "x"));
         let t = Tail::create(&mine, &csv, std::process::id(), 1).unwrap();
-        assert!(recover_dead_in(
-            &dir.path().join("tails"),
-            &[dir.path().to_path_buf()],
-            Within::Cli
-        )
-        .is_empty());
+        assert!(recover_in(dir.path()).is_empty());
         assert!(mine.exists());
         drop(t);
+    }
+
+    /// The CLI's recovery of the tails in `dir/tails` for logs in `dir`.
+    fn recover_in(dir: &Path) -> Vec<Result<Recovered, LogError>> {
+        recover_dead_in(&dir.join("tails"), &[dir.to_path_buf()], Within::Cli)
     }
 
     /// Recovery of the tails in `dir/tails` for logs in `dir`, on a thread:
