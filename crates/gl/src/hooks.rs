@@ -450,26 +450,26 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
     )
 }
 
-/// `dlsym` on 32-bit x86: the same entry as the naked one above, written
-/// as a symbol of its own in `global_asm!` (the build's compiler, Debian's
-/// Rust 1.85, has no naked functions), so no compiler prologue can precede
-/// it whatever the flags: `-Cforce-frame-pointers=yes`, which some
-/// distributions put in their Rust flags, gives every Rust function a
-/// `push %ebp`, and an entry written inside one would read the return
-/// address as the handle. The block sees the caller's arguments and return
-/// address where the caller put them (`[esp+4]`: the handle). glibc's
-/// `dlsym` is read through the library's GOT base (`call`/`pop`, as
-/// position-independent i386 code does); both jumps leave the stack as the
-/// caller made it, so `RTLD_NEXT` resolves from the caller.
-///
-/// rustc's version script exports only the names Rust defines, so the
-/// exported `dlsym` is the Rust function below, and `build.rs` points that
-/// name at this entry (`--defsym=dlsym=steadyhud_dlsym_entry`: a linker
-/// definition wins over the object's). The 32-bit pass of
-/// `es2gears_x11_logs_every_swap_and_shows_the_hud` checks it (a tool
-/// preloaded after us would otherwise find itself and recurse), and
-/// `scripts/test.sh` runs it with the library built with frame pointers
-/// forced.
+// `dlsym` on 32-bit x86: the same entry as the naked one above, written
+// as a symbol of its own in `global_asm!` (the build's compiler, Debian's
+// Rust 1.85, has no naked functions), so no compiler prologue can precede
+// it whatever the flags: `-Cforce-frame-pointers=yes`, which some
+// distributions put in their Rust flags, gives every Rust function a
+// `push %ebp`, and an entry written inside one would read the return
+// address as the handle. The block sees the caller's arguments and return
+// address where the caller put them (`[esp+4]`: the handle). glibc's
+// `dlsym` is read through the library's GOT base (`call`/`pop`, as
+// position-independent i386 code does); both jumps leave the stack as the
+// caller made it, so `RTLD_NEXT` resolves from the caller.
+//
+// rustc's version script exports only the names Rust defines, so the
+// exported `dlsym` is the Rust function below, and `build.rs` points that
+// name at this entry (`--defsym=dlsym=steadyhud_dlsym_entry`: a linker
+// definition wins over the object's). The 32-bit pass of
+// `es2gears_x11_logs_every_swap_and_shows_the_hud` checks it (a tool
+// preloaded after us would otherwise find itself and recurse), and
+// `scripts/test.sh` runs it with the library built with frame pointers
+// forced.
 #[cfg(target_arch = "x86")]
 std::arch::global_asm!(
     ".pushsection .text.steadyhud_dlsym_entry,\"ax\",@progbits",
