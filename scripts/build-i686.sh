@@ -19,8 +19,21 @@
 # /usr/bin/cargo). So this build is also the workspace's check that the layer
 # and the crates it uses still compile with Rust 1.85.
 #
-# usage: scripts/build-i686.sh          (as root: apt-get, dpkg)
+# With --frame-pointers it builds only the GL library, with
+# RUSTFLAGS=-Cforce-frame-pointers=yes (as some distributions build Rust
+# code), into target/i686-fp, and checks that its exported dlsym starts with
+# our entry's first instruction, not a compiler prologue; scripts/test.sh
+# then runs the 32-bit GL tests that go through dlsym with it
+# (STEADYHUD_TEST_GL_LIBRARY).
+#
+# usage: scripts/build-i686.sh [--frame-pointers]   (as root: apt-get, dpkg)
 set -euo pipefail
+frame_pointers=0
+case ${1:-} in
+  --frame-pointers) frame_pointers=1 ;;
+  "") ;;
+  *) echo "usage: scripts/build-i686.sh [--frame-pointers]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
 root=$(pwd)
 if [ "$(id -u)" != 0 ]; then
@@ -156,6 +169,33 @@ export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc CARGO_TARGET_DIR="$root/tar
 unset RUSTC_WRAPPER RUSTC_WORKSPACE_WRAPPER RUSTFLAGS CARGO_ENCODED_RUSTFLAGS RUSTUP_TOOLCHAIN CARGO_BUILD_TARGET || true
 echo "build-i686.sh: $(/usr/bin/cargo --version), $($RUSTC --version)"
 start=$SECONDS
+if [ $frame_pointers = 1 ]; then
+  # A packager's flags: every Rust function gets a frame-pointer prologue.
+  # The exported dlsym must still be the global_asm! entry (src/hooks.rs),
+  # whose first instruction is `cmpl $-1, 4(%esp)` (83 7c 24 04 ff).
+  export CARGO_TARGET_DIR="$root/target/i686-fp" RUSTFLAGS=-Cforce-frame-pointers=yes
+  /usr/bin/cargo build --release --locked -p steadyhud-gl --lib --target i686-unknown-linux-gnu
+  lib="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release/libsteadyhud_gl.so"
+  # dlsym's file offset: its address in .dynsym, less its segment's
+  # address, plus that segment's offset (readelf, binutils).
+  addr=$(readelf -W --dyn-syms "$lib" | awk '$8 == "dlsym" { print $2; exit }')
+  [ -n "$addr" ] || { echo "build-i686.sh: $lib exports no dlsym" >&2; exit 1; }
+  a=$((16#$addr)) off=
+  while read -r kind o v _ fs _; do
+    if [ "$kind" = LOAD ] && [ $a -ge $((v)) ] && [ $a -lt $((v + fs)) ]; then
+      off=$((a - v + o))
+      break
+    fi
+  done < <(readelf -W -l "$lib")
+  [ -n "$off" ] || { echo "build-i686.sh: dlsym ($addr) in no LOAD segment of $lib" >&2; exit 1; }
+  first=$(od -An -tx1 -j "$off" -N5 "$lib" | tr -d ' \n')
+  if [ "$first" != 837c2404ff ]; then
+    echo "build-i686.sh: $lib: dlsym starts with $first, not the entry's cmpl \$-1, 4(%esp) (837c2404ff): a prologue precedes it" >&2
+    exit 1
+  fi
+  echo "build-i686.sh: $lib built with frame pointers; dlsym is the entry (837c2404ff) (in $((SECONDS - start)) s)"
+  exit 0
+fi
 # (Two runs: --lib and --bins would each apply to every package named.)
 /usr/bin/cargo build --release --locked -p steadyhud-layer -p steadyhud-gl --lib --target i686-unknown-linux-gnu
 /usr/bin/cargo build --release --locked -p steadyhud-testapp -p steadyhud-gltest --bins --target i686-unknown-linux-gnu

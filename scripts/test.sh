@@ -112,6 +112,17 @@ step "32-bit tests" env STEADYHUD_TEST_ARCH=i686 cargo test --release --no-fail-
   --test counters_attribution --test counters_hud --test layer_apps --test sensors \
   --test steam_proton --test gl_games
 
+# The 32-bit GL library as a distribution may build it, with frame pointers
+# forced (a prologue in every Rust function): its dlsym entry must not
+# depend on the prologue (issue 51). Only the GL library is rebuilt; the
+# GL tests that go through dlsym (RTLD_NEXT from a tool preloaded after
+# ours, and the game's own lookups) run with it.
+step "32-bit GL, frame pointers" scripts/build-i686.sh --frame-pointers
+step "32-bit GL tests, frame pointers" env STEADYHUD_TEST_ARCH=i686 \
+  STEADYHUD_TEST_GL_LIBRARY="$PWD/target/i686-fp/i686-unknown-linux-gnu/release/libsteadyhud_gl.so" \
+  cargo test --release --no-fail-fast --test gl_games -- es2gears_x11_logs_every_swap_and_shows_the_hud \
+  real_functions_come_from_the_library_the_game_opened
+
 # Every log parser and the config parser fuzzed for a bounded time (zero
 # crashes), after the tests so a test failure is reported first.
 step "fuzzing" scripts/fuzz.sh 10

@@ -8,9 +8,14 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The GL library of this test run (in i686 mode, its 32-bit build).
+/// The GL library of this test run (in i686 mode, its 32-bit build), or
+/// the one `STEADYHUD_TEST_GL_LIBRARY` names (`scripts/test.sh`: the
+/// 32-bit build with frame pointers forced).
 pub fn gl_library() -> PathBuf {
-    built_library("libsteadyhud_gl.so")
+    match std::env::var_os("STEADYHUD_TEST_GL_LIBRARY") {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => built_library("libsteadyhud_gl.so"),
+    }
 }
 
 /// The GL test program (`crates/gltest`; in i686 mode, its 32-bit build).

@@ -269,6 +269,9 @@ pub fn run(args: AnalyzeArgs) -> ExitCode {
     if let (false, Some(d)) = (args.json, display) {
         text.push_str(&super::display::table(d));
     }
+    // The log's own text (its `# exe:` line, marks) is someone's: an
+    // escape sequence in it is shown, not obeyed (JSON escapes it itself).
+    let text = crate::shown(&text);
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -115,7 +115,7 @@ fn bench(args: &Args) -> Result<(), BenchError> {
     stop(&mut child);
     eprintln!();
     // Stopped by SIGTERM: the rows after the layer's last flush are in its tail.
-    crate::recovered::killed_logs();
+    crate::recovered::killed_logs(Some(log_dir.as_path()));
     if let Some(status) = outcome.exited_early {
         eprintln!(
             "steadyhud bench: the program ended by itself ({status}) before the run was complete"

@@ -48,7 +48,7 @@ pub fn run(args: &Args) -> std::process::ExitCode {
         };
         let a = load_run(a, opts)?;
         let b = load_run(b, opts)?;
-        print!("{}", render(&a, &b));
+        print!("{}", crate::shown(&render(&a, &b)));
         Ok(())
     })
 }

@@ -163,7 +163,7 @@ fn compare_paths(
         let j = json(&cmp, &sides, &warnings, &args.fail_if_worse);
         println!("{}", serde_json::to_string_pretty(&j).unwrap_or_default());
     } else {
-        print!("{}", text(&cmp, &sides));
+        print!("{}", crate::shown(&text(&cmp, &sides)));
         for w in &warnings {
             eprintln!("warning: {w}");
         }

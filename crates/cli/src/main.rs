@@ -54,7 +54,7 @@ fn main() -> ExitCode {
             | Command::Merge(_)
     ) {
         // The logs they read are whole first, killed sessions' too.
-        steadyhud_cli::recovered::killed_logs();
+        steadyhud_cli::recovered::killed_logs(None);
     }
     match cli.command {
         Command::Install(a) => steadyhud_cli::install::run_install(a),

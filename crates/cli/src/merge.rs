@@ -357,7 +357,7 @@ pub fn table(m: &Merged, s: &TimeMetrics) -> String {
 pub fn run(args: &Args) -> ExitCode {
     match run_inner(args) {
         Ok(text) => {
-            print!("{text}");
+            print!("{}", crate::shown(&text));
             ExitCode::SUCCESS
         }
         Err(e) => {

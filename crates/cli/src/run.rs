@@ -341,7 +341,7 @@ fn run_inner(args: &RunArgs) -> Result<ExitCode, RunError> {
     };
     drop(dir);
     // A killed game's last frames (Steam's Stop, TerminateProcess).
-    crate::recovered::killed_logs();
+    crate::recovered::killed_logs(log_dir.as_deref());
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else if libc::WIFSIGNALED(status) {

@@ -798,3 +798,36 @@ fn missing_file_and_bad_options_exit_2() {
     let out = analyze(&["x.csv", "--format", "excel"]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A log's `# exe:` line and marks are text whoever wrote the log chose:
+/// an escape sequence in them (retitle the terminal, clear it, hide what
+/// follows) is printed escaped, never sent to the terminal as is.
+#[test]
+fn escape_sequences_in_a_logs_text_are_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("evil.csv");
+    let mut log = String::from(
+        "# steadyhud 0.1.0 session log\n# exe: game\u{1b}]0;owned\u{7}\u{1b}[2J\n# start: x\n\
+         frame,present_ns,frametime_ms\n",
+    );
+    for i in 0..20u64 {
+        log.push_str(&format!("{i},{},16.666667\n", (i + 1) * 16_666_667));
+        if i == 9 {
+            log.push_str("# mark: boss\u{1b}[8m at frame 10\n");
+        }
+    }
+    std::fs::write(&path, log).unwrap();
+    let out = analyze(&[path.to_str().unwrap(), "--segments"]);
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
+    assert!(stdout.contains("game\\u{1b}]0;owned\\u{7}"), "{stdout}");
+    assert!(stdout.contains("boss\\u{1b}[8m"), "{stdout}");
+}

@@ -6,7 +6,7 @@
 use super::protocol::{BadReply, Reply, Request};
 use super::server::MAX_CONNECTIONS;
 use super::{pid_of, socket_path, DirError};
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -17,6 +17,9 @@ pub const TIMEOUT: Duration = Duration::from_secs(3);
 pub const BUSY_PATIENCE: Duration = Duration::from_secs(1);
 /// The pause before each new try.
 pub const BUSY_PAUSE: Duration = Duration::from_millis(50);
+/// The longest reply line read (a `status` reply is a few KB): a peer that
+/// sends more without a newline is not a session of ours.
+pub const MAX_REPLY: usize = 1 << 20;
 
 /// What went wrong talking to a session.
 #[derive(Debug, thiserror::Error)]
@@ -141,36 +144,17 @@ pub fn exchange(stream: UnixStream, path: &Path, request: &Request) -> Result<Re
         ) {
             return Err(io_err(source));
         }
-        let mut line = String::new();
-        return match BufReader::new(&stream).read_line(&mut line) {
-            Ok(n) if n > 0 => Reply::parse(&line).map_err(|source| ClientError::BadReply {
-                path: path.to_path_buf(),
-                source,
-            }),
+        return match read_reply(&stream) {
+            Ok(line) if !line.is_empty() => {
+                Reply::parse(&line).map_err(|source| ClientError::BadReply {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
             _ => Err(io_err(source)),
         };
     }
-    let mut line = String::new();
-    BufReader::new(&stream)
-        .read_line(&mut line)
-        .map_err(|source| match source.kind() {
-            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => ClientError::Io {
-                path: path.to_path_buf(),
-                source: io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!(
-                        "no reply within {} s",
-                        stream
-                            .read_timeout()
-                            .ok()
-                            .flatten()
-                            .unwrap_or(TIMEOUT)
-                            .as_secs_f64()
-                    ),
-                ),
-            },
-            _ => io_err(source),
-        })?;
+    let line = read_reply(&stream).map_err(io_err)?;
     if line.is_empty() {
         return Err(ClientError::NoReply {
             path: path.to_path_buf(),
@@ -180,6 +164,63 @@ pub fn exchange(stream: UnixStream, path: &Path, request: &Request) -> Result<Re
         path: path.to_path_buf(),
         source,
     })
+}
+
+/// The reply line on `stream` (with its `\n`; empty when the peer closed
+/// first), whole within the stream's read timeout ([`TIMEOUT`] unless
+/// set): the limit is for the whole reply, not for each read, so a peer
+/// that trickles a byte at a time cannot hold the client; at most
+/// [`MAX_REPLY`] bytes.
+fn read_reply(stream: &UnixStream) -> io::Result<String> {
+    let limit = stream.read_timeout().ok().flatten().unwrap_or(TIMEOUT);
+    let deadline = Instant::now() + limit;
+    let timed_out = || {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!("no reply within {} s", limit.as_secs_f64()),
+        )
+    };
+    let mut line = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut reader = stream;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(timed_out());
+        }
+        stream.set_read_timeout(Some(left))?;
+        let n = match reader.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(timed_out())
+            }
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            break;
+        }
+        match buf[..n].iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                line.extend_from_slice(&buf[..=i]);
+                break;
+            }
+            None => line.extend_from_slice(&buf[..n]),
+        }
+        if line.len() > MAX_REPLY {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("a reply longer than {MAX_REPLY} bytes"),
+            ));
+        }
+    }
+    String::from_utf8(line)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "a reply not in UTF-8"))
 }
 
 /// One request to the socket at `path` whose reply must come within
@@ -269,6 +310,7 @@ pub fn choose(dir: &Path, pid: Option<u32>) -> Result<Socket, ClientError> {
 mod tests {
     use super::*;
     use crate::protocol::HudChange;
+    use std::io::{BufRead, BufReader};
     use std::os::unix::net::UnixListener;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
@@ -305,6 +347,53 @@ mod tests {
             }
             taken
         })
+    }
+
+    /// A peer that answers a byte at a time (never a whole line) or a
+    /// line without end: the client gives up after its time limit for the
+    /// whole reply, or at [`MAX_REPLY`] bytes.
+    #[test]
+    fn a_slow_or_endless_peer_is_given_up_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = socket_path(dir.path(), 7);
+        let listener = UnixListener::bind(&path).unwrap();
+        let peer = std::thread::spawn(move || {
+            let mut sent = Vec::new();
+            for trickle in [true, false] {
+                let (mut s, _) = listener.accept().unwrap();
+                let mut n = 0;
+                // A byte every 100 ms for 60 s, or 8 MiB at once.
+                while n < if trickle { 600 } else { 8 << 20 } {
+                    let chunk: &[u8] = if trickle { b"o" } else { &[b'o'; 65536] };
+                    if s.write_all(chunk).is_err() {
+                        break;
+                    }
+                    n += chunk.len();
+                    if trickle {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                }
+                sent.push(n);
+            }
+            sent
+        });
+        let slow = request_within(&path, &Request::Status, Duration::from_secs(2));
+        match slow {
+            Err(ClientError::Io { source, .. }) => {
+                assert_eq!(source.kind(), io::ErrorKind::TimedOut, "{source}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let endless = request_within(&path, &Request::Status, Duration::from_secs(30));
+        match endless {
+            Err(ClientError::Io { source, .. }) => {
+                assert!(source.to_string().contains("longer than"), "{source}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let sent = peer.join().unwrap();
+        // The client left while the peer still had bytes to send.
+        assert!(sent[0] < 600 && sent[1] < 8 << 20, "{sent:?}");
     }
 
     #[test]

@@ -24,10 +24,11 @@
 use super::protocol::{Reply, Request, BUSY, MAX_LINE};
 use std::io::{self, Read};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use steadyhud_sys::private_dir::euid;
 
 /// New connections taken per poll; more wait in the listen backlog.
 pub const ACCEPTS_PER_POLL: usize = 64;
@@ -92,42 +93,14 @@ pub struct Server {
     stats: ServerStats,
 }
 
-/// This process's effective uid.
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
-/// Creates `dir` (mode 0700) or checks that it is ours and private.
+/// Creates `dir` (mode 0700) or checks that it is ours and private
+/// ([`steadyhud_sys::private_dir::ensure`], as the present tails' folder).
 pub fn private_dir(dir: &Path) -> Result<(), ServeError> {
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => return Ok(()),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-        Err(source) => {
-            return Err(ServeError::Dir {
-                path: dir.to_path_buf(),
-                source,
-            })
-        }
-    }
-    let not_private = |why: String| ServeError::NotPrivate {
-        path: dir.to_path_buf(),
-        why,
-    };
-    let meta = std::fs::symlink_metadata(dir).map_err(|source| ServeError::Dir {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    if !meta.is_dir() {
-        return Err(not_private("not a directory".into()));
-    }
-    if meta.uid() != euid() {
-        return Err(not_private(format!("owned by uid {}", meta.uid())));
-    }
-    if meta.mode() & 0o077 != 0 {
-        return Err(not_private(format!("mode {:o}", meta.mode() & 0o777)));
-    }
-    Ok(())
+    use steadyhud_sys::private_dir::{ensure, DirError};
+    ensure(dir).map_err(|e| match e {
+        DirError::Io { path, source } => ServeError::Dir { path, source },
+        DirError::NotPrivate { path, why } => ServeError::NotPrivate { path, why },
+    })
 }
 
 impl Server {

@@ -362,8 +362,8 @@ hooks! {
         };
         // SAFETY: the real function with the game's argument.
         let dpy = unsafe { f(native) };
-        // SAFETY: `native` is the game's native display (or null).
-        if unsafe { crate::wayland::is_wl_display(native) } {
+        // Whatever `native` is: it is read only if readable.
+        if crate::wayland::is_wl_display(native) {
             crate::process::wayland_display(dpy as usize, native);
         }
         dpy
@@ -450,51 +450,61 @@ pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut
     )
 }
 
-/// `dlsym` on 32-bit x86, where the build's compiler (Debian's Rust 1.85)
-/// has no naked functions: the same entry as the naked one above, as one
-/// assembly block that never returns in a function that declares no
-/// arguments and uses no stack (`nostack`: its `call`/`pop` pair only
-/// reaches below the stack pointer, and i386 has no red zone for that to
-/// clobber; without it the compiler aligns the stack first, seen in the
-/// disassembly), so the compiler gives it no prologue and
-/// the block sees the caller's arguments and return address where the
-/// caller put them (`[esp+4]`: the handle). glibc's `dlsym` is read through
-/// the library's GOT base (`call`/`pop`, as position-independent i386 code
-/// does); both jumps leave the stack as the caller made it, so `RTLD_NEXT`
-/// resolves from the caller. (A `global_asm!` entry would need no such
-/// care, but rustc's version script keeps its symbol out of the library's
-/// exports; a plain Rust body calls glibc instead of jumping, seen in its
-/// disassembly.) The 32-bit pass of
-/// `es2gears_x11_logs_every_swap_and_shows_the_hud` checks it: a tool
-/// preloaded after us would otherwise find itself and recurse.
+// `dlsym` on 32-bit x86: the same entry as the naked one above, written
+// as a symbol of its own in `global_asm!` (the build's compiler, Debian's
+// Rust 1.85, has no naked functions), so no compiler prologue can precede
+// it whatever the flags: `-Cforce-frame-pointers=yes`, which some
+// distributions put in their Rust flags, gives every Rust function a
+// `push %ebp`, and an entry written inside one would read the return
+// address as the handle. The block sees the caller's arguments and return
+// address where the caller put them (`[esp+4]`: the handle). glibc's
+// `dlsym` is read through the library's GOT base (`call`/`pop`, as
+// position-independent i386 code does); both jumps leave the stack as the
+// caller made it, so `RTLD_NEXT` resolves from the caller.
+//
+// rustc's version script exports only the names Rust defines, so the
+// exported `dlsym` is the Rust function below, and `build.rs` points that
+// name at this entry (`--defsym=dlsym=steadyhud_dlsym_entry`: a linker
+// definition wins over the object's). The 32-bit pass of
+// `es2gears_x11_logs_every_swap_and_shows_the_hud` checks it (a tool
+// preloaded after us would otherwise find itself and recurse), and
+// `scripts/test.sh` runs it with the library built with frame pointers
+// forced.
+#[cfg(target_arch = "x86")]
+std::arch::global_asm!(
+    ".pushsection .text.steadyhud_dlsym_entry,\"ax\",@progbits",
+    ".globl steadyhud_dlsym_entry",
+    ".type steadyhud_dlsym_entry,@function",
+    "steadyhud_dlsym_entry:",
+    "cmpl $-1, 4(%esp)",
+    "jne 2f",
+    "call 1f",
+    "1:",
+    "popl %ecx",
+    "addl $_GLOBAL_OFFSET_TABLE_+[.-1b], %ecx",
+    "movl {real}@GOTOFF(%ecx), %eax",
+    "testl %eax, %eax",
+    "jz 2f",
+    "jmp *%eax",
+    "2:",
+    "jmp {hook}",
+    ".size steadyhud_dlsym_entry, .-steadyhud_dlsym_entry",
+    ".popsection",
+    real = sym real::REAL_DLSYM,
+    hook = sym dlsym_hook,
+    options(att_syntax),
+);
+
+/// The name rustc exports on 32-bit x86, whose symbol the link points at
+/// `steadyhud_dlsym_entry` (above); this body is never reached through it.
 ///
 /// # Safety
 /// As `dlsym(3)`.
 #[cfg(target_arch = "x86")]
 #[no_mangle]
-pub unsafe extern "C" fn dlsym() {
-    // SAFETY: see above; reads the caller's first argument and a static of
-    // ours, and jumps to glibc's `dlsym` or to `dlsym_hook` with the
-    // caller's frame.
-    unsafe {
-        std::arch::asm!(
-            "cmpl $-1, 4(%esp)",
-            "jne 2f",
-            "call 1f",
-            "1:",
-            "popl %ecx",
-            "addl $_GLOBAL_OFFSET_TABLE_+[.-1b], %ecx",
-            "movl {real}@GOTOFF(%ecx), %eax",
-            "testl %eax, %eax",
-            "jz 2f",
-            "jmp *%eax",
-            "2:",
-            "jmp {hook}",
-            real = sym real::REAL_DLSYM,
-            hook = sym dlsym_hook,
-            options(att_syntax, noreturn, nostack),
-        )
-    }
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    // SAFETY: the caller's contract.
+    unsafe { dlsym_hook(handle, name) }
 }
 
 /// `dlsym` on other architectures: [`dlsym_hook`] for every handle, so

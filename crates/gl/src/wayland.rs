@@ -60,18 +60,18 @@ pub fn forget_surface(surface: u64) {
 
 /// Whether `native` (an `eglGetDisplay` argument) is a `wl_display`: as
 /// Mesa tells, its first word points at libwayland-client's
-/// `wl_display_interface` (absent: nothing here is Wayland).
-///
-/// # Safety
-/// `native` is null or a native display pointer (its first word readable).
-pub unsafe fn is_wl_display(native: *mut c_void) -> bool {
+/// `wl_display_interface` (absent: nothing here is Wayland). The word is
+/// read through the kernel ([`steadyhud_sys::probe::read_word`]): the
+/// argument is any value the game passes (an X11 `Display *`, a GBM
+/// device, `EGL_DEFAULT_DISPLAY`, garbage), and a bad one gets the real
+/// call's EGL error, not a crash in our hook.
+pub fn is_wl_display(native: *mut c_void) -> bool {
     if native.is_null() {
         return false;
     }
     // SAFETY: a plain lookup in the global scope.
     let iface = unsafe { crate::real::real_dlsym(libc::RTLD_DEFAULT, c"wl_display_interface") };
-    // SAFETY: the caller's native display, whose first word is readable.
-    !iface.is_null() && unsafe { *(native as *const *const c_void) } == iface.cast_const()
+    !iface.is_null() && steadyhud_sys::probe::read_word(native as usize) == Some(iface as usize)
 }
 
 /// `struct wl_egl_window` of libwayland's `wayland-egl-backend.h`
@@ -112,4 +112,40 @@ pub unsafe fn wl_surface_of(win: *mut c_void) -> Option<*mut c_void> {
     // SAFETY: a versioned wl_egl_window has every field above.
     let surface = unsafe { (*w).surface };
     (!surface.is_null()).then_some(surface)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `eglGetDisplay` with a handle that points nowhere: the real call
+    /// answers with an EGL error; our hook must not fault reading it.
+    #[test]
+    fn a_bad_native_display_is_not_a_wl_display_and_no_crash() {
+        // libwayland-client loaded, as in a Wayland game: the hook then
+        // reads the handle's first word.
+        // SAFETY: dlopen of a system library by name.
+        let lib = unsafe {
+            libc::dlopen(
+                c"libwayland-client.so.0".as_ptr(),
+                libc::RTLD_NOW | libc::RTLD_GLOBAL,
+            )
+        };
+        assert!(
+            !lib.is_null(),
+            "libwayland-client.so.0 (a GL test dependency)"
+        );
+        // SAFETY: a plain lookup in the global scope.
+        let iface = unsafe { crate::real::real_dlsym(libc::RTLD_DEFAULT, c"wl_display_interface") };
+        assert!(!iface.is_null());
+        // A word that is the interface: a wl_display as Mesa tells.
+        let fake: [*mut c_void; 2] = [iface, std::ptr::null_mut()];
+        assert!(is_wl_display(fake.as_ptr() as *mut c_void));
+        let other: usize = 7;
+        assert!(!is_wl_display(&other as *const usize as *mut c_void));
+        // Unmapped addresses: no fault, not Wayland.
+        for bad in [16usize, usize::MAX - 7, 0x7] {
+            assert!(!is_wl_display(bad as *mut c_void), "{bad:#x}");
+        }
+    }
 }

@@ -23,7 +23,8 @@ use crate::{
     parse_target_fps, Api, API_PREFIX, END_LINE, EXE_PREFIX, OVERFLOW_PREFIX, TARGET_FPS_PREFIX,
 };
 use std::fs;
-use std::io::Write;
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use steadyhud_metrics::display::NO_VALUE;
 use steadyhud_metrics::Options;
@@ -31,6 +32,33 @@ use steadyhud_sys::tail::{self, TailFile};
 
 /// Start of the comment line before the rows a recovery added.
 pub const RECOVERED_PREFIX: &str = "# recovered: ";
+
+/// The extension a claimed tail is kept under when the summary over its
+/// log is left to the CLI ([`Within::Game`]).
+pub const PENDING_EXT: &str = "pending";
+
+/// The most frames whose summary a game rewrites for a killed session
+/// (its working memory, ~50 bytes a frame, stays under ~8 MB; 5.5 min at
+/// 300 fps); a longer log's summary is left to the next CLI command.
+pub const GAME_SUMMARY_FRAMES: u64 = 150_000;
+
+/// The bytes of a log's head read for its header lines, and the longest
+/// line read backwards for its last row.
+const HEAD_MAX: u64 = 64 * 1024;
+const LINE_MAX: usize = 64 * 1024;
+
+/// Where a recovery runs, which decides what it may cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Within {
+    /// Inside someone's game (the layer or GL library at its start):
+    /// memory bounded whatever the log's length. The rows are added (the
+    /// head and the end of the log are read, never the whole); the summary
+    /// only of a log up to [`GAME_SUMMARY_FRAMES`], else the claimed tail
+    /// is kept as `<name>.pending` for the CLI.
+    Game,
+    /// A CLI command: also the summaries games left pending.
+    Cli,
+}
 
 /// What one recovery did.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,10 +70,19 @@ pub struct Recovered {
     /// Timestamps the tail no longer held (overwritten: more than
     /// [`tail::SLOTS`] frames behind the last flush).
     pub lost: u64,
+    /// The summary is not rewritten yet: left to the next CLI command.
+    pub summary_left: bool,
 }
 
 impl std::fmt::Display for Recovered {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        if self.rows == 0 && self.lost == 0 {
+            return write!(
+                f,
+                "summary of a killed session rewritten over every row of {}",
+                self.csv.display()
+            );
+        }
         write!(
             f,
             "{} frames of a killed session recovered into {}",
@@ -59,25 +96,51 @@ impl std::fmt::Display for Recovered {
     }
 }
 
-/// Recovers every tail in [`tail::folder`] whose process has ended; each
-/// result is a recovery or the reason one failed. Cheap when there is none:
-/// one read of a folder in memory.
-pub fn recover_dead() -> Vec<Result<Recovered, LogError>> {
-    recover_dead_in(&tail::folder())
+/// Recovers every tail in [`tail::folder`] whose process has ended and
+/// whose log is in one of `logs` (our log folders); each result is a
+/// recovery or the reason one failed. Cheap when there is none: one read
+/// of a folder in memory.
+pub fn recover_dead(logs: &[PathBuf], within: Within) -> Vec<Result<Recovered, LogError>> {
+    recover_dead_in(&tail::folder(), logs, within)
 }
 
-/// [`recover_dead`] of the tails in `dir`.
-pub fn recover_dead_in(dir: &Path) -> Vec<Result<Recovered, LogError>> {
+/// [`recover_dead`] of the tails in `dir`. A folder that is not ours alone
+/// ([`steadyhud_sys::private_dir`]) is not read: one error says so (in a
+/// game nothing: its own tail's line says it).
+pub fn recover_dead_in(
+    dir: &Path,
+    logs: &[PathBuf],
+    within: Within,
+) -> Vec<Result<Recovered, LogError>> {
+    match steadyhud_sys::private_dir::check_existing(dir) {
+        Ok(true) => {}
+        Ok(false) => return Vec::new(),
+        // A game's tail says it once (its tails are off); the CLI says it.
+        Err(_) if within == Within::Game => return Vec::new(),
+        Err(e) => {
+            return vec![Err(LogError::Recover {
+                path: dir.to_path_buf(),
+                why: format!("{e}; its tails are left alone"),
+            })]
+        }
+    }
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
     tail::sweep_unfinished(dir);
+    let logs: Vec<PathBuf> = logs.iter().filter_map(|d| d.canonicalize().ok()).collect();
     let mut out = Vec::new();
     for e in entries.flatten() {
-        if !e.file_name().to_string_lossy().ends_with(".tail") {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        let pending = if name.ends_with(".tail") {
+            false
+        } else if within == Within::Cli && name.ends_with(&format!(".{PENDING_EXT}")) {
+            true
+        } else {
             continue;
-        }
-        if let Some(r) = recover(&e.path()).transpose() {
+        };
+        if let Some(r) = recover_one(&e.path(), &logs, within, pending).transpose() {
             out.push(r);
         }
     }
@@ -85,54 +148,148 @@ pub fn recover_dead_in(dir: &Path) -> Vec<Result<Recovered, LogError>> {
 }
 
 /// Recovers the log of the tail at `path` if its writer has ended (its
-/// lock is free: [`tail::claim`]) and removes the tail. `None`: nothing to
-/// do (the writer lives, another reader took it, the log ended cleanly or
-/// is gone).
-pub fn recover(path: &Path) -> Result<Option<Recovered>, LogError> {
+/// lock is free: [`tail::claim`]) and its log is in `logs`, and removes the
+/// tail. `None`: nothing to do (the writer lives, another reader took it,
+/// the log is elsewhere, ended cleanly or is gone).
+pub fn recover(
+    path: &Path,
+    logs: &[PathBuf],
+    within: Within,
+) -> Result<Option<Recovered>, LogError> {
+    let logs: Vec<PathBuf> = logs.iter().filter_map(|d| d.canonicalize().ok()).collect();
+    recover_one(path, &logs, within, false)
+}
+
+/// [`recover`], `logs` canonical; `pending`: a tail a game kept for its
+/// summary, whose rows are already in the log.
+fn recover_one(
+    path: &Path,
+    logs: &[PathBuf],
+    within: Within,
+    pending: bool,
+) -> Result<Option<Recovered>, LogError> {
     let err = |source| LogError::Read {
         path: path.to_path_buf(),
         source,
     };
     // Recovered, or never to be: either way the claim removes the tail
     // when it goes. A log that could not be rewritten stays as it was.
-    let Some(claim) = tail::claim(path).map_err(err)? else {
+    let Some((claim, t)) = tail::claim_if(path, |t| in_folders(&t.csv, logs)).map_err(err)? else {
         return Ok(None);
     };
-    let t = claim.read().map_err(err)?;
-    recover_log(&t)
+    let Some(csv) = open_own(&t.csv, true)? else {
+        return Ok(None);
+    };
+    if pending {
+        rewrite_summary(&t, &csv)?;
+        return Ok(Some(Recovered {
+            csv: t.csv.clone(),
+            rows: 0,
+            lost: 0,
+            summary_left: false,
+        }));
+    }
+    let Some((rows, lost, frames)) = add_rows(&t, &csv)? else {
+        return Ok(None);
+    };
+    let summary_left = within == Within::Game && frames > GAME_SUMMARY_FRAMES;
+    if summary_left {
+        claim
+            .keep_as(path, PENDING_EXT)
+            .map_err(|source| LogError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+    } else {
+        rewrite_summary(&t, &csv)?;
+    }
+    Ok(Some(Recovered {
+        csv: t.csv.clone(),
+        rows,
+        lost,
+        summary_left,
+    }))
 }
 
-fn recover_log(t: &TailFile) -> Result<Option<Recovered>, LogError> {
+/// Whether `csv` (a path a tail names) is a `.csv` file right in one of
+/// the folders `logs` (canonical): a tail is trusted with no other file.
+fn in_folders(csv: &Path, logs: &[PathBuf]) -> bool {
+    if !csv.is_absolute() || csv.extension().is_none_or(|e| e != "csv") {
+        return false;
+    }
+    let (Some(parent), Some(_)) = (csv.parent(), csv.file_name()) else {
+        return false;
+    };
+    parent.canonicalize().is_ok_and(|p| logs.contains(&p))
+}
+
+/// Opens a file of the log folder (for writing too when `write`), never
+/// through a symbolic link and without waiting (a FIFO answers at once),
+/// and only a regular file of ours. `None` when it is gone.
+fn open_own(path: &Path, write: bool) -> Result<Option<fs::File>, LogError> {
+    steadyhud_sys::private_dir::open_own(path, write, None).map_err(|source| {
+        if source.kind() == std::io::ErrorKind::InvalidData {
+            LogError::Recover {
+                path: path.to_path_buf(),
+                why: source.to_string(),
+            }
+        } else {
+            LogError::Read {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    })
+}
+
+/// Adds the rows after the log's last flushed one from the tail: reads
+/// the log's head (its header lines) and its end (back to the last whole
+/// row), drops a row the kill cut in half, and appends the note and at
+/// most [`tail::SLOTS`] rows. `None` when the log ended cleanly. Returns
+/// (rows added, timestamps lost, frames the log now holds).
+fn add_rows(t: &TailFile, f: &fs::File) -> Result<Option<(u64, u64, u64)>, LogError> {
     let csv_path = &t.csv;
+    let read_err = |source| LogError::Read {
+        path: csv_path.clone(),
+        source,
+    };
     let why = |why: &str| LogError::Recover {
         path: csv_path.clone(),
         why: why.to_string(),
     };
-    let mut text = match fs::read_to_string(csv_path) {
-        Ok(s) => s,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => {
-            return Err(LogError::Read {
-                path: csv_path.clone(),
-                source,
-            })
-        }
-    };
-    if text.lines().any(|l| l == END_LINE) {
+    let len = f.metadata().map_err(read_err)?.len();
+    let (head, head_end) = Header::read_head(f, len).map_err(read_err)?;
+    let head = head.ok_or_else(|| why("no CSV header"))?;
+    let back = scan_back(f, len, head_end).map_err(read_err)?;
+    if back.ended {
         return Ok(None);
     }
-    // A row the kill cut off is dropped: the tail has its timestamp.
-    text.truncate(text.rfind('\n').map_or(0, |i| i + 1));
-    let head = Header::read(&text).ok_or_else(|| why("no CSV header"))?;
     // Rows up to frame `last` are in the CSV: timestamps 0..=last+1.
-    let (covered, mut prev) = match head.last_row {
-        Some((frame, present_ns)) => (frame + 1, t.origin + present_ns),
+    let (covered, mut prev) = match back.last_row {
+        Some((frame, present_ns)) => (frame + 1, t.origin.saturating_add(present_ns)),
         None => (0, t.origin),
     };
-    let mut add = String::new();
-    let (mut rows, mut lost, mut pending) = (0u64, 0u64, 0u64);
+    // The tail holds at most its slots' worth: whatever its count says,
+    // the loop runs over those only (a count of u64::MAX is a forgery or
+    // an old tail, never a reason to spin).
+    let first = (covered + 1).max(t.count.saturating_sub(t.slots()));
+    let mut lost = first
+        .saturating_sub(covered + 1)
+        .min(t.count.saturating_sub(covered + 1));
+    let mut pending = lost;
+    let mut add = Vec::with_capacity(64 * 1024);
+    let mut rows = 0u64;
     let extra = extra_cells(&head.columns);
-    for i in covered + 1..t.count {
+    let note = |rows: u64| {
+        format!(
+            "{RECOVERED_PREFIX}{rows} frames from the present tail after process {} ended \
+             (timing only: counters 0, other columns empty)\n",
+            t.pid
+        )
+    };
+    // The rows are written after the note, whose count is known once they
+    // are made: made first into a buffer of at most SLOTS rows (~1 MB).
+    for i in first..t.count {
         let Some(ts) = t.timestamp(i).filter(|&ts| ts > prev) else {
             lost += 1;
             pending += 1;
@@ -141,67 +298,145 @@ fn recover_log(t: &TailFile) -> Result<Option<Recovered>, LogError> {
         if pending > 0 {
             // As the layer records its own ring's losses: the next row's
             // duration spans them.
-            add.push_str(&format!("{OVERFLOW_PREFIX}{pending} timestamps lost\n"));
+            let _ = writeln!(add, "{OVERFLOW_PREFIX}{pending} timestamps lost");
             pending = 0;
         }
         let (d, present_ns) = (ts - prev, ts - t.origin);
-        add.push_str(&format!(
-            "{},{present_ns},{}.{:06}{extra}\n",
+        let _ = writeln!(
+            add,
+            "{},{present_ns},{}.{:06}{extra}",
             i - 1,
             d / 1_000_000,
             d % 1_000_000
-        ));
+        );
         rows += 1;
         prev = ts;
     }
-    let note = format!(
-        "{RECOVERED_PREFIX}{rows} frames from the present tail after process {} ended \
-         (timing only: counters 0, other columns empty)\n",
-        t.pid
-    );
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .open(csv_path)
-        .and_then(|f| {
-            f.set_len(text.len() as u64)?;
-            Ok(f)
-        })
-        .map_err(|source| LogError::Write {
-            path: csv_path.clone(),
-            source,
-        })?;
-    use std::io::Seek;
-    f.seek(std::io::SeekFrom::End(0))
-        .and_then(|_| f.write_all(note.as_bytes()))
-        .and_then(|_| f.write_all(add.as_bytes()))
-        .map_err(|source| LogError::Write {
-            path: csv_path.clone(),
-            source,
-        })?;
-    text.push_str(&note);
-    text.push_str(&add);
-    rewrite_summary(t, csv_path, &text, &head, rows, lost)?;
-    Ok(Some(Recovered {
-        csv: csv_path.clone(),
-        rows,
-        lost,
-    }))
+    let werr = |source| LogError::Write {
+        path: csv_path.clone(),
+        source,
+    };
+    let mut w = f;
+    f.set_len(back.cut).map_err(werr)?;
+    w.seek(SeekFrom::Start(back.cut)).map_err(werr)?;
+    w.write_all(note(rows).as_bytes()).map_err(werr)?;
+    w.write_all(&add).map_err(werr)?;
+    Ok(Some((rows, lost, covered + rows)))
 }
 
-/// The summary over every row of the recovered `text`: the old summary's
-/// keys stay (pid, counters' keys as of its last write …) and the numbers
-/// are made anew.
-fn rewrite_summary(
-    t: &TailFile,
-    csv_path: &Path,
-    text: &str,
-    head: &Header,
-    rows: u64,
-    lost: u64,
-) -> Result<(), LogError> {
-    let old: serde_json::Value = fs::read_to_string(summary_path_for(csv_path))
+/// What the end of a log says, read backwards.
+struct Back {
+    /// The length to keep: up to the last newline (a row cut in half goes).
+    cut: u64,
+    /// `(frame, present_ns)` of the last row, if any.
+    last_row: Option<(u64, u64)>,
+    /// The log ended cleanly: [`END_LINE`] after its last row.
+    ended: bool,
+}
+
+/// Reads `f` (`len` bytes) backwards from its end, in blocks, to its last
+/// row, not before `stop` (the end of its header).
+fn scan_back(f: &fs::File, len: u64, stop: u64) -> std::io::Result<Back> {
+    const BLOCK: u64 = 16 * 1024;
+    let mut back = Back {
+        cut: len,
+        last_row: None,
+        ended: false,
+    };
+    let mut pos = len;
+    // Bytes from `pos` up to the first newline not yet handled.
+    let mut carry: Vec<u8> = Vec::new();
+    let mut found_cut = false;
+    while pos > stop {
+        let start = pos.saturating_sub(BLOCK).max(stop);
+        let mut block = vec![0u8; (pos - start) as usize];
+        f.read_exact_at(&mut block, start)?;
+        block.extend_from_slice(&carry);
+        carry = block;
+        pos = start;
+        // Whole lines are those after a newline in `carry` (or from the
+        // header's end on, which ends a line).
+        while let Some(nl) = carry.iter().rposition(|&b| b == b'\n') {
+            let line = carry.split_off(nl + 1);
+            carry.truncate(nl); // drop the newline itself
+            if !found_cut {
+                // What follows the last newline is a row cut in half.
+                back.cut = pos + nl as u64 + 1;
+                found_cut = true;
+                continue;
+            }
+            if let Some(done) = judge(&line, &mut back) {
+                return Ok(done);
+            }
+        }
+        if carry.len() > LINE_MAX {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "a line longer than 64 KiB",
+            ));
+        }
+    }
+    if !found_cut {
+        back.cut = stop;
+    } else if !carry.is_empty() {
+        // The first line after the header.
+        if let Some(done) = judge(&std::mem::take(&mut carry), &mut back) {
+            return Ok(done);
+        }
+    }
+    Ok(back)
+}
+
+/// One line of a log's end, read backwards: `Some` once the last row is
+/// found (or the end line, after it).
+fn judge(line: &[u8], back: &mut Back) -> Option<Back> {
+    let line = std::str::from_utf8(line).unwrap_or("");
+    if line == END_LINE {
+        back.ended = true;
+        return Some(std::mem::replace(
+            back,
+            Back {
+                cut: 0,
+                last_row: None,
+                ended: true,
+            },
+        ));
+    }
+    if line.starts_with('#') || line.is_empty() {
+        return None;
+    }
+    let mut f = line.split(',');
+    let frame = f.next().and_then(|v| v.parse().ok());
+    let present = f.next().and_then(|v| v.parse().ok());
+    if let (Some(frame), Some(present)) = (frame, present) {
+        back.last_row = Some((frame, present));
+        return Some(std::mem::replace(
+            back,
+            Back {
+                cut: 0,
+                last_row: None,
+                ended: false,
+            },
+        ));
+    }
+    None
+}
+
+/// The summary over every row of the log open as `f`, read line by line
+/// (the durations and display answers kept, ~20 bytes a frame): the old
+/// summary's keys stay (pid, counters' keys as of its last write …) and
+/// the numbers are made anew.
+fn rewrite_summary(t: &TailFile, f: &fs::File) -> Result<(), LogError> {
+    let csv_path = &t.csv;
+    let old: serde_json::Value = open_own(&summary_path_for(csv_path), false)
         .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
+        .flatten()
+        .and_then(|f| {
+            let mut s = String::new();
+            // A summary is a few KB; more is not one of ours.
+            f.take(1 << 20).read_to_string(&mut s).ok()?;
+            serde_json::from_str(&s).ok()
+        })
         .unwrap_or_else(|| serde_json::json!({}));
     let mut extra = match old {
         serde_json::Value::Object(m) => m,
@@ -218,6 +453,19 @@ fn rewrite_summary(
     ] {
         extra.remove(k);
     }
+    let mut r = f;
+    r.seek(SeekFrom::Start(0))
+        .map_err(|source| LogError::Read {
+            path: csv_path.clone(),
+            source,
+        })?;
+    let all = Whole::read(BufReader::with_capacity(64 * 1024, r), i128::from(t.origin)).map_err(
+        |source| LogError::Read {
+            path: csv_path.clone(),
+            source,
+        },
+    )?;
+    let head = &all.head;
     let opts = Options {
         stutter_threshold: extra
             .get("stutter_threshold")
@@ -225,36 +473,33 @@ fn rewrite_summary(
             .unwrap_or(Options::default().stutter_threshold),
         target_fps: head.target_fps.unwrap_or(Options::default().target_fps),
     };
-    let (durations, ring_lost, events) = durations(text);
+    let durations = &all.durations;
     let last_ns: u64 = durations.iter().sum();
-    extra.insert("recovered_frames".into(), rows.into());
-    extra.insert("ring_overflows".into(), (ring_lost + lost).into());
-    extra.insert(
-        "ring_overflow_events".into(),
-        (events + u64::from(lost > 0)).into(),
-    );
+    extra.insert("recovered_frames".into(), all.recovered.into());
+    // The log's own overflow lines, the recovery's among them.
+    extra.insert("ring_overflows".into(), all.ring_lost.into());
+    extra.insert("ring_overflow_events".into(), all.events.into());
     // The session lasted until its last present, as far as anyone knows.
     extra.insert("wall_s".into(), (last_ns as f64 / 1e9).into());
     extra.insert("pid".into(), t.pid.into());
-    if let Some(answers) = display_answers(text, &head.columns, i128::from(t.origin)) {
-        if let serde_json::Value::Object(keys) = display::summary_keys(&durations, &answers, &opts)
-        {
+    if let Some(answers) = &all.answers {
+        if let serde_json::Value::Object(keys) = display::summary_keys(durations, answers, &opts) {
             extra.extend(keys);
         }
     }
     let mut extra = serde_json::Value::Object(extra);
-    let (summary, stk) = crate::whole_session(&durations, None, &opts, &mut extra);
+    let (summary, stk) = crate::whole_session(durations, None, &opts, &mut extra);
     let target = SummaryTarget::reopened(
         csv_path.to_path_buf(),
         head.exe.clone(),
         head.api,
         head.start.clone(),
-        (ring_lost + lost, events),
+        (all.ring_lost, all.events),
     );
     write_summary(&target, summary.as_ref(), &stk, extra, Progress::Running).map(|_| ())
 }
 
-/// What recovery needs of a log's header and rows.
+/// What recovery needs of a log's header.
 struct Header {
     exe: String,
     api: Api,
@@ -263,46 +508,153 @@ struct Header {
     /// Local ISO 8601 and Unix seconds of the start.
     start: (String, f64),
     columns: Vec<String>,
-    /// `(frame, present_ns)` of the last row.
-    last_row: Option<(u64, u64)>,
 }
 
 impl Header {
-    fn read(text: &str) -> Option<Header> {
-        let mut h = Header {
+    fn new() -> Header {
+        Header {
             exe: String::new(),
             api: Api::default(),
             target_fps: None,
             start: (String::new(), 0.0),
             columns: Vec::new(),
-            last_row: None,
+        }
+    }
+
+    /// Takes in one line before the rows; true for the column line, which
+    /// ends the header.
+    fn line(&mut self, line: &str) -> bool {
+        if let Some(exe) = line.strip_prefix(EXE_PREFIX) {
+            self.exe = exe.to_string();
+        } else if let Some(api) = line.strip_prefix(API_PREFIX) {
+            self.api = Api::from_name(api).unwrap_or_default();
+        } else if let Some(f) = line.strip_prefix(TARGET_FPS_PREFIX) {
+            self.target_fps = parse_target_fps(f);
+        } else if let Some(start) = line.strip_prefix("# start: ") {
+            // "2026-11-22T07:10:02+01:00 (unix 1795327802.123)"
+            let (iso, unix) = start.split_once(" (unix ").unwrap_or((start, ""));
+            let unix = unix.trim_end_matches(')').parse().unwrap_or(0.0);
+            self.start = (iso.to_string(), unix);
+        } else if line.starts_with('#') || line.is_empty() {
+        } else if self.columns.is_empty() {
+            self.columns = line.split(',').map(str::to_string).collect();
+            return true;
+        }
+        false
+    }
+
+    fn valid(self) -> Option<Header> {
+        (self.columns.first().map(String::as_str) == Some(columns::FRAME[0].name)).then_some(self)
+    }
+
+    /// The header of the log open as `f` (`len` bytes): its lines up to the
+    /// column line, within its first [`HEAD_MAX`] bytes; and where the rows
+    /// start.
+    fn read_head(f: &fs::File, len: u64) -> std::io::Result<(Option<Header>, u64)> {
+        let mut bytes = vec![0u8; len.min(HEAD_MAX) as usize];
+        f.read_exact_at(&mut bytes, 0)?;
+        let mut h = Header::new();
+        let mut at = 0usize;
+        for line in bytes.split_inclusive(|&b| b == b'\n') {
+            if line.last() != Some(&b'\n') {
+                break;
+            }
+            at += line.len();
+            let text = std::str::from_utf8(&line[..line.len() - 1]).unwrap_or("");
+            if h.line(text) {
+                return Ok((h.valid(), at as u64));
+            }
+        }
+        Ok((None, at as u64))
+    }
+}
+
+/// Every row of a log, as its summary needs them, read line by line.
+struct Whole {
+    head: Header,
+    /// Each row's duration (`frametime_ms`, the third column).
+    durations: Vec<u64>,
+    /// The ring overflows the log records (timestamps, lines).
+    ring_lost: u64,
+    events: u64,
+    /// Rows the log's `# recovered:` lines say a recovery added.
+    recovered: u64,
+    /// The display answers of the rows, for a log with the display columns.
+    answers: Option<Answers>,
+}
+
+impl Whole {
+    fn read(mut r: impl BufRead, origin_ns: i128) -> std::io::Result<Whole> {
+        let mut w = Whole {
+            head: Header::new(),
+            durations: Vec::new(),
+            ring_lost: 0,
+            events: 0,
+            recovered: 0,
+            answers: None,
         };
-        for line in text.lines() {
-            if let Some(exe) = line.strip_prefix(EXE_PREFIX) {
-                h.exe = exe.to_string();
-            } else if let Some(api) = line.strip_prefix(API_PREFIX) {
-                h.api = Api::from_name(api).unwrap_or_default();
-            } else if let Some(f) = line.strip_prefix(TARGET_FPS_PREFIX) {
-                h.target_fps = parse_target_fps(f);
-            } else if let Some(start) = line.strip_prefix("# start: ") {
-                // "2026-11-22T07:10:02+01:00 (unix 1795327802.123)"
-                let (iso, unix) = start.split_once(" (unix ").unwrap_or((start, ""));
-                let unix = unix.trim_end_matches(')').parse().unwrap_or(0.0);
-                h.start = (iso.to_string(), unix);
-            } else if line.starts_with('#') || line.is_empty() {
-            } else if h.columns.is_empty() {
-                h.columns = line.split(',').map(str::to_string).collect();
-            } else {
-                let mut f = line.split(',');
-                let frame = f.next().and_then(|v| v.parse().ok());
-                let present = f.next().and_then(|v| v.parse().ok());
-                if let (Some(frame), Some(present)) = (frame, present) {
-                    h.last_row = Some((frame, present));
+        let mut at = None;
+        let mut header = false;
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            if r.read_until(b'\n', &mut buf)? == 0 {
+                break;
+            }
+            if buf.pop() != Some(b'\n') {
+                break; // a row cut in half: not a row
+            }
+            let line = std::str::from_utf8(&buf).unwrap_or("");
+            if !header {
+                if w.head.line(line) {
+                    header = true;
+                    let cols = &w.head.columns;
+                    let idx = columns::DISPLAY.map(|c| cols.iter().position(|n| n == c.name));
+                    if let [Some(a), Some(b), Some(c), Some(d)] = idx {
+                        at = Some([a, b, c, d]);
+                        w.answers = Some(Answers::default());
+                    }
+                }
+                continue;
+            }
+            if let Some(n) = line.strip_prefix(OVERFLOW_PREFIX) {
+                w.ring_lost = w.ring_lost.saturating_add(first_number(n));
+                w.events += 1;
+                continue;
+            }
+            if let Some(n) = line.strip_prefix(RECOVERED_PREFIX) {
+                w.recovered = w.recovered.saturating_add(first_number(n));
+                continue;
+            }
+            if line.starts_with('#') || line.is_empty() {
+                continue;
+            }
+            let mut cells = line.split(',');
+            let Some(ns) = cells.nth(2).and_then(ms_to_ns) else {
+                continue;
+            };
+            w.durations.push(ns);
+            if let (Some(at), Some(answers)) = (at, w.answers.as_mut()) {
+                let f: Vec<&str> = line.split(',').collect();
+                let cells = at.map(|k| f.get(k).copied().unwrap_or(""));
+                if answers.push_cells(cells, origin_ns).is_err() {
+                    answers.push_read(Shown::Unknown, NO_VALUE);
                 }
             }
         }
-        (h.columns.first().map(String::as_str) == Some(columns::FRAME[0].name)).then_some(h)
+        w.head = std::mem::replace(&mut w.head, Header::new())
+            .valid()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "no CSV header"))?;
+        Ok(w)
     }
+}
+
+/// The number a comment line starts with (0 when none).
+fn first_number(s: &str) -> u64 {
+    s.split_whitespace()
+        .next()
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0)
 }
 
 /// The cells a recovered row has after its frame columns: 0 for a
@@ -320,61 +672,10 @@ fn extra_cells(columns: &[String]) -> String {
 
 /// Every row's duration (`frametime_ms`, the third column), and the ring
 /// overflows the log records (timestamps, lines).
+#[cfg(test)]
 fn durations(text: &str) -> (Vec<u64>, u64, u64) {
-    let (mut out, mut lost, mut events) = (Vec::new(), 0, 0);
-    let mut header = false;
-    for line in text.lines() {
-        if let Some(n) = line.strip_prefix(OVERFLOW_PREFIX) {
-            lost += n
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0);
-            events += 1;
-            continue;
-        }
-        if line.starts_with('#') || line.is_empty() {
-            continue;
-        }
-        if !header {
-            header = true;
-            continue;
-        }
-        if let Some(ns) = line.split(',').nth(2).and_then(ms_to_ns) {
-            out.push(ns);
-        }
-    }
-    (out, lost, events)
-}
-
-/// The display answers of the rows [`durations`] reads, for a log with the
-/// display columns (`None` without): a row whose cells do not read (or
-/// the recovered rows, whose cells are empty) has none.
-fn display_answers(text: &str, columns: &[String], origin_ns: i128) -> Option<Answers> {
-    let at = columns::DISPLAY.map(|c| columns.iter().position(|n| n == c.name));
-    let [Some(a), Some(b), Some(c), Some(d)] = at else {
-        return None;
-    };
-    let mut answers = Answers::default();
-    let mut header = false;
-    for line in text.lines() {
-        if line.starts_with('#') || line.is_empty() {
-            continue;
-        }
-        if !header {
-            header = true;
-            continue;
-        }
-        let f: Vec<&str> = line.split(',').collect();
-        if f.get(2).and_then(|ms| ms_to_ns(ms)).is_none() {
-            continue;
-        }
-        let cells = [a, b, c, d].map(|k| f.get(k).copied().unwrap_or(""));
-        if answers.push_cells(cells, origin_ns).is_err() {
-            answers.push_read(Shown::Unknown, NO_VALUE);
-        }
-    }
-    Some(answers)
+    let w = Whole::read(text.as_bytes(), 0).expect("a log");
+    (w.durations, w.ring_lost, w.events)
 }
 
 /// `"16.666667"` (six decimals, as the log writes) → 16_666_667 ns.
@@ -399,6 +700,7 @@ fn ms_to_ns(ms: &str) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::{Layout, SessionLog};
+    use std::os::unix::fs::FileExt;
     use std::time::SystemTime;
     use steadyhud_sys::tail::Tail;
 
@@ -466,7 +768,7 @@ mod tests {
         let _one = one_at_a_time();
         let dir = tempfile::tempdir().unwrap();
         let (csv, tail_path) = killed_session(dir.path(), 40, 12, true);
-        let got = recover_dead_in(&dir.path().join("tails"));
+        let got = recover_in(dir.path());
         assert_eq!(got.len(), 1, "{got:?}");
         let r = got.into_iter().next().unwrap().unwrap();
         assert_eq!((r.rows, r.lost), (39 - 12, 0));
@@ -494,7 +796,7 @@ mod tests {
         assert_eq!(s["exe"], "game", "{s}");
         assert!((s["wall_s"].as_f64().unwrap() - 0.41).abs() < 1e-9, "{s}");
         // A second look finds nothing to do.
-        assert!(recover_dead_in(&dir.path().join("tails")).is_empty());
+        assert!(recover_in(dir.path()).is_empty());
     }
 
     /// A killed session with display columns: the summary's `display` key
@@ -556,10 +858,7 @@ mod tests {
         drop(log);
         // The writer is gone: its lock on the tail with it.
         drop(tail);
-        let r = recover_dead_in(&dir.path().join("tails"))
-            .pop()
-            .unwrap()
-            .unwrap();
+        let r = recover_in(dir.path()).pop().unwrap().unwrap();
         assert_eq!(r.rows, 12);
         let s: serde_json::Value =
             serde_json::from_str(&fs::read_to_string(summary_path_for(&csv)).unwrap()).unwrap();
@@ -585,10 +884,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let n = tail::SLOTS as u64 + 100;
         let (csv, _) = killed_session(dir.path(), n, 10, false);
-        let r = recover_dead_in(&dir.path().join("tails"))
-            .pop()
-            .unwrap()
-            .unwrap();
+        let r = recover_in(dir.path()).pop().unwrap().unwrap();
         // Timestamps 11..100 were overwritten.
         assert_eq!(r.lost, 89);
         assert_eq!(r.rows, n - 1 - 10 - 89);
@@ -610,7 +906,7 @@ mod tests {
         text.push_str(END_LINE);
         text.push('\n');
         fs::write(&csv, &text).unwrap();
-        assert!(recover_dead_in(&dir.path().join("tails")).is_empty());
+        assert!(recover_in(dir.path()).is_empty());
         assert!(!tail_path.exists());
         assert_eq!(fs::read_to_string(&csv).unwrap(), text);
         // Our own tail (a live process) is not touched.
@@ -619,9 +915,169 @@ mod tests {
             .join("tails")
             .join(tail::file_name(std::process::id(), "x"));
         let t = Tail::create(&mine, &csv, std::process::id(), 1).unwrap();
-        assert!(recover_dead_in(&dir.path().join("tails")).is_empty());
+        assert!(recover_in(dir.path()).is_empty());
         assert!(mine.exists());
         drop(t);
+    }
+
+    /// The CLI's recovery of the tails in `dir/tails` for logs in `dir`.
+    fn recover_in(dir: &Path) -> Vec<Result<Recovered, LogError>> {
+        recover_dead_in(&dir.join("tails"), &[dir.to_path_buf()], Within::Cli)
+    }
+
+    /// Recovery of the tails in `dir/tails` for logs in `dir`, on a thread:
+    /// `None` when it has not returned after 60 s (it hangs or spins).
+    fn recover_or_hang(dir: &Path, within: Within) -> Option<Vec<Result<Recovered, LogError>>> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (tails, logs) = (dir.join("tails"), vec![dir.to_path_buf()]);
+        std::thread::spawn(move || {
+            let _ = tx.send(recover_dead_in(&tails, &logs, within));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(60)).ok()
+    }
+
+    /// Another user made the tails' folder first (`/dev/shm/steadyhud-<uid>`
+    /// is open to anyone): its tails are not read, ours are not made there.
+    #[test]
+    fn another_users_tails_folder_is_refused() {
+        let _one = one_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, tail_path) = killed_session(dir.path(), 40, 12, false);
+        let before = fs::read_to_string(&csv).unwrap();
+        let tails = dir.path().join("tails");
+        // A second uid when we can (tests run as root in CI), else a
+        // folder of ours that anyone may write: both are not private.
+        use std::os::unix::fs::PermissionsExt;
+        if steadyhud_sys::private_dir::euid() == 0 {
+            std::os::unix::fs::chown(&tails, Some(65534), Some(65534)).unwrap();
+        } else {
+            fs::set_permissions(&tails, fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        let got = recover_dead_in(&tails, &[dir.path().to_path_buf()], Within::Cli);
+        assert_eq!(got.len(), 1, "{got:?}");
+        let e = got[0].as_ref().unwrap_err().to_string();
+        assert!(e.contains("is not private"), "{e}");
+        assert!(recover_dead_in(&tails, &[dir.path().to_path_buf()], Within::Game).is_empty());
+        assert_eq!(fs::read_to_string(&csv).unwrap(), before);
+        assert!(tail_path.exists());
+        let e = Tail::create(&tails.join("1-x.tail"), &csv, 1, 1)
+            .err()
+            .expect("refused");
+        assert!(e.to_string().contains("is not private"), "{e}");
+    }
+
+    /// A FIFO named like a tail (or a CSV that is a FIFO) would block the
+    /// analysis thread for ever, and the game's exit with it.
+    #[test]
+    fn a_fifo_tail_is_skipped_without_waiting() {
+        let _one = one_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        let (csv, _) = killed_session(dir.path(), 40, 12, false);
+        let fifo = dir.path().join("tails").join("123-evil.tail");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let got = recover_or_hang(dir.path(), Within::Game).expect("recovery blocked on a FIFO");
+        let errs: Vec<String> = got
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        assert_eq!(errs.len(), 1, "{got:?}");
+        assert!(errs[0].contains("not a regular file"), "{errs:?}");
+        // The real tail beside it was recovered; the FIFO is left.
+        assert_eq!(got.iter().filter(|r| r.is_ok()).count(), 1, "{got:?}");
+        assert!(fifo.exists());
+        assert!(fs::read_to_string(&csv).unwrap().contains(RECOVERED_PREFIX));
+    }
+
+    /// A tail whose count was forged (`u64::MAX`) passes as a tail; the
+    /// recovery still does at most its slots' worth.
+    #[test]
+    fn a_forged_count_costs_at_most_the_slots() {
+        let _one = one_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        let (_, tail_path) = killed_session(dir.path(), 40, 12, false);
+        // The writer is gone; whoever can write the file sets the count.
+        let f = fs::OpenOptions::new().write(true).open(&tail_path).unwrap();
+        f.write_all_at(&u64::MAX.to_ne_bytes(), 4 * 8).unwrap();
+        assert_eq!(TailFile::read(&tail_path).unwrap().count, u64::MAX);
+        let got = recover_or_hang(dir.path(), Within::Game).expect("recovery spins on the count");
+        let r = got.into_iter().next().unwrap().unwrap();
+        assert!(r.rows <= tail::SLOTS as u64, "{r:?}");
+    }
+
+    /// A tail is trusted with its own log only: a CSV outside our log
+    /// folder (or a link in it to one outside) is not cut, appended to
+    /// or summarised, and the tail stays for a reader whose folder it is.
+    #[test]
+    fn a_tail_naming_a_file_outside_the_log_folder_is_left_alone() {
+        let _one = one_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let (csv, tail_path) = killed_session(elsewhere.path(), 40, 12, false);
+        // The tail is in our folder; its log is not in our log folder.
+        let tails = dir.path().join("tails");
+        fs::create_dir(&tails).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&tails, fs::Permissions::from_mode(0o700)).unwrap();
+        let ours = tails.join(tail_path.file_name().unwrap());
+        fs::rename(&tail_path, &ours).unwrap();
+        let before = fs::read_to_string(&csv).unwrap();
+        assert!(recover_dead_in(&tails, &[dir.path().to_path_buf()], Within::Cli).is_empty());
+        assert_eq!(fs::read_to_string(&csv).unwrap(), before);
+        assert!(ours.exists());
+        // A link in our folder to that log: refused too.
+        let link = dir.path().join("linked.csv");
+        std::os::unix::fs::symlink(&csv, &link).unwrap();
+        let t = TailFile::read(&ours).unwrap();
+        let pid = dead_pid();
+        let forged = tails.join(tail::file_name(pid, "linked"));
+        let w = Tail::create(&forged, &link, pid, t.origin).unwrap();
+        w.set_count(30);
+        drop(w);
+        let got = recover_dead_in(&tails, &[dir.path().to_path_buf()], Within::Cli);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert!(got[0].is_err(), "{got:?}");
+        assert_eq!(fs::read_to_string(&csv).unwrap(), before);
+        // With that folder as ours, it is recovered.
+        let got = recover_dead_in(&tails, &[elsewhere.path().to_path_buf()], Within::Cli);
+        assert_eq!(got.len(), 1, "{got:?}");
+        assert_eq!(got[0].as_ref().unwrap().rows, 27);
+    }
+
+    /// Inside a game, a log longer than [`GAME_SUMMARY_FRAMES`] gets its
+    /// rows (the log's end read, never the whole) and its summary is left
+    /// to the CLI, which finds the tail kept as `.pending`.
+    #[test]
+    fn a_long_logs_summary_is_left_to_the_cli() {
+        let _one = one_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        let n = GAME_SUMMARY_FRAMES + 100;
+        let (csv, tail_path) = killed_session(dir.path(), n, n - 50, false);
+        let summary = summary_path_for(&csv);
+        let old = fs::read_to_string(&summary).unwrap();
+        let got = recover_or_hang(dir.path(), Within::Game).unwrap();
+        let r = got.into_iter().next().unwrap().unwrap();
+        assert_eq!((r.rows, r.lost, r.summary_left), (49, 0, true));
+        assert_eq!(fs::read_to_string(&summary).unwrap(), old);
+        let pending = tail_path.with_extension(PENDING_EXT);
+        assert!(pending.exists() && !tail_path.exists());
+        // The next game leaves it; the CLI makes the summary.
+        assert!(recover_or_hang(dir.path(), Within::Game)
+            .unwrap()
+            .is_empty());
+        let got = recover_or_hang(dir.path(), Within::Cli).unwrap();
+        let r = got.into_iter().next().unwrap().unwrap();
+        assert_eq!((r.rows, r.summary_left), (0, false));
+        assert!(r.to_string().contains("summary"), "{r}");
+        assert!(!pending.exists());
+        let s: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(s["frames"], n - 1, "{s}");
+        assert_eq!(s["recovered_frames"], 49, "{s}");
+        assert_eq!(s["complete"], false, "{s}");
     }
 
     #[test]

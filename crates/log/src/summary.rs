@@ -2,7 +2,6 @@
 //! whole ([`write_summary`]), where it is ([`summary_path_for`]).
 
 use crate::error::LogError;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 use steadyhud_metrics::{StkPoint, Summary};
@@ -159,13 +158,11 @@ pub fn write_summary(
         path: path.clone(),
         source,
     };
-    if let Err(e) = fs::write(&tmp, text + "\n") {
-        // A full disk leaves an empty or partial temporary file: not a
-        // file anyone should find next to the log.
-        let _ = fs::remove_file(&tmp);
-        return Err(werr(e));
-    }
-    fs::rename(&tmp, &path).map_err(werr)?;
+    // A full disk leaves an empty or partial temporary file: removed, not
+    // a file anyone should find next to the log. A link planted under the
+    // temporary name is replaced, never written through.
+    steadyhud_sys::private_dir::replace_file(&path, &tmp, (text + "\n").as_bytes())
+        .map_err(werr)?;
     Ok(path)
 }
 
@@ -176,4 +173,36 @@ pub fn summary_path_for(csv: &Path) -> PathBuf {
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     csv.with_file_name(format!("{stem}.summary.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// Someone who can write the log folder plants a link under the
+    /// temporary name: the summary is written, the link's target is not.
+    #[test]
+    fn a_symlinked_temporary_summary_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        fs::write(&victim, "precious").unwrap();
+        let csv = dir.path().join("game.csv");
+        let target = SummaryTarget::reopened(
+            csv.clone(),
+            "game".into(),
+            crate::Api::default(),
+            (String::new(), 0.0),
+            (0, 0),
+        );
+        let tmp = target.path().with_extension("json.tmp");
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        let path =
+            write_summary(&target, None, &[], serde_json::json!({}), Progress::Running).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+        assert!(fs::read_to_string(path)
+            .unwrap()
+            .contains("\"complete\": false"));
+        assert!(fs::symlink_metadata(&tmp).is_err());
+    }
 }

@@ -22,10 +22,11 @@
 //! first timestamp, count = timestamps stored so far, the CSV's path) and
 //! then the slots, timestamp `i` in slot `i % slots`.
 
+use crate::private_dir::open_own;
 use std::fs::{self, OpenOptions};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -48,7 +49,9 @@ pub const SLOTS: usize = 1 << 14;
 
 /// Where tails are kept: `$XDG_RUNTIME_DIR/steadyhud-tails` (beside the
 /// sockets' folder, which holds sockets only), else
-/// `/dev/shm/steadyhud-<uid>`; both are in memory.
+/// `/dev/shm/steadyhud-<uid>`; both are in memory. Used only when it is
+/// ours, mode 0700 and no symbolic link ([`crate::private_dir`]): anyone
+/// may make `/dev/shm/steadyhud-<uid>` first.
 pub fn folder() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR") {
         Some(d) if !d.is_empty() => PathBuf::from(d).join("steadyhud-tails"),
@@ -82,12 +85,14 @@ impl Tail {
     /// log is `csv`, in process `pid`, whose first timestamp is `origin`,
     /// and maps it with every page already touched, so no present takes a
     /// page fault for it.
+    /// A folder that is not ours alone is refused
+    /// ([`crate::private_dir::ensure`]): the game then has no tail.
     pub fn create(path: &Path, csv: &Path, pid: u32, origin: u64) -> io::Result<Tail> {
         if let Some(dir) = path.parent() {
-            fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
+            crate::private_dir::ensure(dir).map_err(|e| match e {
+                crate::private_dir::DirError::Io { source, .. } => source,
+                e => io::Error::new(io::ErrorKind::PermissionDenied, e.to_string()),
+            })?;
         }
         let csv = csv.as_os_str().as_bytes();
         if PATH_AT + csv.len() > HEADER {
@@ -109,6 +114,7 @@ impl Tail {
             .write(true)
             .create_new(true)
             .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(&creating)?;
         if !try_lock(&file)? {
             return Err(io::Error::new(io::ErrorKind::WouldBlock, "tail locked"));
@@ -235,30 +241,51 @@ fn try_lock(file: &fs::File) -> io::Result<bool> {
     }
 }
 
+/// The size of every tail file.
+pub const FILE_LEN: u64 = (HEADER + SLOTS * 8) as u64;
+
 /// A tail whose writer has ended, taken by one reader: locked, and renamed
 /// out of the way so no other reader takes it too; removed on drop.
 pub struct Claim {
-    _file: fs::File,
+    file: fs::File,
     path: PathBuf,
+    keep: bool,
 }
 
 /// Takes the tail at `path` if its writer has ended (its lock is free);
 /// `None` while it lives, or when another reader took it first.
 pub fn claim(path: &Path) -> io::Result<Option<Claim>> {
-    let file = match OpenOptions::new().read(true).open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
+    Ok(claim_if(path, |_| true)?.map(|(c, _)| c))
+}
+
+/// [`claim`], when `accept` takes the tail as read (under its lock, before
+/// it is renamed): a tail not accepted stays as it was, for a reader that
+/// may. Only a regular file of ours of a tail's size is read
+/// ([`open_own`]).
+pub fn claim_if(
+    path: &Path,
+    accept: impl FnOnce(&TailFile) -> bool,
+) -> io::Result<Option<(Claim, TailFile)>> {
+    let Some(file) = open_own(path, false, Some(FILE_LEN))? else {
+        return Ok(None);
     };
     if !try_lock(&file)? {
         return Ok(None);
     }
+    let tail = TailFile::read_from(&file)?;
+    if !accept(&tail) {
+        return Ok(None);
+    }
     let claimed = path.with_extension(format!("recovering-{}", std::process::id()));
     match fs::rename(path, &claimed) {
-        Ok(()) => Ok(Some(Claim {
-            _file: file,
-            path: claimed,
-        })),
+        Ok(()) => Ok(Some((
+            Claim {
+                file,
+                path: claimed,
+                keep: false,
+            },
+            tail,
+        ))),
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
     }
@@ -274,7 +301,7 @@ pub fn sweep_unfinished(dir: &Path) {
         let name = e.file_name();
         let name = name.to_string_lossy();
         if name.starts_with('.') && name.ends_with(".creating") {
-            if let Ok(f) = fs::File::open(e.path()) {
+            if let Ok(Some(f)) = open_own(&e.path(), false, None) {
                 if try_lock(&f).unwrap_or(false) {
                     let _ = fs::remove_file(e.path());
                 }
@@ -284,15 +311,26 @@ pub fn sweep_unfinished(dir: &Path) {
 }
 
 impl Claim {
-    /// The tail's contents.
+    /// The tail's contents (read through the file claimed, not its name).
     pub fn read(&self) -> io::Result<TailFile> {
-        TailFile::read(&self.path)
+        TailFile::read_from(&self.file)
+    }
+
+    /// Keeps the claimed file under `path`'s stem with extension `ext`
+    /// instead of removing it (work left for another reader, who claims
+    /// it as a tail).
+    pub fn keep_as(mut self, path: &Path, ext: &str) -> io::Result<()> {
+        fs::rename(&self.path, path.with_extension(ext))?;
+        self.keep = true;
+        Ok(())
     }
 }
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let _ = fs::remove_file(&self.path);
+        if !self.keep {
+            let _ = fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -303,7 +341,8 @@ pub struct TailFile {
     pub pid: u32,
     /// The session's first timestamp.
     pub origin: u64,
-    /// Timestamps `0..count` were presented.
+    /// Timestamps `0..count` were presented (as the file says: a count
+    /// far beyond the slots means the older ones are gone, or a forgery).
     pub count: u64,
     /// The stream's session log.
     pub csv: PathBuf,
@@ -311,32 +350,46 @@ pub struct TailFile {
 }
 
 impl TailFile {
-    /// Reads the tail at `path`.
+    /// Reads the tail at `path` (a regular file of ours of a tail's size).
     pub fn read(path: &Path) -> io::Result<TailFile> {
-        let bytes = fs::read(path)?;
+        match open_own(path, false, Some(FILE_LEN))? {
+            Some(f) => TailFile::read_from(&f),
+            None => Err(io::ErrorKind::NotFound.into()),
+        }
+    }
+
+    /// Reads the tail open as `file`: exactly a tail's size, no more.
+    pub fn read_from(file: &fs::File) -> io::Result<TailFile> {
+        let mut bytes = vec![0u8; FILE_LEN as usize];
+        file.read_exact_at(&mut bytes, 0)?;
         let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
-        let word = |i: usize| -> Option<u64> {
-            let b = bytes.get(i * 8..i * 8 + 8)?;
-            Some(u64::from_ne_bytes(b.try_into().ok()?))
+        let word = |i: usize| -> u64 {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            u64::from_ne_bytes(b)
         };
-        if word(W_MAGIC) != Some(MAGIC) {
+        if word(W_MAGIC) != MAGIC {
             return Err(bad("not a steadyhud tail"));
         }
-        let slots = word(W_SLOTS).ok_or_else(|| bad("cut short"))? as usize;
-        let path_len = word(W_PATH_LEN).ok_or_else(|| bad("cut short"))? as usize;
-        if slots == 0 || bytes.len() != HEADER + slots * 8 || PATH_AT + path_len > HEADER {
+        let path_len = word(W_PATH_LEN);
+        if word(W_SLOTS) != SLOTS as u64 || path_len > (HEADER - PATH_AT) as u64 {
             return Err(bad("wrong size"));
         }
+        let path_len = path_len as usize;
         let csv = std::ffi::OsStr::from_bytes(&bytes[PATH_AT..PATH_AT + path_len]);
         Ok(TailFile {
-            pid: word(W_PID).unwrap_or(0) as u32,
-            origin: word(W_ORIGIN).unwrap_or(0),
-            count: word(W_COUNT).unwrap_or(0),
+            pid: word(W_PID) as u32,
+            origin: word(W_ORIGIN),
+            count: word(W_COUNT),
             csv: PathBuf::from(csv),
-            slots: (0..slots)
-                .map(|i| word(HEADER / 8 + i).unwrap_or(0))
-                .collect(),
+            slots: (0..SLOTS).map(|i| word(HEADER / 8 + i)).collect(),
         })
+    }
+
+    /// The number of slots: how far back from `count` a timestamp can be
+    /// found.
+    pub fn slots(&self) -> u64 {
+        self.slots.len() as u64
     }
 
     /// Timestamp `index`, while its slot still holds it.

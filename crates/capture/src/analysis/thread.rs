@@ -184,14 +184,14 @@ impl Analysis {
         stream
     }
 
-    /// Ends the streams of a device being destroyed: final rows and summary.
+    /// Ends the streams of a device being destroyed: final rows and summary
+    /// (waited for at most [`FINISH_BOUND`]).
     pub fn finish_device(&self, device_key: usize) {
-        let running = lock(&self.running);
-        if let Some(r) = running.as_ref() {
-            if r.pid == std::process::id() {
-                lock(&r.analyzer).finish_where(|s| s.device_key == device_key);
-            }
-        }
+        let analyzer = match lock(&self.running).as_ref() {
+            Some(r) if r.pid == std::process::id() => r.analyzer.clone(),
+            _ => return,
+        };
+        within_bound(move || lock(&analyzer).finish_where(|s| s.device_key == device_key));
     }
 
     /// Stops and joins the thread and finishes every stream. Idempotent;
@@ -216,13 +216,61 @@ impl Analysis {
         }
         r.exiting.store(exiting, Ordering::Release);
         r.stop.store(true, Ordering::Release);
-        if let Some(t) = r.thread.take() {
-            r.waker.wake();
-            let _ = t.join();
+        // The join and the final writes, waited for at most FINISH_BOUND: a
+        // log folder on a hung mount (a write that never returns) must not
+        // hold the game's exit.
+        within_bound(move || {
+            if let Some(t) = r.thread.take() {
+                r.waker.wake();
+                let _ = t.join();
+            }
+            let mut analyzer = lock(&r.analyzer);
+            analyzer.finish_where(|_| true);
+            analyzer.writer.stop();
+        });
+    }
+}
+
+/// The longest a game's exit or device destruction waits for our threads
+/// to finish its logs.
+pub const FINISH_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `work` (joining our threads, the final writes) on a thread of its
+/// own and waits for it at most [`FINISH_BOUND`]. Past that, one line (once
+/// per process) says what is not written and the game goes on: the work
+/// carries on as long as the process lives, and the present tail, which a
+/// clean end would have removed, keeps every frame for the next session's
+/// or command's recovery. Without a thread to spare, `work` runs here.
+fn within_bound(work: impl FnOnce() + Send + 'static) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    let slot = Arc::new(Mutex::new(Some(work)));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let theirs = slot.clone();
+    let spawned = std::thread::Builder::new()
+        .name("steadyhud-finish".into())
+        .spawn(move || {
+            let work = lock(&theirs).take();
+            if let Some(work) = work {
+                guard::contain((), work);
+            }
+            let _ = tx.send(());
+        });
+    if spawned.is_err() {
+        let work = lock(&slot).take();
+        if let Some(work) = work {
+            guard::contain((), work);
         }
-        let mut analyzer = lock(&r.analyzer);
-        analyzer.finish_where(|_| true);
-        analyzer.writer.stop();
+        return;
+    }
+    if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(FINISH_BOUND) {
+        if !SAID.swap(true, Ordering::Relaxed) {
+            guard::say(format_args!(
+                "steadyhud: the session log's last rows and final summary were not written within {} s \
+                 (a write to the log folder does not return: a hung mount?); not waiting longer. \
+                 The next session or steadyhud command recovers the frames from the present tail",
+                FINISH_BOUND.as_secs()
+            ));
+        }
     }
 }
 
@@ -238,8 +286,15 @@ fn run(
     // Logs of killed sessions, made whole before this one adds its own,
     // quietly: this game's output is not the place to report another's
     // log (the CLI's commands say it); only a failure costs a line.
+    // Memory stays bounded whatever the log's length (a long log's summary
+    // is left to the CLI); only logs in this game's log folder.
     guard::contain((), || {
-        for r in steadyhud_log::recover::recover_dead() {
+        let logs: Vec<_> = (settings.config.log_dir.clone())
+            .or_else(steadyhud_log::default_log_dir)
+            .into_iter()
+            .collect();
+        use steadyhud_log::recover::{recover_dead, Within};
+        for r in recover_dead(&logs, Within::Game) {
             if let Err(e) = r {
                 guard::say(format_args!("steadyhud: {e}"));
             }

@@ -21,10 +21,14 @@
 //!   spins.
 //! - The games are read at most every [`FRESH`], whatever the number of
 //!   scrapes: a scrape flood costs the exporter, never the games.
+//! - A request whose `Host` names neither a loopback address, `localhost`
+//!   nor the address it listens on ([`Hosts`]) is refused (403): a web
+//!   page that rebinds its own name to 127.0.0.1 cannot read `/metrics`
+//!   through the player's browser.
 
 use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -188,6 +192,90 @@ impl Slots {
 pub struct Server {
     /// `accept` calls that failed so far.
     pub accept_errors: Arc<AtomicU64>,
+    /// The `Host` values answered.
+    pub hosts: Arc<Hosts>,
+}
+
+/// The `Host` header values a request may carry: an address (IPv4, or IPv6
+/// in brackets) that is loopback or the one listened on (any address when
+/// listening on all of them: 0.0.0.0 or ::), `localhost`, or the name
+/// `--listen` gave; a port may follow. A request without `Host` (HTTP/1.0)
+/// is answered: browsers always send one. Another name is what DNS
+/// rebinding looks like: an attacker's page whose name now resolves to
+/// this machine.
+#[derive(Clone, Debug, Default)]
+pub struct Hosts {
+    /// The host part of `--listen` when it is a name, lowercase.
+    name: Option<String>,
+    /// The address listened on.
+    ip: Option<IpAddr>,
+}
+
+impl Hosts {
+    /// The hosts of an exporter asked to listen on `listen` (`ADDR:PORT` as
+    /// given) and listening on `bound`.
+    pub fn new(listen: &str, bound: SocketAddr) -> Hosts {
+        let name = split_port(listen)
+            .filter(|h| h.parse::<IpAddr>().is_err())
+            .map(|h| h.trim_end_matches('.').to_ascii_lowercase());
+        Hosts {
+            name,
+            ip: Some(bound.ip()),
+        }
+    }
+
+    /// Whether a request's `Host` value names this exporter.
+    pub fn allows(&self, host: &str) -> bool {
+        let Some(h) = split_port(host.trim()) else {
+            return false;
+        };
+        let h = h.trim_end_matches('.').to_ascii_lowercase();
+        match h.parse::<IpAddr>() {
+            Ok(ip) => {
+                ip.is_loopback()
+                    || self
+                        .ip
+                        .is_some_and(|mine| mine == ip || mine.is_unspecified())
+            }
+            Err(_) => h == "localhost" || self.name.as_deref() == Some(h.as_str()),
+        }
+    }
+}
+
+/// The host of `host[:port]` or `[v6][:port]` (brackets removed); `None`
+/// when it is not of that form.
+fn split_port(s: &str) -> Option<&str> {
+    let digits = |p: &str| p.is_empty() || p.bytes().all(|b| b.is_ascii_digit());
+    if let Some(rest) = s.strip_prefix('[') {
+        let (h, after) = rest.split_once(']')?;
+        let port_ok = after.is_empty() || after.strip_prefix(':').is_some_and(digits);
+        return port_ok.then_some(h);
+    }
+    let h = match s.rsplit_once(':') {
+        Some((h, p)) if digits(p) && !h.contains(':') => h,
+        Some(_) => return None,
+        None => s,
+    };
+    (!h.is_empty()).then_some(h)
+}
+
+/// The request head's `Host` value: `Ok(None)` without one, `Err` with
+/// two.
+fn host_header(head: &[u8]) -> Result<Option<String>, ()> {
+    let text = std::str::from_utf8(head).map_err(|_| ())?;
+    let mut found = None;
+    for line in text.split("\r\n").skip(1) {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        if k.eq_ignore_ascii_case("host") {
+            if found.is_some() {
+                return Err(());
+            }
+            found = Some(v.trim().to_string());
+        }
+    }
+    Ok(found)
 }
 
 impl Server {
@@ -231,11 +319,12 @@ impl Server {
                 conn
             };
             let (source, slots2) = (Arc::clone(&source), Arc::clone(&slots));
+            let hosts = Arc::clone(&self.hosts);
             let id = conn.id;
             let spawned = std::thread::Builder::new()
                 .name("export-conn".into())
                 .spawn(move || {
-                    let _ = answer(&conn, &source);
+                    let _ = answer(&conn, &source, &hosts);
                     lock(&slots2).open.retain(|c| c.id != conn.id);
                 });
             if spawned.is_err() {
@@ -252,6 +341,8 @@ pub enum Asked {
     Metrics,
     NotFound,
     Bad,
+    /// `/metrics` with a `Host` that is not this exporter ([`Hosts`]).
+    OtherHost,
 }
 
 /// Reads a request head: `GET /metrics` (a query string allowed) is the
@@ -277,14 +368,19 @@ pub fn parse_head(head: &[u8]) -> Asked {
     }
 }
 
-fn answer(conn: &Conn, source: &Mutex<Source>) -> std::io::Result<()> {
+fn answer(conn: &Conn, source: &Mutex<Source>, hosts: &Hosts) -> std::io::Result<()> {
     let mut stream: &TcpStream = &conn.stream;
     let deadline = Instant::now() + IDLE_TIME;
     let mut head = Vec::with_capacity(512);
     let mut buf = [0u8; 1024];
     let asked = loop {
         if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-            break parse_head(&head[..end]);
+            let head = &head[..end];
+            break match (parse_head(head), host_header(head)) {
+                (_, Err(())) => Asked::Bad,
+                (Asked::Metrics, Ok(Some(h))) if !hosts.allows(&h) => Asked::OtherHost,
+                (asked, _) => asked,
+            };
         }
         if head.len() > MAX_HEAD {
             break Asked::Bad;
@@ -313,6 +409,10 @@ fn answer(conn: &Conn, source: &Mutex<Source>) -> std::io::Result<()> {
             Arc::new("not found: only GET /metrics\n".into()),
         ),
         Asked::Bad => ("400 Bad Request", Arc::new("bad request\n".into())),
+        Asked::OtherHost => (
+            "403 Forbidden",
+            Arc::new("forbidden: the Host header does not name this exporter\n".into()),
+        ),
     };
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
@@ -362,5 +462,63 @@ mod tests {
         ] {
             assert_eq!(parse_head(bad), Asked::Bad, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn hosts_are_loopback_localhost_or_the_listen_address() {
+        let bound: SocketAddr = "127.0.0.1:9464".parse().unwrap();
+        let h = Hosts::new("127.0.0.1:9464", bound);
+        for ok in [
+            "127.0.0.1:9464",
+            "127.0.0.1",
+            "localhost:9464",
+            "LOCALHOST.",
+            "[::1]:9464",
+        ] {
+            assert!(h.allows(ok), "{ok}");
+        }
+        for no in [
+            "evil.example:9464",
+            "evil.example",
+            "10.0.0.1:9464",
+            "",
+            ":9464",
+            "[::1",
+        ] {
+            assert!(!h.allows(no), "{no}");
+        }
+        let lan = Hosts::new("gamebox:9464", "192.168.1.5:9464".parse().unwrap());
+        assert!(lan.allows("gamebox:9464") && lan.allows("192.168.1.5:9464"));
+        assert!(!lan.allows("192.168.1.6:9464") && !lan.allows("evil.example"));
+        let any = Hosts::new("0.0.0.0:9464", "0.0.0.0:9464".parse().unwrap());
+        assert!(any.allows("192.168.1.6:9464") && !any.allows("evil.example:9464"));
+    }
+
+    /// A page whose name was rebound to 127.0.0.1 asks with its own name as
+    /// `Host`: refused; the same request naming the address is answered.
+    #[test]
+    fn a_dns_rebinding_host_is_refused() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let bound = listener.local_addr().unwrap();
+        let server = Server {
+            hosts: Arc::new(Hosts::new("127.0.0.1:0", bound)),
+            ..Server::default()
+        };
+        std::thread::spawn(move || server.serve(listener, Box::new(|| "m 1\n".to_string())));
+        let ask = |host: &str| {
+            let mut s = TcpStream::connect(bound).unwrap();
+            write!(s, "GET /metrics HTTP/1.1\r\nHost: {host}\r\n\r\n").unwrap();
+            let mut reply = String::new();
+            s.read_to_string(&mut reply).unwrap();
+            reply
+        };
+        let evil = ask(&format!("rebind.evil.example:{}", bound.port()));
+        assert!(evil.starts_with("HTTP/1.1 403 "), "{evil}");
+        assert!(!evil.contains("m 1"), "{evil}");
+        let ok = ask(&bound.to_string());
+        assert!(
+            ok.starts_with("HTTP/1.1 200 ") && ok.ends_with("m 1\n"),
+            "{ok}"
+        );
     }
 }

@@ -55,7 +55,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     let mut gatherer = gather::Gatherer::new(dir);
     let mut monotonic = render::Monotonic::default();
-    let server = http::Server::default();
+    let mut server = http::Server::default();
     let accept_errors = std::sync::Arc::clone(&server.accept_errors);
     let mut scrape = move || {
         let games = gatherer.gather();
@@ -104,6 +104,7 @@ pub fn run(args: &Args) -> ExitCode {
     };
     match listener.local_addr() {
         Ok(a) => {
+            server.hosts = std::sync::Arc::new(http::Hosts::new(&args.listen, a));
             if !a.ip().is_loopback() {
                 eprintln!(
                     "steadyhud export: listening on {a}, which is not loopback: every host that reaches it can read these games' numbers"
@@ -122,10 +123,30 @@ pub fn run(args: &Args) -> ExitCode {
 fn write_atomically(folder: &Path, text: &str) -> Result<(), String> {
     let target = folder.join(TEXTFILE_NAME);
     let tmp = folder.join(format!(".{TEXTFILE_NAME}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, &target))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            format!("cannot write {}: {e}", target.display())
-        })
+    // A link planted under the temporary name is replaced, never written
+    // through (the folder is often shared with node_exporter).
+    steadyhud_sys::private_dir::replace_file(&target, &tmp, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", target.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// node_exporter's folder is often writable by others: a link planted
+    /// under our temporary name is not written through.
+    #[test]
+    fn a_symlinked_temporary_textfile_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let tmp = dir
+            .path()
+            .join(format!(".{TEXTFILE_NAME}.{}.tmp", std::process::id()));
+        std::os::unix::fs::symlink(&victim, &tmp).unwrap();
+        write_atomically(dir.path(), "m 1\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        let got = std::fs::read_to_string(dir.path().join(TEXTFILE_NAME)).unwrap();
+        assert_eq!(got, "m 1\n");
+    }
 }
