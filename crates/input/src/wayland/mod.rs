@@ -250,6 +250,15 @@ impl WaylandKeys {
         self.state().is_some_and(|st| !st.surfaces.is_empty())
     }
 
+    /// Whether a present at `now_ns` has [`WaylandKeys::on_present`] work
+    /// to do (two relaxed loads): the present path calls that, under its
+    /// guard, only then.
+    #[inline]
+    pub fn due(&self, now_ns: u64) -> bool {
+        self.any_surface.load(Ordering::Relaxed)
+            && now_ns >= self.next_pump_ns.load(Ordering::Relaxed)
+    }
+
     /// The present path's part, for a present to `surface` at `now_ns`: at
     /// most every [`PUMP_EVERY_NS`], binds our keyboard (first time) and
     /// runs the events already on our queue. Here, and only here, the
@@ -261,9 +270,7 @@ impl WaylandKeys {
     /// a keymap): the present's time is then the layer's setup, as for the
     /// HUD's first draw.
     pub fn on_present(&'static self, surface: u64, now_ns: u64) -> bool {
-        if !self.any_surface.load(Ordering::Relaxed)
-            || now_ns < self.next_pump_ns.load(Ordering::Relaxed)
-        {
+        if !self.due(now_ns) {
             return false;
         }
         self.next_pump_ns
