@@ -1,7 +1,7 @@
 //! `libsteadyhud_gl.so` links with `-z defs`: a symbol left undefined fails
 //! the link instead of the game's `dlopen`. Above all the one `#[no_panic]`
 //! leaves behind in a function it cannot prove panic-free (the swap's own
-//! work, `src/swap.rs`): in a shared library the linker would otherwise
+//! work, `crates/gl/src/swap.rs`): in a shared library the linker would otherwise
 //! let it through.
 fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,defs");
