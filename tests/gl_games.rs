@@ -1,7 +1,7 @@
 //! The GL library (`libsteadyhud_gl.so`) on real OpenGL programs under
 //! Xvfb on llvmpipe: glxgears (GLX, linked), es2gears (EGL on X11 and on
 //! Wayland), Warzone 2100 (SDL2: `dlopen` + `dlsym`), and the GL test
-//! program (`crates/gltest`: the game's state across every swap, bad
+//! program (`test-programs/gltest`: the game's state across every swap, bad
 //! input). Every swap is counted independently by a second preloaded hook
 //! (`tests/gl/count_swaps.c`), so "rows = swaps − 1" compares the log with
 //! the program's real swaps.
@@ -296,7 +296,7 @@ fn game_state_and_pixels_untouched() {
     }
 }
 
-/// `steadyhud-gltest`'s window colour (crates/gltest `WINDOW_RGB`).
+/// `steadyhud-gltest`'s window colour (test-programs/gltest `WINDOW_RGB`).
 fn gltest_window_rgb() -> [u8; 3] {
     [40, 90, 160]
 }
