@@ -3,7 +3,7 @@
 # presentation feedback on the game's surface) costs a Wayland game, per
 # present, on headless Weston 10.
 #
-# Vulkan: the test app (crates/testapp) on a Wayland window, MAILBOX,
+# Vulkan: the test app (test-programs/testapp) on a Wayland window, MAILBOX,
 # uncapped (presents never wait for the compositor), 1200 presents, HUD
 # hidden, no readings; the layer's own time per present is the log's
 # `in_present_ms - present_ms` (our hook minus the driver's present:
@@ -12,7 +12,7 @@
 # the rounds. Also each run's shown / dropped / unknown rows with feedback
 # on (the program reads its socket every frame, so answers come).
 #
-# GL: the GL test program (crates/gltest, GLES 3, swap interval 0) with
+# GL: the GL test program (test-programs/gltest, GLES 3, swap interval 0) with
 # the GL library preloaded, its own median time per eglSwapBuffers
 # (`--time-swaps`: our hook plus llvmpipe's swap), feedback on against off,
 # in the same ABBA rounds.

@@ -3,7 +3,7 @@
 # measures the layer: on the game's thread per swap, and the share of a
 # core its threads take; beside MangoHud's GL library on the same runs.
 #
-# Per swap: the GL test program (crates/gltest, GLX compatibility context,
+# Per swap: the GL test program (test-programs/gltest, GLX compatibility context,
 # 320x240, paced at 60 fps) times each glXSwapBuffers call (our hook plus
 # the real swap) after 60 warm-up frames: the median over 600 swaps, per
 # mode, in ABBA rounds (odd rounds in order, even rounds reversed: on this

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const TOP: &[&str] = &[
     "src/",
     "crates/",
+    "test-programs/",
     "tests/",
     "scripts/",
     "docs/",
@@ -148,7 +149,14 @@ fn the_check_sees_a_missing_file() {
 
 /// Where the Rust files whose comments are checked live: every `.rs` file
 /// under these (sources, tests, benches, build scripts, fuzz targets).
-const RUST_TOPS: &[&str] = &["src/", "crates/", "tests/", "benches/", "fuzz/"];
+const RUST_TOPS: &[&str] = &[
+    "src/",
+    "crates/",
+    "test-programs/",
+    "tests/",
+    "benches/",
+    "fuzz/",
+];
 
 fn rust_files(tree: &[String]) -> Vec<&str> {
     tree.iter()

@@ -1,7 +1,7 @@
 //! The GL library (`libsteadyhud_gl.so`) on real OpenGL programs under
 //! Xvfb on llvmpipe: glxgears (GLX, linked), es2gears (EGL on X11 and on
 //! Wayland), Warzone 2100 (SDL2: `dlopen` + `dlsym`), and the GL test
-//! program (`crates/gltest`: the game's state across every swap, bad
+//! program (`test-programs/gltest`: the game's state across every swap, bad
 //! input). Every swap is counted independently by a second preloaded hook
 //! (`tests/gl/count_swaps.c`), so "rows = swaps − 1" compares the log with
 //! the program's real swaps.
@@ -162,8 +162,14 @@ fn glxgears_under_run_logs_every_swap_and_shows_the_hud() {
     assert_eq!(summary["frames"].as_u64(), Some(rows));
 }
 
-/// `fps_limit=30` holds 30 on glxgears: the median frame is 33.3 ms and
-/// the average never above the cap.
+/// `fps_limit=30` holds 30 on glxgears: frames never come faster than
+/// the cap allows, however loaded the machine. The limiter keeps an
+/// absolute schedule (a late frame is caught up, one more than an
+/// interval late restarts it later), so the swap after frame k starts no
+/// earlier than k intervals after the first: n logged frames span at least
+/// n − 1 intervals, and the average is never above the cap. (The median
+/// frame, 33.3 ms on a quiet machine, is printed: a busy machine moves it
+/// either way, so it is a number, not a pass/fail.)
 #[test]
 fn glxgears_fps_limit_holds_30() {
     let gears = mesa_util("glxgears");
@@ -188,9 +194,14 @@ fn glxgears_fps_limit_holds_30() {
         "fps_limit=30 on glxgears: median {median:.2} ms, average {:.2} fps",
         1000.0 / avg
     );
+    // 1e9 / 30 ns per interval; the log's ms have three decimals (half a
+    // µs of rounding per row).
+    let span: f64 = ms.iter().sum();
+    let floor = (ms.len() - 1) as f64 * 33.333 - 0.0005 * ms.len() as f64;
     assert!(
-        (32.3..=34.3).contains(&median),
-        "median frame {median:.2} ms"
+        span >= floor,
+        "{} frames in {span:.1} ms: faster than 30 fps ({floor:.1} ms at least)",
+        ms.len()
     );
     assert!(1000.0 / avg <= 30.5, "average {:.2} fps", 1000.0 / avg);
 }
@@ -285,7 +296,7 @@ fn game_state_and_pixels_untouched() {
     }
 }
 
-/// `steadyhud-gltest`'s window colour (crates/gltest `WINDOW_RGB`).
+/// `steadyhud-gltest`'s window colour (test-programs/gltest `WINDOW_RGB`).
 fn gltest_window_rgb() -> [u8; 3] {
     [40, 90, 160]
 }

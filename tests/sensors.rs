@@ -81,7 +81,12 @@ const ALLOC_MIB: f64 = 256.0;
 /// The test app at 60 fps for 6 s with a spinning thread and a 256 MiB
 /// host allocation at frame 150: the log has the /proc columns (and no GPU
 /// ones), plausible values, the process's CPU share within 20 points of
-/// the app's own measurement, and RSS up by the allocation.
+/// the app's own measurement, and RSS up by the allocation. Each check
+/// holds on a loaded machine: the busiest core is never below the mean
+/// (one `/proc/stat` read gives both, the total summed from the cores'
+/// lines: `crates/sensors/src/cpu.rs`), and the CPU shares are compared
+/// with what the app measured itself over the same run, not with what a
+/// quiet machine would give it.
 #[test]
 fn log_columns_hold_real_proc_readings() {
     let _s = serial();
@@ -152,7 +157,10 @@ fn log_columns_hold_real_proc_readings() {
     let proc_cpu = column(&header, &rows, "proc_cpu_pct");
     let logged = mean(&proc_cpu[30..]);
     eprintln!("proc_cpu_pct mean {logged:.1} vs the app's own {own:.1}");
-    assert!(own > 40.0, "the spinning thread runs: {line}");
+    // The spinning thread ran (near a core on a quiet machine; beside two
+    // busy loops on two cores it got a third of one): what it took is the
+    // app's own measurement, compared below, not a share the machine owes.
+    assert!(own > 1.0, "the spinning thread runs: {line}");
     assert!(
         (logged - own).abs() <= 20.0,
         "proc_cpu_pct mean {logged:.1} vs the app's CLOCK_PROCESS_CPUTIME_ID {own:.1}"

@@ -2,7 +2,7 @@
 //! (issue 42): `steadyhud-testapp --wayland` (Vulkan) and `steadyhud-gltest
 //! --wayland` (EGL/GLES) ask `wp_presentation` for feedback on each of
 //! their commits and write it down (`--feedback-out`; the format is in
-//! crates/testapp/src/wayland.rs). That file is the independent reading the
+//! test-programs/testapp/src/wayland.rs). That file is the independent reading the
 //! layer's and the GL library's `displayed_ns` are checked against, so here
 //! it is checked on its own, WITHOUT steadyhud (no `STEADYHUD=1`, and
 //! `DISABLE_STEADYHUD=1`, no GL preload), in the four cases of the issue:

@@ -252,6 +252,7 @@ impl Device {
     /// # Safety
     /// Inside one of the app's calls on `sc` (a present): the app may not
     /// destroy it meanwhile, which keeps the record alive.
+    #[inline]
     pub unsafe fn swapchain(&self, sc: vk::SwapchainKHR) -> Option<&Swapchain> {
         // SAFETY: the caller's contract is the map's.
         unsafe { self.swapchains.get(vk::Handle::as_raw(sc)) }

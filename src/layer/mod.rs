@@ -17,7 +17,8 @@
 //! HUD). The next layer's functions: one table per object ([`next`]). Every
 //! entry point: [`hooks`], thin functions from one table that look the
 //! object up and delegate; `impl Device` is split by job: [`device`]
-//! (create, swapchains), [`present`], [`submit`] (with [`gpu_timing`]).
+//! (create, swapchains), [`present`], [`submit`] (with [`gpu_timing`]),
+//! [`observe`] (the app's display timing queries, with [`display_observe`]).
 //!
 //! The cdylib exports one symbol under a Vulkan name:
 //! `vkNegotiateLoaderLayerInterfaceVersion`; gipa/gdpa are handed over
@@ -37,6 +38,7 @@ mod instance;
 mod lineage;
 pub mod loader;
 mod next;
+mod observe;
 mod passthrough;
 mod pci;
 mod present;

@@ -18,15 +18,24 @@
 //!   present waits on the HUD's semaphore even if the layer's code panics
 //!   after it (the app's binary semaphores are no longer pending, and
 //!   waiting on them would hang);
+//! * a present that draws nothing (HUD hidden, no fault switch) takes no
+//!   guard, so no system call: its own work (counters latched, timestamps
+//!   recorded, counters booked) is `#[no_panic]`, proved panic-free when
+//!   the library links (optimized builds: the tests' and CI's are
+//!   `--release`), so a forced thread exit meets no `catch_unwind`; a
+//!   display source or the hotkeys run guarded when they have work, the
+//!   HUD's draws and set-up always;
 //! * the test-only fault switches exist only in `present::<true>`, which
 //!   the entry table hands out only when one is set.
 
 use super::device::Device;
 use super::queue::{hud_role, HudRole, QueueInfo};
 use super::regions::{self, PresentScratch};
+use super::swapchain::Swapchain;
 use crate::guard;
 use crate::hud::{Drawn, HudError};
 use ash::vk;
+use no_panic::no_panic;
 use steadyhud_capture::faults::Site;
 use steadyhud_capture::limiter;
 use steadyhud_sys::clock::now_ns;
@@ -87,21 +96,40 @@ impl Device {
         let mut scratch = qi.filter(|_| visible).map(|q| q.scratch.lock_or_recover());
         let mut out = HudOutcome::default();
         let mut patched = *app;
-        // One guard for all of the layer's own work in this present (each
-        // guard costs two system calls: see `guard`).
-        // SAFETY: inside the app's present on `queue` (`qi` is its record),
-        // with its valid present info; `app.p_next` is the app's valid
-        // chain.
-        let ours = guard::contain(None, || unsafe {
-            self.before_present::<FAULTS>(qi, visible, app, t, scratch.as_deref_mut(), &mut out);
-            let s = scratch.as_deref_mut()?;
-            match regions::find(app) {
-                // SAFETY: `r` is the app's valid `VkPresentRegionsKHR`; the
-                // copy lives in `scratch`, locked until this call returns.
-                regions::Found::First(r) => s.patch(r).map(|p| p as *const vk::PresentRegionsKHR),
-                _ => None,
-            }
-        });
+        let ours = if visible || FAULTS {
+            // One guard for the HUD's draws and the rest of the layer's
+            // work in this present (each guard costs two system calls: see
+            // `guard`).
+            // SAFETY: inside the app's present on `queue` (`qi` is its
+            // record), with its valid present info; `app.p_next` is the
+            // app's valid chain.
+            guard::contain(None, || unsafe {
+                self.before_present::<FAULTS>(
+                    qi,
+                    visible,
+                    app,
+                    t,
+                    scratch.as_deref_mut(),
+                    &mut out,
+                );
+                let s = scratch.as_deref_mut()?;
+                match regions::find(app) {
+                    // SAFETY: `r` is the app's valid `VkPresentRegionsKHR`;
+                    // the copy lives in `scratch`, locked until this call
+                    // returns.
+                    regions::Found::First(r) => {
+                        s.patch(r).map(|p| p as *const vk::PresentRegionsKHR)
+                    }
+                    _ => None,
+                }
+            })
+        } else {
+            // Nothing drawn: the capture alone, without a guard (no system
+            // call), its own work checked panic-free.
+            // SAFETY: as above.
+            unsafe { self.capture(app, t, &mut out) };
+            None
+        };
         if let Some(p) = ours {
             patched.p_next = p.cast();
         }
@@ -139,25 +167,118 @@ impl Device {
             // SAFETY: as above, after the real present.
             unsafe { self.limit_frame(app, fps) };
         }
-        if let Some(dc) = self.counters.as_ref() {
-            if out.setup {
-                // A present that waits on a HUD draw that did first-time
-                // work (a direct draw's first use of the pipeline: a
-                // software driver compiles its shaders then) is the
-                // layer's setup cost.
-                dc.add(|b| b.layer_setup_ns, now.saturating_sub(t));
-            } else if out.set_up_after {
-                // The real present is the driver's; the HUD's set-up after
-                // it (the upload, the first panel) is the layer's.
-                dc.add(|b| b.present_ns, t_presented.saturating_sub(t_present));
-                dc.add(|b| b.layer_setup_ns, now.saturating_sub(t_presented));
-            } else {
-                dc.add(|b| b.present_ns, now.saturating_sub(t_present));
-            }
-            // Lands in the next latch: the frame that starts at this present.
-            dc.add(|b| b.in_present_ns, now.saturating_sub(t));
-        }
+        self.book(&out, [t, t_present, t_presented, now]);
         r
+    }
+
+    /// The present's times into the device's counters: `[t, t_present,
+    /// t_presented, now]` (the hook's entry, the real present's call, its
+    /// return when the HUD's set-up followed it (0 otherwise), the end).
+    #[no_panic]
+    fn book(&self, out: &HudOutcome, [t, t_present, t_presented, now]: [u64; 4]) {
+        let Some(dc) = self.counters.as_ref() else {
+            return;
+        };
+        if out.setup {
+            // A present that waits on a HUD draw that did first-time
+            // work (a direct draw's first use of the pipeline: a
+            // software driver compiles its shaders then) is the
+            // layer's setup cost.
+            dc.add(|b| b.layer_setup_ns, now.saturating_sub(t));
+        } else if out.set_up_after {
+            // The real present is the driver's; the HUD's set-up after
+            // it (the upload, the first panel) is the layer's.
+            dc.add(|b| b.present_ns, t_presented.saturating_sub(t_present));
+            dc.add(|b| b.layer_setup_ns, now.saturating_sub(t_presented));
+        } else {
+            dc.add(|b| b.present_ns, now.saturating_sub(t_present));
+        }
+        // Lands in the next latch: the frame that starts at this present.
+        dc.add(|b| b.in_present_ns, now.saturating_sub(t));
+    }
+
+    /// The capture of a present that draws nothing (no HUD shown, no fault
+    /// switch): each swapchain's timestamp into its stream (with the
+    /// device's counters on the first), its display answer asked for, the
+    /// Wayland hotkeys' events read. No guard: the steps that are the
+    /// present's own work are `#[no_panic]` ([`Device::latch`],
+    /// [`Device::record_frame`]), checked when the library links; a
+    /// display source or the hotkeys run under a guard, and only when they
+    /// have work (a window with a display ring; the hotkeys' pump due).
+    ///
+    /// # Safety
+    /// As [`Device::before_present`].
+    unsafe fn capture(&self, info: &vk::PresentInfoKHR, t: u64, out: &mut HudOutcome) {
+        // SAFETY: the app's array of `swapchain_count` swapchains (caller).
+        let swapchains = unsafe { slice(info.p_swapchains, info.swapchain_count) };
+        let mut latched = [0u64; steadyhud_counters::MAX_COUNTERS];
+        let mut values = self.latch(&mut latched);
+        for (i, &sc) in swapchains.iter().enumerate() {
+            // SAFETY: inside the app's present of `sc` (caller).
+            let Some((s, key)) = (unsafe { self.record_frame(sc, t, values.take()) }) else {
+                continue;
+            };
+            if let (true, Some(k)) = (s.stream.has_display(), key) {
+                // SAFETY: the caller's contract, `sc` being the `i`-th.
+                guard::contain((), || unsafe { self.ask_display(s, info, i, k) });
+            }
+            if self.client.input_due(t) {
+                out.setup |= guard::contain(false, || self.client.input_pump(s.surface, t));
+            }
+        }
+    }
+
+    /// The device's counters latched at this present into `latched`: the
+    /// values that ride with its first swapchain (`None` without counters).
+    #[no_panic]
+    fn latch<'a>(
+        &self,
+        latched: &'a mut [u64; steadyhud_counters::MAX_COUNTERS],
+    ) -> Option<&'a [u64; steadyhud_counters::MAX_COUNTERS]> {
+        let dc = self.counters.as_ref()?;
+        dc.table.latch(latched);
+        Some(latched)
+    }
+
+    /// The present's timestamp `t` into the stream of swapchain `sc` (with
+    /// the counters `values`): the swapchain's record and the present's
+    /// key (`None`: the ring was full), or `None` for a swapchain the layer
+    /// does not know.
+    ///
+    /// # Safety
+    /// Inside the app's present of `sc`.
+    #[no_panic]
+    unsafe fn record_frame(
+        &self,
+        sc: vk::SwapchainKHR,
+        t: u64,
+        values: Option<&[u64; steadyhud_counters::MAX_COUNTERS]>,
+    ) -> Option<(&Swapchain, Option<u64>)> {
+        // SAFETY: inside the app's present of `sc` (caller).
+        let s = unsafe { self.swapchain(sc) }?;
+        Some((s, s.stream.record_with(t, values)))
+    }
+
+    /// Displayed-frame timing for the present keyed `k` of `s`, the `i`-th
+    /// swapchain of `info`: the feedback for this present's commit, asked
+    /// before the present goes down (the WSI commits inside it); else the
+    /// app's own display-timing query may answer it, by the app's id for
+    /// this swapchain (`display_observe`); a present not asked about is
+    /// known at once.
+    ///
+    /// # Safety
+    /// Inside the app's present of `s`'s swapchain, its `i`-th; `info` is
+    /// its valid present info.
+    unsafe fn ask_display(&self, s: &Swapchain, info: &vk::PresentInfoKHR, i: usize, k: u64) {
+        // SAFETY: the caller's contract.
+        let tagged = || unsafe { self.observe_present(s, info.p_next, i, k) };
+        if !self
+            .client
+            .present_asked(s.surface, s.x11.as_deref(), &s.stream, k)
+            && !tagged()
+        {
+            s.stream.not_asked(k);
+        }
     }
 
     /// The frame limiter: waits for this present's deadline under a cap of
@@ -251,10 +372,7 @@ impl Device {
         // The device's counters end their frame here; they ride with the
         // first swapchain of the present (on the stack: no allocation).
         let mut latched = [0u64; steadyhud_counters::MAX_COUNTERS];
-        let mut values = self.counters.as_ref().map(|dc| {
-            dc.table.latch(&mut latched);
-            &latched
-        });
+        let mut values = self.latch(&mut latched);
         // The HUD draws on this queue if it is shown and the queue may.
         let draw_on = match qi.map(|q| (q, hud_role(Some(q.flags)))) {
             _ if !visible => None,
@@ -273,26 +391,13 @@ impl Device {
         // waiting on the previous one's semaphore, the first on the app's.
         for (i, (&sc, &index)) in swapchains.iter().zip(indices).enumerate() {
             // SAFETY: inside the app's present of `sc` (caller).
-            let Some(s) = (unsafe { self.swapchain(sc) }) else {
+            let Some((s, key)) = (unsafe { self.record_frame(sc, t, values.take()) }) else {
                 continue;
             };
-            let key = s.stream.record_with(t, values.take());
-            // Displayed-frame timing: the feedback for this present's
-            // commit, asked before the present goes down (the WSI commits
-            // inside it); a present not asked about is known at once.
             if let (true, Some(k)) = (s.stream.has_display(), key) {
-                // Else the app's own display-timing query may answer it, by
-                // the app's id for this swapchain (`display_observe`).
                 // SAFETY: inside the app's present of `sc`, its `i`-th
-                // swapchain; `info.p_next` is its valid chain (caller).
-                let tagged = || unsafe { self.observe_present(s, info.p_next, i, k) };
-                if !self
-                    .client
-                    .present_asked(s.surface, s.x11.as_deref(), &s.stream, k)
-                    && !tagged()
-                {
-                    s.stream.not_asked(k);
-                }
+                // swapchain; `info` is its valid present info (caller).
+                unsafe { self.ask_display(s, info, i, k) };
             }
             // The Wayland hotkey's events, while the display is surely live
             // (one relaxed load for a game without Wayland surfaces).

@@ -1,6 +1,6 @@
 //! The test programs' own presentation feedback (`--feedback-out` of
 //! `steadyhud-testapp --wayland` and `steadyhud-gltest --wayland`; the
-//! format is in crates/testapp/src/wayland.rs): the file's reader, and the
+//! format is in test-programs/testapp/src/wayland.rs): the file's reader, and the
 //! programs' options in each case of issue 42 (tests/wayland_programs.rs
 //! checks the file on its own, tests/display_wayland.rs holds steadyhud's
 //! log to it).

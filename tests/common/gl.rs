@@ -18,7 +18,7 @@ pub fn gl_library() -> PathBuf {
     }
 }
 
-/// The GL test program (`crates/gltest`; in i686 mode, its 32-bit build).
+/// The GL test program (`test-programs/gltest`; in i686 mode, its 32-bit build).
 pub fn gltest_exe() -> PathBuf {
     if i686() {
         return i686_build("steadyhud-gltest");

@@ -1,4 +1,4 @@
-//! The scripted test app (`crates/testapp`): what it prints (presents,
+//! The scripted test app (`test-programs/testapp`): what it prints (presents,
 //! swapchains, late presents, GPU work, swapchain creation times), the
 //! colours it draws, and its `--pattern` scripts' ideal frame durations
 //! (from its own parser).
@@ -7,7 +7,7 @@ use super::RunOutput;
 use std::time::Duration;
 
 /// The test app's band colours as 8-bit UNORM values, for screenshot checks
-/// (must match `crates/testapp/src/target.rs`): band 0 (x in
+/// (must match `test-programs/testapp/src/target.rs`): band 0 (x in
 /// 0..16, 32..48, ...) is `BAND_A`, the others `BAND_B`.
 pub const BAND_WIDTH: u32 = 16;
 
@@ -17,7 +17,7 @@ pub const BAND_B_UNORM: [u8; 3] = [230, 140, 26];
 
 /// The test app's own pattern parser (same source file), so tests compute
 /// the script's ideal frame durations exactly as the app schedules them.
-#[path = "../../crates/testapp/src/pattern.rs"]
+#[path = "../../test-programs/testapp/src/pattern.rs"]
 #[allow(clippy::all)]
 mod pattern;
 

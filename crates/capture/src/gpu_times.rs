@@ -1,7 +1,7 @@
 //! GPU busy time as the analysis thread reads it, whatever API measured
 //! it: intervals (a submit's GPU start and end, mapped to the CPU clock)
 //! gathered by an API's timer ([`GpuTimes`]; the Vulkan layer's is its
-//! timestamp queries, `src/layer/gpu_timing.rs`), and the mapping from the
+//! timestamp queries, `src/layer/gpu_timing/`), and the mapping from the
 //! GPU's clock to `CLOCK_MONOTONIC` ([`Collected::offset`]).
 
 use std::collections::VecDeque;

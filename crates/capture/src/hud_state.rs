@@ -37,12 +37,14 @@ impl HudState {
     }
 
     /// Whether the HUD is shown.
+    #[inline]
     pub fn visible(&self) -> bool {
         self.visible.load(Ordering::Relaxed)
     }
 
     /// Whether a present at `now_ns` draws anything: the HUD is shown, or
     /// a toast is still up.
+    #[inline]
     pub fn drawn(&self, now_ns: u64) -> bool {
         self.visible() || now_ns < self.toast_until.load(Ordering::Relaxed)
     }

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_counters::{Counters, FrameValues};
 use steadyhud_log::display::{Shown, Source};
-use steadyhud_sys::lock::Recover;
+use steadyhud_sys::lock::{Hold, Recover};
 use steadyhud_sys::tail::Tail;
 use steadyhud_wayland::presentation::{Outcome, Sink};
 use steadyhud_x11present::matcher::Outcome as X11Outcome;
@@ -224,11 +224,12 @@ impl Stream {
     /// Queues an answer (any source: a present's key is the timestamp
     /// [`Stream::record_with`] returned); a full ring drops it (its frame
     /// is then unknown) and counts it. Without a display ring, nothing.
+    #[inline]
     pub fn answer(&self, a: Answer) {
         let Some(ring) = self.display.as_ref() else {
             return;
         };
-        if ring.lock_or_recover().try_push(a).is_err() {
+        if ring.hold().try_push(a).is_err() {
             self.display_overflows.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -256,7 +257,7 @@ impl Stream {
     /// was full.
     #[inline]
     pub fn record_with(&self, t_ns: u64, values: Option<&FrameValues>) -> Option<u64> {
-        let mut p = self.producer.lock_or_recover();
+        let mut p = self.producer.hold();
         let t = if t_ns > p.last { t_ns } else { p.last + 1 };
         // Counters first: once the consumer sees timestamp t, t's counter
         // entry is already in its ring (release on the counter ring's tail

@@ -138,6 +138,13 @@ impl Client {
         }
     }
 
+    /// Whether [`Client::input_pump`] has work at `now` (two relaxed loads
+    /// and the fork flag): the present path runs it, under a guard, only then.
+    #[inline]
+    pub fn input_due(&self, now: u64) -> bool {
+        !self.forked() && self.wayland.pump_due(now)
+    }
+
     /// The input sources' part of a present to surface `key` at `now`:
     /// the Wayland connection's pump for the hotkeys' keyboard (at most
     /// every 20 ms; the display is surely live while the game presents to

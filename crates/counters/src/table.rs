@@ -57,6 +57,7 @@ pub struct CounterId(u8);
 
 impl CounterId {
     /// Index into [`FrameValues`].
+    #[inline]
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -250,10 +251,14 @@ impl Counters {
     /// Adds `v` to the counter's current frame value: one relaxed atomic add.
     #[inline]
     pub fn add(&self, id: CounterId, v: u64) {
-        self.slots[id.index()].0.fetch_add(v, Ordering::Relaxed);
+        // `get`: panic-free by construction (an id is always in range).
+        if let Some(slot) = self.slots.get(id.index()) {
+            slot.0.fetch_add(v, Ordering::Relaxed);
+        }
     }
 
     /// Number of registered counters.
+    #[inline]
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Acquire)
     }
@@ -265,13 +270,14 @@ impl Counters {
     /// Ends the frame: swaps every registered counter to 0, writing its
     /// value into `out` (unregistered slots get 0). Returns the number of
     /// registered counters. No lock, no allocation.
+    #[inline]
     pub fn latch(&self, out: &mut FrameValues) -> usize {
         let n = self.len();
         for (i, o) in out.iter_mut().enumerate() {
-            *o = if i < n {
-                self.slots[i].0.swap(0, Ordering::Relaxed)
-            } else {
-                0
+            // `get`: the present path's call, panic-free by construction.
+            *o = match self.slots.get(i) {
+                Some(slot) if i < n => slot.0.swap(0, Ordering::Relaxed),
+                _ => 0,
             };
         }
         n

@@ -76,12 +76,32 @@ impl Group {
 }
 
 pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<FrameLog, At> {
-    // Prelude: BOM, `//key=value` metadata (CapFrameX), blank lines; then
-    // the header, read as text so its line and columns are known.
     let mut lines = Lines::new(r);
+    let (metadata, header_line, header) = prelude(&mut lines)?;
+    let cols = Columns::find(&header, header_line, !metadata.is_empty())?;
+    let mut body = Body::after(lines);
+    let mut rows = Rows::default();
+    body.for_each_row(cols.needed(), &cols.column, |rec, line| {
+        rows.row(&cols, filter, rec, line)
+    })?;
+    if rows.data_rows == 0 {
+        return Err(At::new(
+            Pos::new(header_line, 1),
+            ErrorKind::NoFrames { what: "PresentMon" },
+        ));
+    }
+    let best = rows.best(filter, header_line)?;
+    rows.log(best, &cols, format, &metadata)
+}
+
+/// Prelude: BOM, `//key=value` metadata (CapFrameX), blank lines; then
+/// the header, read as text so its line and columns are known. Returns
+/// (metadata, the header's line, its columns).
+#[allow(clippy::type_complexity)]
+fn prelude<R: BufRead>(
+    lines: &mut Lines<R>,
+) -> Result<(Vec<(String, String)>, u64, Vec<String>), At> {
     let mut metadata: Vec<(String, String)> = Vec::new();
-    let header_line;
-    let header: Vec<String>;
     loop {
         let Some(line) = lines.next_line()? else {
             return Err(if !metadata.is_empty() {
@@ -101,112 +121,126 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
         if line.text.trim().is_empty() {
             continue;
         }
-        header_line = line.no;
-        header = split_header(line.text);
-        break;
+        return Ok((metadata, line.no, split_header(line.text)));
     }
-    let find = |name: &str| header.iter().position(|h| h.eq_ignore_ascii_case(name));
-    let Some((frame_i, column)) = FRAME_COLUMNS
-        .iter()
-        .find_map(|c| find(c).map(|i| (i, header[i].clone())))
-    else {
-        return Err(At::new(
-            Pos::new(header_line, 1),
-            ErrorKind::NoColumn {
-                expected: FRAME_COLUMNS.join(" or "),
-                found: clip(&header.join(","), 100),
-            },
-        ));
-    };
-    let app_i = find("Application");
-    let pid_i = find("ProcessID");
-    let sc_i = find("SwapChainAddress");
-    let needed = [Some(frame_i), app_i, pid_i, sc_i]
-        .into_iter()
-        .flatten()
-        .max()
-        .unwrap_or(0)
-        + 1;
-    let gpu_col = |names: &[&str]| {
-        names
-            .iter()
-            .find_map(|c| find(c).map(|i| (i, header[i].clone())))
-    };
-    let gpu_busy = gpu_col(&GPU_BUSY_COLUMNS);
-    let gpu_wait = gpu_busy.as_ref().and(gpu_col(&GPU_WAIT_COLUMNS));
-    let sensor_map = SensorMap::presentmon(&header);
-    let display = super::display::Spec::find(&header);
-    let has = |n: &str| find(n).is_some();
-    let detail = if !metadata.is_empty() {
-        "CapFrameX CSV"
-    } else if has("Motherboard") || has("Processor") || has("GPU") {
-        "OCAT CSV"
-    } else if has("CPUStartQPC") || has("FrameType") || has("PresentRuntime") {
-        "PresentMon 2.x CSV"
-    } else {
-        "PresentMon 1.x CSV"
-    };
+}
 
-    let mut body = Body::after(lines);
-    let mut groups: Vec<Group> = Vec::new();
-    let mut index: HashMap<(Vec<u8>, Vec<u8>), usize> = HashMap::new();
-    let mut last: Option<(Vec<u8>, Vec<u8>, usize)> = None;
-    let mut na_rows = 0u64;
-    let mut first_na_line = 0u64;
-    let mut data_rows = 0u64;
-    body.for_each_row(needed, &column, |rec, line| {
-        data_rows += 1;
-        let pid = pid_i.map_or(&b""[..], |i| &rec[i]);
-        let sc = sc_i.map_or(&b""[..], |i| &rec[i]);
-        let g = match &last {
-            Some((lp, ls, g)) if lp == pid && ls == sc => *g,
-            _ => {
-                let key = (pid.to_vec(), sc.to_vec());
-                let g = match index.get(&key) {
-                    Some(&g) => g,
-                    None => {
-                        let text = |f: &[u8]| String::from_utf8_lossy(f).trim().to_string();
-                        let app = text(app_i.map_or(&b""[..], |i| &rec[i]));
-                        let (pid, swapchain) = (text(pid), text(sc));
-                        let wanted = filter.wants(&app, &pid, &swapchain);
-                        groups.push(Group {
-                            app,
-                            pid,
-                            swapchain,
-                            rows: 0,
-                            durations: wanted.then(Vec::new),
-                            gpu_busy: Vec::new(),
-                            gpu_wait: Vec::new(),
-                            sensors: sensor_map.as_ref().map(SensorMap::rows),
-                            display: Default::default(),
-                        });
-                        index.insert(key.clone(), groups.len() - 1);
-                        groups.len() - 1
-                    }
-                };
-                last = Some((key.0, key.1, g));
-                g
-            }
+/// Where the header puts what the reader takes.
+struct Columns {
+    /// The frame-time column's index and name (as the file spells it).
+    frame_i: usize,
+    column: String,
+    app_i: Option<usize>,
+    pid_i: Option<usize>,
+    sc_i: Option<usize>,
+    /// GPU busy / wait columns (index, name); wait only with busy.
+    gpu_busy: Option<(usize, String)>,
+    gpu_wait: Option<(usize, String)>,
+    sensor_map: Option<SensorMap>,
+    display: Option<super::display::Spec>,
+    /// Which kind of file this is.
+    detail: &'static str,
+}
+
+impl Columns {
+    /// The columns of `header` (on line `header_line`; `metadata`: the file
+    /// had CapFrameX metadata lines); an error without a frame-time column.
+    fn find(header: &[String], header_line: u64, metadata: bool) -> Result<Columns, At> {
+        let find = |name: &str| header.iter().position(|h| h.eq_ignore_ascii_case(name));
+        let first_of = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|c| find(c).map(|i| (i, header[i].clone())))
         };
-        let group = &mut groups[g];
+        let Some((frame_i, column)) = first_of(&FRAME_COLUMNS) else {
+            return Err(At::new(
+                Pos::new(header_line, 1),
+                ErrorKind::NoColumn {
+                    expected: FRAME_COLUMNS.join(" or "),
+                    found: clip(&header.join(","), 100),
+                },
+            ));
+        };
+        let gpu_busy = first_of(&GPU_BUSY_COLUMNS);
+        let gpu_wait = gpu_busy.as_ref().and(first_of(&GPU_WAIT_COLUMNS));
+        let has = |n: &str| find(n).is_some();
+        let detail = if metadata {
+            "CapFrameX CSV"
+        } else if has("Motherboard") || has("Processor") || has("GPU") {
+            "OCAT CSV"
+        } else if has("CPUStartQPC") || has("FrameType") || has("PresentRuntime") {
+            "PresentMon 2.x CSV"
+        } else {
+            "PresentMon 1.x CSV"
+        };
+        Ok(Columns {
+            frame_i,
+            column,
+            app_i: find("Application"),
+            pid_i: find("ProcessID"),
+            sc_i: find("SwapChainAddress"),
+            gpu_busy,
+            gpu_wait,
+            sensor_map: SensorMap::presentmon(header),
+            display: super::display::Spec::find(header),
+            detail,
+        })
+    }
+
+    /// Fields a row needs (rows with fewer are truncated).
+    fn needed(&self) -> usize {
+        [Some(self.frame_i), self.app_i, self.pid_i, self.sc_i]
+            .into_iter()
+            .flatten()
+            .max()
+            .unwrap_or(0)
+            + 1
+    }
+}
+
+/// The rows read so far, grouped by (ProcessID, SwapChainAddress).
+#[derive(Default)]
+struct Rows {
+    groups: Vec<Group>,
+    index: HashMap<(Vec<u8>, Vec<u8>), usize>,
+    /// The last row's (pid, swapchain) and group: rows come in runs.
+    last: Option<(Vec<u8>, Vec<u8>, usize)>,
+    na_rows: u64,
+    first_na_line: u64,
+    data_rows: u64,
+}
+
+impl Rows {
+    /// One data row `rec` (on `line`): counted in its group and, if the
+    /// filter keeps the group, read into it.
+    fn row(
+        &mut self,
+        cols: &Columns,
+        filter: &Filter,
+        rec: &csv::ByteRecord,
+        line: u64,
+    ) -> Result<Flow, (usize, ErrorKind)> {
+        self.data_rows += 1;
+        let g = self.group_of(cols, filter, rec);
+        let group = &mut self.groups[g];
         group.rows += 1;
         let Some(durations) = group.durations.as_mut() else {
             return Ok(Flow::Continue);
         };
-        let field = &rec[frame_i];
+        let field = &rec[cols.frame_i];
         if field.trim_ascii() == b"NA" {
-            na_rows += 1;
-            if first_na_line == 0 {
-                first_na_line = line;
+            self.na_rows += 1;
+            if self.first_na_line == 0 {
+                self.first_na_line = line;
             }
             return Ok(Flow::Continue);
         }
-        let ns =
-            parse_ns(field, Unit::Ms, &column, Pos::new(line, 0)).map_err(|e| (frame_i, e.kind))?;
+        let ns = parse_ns(field, Unit::Ms, &cols.column, Pos::new(line, 0))
+            .map_err(|e| (cols.frame_i, e.kind))?;
         durations.push(ns);
         for (col, out) in [
-            (&gpu_busy, &mut group.gpu_busy),
-            (&gpu_wait, &mut group.gpu_wait),
+            (&cols.gpu_busy, &mut group.gpu_busy),
+            (&cols.gpu_wait, &mut group.gpu_wait),
         ] {
             if let Some((i, name)) = col {
                 let v = rec.get(*i).map_or(Ok(NO_DATA), |f| {
@@ -215,103 +249,161 @@ pub fn read<R: BufRead + Seek>(r: R, format: Format, filter: &Filter) -> Result<
                 out.push(v);
             }
         }
-        if let (Some(m), Some(rows)) = (&sensor_map, group.sensors.as_mut()) {
+        if let (Some(m), Some(rows)) = (&cols.sensor_map, group.sensors.as_mut()) {
             m.push(rows, |k| rec.get(k));
         }
-        if let Some(spec) = &display {
+        if let Some(spec) = &cols.display {
             spec.push(&mut group.display, rec)?;
         }
         Ok(Flow::Continue)
-    })?;
-
-    if data_rows == 0 {
-        return Err(At::new(
-            Pos::new(header_line, 1),
-            ErrorKind::NoFrames { what: "PresentMon" },
-        ));
     }
-    let Some(best) = (0..groups.len())
-        .filter(|&g| groups[g].durations.as_ref().is_some_and(|d| !d.is_empty()))
-        .max_by_key(|&g| {
-            (
-                groups[g].durations.as_ref().map_or(0, Vec::len),
-                std::cmp::Reverse(g),
+
+    /// The group of `rec`, made now if it is the first row of its (pid,
+    /// swapchain).
+    fn group_of(&mut self, cols: &Columns, filter: &Filter, rec: &csv::ByteRecord) -> usize {
+        let pid = cols.pid_i.map_or(&b""[..], |i| &rec[i]);
+        let sc = cols.sc_i.map_or(&b""[..], |i| &rec[i]);
+        if let Some((lp, ls, g)) = &self.last {
+            if lp == pid && ls == sc {
+                return *g;
+            }
+        }
+        let key = (pid.to_vec(), sc.to_vec());
+        let g = match self.index.get(&key) {
+            Some(&g) => g,
+            None => {
+                let text = |f: &[u8]| String::from_utf8_lossy(f).trim().to_string();
+                let app = text(cols.app_i.map_or(&b""[..], |i| &rec[i]));
+                let (pid, swapchain) = (text(pid), text(sc));
+                let wanted = filter.wants(&app, &pid, &swapchain);
+                self.groups.push(Group {
+                    app,
+                    pid,
+                    swapchain,
+                    rows: 0,
+                    durations: wanted.then(Vec::new),
+                    gpu_busy: Vec::new(),
+                    gpu_wait: Vec::new(),
+                    sensors: cols.sensor_map.as_ref().map(SensorMap::rows),
+                    display: Default::default(),
+                });
+                self.index.insert(key.clone(), self.groups.len() - 1);
+                self.groups.len() - 1
+            }
+        };
+        self.last = Some((key.0, key.1, g));
+        g
+    }
+
+    /// The group analysed: the kept group with the most frames (the first
+    /// of equals); an error naming the others when none has a frame.
+    fn best(&self, filter: &Filter, header_line: u64) -> Result<usize, At> {
+        let groups = &self.groups;
+        let best = (0..groups.len())
+            .filter(|&g| groups[g].durations.as_ref().is_some_and(|d| !d.is_empty()))
+            .max_by_key(|&g| {
+                (
+                    groups[g].durations.as_ref().map_or(0, Vec::len),
+                    std::cmp::Reverse(g),
+                )
+            });
+        best.ok_or_else(|| {
+            let others: Vec<String> = groups.iter().take(8).map(Group::label).collect();
+            let what = if filter.is_empty() {
+                "any process".to_string()
+            } else {
+                filter.describe()
+            };
+            At::new(
+                Pos::new(header_line, 1),
+                ErrorKind::NoMatch {
+                    what,
+                    others: others.join("; "),
+                },
             )
         })
-    else {
-        let others: Vec<String> = groups.iter().take(8).map(Group::label).collect();
-        let what = if filter.is_empty() {
-            "any process".to_string()
-        } else {
-            filter.describe()
-        };
-        return Err(At::new(
-            Pos::new(header_line, 1),
-            ErrorKind::NoMatch {
-                what,
-                others: others.join("; "),
-            },
-        ));
-    };
-    let mut meta = Meta::new(format, detail, &column);
-    let group = &mut groups[best];
-    let durations = group.durations.take().unwrap_or_default();
-    if let Some((_, busy_column)) = gpu_busy {
-        let missing = group.gpu_busy.iter().filter(|&&b| b == NO_DATA).count();
-        if missing > 0 {
+    }
+
+    /// The frame log of group `best`, with the notes on the rest.
+    fn log(
+        mut self,
+        best: usize,
+        cols: &Columns,
+        format: Format,
+        metadata: &[(String, String)],
+    ) -> Result<FrameLog, At> {
+        let column = &cols.column;
+        let mut meta = Meta::new(format, cols.detail, column);
+        let group = &mut self.groups[best];
+        let durations = group.durations.take().unwrap_or_default();
+        if let Some((_, busy_column)) = cols.gpu_busy.clone() {
+            let missing = group.gpu_busy.iter().filter(|&&b| b == NO_DATA).count();
+            if missing > 0 {
+                meta.notes.push(format!(
+                    "{missing} of {} frame(s) without a value in {busy_column}: the GPU-bound verdict covers the others",
+                    durations.len()
+                ));
+            }
+            meta.gpu = Some(GpuColumns {
+                busy_column,
+                busy_ns: std::mem::take(&mut group.gpu_busy),
+                wait_column: cols.gpu_wait.as_ref().map(|(_, c)| c.clone()),
+                wait_ns: cols
+                    .gpu_wait
+                    .is_some()
+                    .then(|| std::mem::take(&mut group.gpu_wait)),
+            });
+        }
+        if let (Some(m), Some(rows)) = (&cols.sensor_map, group.sensors.take()) {
+            meta.sensors = m.finish(rows, &mut meta.notes);
+        }
+        if let Some(spec) = &cols.display {
+            meta.display = Some(spec.finish(std::mem::take(&mut group.display)));
+        }
+        let mut source = group.label();
+        if let Some((_, name)) = metadata
+            .iter()
+            .find(|(k, v)| k.eq_ignore_ascii_case("ProcessName") && !v.is_empty())
+        {
+            source.push_str(&format!(" — {name}"));
+        }
+        // A bare frame-time table names no program.
+        meta.source = (cols.app_i.is_some()
+            || cols.pid_i.is_some()
+            || cols.sc_i.is_some()
+            || !metadata.is_empty())
+        .then_some(source);
+        self.others_note(best, &mut meta.notes);
+        if self.na_rows > 0 {
             meta.notes.push(format!(
-                "{missing} of {} frame(s) without a value in {busy_column}: the GPU-bound verdict covers the others",
-                durations.len()
+                "{} row(s) with NA in {column} skipped (first at line {})",
+                self.na_rows, self.first_na_line
             ));
         }
-        meta.gpu = Some(GpuColumns {
-            busy_column,
-            busy_ns: std::mem::take(&mut group.gpu_busy),
-            wait_column: gpu_wait.as_ref().map(|(_, c)| c.clone()),
-            wait_ns: gpu_wait
-                .is_some()
-                .then(|| std::mem::take(&mut group.gpu_wait)),
-        });
+        Ok(FrameLog {
+            durations_ns: durations,
+            meta,
+        })
     }
-    if let (Some(m), Some(rows)) = (&sensor_map, group.sensors.take()) {
-        meta.sensors = m.finish(rows, &mut meta.notes);
+
+    /// The note on the groups other than `best`, if any.
+    fn others_note(&self, best: usize, notes: &mut Vec<String>) {
+        let others: Vec<&Group> = self
+            .groups
+            .iter()
+            .enumerate()
+            .filter(|(g, _)| *g != best)
+            .map(|(_, g)| g)
+            .collect();
+        if !others.is_empty() {
+            let rows: u64 = others.iter().map(|g| g.rows).sum();
+            notes.push(format!(
+                "{} other process/swapchain group(s) with {rows} rows not analysed (largest: {}); choose with --process/--swapchain",
+                others.len(),
+                others.iter().rev().max_by_key(|g| g.rows).map(|g| g.label()).unwrap_or_default()
+            ));
+        }
     }
-    if let Some(spec) = &display {
-        meta.display = Some(spec.finish(std::mem::take(&mut group.display)));
-    }
-    let mut source = group.label();
-    if let Some((_, name)) = metadata
-        .iter()
-        .find(|(k, v)| k.eq_ignore_ascii_case("ProcessName") && !v.is_empty())
-    {
-        source.push_str(&format!(" — {name}"));
-    }
-    // A bare frame-time table names no program.
-    meta.source = (app_i.is_some() || pid_i.is_some() || sc_i.is_some() || !metadata.is_empty())
-        .then_some(source);
-    let others: Vec<&Group> = groups
-        .iter()
-        .enumerate()
-        .filter(|(g, _)| *g != best)
-        .map(|(_, g)| g)
-        .collect();
-    if !others.is_empty() {
-        let rows: u64 = others.iter().map(|g| g.rows).sum();
-        meta.notes.push(format!(
-            "{} other process/swapchain group(s) with {rows} rows not analysed (largest: {}); choose with --process/--swapchain",
-            others.len(),
-            others.iter().rev().max_by_key(|g| g.rows).map(|g| g.label()).unwrap_or_default()
-        ));
-    }
-    if na_rows > 0 {
-        meta.notes.push(format!(
-            "{na_rows} row(s) with NA in {column} skipped (first at line {first_na_line})"
-        ));
-    }
-    Ok(FrameLog {
-        durations_ns: durations,
-        meta,
-    })
 }
 
 #[cfg(test)]

@@ -36,8 +36,8 @@
 
 use super::error::{At, ErrorKind, Pos};
 use super::frame_log::{Format, FrameLog, Mark, Meta};
-use super::sensors::SensorMap;
-use super::text::{char_col, clip, field_col, Lines};
+use super::sensors::{SensorMap, SensorRows};
+use super::text::{char_col, clip, field_col, Line, Lines};
 use super::value::{parse_gpu_ms, parse_ns, Unit as TimeUnit};
 use std::io::BufRead;
 use steadyhud_counters::{label_of_column, unit_of_column, CounterColumns, CounterInfo, Unit};
@@ -82,145 +82,200 @@ fn parse_counter(field: &str, unit: Unit) -> Option<u64> {
 
 pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
     let mut lines = Lines::new(r);
-    let mut durations = Vec::new();
-    let mut meta = Meta::new(Format::SteadyHud, "steadyhud session log", COLUMN);
-    // (number of fields, index of frametime_ms) once the header is seen.
-    let mut header: Option<(usize, usize)> = None;
-    // (field index, column) of each counter column.
-    let mut counter_cols: Vec<usize> = Vec::new();
-    let mut counters = CounterColumns::default();
-    // Field index of gpu_busy_ms / gpu_wait_ms, and their values.
-    let (mut busy_i, mut wait_i) = (None, None);
-    let (mut busy, mut wait) = (Vec::new(), Vec::new());
-    let mut sensor_map: Option<SensorMap> = None;
-    let mut sensor_rows = Default::default();
-    // Field index of each display column (all four or none), the rows'
-    // answers, and the origin their displayed_ns count from.
-    let mut display_i: Option<[usize; 4]> = None;
-    let mut answers = Answers::default();
-    let mut origin: i128 = 0;
-    let mut lost = 0u64;
-    let mut counters_lost = 0u64;
+    let mut log = Reading::new();
+    let mut header: Option<Header> = None;
     let mut last_line = 0;
-    // Whether the last line read is the clean-exit line.
-    let mut ended = false;
     while let Some(line) = lines.next_line()? {
         last_line = line.no;
-        let text = line.text;
-        if text.trim().is_empty() {
+        if line.text.trim().is_empty() {
             continue;
         }
-        ended = false;
-        if text.starts_with('#') {
-            if text.trim_end() == END_LINE {
-                ended = line.terminated;
-            } else if let Some(rest) = text.strip_prefix(MARK_PREFIX) {
-                // A cut-off mark line may have lost digits of its frame.
-                match Mark::parse(rest).filter(|_| line.terminated) {
-                    Some(m) => meta.marks.push(m),
-                    None => meta.notes.push(format!(
-                        "line {}: mark line not understood, ignored",
-                        line.no
-                    )),
-                }
-            } else if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
-                meta.source = Some(exe.trim().to_string());
-            } else if let Some(f) = text.strip_prefix(TARGET_FPS_PREFIX) {
-                meta.target_fps = parse_target_fps(f);
-            } else if let Some(t) = text.strip_prefix(ORIGIN_PREFIX) {
-                origin = t.trim().parse().unwrap_or(0);
-            } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
-                // Saturating: the counts come from the file (fuzzing found
-                // two near-u64::MAX notes overflowing a plain `+=`).
-                let n = rest
-                    .split_whitespace()
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .unwrap_or(0);
-                lost = lost.saturating_add(n);
-            } else if let Some(rest) = text.strip_prefix(COUNTER_OVERFLOW_PREFIX) {
-                let n = rest
-                    .split_whitespace()
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .unwrap_or(0);
-                counters_lost = counters_lost.saturating_add(n);
-            }
+        log.ended = false;
+        if line.text.starts_with('#') {
+            log.comment(&line);
             continue;
         }
-        let Some((nfields, col)) = header else {
-            let names: Vec<&str> = text.split(',').map(str::trim).collect();
-            match names.iter().position(|n| *n == COLUMN) {
-                Some(i) => {
-                    header = Some((names.len(), i));
-                    busy_i = names.iter().position(|n| *n == gpu::BUSY_COLUMN);
-                    wait_i = names.iter().position(|n| *n == gpu::WAIT_COLUMN);
-                    sensor_map = SensorMap::steadyhud(&names);
-                    let at = columns::DISPLAY.map(|c| names.iter().position(|n| *n == c.name));
-                    if let [Some(a), Some(b), Some(c), Some(d)] = at {
-                        display_i = Some([a, b, c, d]);
-                    }
-                    if let Some(m) = &sensor_map {
-                        sensor_rows = m.rows();
-                    }
-                    for (k, name) in names.iter().enumerate() {
-                        if is_counter(name) && !is_sensor_column(name) {
-                            counter_cols.push(k);
-                            let unit = unit_of_column(name);
-                            counters.infos.push(CounterInfo {
-                                name: name.to_string(),
-                                label: label_of_column(name),
-                                unit,
-                            });
-                            counters.values.push(Vec::new());
-                        }
-                    }
-                }
-                None => {
-                    return Err(At::new(
-                        Pos::new(line.no, 1),
-                        ErrorKind::NoColumn {
-                            expected: format!("{COLUMN} (header {})", columns::frame_header()),
-                            found: clip(text, 80),
-                        },
-                    ))
-                }
+        let Some(h) = &header else {
+            let h = Header::parse(&line, &mut log.counters)?;
+            if let Some(m) = &h.sensor_map {
+                log.sensor_rows = m.rows();
             }
+            header = Some(h);
             continue;
         };
+        if log.cut(h, &line)? {
+            break;
+        }
+        log.row(h, &line)?;
+    }
+    log.finish(header, last_line)
+}
+
+/// The columns of a log, from its header line.
+struct Header {
+    /// Number of fields.
+    nfields: usize,
+    /// Field index of `frametime_ms`.
+    col: usize,
+    /// Field index of gpu_busy_ms / gpu_wait_ms.
+    busy_i: Option<usize>,
+    wait_i: Option<usize>,
+    sensor_map: Option<SensorMap>,
+    /// Field index of each display column (all four or none).
+    display_i: Option<[usize; 4]>,
+    /// Field index of each counter column (declared in `counters`).
+    counter_cols: Vec<usize>,
+}
+
+impl Header {
+    /// The header `line`, whose counter columns are declared in `counters`
+    /// (no values yet); an error without a `frametime_ms` column.
+    fn parse(line: &Line<'_>, counters: &mut CounterColumns) -> Result<Header, At> {
+        let names: Vec<&str> = line.text.split(',').map(str::trim).collect();
+        let Some(col) = names.iter().position(|n| *n == COLUMN) else {
+            return Err(At::new(
+                Pos::new(line.no, 1),
+                ErrorKind::NoColumn {
+                    expected: format!("{COLUMN} (header {})", columns::frame_header()),
+                    found: clip(line.text, 80),
+                },
+            ));
+        };
+        let at = columns::DISPLAY.map(|c| names.iter().position(|n| *n == c.name));
+        let display_i = match at {
+            [Some(a), Some(b), Some(c), Some(d)] => Some([a, b, c, d]),
+            _ => None,
+        };
+        let mut counter_cols = Vec::new();
+        for (k, name) in names.iter().enumerate() {
+            if is_counter(name) && !is_sensor_column(name) {
+                counter_cols.push(k);
+                let unit = unit_of_column(name);
+                counters.infos.push(CounterInfo {
+                    name: name.to_string(),
+                    label: label_of_column(name),
+                    unit,
+                });
+                counters.values.push(Vec::new());
+            }
+        }
+        Ok(Header {
+            nfields: names.len(),
+            col,
+            busy_i: names.iter().position(|n| *n == gpu::BUSY_COLUMN),
+            wait_i: names.iter().position(|n| *n == gpu::WAIT_COLUMN),
+            sensor_map: SensorMap::steadyhud(&names),
+            display_i,
+            counter_cols,
+        })
+    }
+}
+
+/// What the rows and comments read so far give.
+struct Reading {
+    durations: Vec<u64>,
+    meta: Meta,
+    counters: CounterColumns,
+    /// gpu_busy_ms / gpu_wait_ms values.
+    busy: Vec<u64>,
+    wait: Vec<u64>,
+    sensor_rows: SensorRows,
+    /// The rows' display answers, and the origin their displayed_ns count
+    /// from.
+    answers: Answers,
+    origin: i128,
+    lost: u64,
+    counters_lost: u64,
+    /// Whether the last line read is the clean-exit line.
+    ended: bool,
+}
+
+impl Reading {
+    fn new() -> Reading {
+        Reading {
+            durations: Vec::new(),
+            meta: Meta::new(Format::SteadyHud, "steadyhud session log", COLUMN),
+            counters: CounterColumns::default(),
+            busy: Vec::new(),
+            wait: Vec::new(),
+            sensor_rows: Default::default(),
+            answers: Answers::default(),
+            origin: 0,
+            lost: 0,
+            counters_lost: 0,
+            ended: false,
+        }
+    }
+
+    /// A `#` line: the end line, a mark, the exe, the target, the origin,
+    /// an overflow note; anything else is ignored.
+    fn comment(&mut self, line: &Line<'_>) {
+        let text = line.text;
+        let meta = &mut self.meta;
+        if text.trim_end() == END_LINE {
+            self.ended = line.terminated;
+        } else if let Some(rest) = text.strip_prefix(MARK_PREFIX) {
+            // A cut-off mark line may have lost digits of its frame.
+            match Mark::parse(rest).filter(|_| line.terminated) {
+                Some(m) => meta.marks.push(m),
+                None => meta.notes.push(format!(
+                    "line {}: mark line not understood, ignored",
+                    line.no
+                )),
+            }
+        } else if let Some(exe) = text.strip_prefix(EXE_PREFIX) {
+            meta.source = Some(exe.trim().to_string());
+        } else if let Some(f) = text.strip_prefix(TARGET_FPS_PREFIX) {
+            meta.target_fps = parse_target_fps(f);
+        } else if let Some(t) = text.strip_prefix(ORIGIN_PREFIX) {
+            self.origin = t.trim().parse().unwrap_or(0);
+        } else if let Some(rest) = text.strip_prefix(OVERFLOW_PREFIX) {
+            // Saturating: the counts come from the file (fuzzing found
+            // two near-u64::MAX notes overflowing a plain `+=`).
+            self.lost = self.lost.saturating_add(first_count(rest));
+        } else if let Some(rest) = text.strip_prefix(COUNTER_OVERFLOW_PREFIX) {
+            self.counters_lost = self.counters_lost.saturating_add(first_count(rest));
+        }
+    }
+
+    /// Whether the row `line` is a last line cut off (noted: the reading
+    /// stops); an error for a row of the wrong width anywhere else.
+    fn cut(&mut self, h: &Header, line: &Line<'_>) -> Result<bool, At> {
+        let text = line.text;
         let fields = text.split(',').count();
         let cut = !line.terminated;
-        if fields != nfields {
-            if cut {
-                meta.notes.push(format!(
-                    "line {}: last line cut off (no newline), ignored",
-                    line.no
-                ));
-                break;
-            }
+        if fields != h.nfields && !cut {
             return Err(At::new(
                 Pos::new(line.no, char_col(text.as_bytes(), text.len())),
                 ErrorKind::Truncated {
-                    expected: nfields.to_string(),
+                    expected: h.nfields.to_string(),
                     found: fields,
                 },
             ));
         }
         if cut {
-            // Complete-looking but unterminated: the writer always ends a
-            // row with '\n', so its last field may be cut short.
-            meta.notes.push(format!(
+            // Of the wrong width, or complete-looking but unterminated: the
+            // writer always ends a row with '\n', so its last field may be
+            // cut short.
+            self.meta.notes.push(format!(
                 "line {}: last line cut off (no newline), ignored",
                 line.no
             ));
-            break;
         }
-        let field = text.split(',').nth(col).unwrap_or("");
-        let pos = Pos::new(line.no, field_col(text.as_bytes(), col));
-        durations.push(parse_ns(field.as_bytes(), TimeUnit::Ms, COLUMN, pos)?);
+        Ok(cut)
+    }
+
+    /// One frame's row: its frame time, GPU, sensor, display and counter
+    /// cells.
+    fn row(&mut self, h: &Header, line: &Line<'_>) -> Result<(), At> {
+        let text = line.text;
+        let field = text.split(',').nth(h.col).unwrap_or("");
+        let pos = Pos::new(line.no, field_col(text.as_bytes(), h.col));
+        self.durations
+            .push(parse_ns(field.as_bytes(), TimeUnit::Ms, COLUMN, pos)?);
         for (col, name, out) in [
-            (busy_i, gpu::BUSY_COLUMN, &mut busy),
-            (wait_i, gpu::WAIT_COLUMN, &mut wait),
+            (h.busy_i, gpu::BUSY_COLUMN, &mut self.busy),
+            (h.wait_i, gpu::WAIT_COLUMN, &mut self.wait),
         ] {
             if let Some(k) = col {
                 let f = text.split(',').nth(k).unwrap_or("");
@@ -228,120 +283,160 @@ pub fn read<R: BufRead>(r: R) -> Result<FrameLog, At> {
                 out.push(parse_gpu_ms(f.as_bytes(), name, pos)?);
             }
         }
-        if let Some(m) = &sensor_map {
+        if let Some(m) = &h.sensor_map {
             let f: Vec<&str> = text.split(',').collect();
-            m.push(&mut sensor_rows, |k| f.get(k).map(|s| s.as_bytes()));
+            m.push(&mut self.sensor_rows, |k| f.get(k).map(|s| s.as_bytes()));
         }
-        if let Some(ix) = display_i {
-            let f: Vec<&str> = text.split(',').collect();
-            let cells = ix.map(|k| f.get(k).copied().unwrap_or(""));
-            let bad = |k: usize| {
+        if let Some(ix) = h.display_i {
+            self.display_cells(ix, line)?;
+        }
+        if !h.counter_cols.is_empty() {
+            self.counter_cells(&h.counter_cols, line)?;
+        }
+        Ok(())
+    }
+
+    /// The display columns' cells (at `ix`) of the row `line`.
+    fn display_cells(&mut self, ix: [usize; 4], line: &Line<'_>) -> Result<(), At> {
+        let text = line.text;
+        let f: Vec<&str> = text.split(',').collect();
+        let cells = ix.map(|k| f.get(k).copied().unwrap_or(""));
+        let bad = |k: usize| {
+            At::new(
+                Pos::new(line.no, field_col(text.as_bytes(), ix[k])),
+                ErrorKind::BadDisplayValue {
+                    column: columns::DISPLAY[k].name.to_string(),
+                    found: clip(cells[k], 40),
+                },
+            )
+        };
+        self.answers.push_cells(cells, self.origin).map_err(bad)
+    }
+
+    /// The counter columns' cells (at `counter_cols`) of the row `line`.
+    fn counter_cells(&mut self, counter_cols: &[usize], line: &Line<'_>) -> Result<(), At> {
+        let text = line.text;
+        let counters = &mut self.counters;
+        let mut next = 0;
+        for (k, f) in text.split(',').enumerate() {
+            if counter_cols.get(next) != Some(&k) {
+                continue;
+            }
+            let info = &counters.infos[next];
+            let v = parse_counter(f, info.unit).ok_or_else(|| {
                 At::new(
-                    Pos::new(line.no, field_col(text.as_bytes(), ix[k])),
-                    ErrorKind::BadDisplayValue {
-                        column: columns::DISPLAY[k].name.to_string(),
-                        found: clip(cells[k], 40),
+                    Pos::new(line.no, field_col(text.as_bytes(), k)),
+                    ErrorKind::BadCounter {
+                        column: info.name.clone(),
+                        unit: info.unit.suffix(),
+                        found: clip(f, 40),
                     },
                 )
-            };
-            answers.push_cells(cells, origin).map_err(bad)?;
+            })?;
+            counters.values[next].push(v);
+            next += 1;
         }
-        if !counter_cols.is_empty() {
-            let mut next = 0;
-            for (k, f) in text.split(',').enumerate() {
-                if counter_cols.get(next) != Some(&k) {
-                    continue;
-                }
-                let info = &counters.infos[next];
-                let v = parse_counter(f, info.unit).ok_or_else(|| {
-                    At::new(
-                        Pos::new(line.no, field_col(text.as_bytes(), k)),
-                        ErrorKind::BadCounter {
-                            column: info.name.clone(),
-                            unit: info.unit.suffix(),
-                            found: clip(f, 40),
-                        },
-                    )
-                })?;
-                counters.values[next].push(v);
-                next += 1;
+        Ok(())
+    }
+
+    /// The log, once every line is read (`last_line`: the last line's
+    /// number, 0 for an empty file): an error without a header or a frame;
+    /// the notes of an unclean end, overflows and missing cells.
+    fn finish(mut self, header: Option<Header>, last_line: u64) -> Result<FrameLog, At> {
+        if last_line == 0 {
+            return Err(At::new(Pos::new(1, 1), ErrorKind::Empty));
+        }
+        let Some(h) = header else {
+            return Err(At::new(
+                Pos::new(last_line, 1),
+                ErrorKind::NoHeader {
+                    what: "CSV",
+                    expected: columns::frame_header(),
+                },
+            ));
+        };
+        if self.durations.is_empty() {
+            return Err(At::new(
+                Pos::new(last_line, 1),
+                ErrorKind::NoFrames { what: "frame" },
+            ));
+        }
+        self.overflow_notes();
+        let (durations, mut meta) = (self.durations, self.meta);
+        if !self.counters.infos.is_empty() {
+            meta.counters = Some(self.counters);
+        }
+        if let Some(m) = &h.sensor_map {
+            meta.sensors = m.finish(self.sensor_rows, &mut meta.notes);
+        }
+        if h.display_i.is_some() {
+            let c = self.answers.columns();
+            let unknown = c.unknown_frames(durations.len());
+            if unknown > 0 {
+                meta.notes.push(format!(
+                    "{unknown} of {} frame(s) without a display answer (empty {}): neither shown nor dropped",
+                    durations.len(),
+                    columns::DISPLAY[3].name
+                ));
             }
+            meta.display = Some(c);
         }
+        if h.busy_i.is_some() {
+            let missing = self.busy.iter().filter(|&&b| b == gpu::NO_DATA).count();
+            if missing > 0 {
+                meta.notes.push(format!(
+                    "{missing} of {} frame(s) without a value in {}: the GPU-bound verdict covers the others",
+                    durations.len(),
+                    gpu::BUSY_COLUMN
+                ));
+            }
+            meta.gpu = Some(GpuColumns {
+                busy_column: gpu::BUSY_COLUMN.to_string(),
+                busy_ns: self.busy,
+                wait_column: h.wait_i.map(|_| gpu::WAIT_COLUMN.to_string()),
+                wait_ns: h.wait_i.map(|_| self.wait),
+            });
+        }
+        Ok(FrameLog {
+            durations_ns: durations,
+            meta,
+        })
     }
-    if last_line == 0 {
-        return Err(At::new(Pos::new(1, 1), ErrorKind::Empty));
-    }
-    if header.is_none() {
-        return Err(At::new(
-            Pos::new(last_line, 1),
-            ErrorKind::NoHeader {
-                what: "CSV",
-                expected: columns::frame_header(),
-            },
-        ));
-    }
-    if durations.is_empty() {
-        return Err(At::new(
-            Pos::new(last_line, 1),
-            ErrorKind::NoFrames { what: "frame" },
-        ));
-    }
-    if !ended {
-        // Rows are contiguous (a lost timestamp makes one longer frame), so
-        // the durations add up to the last row's present_ns.
-        let ns: u128 = durations.iter().map(|&d| u128::from(d)).sum();
-        meta.notes.push(format!(
-            "session did not end cleanly (last flush at {:.3} s, after {} frames; no \"{END_LINE}\" line)",
-            ns as f64 / 1e9,
-            durations.len()
-        ));
-    }
-    if lost > 0 {
-        meta.notes.push(format!(
-            "ring overflow: {lost} timestamps lost during capture"
-        ));
-    }
-    if counters_lost > 0 {
-        meta.notes.push(format!("counter ring overflow: {counters_lost} frames' counters lost during capture (read as 0)"));
-    }
-    if !counters.infos.is_empty() {
-        meta.counters = Some(counters);
-    }
-    if let Some(m) = &sensor_map {
-        meta.sensors = m.finish(sensor_rows, &mut meta.notes);
-    }
-    if display_i.is_some() {
-        let c = answers.columns();
-        let unknown = c.unknown_frames(durations.len());
-        if unknown > 0 {
-            meta.notes.push(format!(
-                "{unknown} of {} frame(s) without a display answer (empty {}): neither shown nor dropped",
-                durations.len(),
-                columns::DISPLAY[3].name
+
+    /// The notes of an unclean end and of lost timestamps or counters.
+    fn overflow_notes(&mut self) {
+        let notes = &mut self.meta.notes;
+        if !self.ended {
+            // Rows are contiguous (a lost timestamp makes one longer frame),
+            // so the durations add up to the last row's present_ns.
+            let ns: u128 = self.durations.iter().map(|&d| u128::from(d)).sum();
+            notes.push(format!(
+                "session did not end cleanly (last flush at {:.3} s, after {} frames; no \"{END_LINE}\" line)",
+                ns as f64 / 1e9,
+                self.durations.len()
             ));
         }
-        meta.display = Some(c);
-    }
-    if busy_i.is_some() {
-        let missing = busy.iter().filter(|&&b| b == gpu::NO_DATA).count();
-        if missing > 0 {
-            meta.notes.push(format!(
-                "{missing} of {} frame(s) without a value in {}: the GPU-bound verdict covers the others",
-                durations.len(),
-                gpu::BUSY_COLUMN
+        if self.lost > 0 {
+            notes.push(format!(
+                "ring overflow: {} timestamps lost during capture",
+                self.lost
             ));
         }
-        meta.gpu = Some(GpuColumns {
-            busy_column: gpu::BUSY_COLUMN.to_string(),
-            busy_ns: busy,
-            wait_column: wait_i.map(|_| gpu::WAIT_COLUMN.to_string()),
-            wait_ns: wait_i.map(|_| wait),
-        });
+        if self.counters_lost > 0 {
+            notes.push(format!(
+                "counter ring overflow: {} frames' counters lost during capture (read as 0)",
+                self.counters_lost
+            ));
+        }
     }
-    Ok(FrameLog {
-        durations_ns: durations,
-        meta,
-    })
+}
+
+/// The count an overflow note starts with (0 when it has none).
+fn first_count(rest: &str) -> u64 {
+    rest.split_whitespace()
+        .next()
+        .and_then(|n| n.parse::<u64>().ok())
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

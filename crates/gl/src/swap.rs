@@ -11,6 +11,7 @@ use crate::hud::ContextHud;
 use crate::path::{self, Path};
 use crate::process::{self, Context, Once, Process, Window, WindowKey};
 use crate::real::Api;
+use no_panic::no_panic;
 use std::ffi::{c_int, c_ulong, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use steadyhud_capture::analysis::StreamSpec;
@@ -19,7 +20,7 @@ use steadyhud_capture::limiter;
 use steadyhud_capture::rings::Stream;
 use steadyhud_capture::sources::Native;
 use steadyhud_sys::clock::now_ns;
-use steadyhud_sys::lock::Recover;
+use steadyhud_sys::lock::{Hold, Recover};
 
 /// The next window's stream key.
 static NEXT_WINDOW: AtomicUsize = AtomicUsize::new(1);
@@ -84,12 +85,43 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
         }
     };
     cap(false);
-    let measured = guard::contain(false, || before_swap(p, t, now_ns()));
+    let now = now_ns();
+    // Nothing but the capture due: no guard (no system call).
+    let measured = match capture_only(p, t, now) {
+        Some(measured) => measured,
+        None => guard::contain(false, || before_swap(p, t, now)),
+    };
     let r = real();
     if measured {
         cap(true);
     }
     r
+}
+
+/// The swap's own work when it is all that is due: the timestamp `now`
+/// into the stream of window `t`, one already followed whose HUD is not
+/// drawn, without a display source and, on EGL, with the Wayland input
+/// pump not due. `Some(whether this library measures it)` when done;
+/// `None` when more is due ([`before_swap`], under the guard).
+/// `#[no_panic]`: proved panic-free when the library links (optimized
+/// builds), so a swap that takes this path needs no guard, and a forced
+/// thread exit meets no `catch_unwind` (see `steadyhud_sys::guard`).
+#[no_panic]
+fn capture_only(p: &Process, t: Target, now: u64) -> Option<bool> {
+    if p.client.hud.drawn(now) || (t.key.egl && p.client.input_due(now)) {
+        return None;
+    }
+    let windows = p.windows.hold();
+    let w = windows.iter().find(|w| w.key == t.key)?;
+    // GL on Vulkan with the layer on: the layer measures it.
+    let Some(stream) = w.stream.as_ref() else {
+        return Some(false);
+    };
+    if stream.has_display() {
+        return None;
+    }
+    stream.record_with(now, None);
+    Some(true)
 }
 
 /// The frame cap's deadline for window `key` (none before its first swap,

@@ -46,7 +46,12 @@ fn parse_ticks(line: &str) -> Option<Ticks> {
 fn pct(new: Ticks, old: Ticks) -> Option<f64> {
     let dt = new.total.checked_sub(old.total)?;
     let db = new.busy.checked_sub(old.busy)?;
-    (dt > 0).then(|| (db as f64 / dt as f64 * 100.0).min(100.0))
+    (dt > 0).then(|| share(db, dt))
+}
+
+/// `busy` ticks of `total` (more than 0) as a percentage, at most 100.
+fn share(busy: u64, total: u64) -> f64 {
+    (busy as f64 / total as f64 * 100.0).min(100.0)
 }
 
 /// Load of all CPUs and of the busiest core, from `/proc/stat` deltas.
@@ -71,10 +76,21 @@ impl CpuLoad {
 
     /// (total %, busiest core %) since the previous call; `None` on the
     /// first call.
+    ///
+    /// The total is the cores' own lines summed (the ticks of every core
+    /// that has a busiest-core share), not the `cpu` line: the kernel
+    /// writes that line in a pass of its own, a moment apart from the
+    /// cores' lines, so a core's idle time accrued in between made the two
+    /// disagree, and the mean came out above the busiest core. Summed from
+    /// the same ticks, the total is a weighted mean of the cores' shares:
+    /// never above the busiest. The `cpu` line is used only when no core
+    /// line has a share (a `/proc/stat` without them).
     pub fn read(&mut self) -> Option<(Option<f64>, Option<f64>)> {
         self.file.read_into(&mut self.buf)?;
         let mut total = None;
         let mut busiest: Option<f64> = None;
+        // The busy and total ticks the cores with a share added.
+        let mut cores = Ticks::default();
         let mut core = 0;
         for line in self.buf.lines() {
             if !line.starts_with("cpu") {
@@ -88,6 +104,8 @@ impl CpuLoad {
             if let Some(old) = self.cores.get(core).copied() {
                 if let Some(p) = pct(t, old) {
                     busiest = Some(busiest.map_or(p, |b| b.max(p)));
+                    cores.busy += t.busy - old.busy;
+                    cores.total += t.total - old.total;
                 }
                 self.cores[core] = t;
             } else {
@@ -95,9 +113,10 @@ impl CpuLoad {
             }
             core += 1;
         }
-        let (t, p) = total?;
+        let (t, line_pct) = total?;
         self.total = Some(t);
-        Some((p, busiest))
+        let summed = (cores.total > 0).then(|| share(cores.busy, cores.total));
+        Some((summed.or(line_pct), busiest))
     }
 }
 
@@ -193,6 +212,30 @@ mod tests {
         // 200 busy ticks of 800.
         assert_eq!(pct(b, a), Some(25.0));
         assert_eq!(pct(a, b), None, "counters never go back");
+    }
+
+    /// The total is the cores' lines summed, so the busiest core is never
+    /// below it, even when the kernel's `cpu` line (written a moment apart)
+    /// disagrees with them.
+    #[test]
+    fn the_busiest_core_is_never_below_the_total() {
+        let dir = tempfile::tempdir().unwrap();
+        let stat = dir.path().join("proc/stat");
+        std::fs::create_dir_all(stat.parent().unwrap()).unwrap();
+        let write = |text: &str| std::fs::write(&stat, text).unwrap();
+        write("cpu  0 0 0 0 0 0 0 0\ncpu0 0 0 0 0 0 0 0 0\ncpu1 0 0 0 0 0 0 0 0\n");
+        let mut load = CpuLoad::open(&Root::new(dir.path())).unwrap();
+        // Cores 50 % and 30 % busy over 100 ticks each; the `cpu` line,
+        // read before core 1's last idle ticks, says 45 %.
+        write("cpu  90 0 0 110 0 0 0 0\ncpu0 50 0 0 50 0 0 0 0\ncpu1 30 0 0 70 0 0 0 0\n");
+        let (total, busiest) = load.read().unwrap();
+        assert_eq!(busiest, Some(50.0));
+        assert_eq!(total, Some(40.0), "80 busy ticks of 200");
+        // Without core lines, the `cpu` line.
+        write("cpu  190 0 0 210 0 0 0 0\n");
+        let mut only = CpuLoad::open(&Root::new(dir.path())).unwrap();
+        write("cpu  290 0 0 310 0 0 0 0\n");
+        assert_eq!(only.read(), Some((Some(50.0), None)));
     }
 
     #[test]

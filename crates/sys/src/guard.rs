@@ -17,7 +17,16 @@
 //! call inside the game's own). It then unwinds through the entry points,
 //! which are `extern "system-unwind"` / `"C-unwind"` for that reason, as it
 //! would through the driver alone. A guard costs two `rt_sigprocmask`
-//! calls, so the hot paths take at most one per present or swap.
+//! calls, so the hot paths take at most one per present or swap, and none
+//! where they only capture: a present or swap whose HUD is not drawn runs
+//! its own work unguarded, and that work is `#[no_panic]` (the `no-panic`
+//! crate: a function the optimizer cannot prove panic-free leaves an
+//! undefined symbol, and the libraries link with `-z defs`, so the build
+//! fails), with the locks it takes from `lock::Hold`. Nothing there can
+//! panic, so nothing needs a catch, and a forced exit passes through. The
+//! guard stays where work can panic: the HUD's draws and set-up, first
+//! setups, the display sources and hotkeys when they have work, the
+//! analysis thread.
 //!
 //! Test-only fault switches live in the capture core
 //! (`crates/capture/src/faults.rs`).

@@ -184,14 +184,18 @@ impl Tail {
         Ok(tail)
     }
 
+    #[inline]
     fn word(&self, i: usize) -> &AtomicU64 {
         debug_assert!(i * 8 < self.len);
         // SAFETY: `i` is inside the mapping, which lives as long as self.
         unsafe { &*self.words.add(i) }
     }
 
+    #[inline]
     fn slot(&self, index: u64) -> &AtomicU64 {
-        self.word(HEADER / 8 + (index % self.slots as u64) as usize)
+        // `max(1)`: never 0 (the writer's SLOTS), and so no division's
+        // panic on the present path.
+        self.word(HEADER / 8 + (index % self.slots.max(1) as u64) as usize)
     }
 
     /// Stores timestamp `index` and counts it: the present path's call.

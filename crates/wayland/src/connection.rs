@@ -314,6 +314,14 @@ impl Connections {
         }
     }
 
+    /// Whether a keys' pump at `now` has work (two relaxed loads): the
+    /// present path calls [`Connections::on_present`] without `ask`, under
+    /// its guard, only then.
+    #[inline]
+    pub fn pump_due(&self, now: u64) -> bool {
+        self.any_surface.load(Ordering::Relaxed) && now >= self.next_pump_ns.load(Ordering::Relaxed)
+    }
+
     /// The present path's part, for a present to surface `key` at `now`:
     /// runs what is already on our queue (binding the connection if it is
     /// not yet) and, with `ask` (the frame's sink and key), asks for this
@@ -335,7 +343,7 @@ impl Connections {
             return no;
         }
         if ask.is_none() {
-            if now < self.next_pump_ns.load(Ordering::Relaxed) {
+            if !self.pump_due(now) {
                 return no;
             }
             self.next_pump_ns

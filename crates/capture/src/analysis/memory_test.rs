@@ -9,9 +9,9 @@
 //! that the child passed).
 
 use super::session::Log;
-use crate::client::Client;
 use super::stream::StreamAnalysis;
 use super::upkeep;
+use crate::client::Client;
 use crate::rings::Stream;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

@@ -289,7 +289,7 @@ fn run(
     // Memory stays bounded whatever the log's length (a long log's summary
     // is left to the CLI); only logs in this game's log folder.
     guard::contain((), || {
-        let logs: Vec<_> = (settings.config.log_dir.clone())
+        let logs: Vec<_> = (client.config.log_dir.clone())
             .or_else(steadyhud_log::default_log_dir)
             .into_iter()
             .collect();

@@ -9,7 +9,7 @@ use super::families::{self as f, Family};
 use super::gather::Game;
 use std::collections::HashMap;
 use std::fmt::Write;
-use steadyhud_control::replies::WindowDisplay;
+use steadyhud_control::replies::{WindowDisplay, WindowHistogram};
 use steadyhud_metrics::histogram::SCHEME;
 
 /// Per series (game window): the largest values shown so far.
@@ -54,13 +54,79 @@ fn micros(ns: u64) -> u64 {
     ns / 1000
 }
 
+/// One series (game window) of this scrape: its labels, its game, its
+/// place in the game's windows, and what it shows.
+type Row<'g> = (String, &'g Game, usize, Shown);
+
+impl Shown {
+    /// What window `h` reads now, its histogram cumulative at each of
+    /// `bounds` (buckets ascending).
+    fn of(h: &WindowHistogram, bounds: &[(u32, u64)]) -> Shown {
+        let mut cur = Shown {
+            frames: h.frames,
+            time_ns: h.time_ns,
+            stutters: h.stutters,
+            stutter_ns: h.stutter_ns,
+            overflows: h.ring_overflows,
+            buckets: vec![0; bounds.len()],
+            sum: 0.0,
+        };
+        // Cumulative time up to each bound (buckets ascending).
+        let mut acc = 0u64;
+        let mut k = 0;
+        for &[bucket, frames, ns] in &h.buckets {
+            while k < bounds.len() && u64::from(bounds[k].0) < bucket {
+                cur.buckets[k] = acc;
+                k += 1;
+            }
+            acc = acc.saturating_add(ns);
+            // Each microsecond's frame time: the bucket's time in
+            // µs times its mean frame in s (within its 1 %).
+            cur.sum += micros(ns) as f64 * secs(ns / frames.max(1));
+        }
+        while k < bounds.len() {
+            cur.buckets[k] = acc;
+            k += 1;
+        }
+        cur
+    }
+
+    /// Each value raised to `cur`'s where that is larger.
+    fn grow(&mut self, cur: &Shown, buckets: usize) {
+        let grow = |a: &mut u64, b: u64| *a = (*a).max(b);
+        grow(&mut self.frames, cur.frames);
+        grow(&mut self.time_ns, cur.time_ns);
+        grow(&mut self.stutters, cur.stutters);
+        grow(&mut self.stutter_ns, cur.stutter_ns);
+        grow(&mut self.overflows, cur.overflows);
+        self.buckets.resize(buckets, 0);
+        for (p, c) in self.buckets.iter_mut().zip(&cur.buckets) {
+            grow(p, *c);
+        }
+        self.sum = self.sum.max(cur.sum);
+    }
+}
+
 impl Monotonic {
     /// The text for `games`; `errors`: games not read since the start;
     /// `accept_errors`: connections the endpoint could not accept.
     pub fn render(&mut self, games: &[Game], errors: u64, accept_errors: u64) -> String {
         let bounds = f::le_bounds();
-        // This scrape's values, each at least the last one shown.
-        let mut rows: Vec<(String, &Game, usize, Shown)> = Vec::new();
+        let rows = self.rows(games, bounds);
+        let mut out = String::with_capacity(4096 + rows.len() * 24 * 1024);
+        export_families(&mut out, games, errors, accept_errors);
+        counters(&mut out, &rows);
+        histogram(&mut out, &rows, bounds);
+        window_gauges(&mut out, &rows);
+        display(&mut out, &rows);
+        readings(&mut out, &rows);
+        out
+    }
+
+    /// This scrape's series, each value at least the last one shown; the
+    /// series of windows gone are forgotten.
+    fn rows<'g>(&mut self, games: &'g [Game], bounds: &[(u32, u64)]) -> Vec<Row<'g>> {
+        let mut rows = Vec::new();
         let mut live = Vec::new();
         for g in games {
             for (i, (_, h)) in g.windows.iter().enumerate() {
@@ -69,44 +135,9 @@ impl Monotonic {
                 }
                 let key = (g.pid, h.stream);
                 live.push(key);
-                let mut cur = Shown {
-                    frames: h.frames,
-                    time_ns: h.time_ns,
-                    stutters: h.stutters,
-                    stutter_ns: h.stutter_ns,
-                    overflows: h.ring_overflows,
-                    buckets: vec![0; bounds.len()],
-                    sum: 0.0,
-                };
-                // Cumulative time up to each bound (buckets ascending).
-                let mut acc = 0u64;
-                let mut k = 0;
-                for &[bucket, frames, ns] in &h.buckets {
-                    while k < bounds.len() && u64::from(bounds[k].0) < bucket {
-                        cur.buckets[k] = acc;
-                        k += 1;
-                    }
-                    acc = acc.saturating_add(ns);
-                    // Each microsecond's frame time: the bucket's time in
-                    // µs times its mean frame in s (within its 1 %).
-                    cur.sum += micros(ns) as f64 * secs(ns / frames.max(1));
-                }
-                while k < bounds.len() {
-                    cur.buckets[k] = acc;
-                    k += 1;
-                }
+                let cur = Shown::of(h, bounds);
                 let prev = self.seen.entry(key).or_default();
-                let grow = |a: &mut u64, b: u64| *a = (*a).max(b);
-                grow(&mut prev.frames, cur.frames);
-                grow(&mut prev.time_ns, cur.time_ns);
-                grow(&mut prev.stutters, cur.stutters);
-                grow(&mut prev.stutter_ns, cur.stutter_ns);
-                grow(&mut prev.overflows, cur.overflows);
-                prev.buckets.resize(bounds.len(), 0);
-                for (p, c) in prev.buckets.iter_mut().zip(&cur.buckets) {
-                    grow(p, *c);
-                }
-                prev.sum = prev.sum.max(cur.sum);
+                prev.grow(&cur, bounds.len());
                 let labels = format!(
                     "exe=\"{}\",pid=\"{}\",window=\"{}\"",
                     label(&g.exe),
@@ -117,136 +148,155 @@ impl Monotonic {
             }
         }
         self.seen.retain(|k, _| live.contains(k));
+        rows
+    }
+}
 
-        let mut out = String::with_capacity(4096 + rows.len() * 24 * 1024);
-        head(&mut out, &f::BUILD_INFO);
+/// The export's own families: build info, errors, and which games are up.
+fn export_families(out: &mut String, games: &[Game], errors: u64, accept_errors: u64) {
+    head(out, &f::BUILD_INFO);
+    let _ = writeln!(
+        out,
+        "{}{{version=\"{}\"}} 1",
+        f::BUILD_INFO.name,
+        env!("CARGO_PKG_VERSION")
+    );
+    head(out, &f::EXPORT_ERRORS);
+    let _ = writeln!(out, "{} {errors}", f::EXPORT_ERRORS.name);
+    head(out, &f::ACCEPT_ERRORS);
+    let _ = writeln!(out, "{} {accept_errors}", f::ACCEPT_ERRORS.name);
+    head(out, &f::UP);
+    for g in games {
         let _ = writeln!(
             out,
-            "{}{{version=\"{}\"}} 1",
-            f::BUILD_INFO.name,
-            env!("CARGO_PKG_VERSION")
+            "{}{{exe=\"{}\",pid=\"{}\"}} 1",
+            f::UP.name,
+            label(&g.exe),
+            g.pid
         );
-        head(&mut out, &f::EXPORT_ERRORS);
-        let _ = writeln!(out, "{} {errors}", f::EXPORT_ERRORS.name);
-        head(&mut out, &f::ACCEPT_ERRORS);
-        let _ = writeln!(out, "{} {accept_errors}", f::ACCEPT_ERRORS.name);
-        head(&mut out, &f::UP);
-        for g in games {
+    }
+}
+
+/// The counters of each series.
+fn counters(out: &mut String, rows: &[Row<'_>]) {
+    type Pick = fn(&Shown) -> f64;
+    let counters: [(&Family, Pick); 5] = [
+        (&f::FRAMES, |s| s.frames as f64),
+        (&f::PLAY_SECONDS, |s| secs(s.time_ns)),
+        (&f::STUTTERS, |s| s.stutters as f64),
+        (&f::STUTTER_SECONDS, |s| secs(s.stutter_ns)),
+        (&f::RING_OVERFLOWS, |s| s.overflows as f64),
+    ];
+    for (fam, pick) in counters {
+        head(out, fam);
+        for (labels, _, _, s) in rows {
+            let _ = writeln!(out, "{}{{{labels}}} {}", fam.name, pick(s));
+        }
+    }
+}
+
+/// The frame-time histogram of each series, at `bounds`.
+fn histogram(out: &mut String, rows: &[Row<'_>], bounds: &[(u32, u64)]) {
+    head(out, &f::FRAME_TIME);
+    let name = f::FRAME_TIME.name;
+    for (labels, _, _, s) in rows {
+        for (&(_, ns), &cum) in bounds.iter().zip(&s.buckets) {
             let _ = writeln!(
                 out,
-                "{}{{exe=\"{}\",pid=\"{}\"}} 1",
-                f::UP.name,
-                label(&g.exe),
-                g.pid
+                "{name}_bucket{{{labels},le=\"{}\"}} {}",
+                secs(ns),
+                micros(cum)
             );
         }
-        type Pick = fn(&Shown) -> f64;
-        let counters: [(&Family, Pick); 5] = [
-            (&f::FRAMES, |s| s.frames as f64),
-            (&f::PLAY_SECONDS, |s| secs(s.time_ns)),
-            (&f::STUTTERS, |s| s.stutters as f64),
-            (&f::STUTTER_SECONDS, |s| secs(s.stutter_ns)),
-            (&f::RING_OVERFLOWS, |s| s.overflows as f64),
-        ];
-        for (fam, pick) in counters {
-            head(&mut out, fam);
-            for (labels, _, _, s) in &rows {
-                let _ = writeln!(out, "{}{{{labels}}} {}", fam.name, pick(s));
+        let total = micros(s.time_ns.max(s.buckets.last().copied().unwrap_or(0)));
+        let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {total}");
+        let _ = writeln!(out, "{name}_sum{{{labels}}} {}", s.sum);
+        let _ = writeln!(out, "{name}_count{{{labels}}} {total}");
+    }
+}
+
+/// The rolling window's metrics (one gauge per catalog metric), the
+/// GPU-bound share and the frame cap.
+fn window_gauges(out: &mut String, rows: &[Row<'_>]) {
+    for gauge in f::metric_gauges() {
+        head(out, &gauge.family);
+        for (labels, g, i, _) in rows {
+            let metrics = g.windows[*i].0.metrics.as_ref();
+            let Some(v) = metrics.and_then(|m| m.number(gauge.metric.key)) else {
+                continue;
+            };
+            let v = v * gauge.factor;
+            if v.is_finite() {
+                let _ = writeln!(out, "{}{{{labels}}} {v}", gauge.family.name);
             }
         }
-        head(&mut out, &f::FRAME_TIME);
-        let name = f::FRAME_TIME.name;
-        for (labels, _, _, s) in &rows {
-            for (&(_, ns), &cum) in bounds.iter().zip(&s.buckets) {
+    }
+    type Gauge = fn(&Game, usize) -> Option<f64>;
+    let gauges: [(&Family, Gauge); 2] = [
+        (&f::GPU_BOUND, |g, i| {
+            g.windows[i].0.gpu_bound_pct.map(|p| f64::from(p) / 100.0)
+        }),
+        (&f::FRAME_CAP, |g, _| Some(f64::from(g.fps_limit))),
+    ];
+    for (fam, pick) in gauges {
+        head(out, fam);
+        for (labels, g, i, _) in rows {
+            if let Some(v) = pick(g, *i).filter(|v| v.is_finite()) {
+                let _ = writeln!(out, "{}{{{labels}}} {v}", fam.name);
+            }
+        }
+    }
+}
+
+/// Displayed-frame timing over the rolling window, labelled with who
+/// answered; none for a window without a source.
+fn display(out: &mut String, rows: &[Row<'_>]) {
+    type DisplayPick = fn(&WindowDisplay) -> Option<f64>;
+    let display: [(&Family, DisplayPick); 5] = [
+        (&f::DISPLAYED_FPS, |d| d.displayed_fps.map(f64::from)),
+        (&f::WINDOW_DROPPED, |d| Some(f64::from(d.dropped))),
+        (&f::WINDOW_UNKNOWN, |d| Some(f64::from(d.unknown))),
+        (&f::DISPLAY_LATENCY, |d| {
+            d.latency_ms.map(|v| f64::from(v) / 1e3)
+        }),
+        (&f::DISPLAY_REFRESH, |d| {
+            d.refresh_ms.map(|v| f64::from(v) / 1e3)
+        }),
+    ];
+    for (fam, pick) in display {
+        head(out, fam);
+        for (labels, g, i, _) in rows {
+            let Some(d) = &g.windows[*i].0.display else {
+                continue;
+            };
+            if let Some(v) = pick(d).filter(|v| v.is_finite()) {
                 let _ = writeln!(
                     out,
-                    "{name}_bucket{{{labels},le=\"{}\"}} {}",
-                    secs(ns),
-                    micros(cum)
+                    "{}{{{labels},source=\"{}\"}} {v}",
+                    fam.name,
+                    label(&d.source)
                 );
             }
-            let total = micros(s.time_ns.max(s.buckets.last().copied().unwrap_or(0)));
-            let _ = writeln!(out, "{name}_bucket{{{labels},le=\"+Inf\"}} {total}");
-            let _ = writeln!(out, "{name}_sum{{{labels}}} {}", s.sum);
-            let _ = writeln!(out, "{name}_count{{{labels}}} {total}");
         }
-        // The rolling window's metrics: one gauge per catalog metric.
-        for gauge in f::metric_gauges() {
-            head(&mut out, &gauge.family);
-            for (labels, g, i, _) in &rows {
-                let metrics = g.windows[*i].0.metrics.as_ref();
-                let Some(v) = metrics.and_then(|m| m.number(gauge.metric.key)) else {
+    }
+}
+
+/// Readings in base units, one family per unit.
+fn readings(out: &mut String, rows: &[Row<'_>]) {
+    for fam in &f::READINGS {
+        head(out, fam);
+        for (labels, g, i, _) in rows {
+            for (column, v) in &g.windows[*i].0.readings {
+                let Some((_, sensor, factor)) = f::reading(column).filter(|r| r.0.name == fam.name)
+                else {
                     continue;
                 };
-                let v = v * gauge.factor;
+                let v = v * factor;
                 if v.is_finite() {
-                    let _ = writeln!(out, "{}{{{labels}}} {v}", gauge.family.name);
+                    let _ = writeln!(out, "{}{{{labels},sensor=\"{sensor}\"}} {v}", fam.name);
                 }
             }
         }
-        type Gauge = fn(&Game, usize) -> Option<f64>;
-        let gauges: [(&Family, Gauge); 2] = [
-            (&f::GPU_BOUND, |g, i| {
-                g.windows[i].0.gpu_bound_pct.map(|p| f64::from(p) / 100.0)
-            }),
-            (&f::FRAME_CAP, |g, _| Some(f64::from(g.fps_limit))),
-        ];
-        for (fam, pick) in gauges {
-            head(&mut out, fam);
-            for (labels, g, i, _) in &rows {
-                if let Some(v) = pick(g, *i).filter(|v| v.is_finite()) {
-                    let _ = writeln!(out, "{}{{{labels}}} {v}", fam.name);
-                }
-            }
-        }
-        // Displayed-frame timing over the rolling window, labelled with
-        // who answered; none for a window without a source.
-        type DisplayPick = fn(&WindowDisplay) -> Option<f64>;
-        let display: [(&Family, DisplayPick); 5] = [
-            (&f::DISPLAYED_FPS, |d| d.displayed_fps.map(f64::from)),
-            (&f::WINDOW_DROPPED, |d| Some(f64::from(d.dropped))),
-            (&f::WINDOW_UNKNOWN, |d| Some(f64::from(d.unknown))),
-            (&f::DISPLAY_LATENCY, |d| {
-                d.latency_ms.map(|v| f64::from(v) / 1e3)
-            }),
-            (&f::DISPLAY_REFRESH, |d| {
-                d.refresh_ms.map(|v| f64::from(v) / 1e3)
-            }),
-        ];
-        for (fam, pick) in display {
-            head(&mut out, fam);
-            for (labels, g, i, _) in &rows {
-                let Some(d) = &g.windows[*i].0.display else {
-                    continue;
-                };
-                if let Some(v) = pick(d).filter(|v| v.is_finite()) {
-                    let _ = writeln!(
-                        out,
-                        "{}{{{labels},source=\"{}\"}} {v}",
-                        fam.name,
-                        label(&d.source)
-                    );
-                }
-            }
-        }
-        // Readings in base units, one family per unit.
-        for fam in &f::READINGS {
-            head(&mut out, fam);
-            for (labels, g, i, _) in &rows {
-                for (column, v) in &g.windows[*i].0.readings {
-                    let Some((_, sensor, factor)) =
-                        f::reading(column).filter(|r| r.0.name == fam.name)
-                    else {
-                        continue;
-                    };
-                    let v = v * factor;
-                    if v.is_finite() {
-                        let _ = writeln!(out, "{}{{{labels},sensor=\"{sensor}\"}} {v}", fam.name);
-                    }
-                }
-            }
-        }
-        out
     }
 }
 
