@@ -70,42 +70,6 @@ fn assert_same_metrics(a: &Summary, b: &Summary, what: &str) {
     }
 }
 
-/// The layer's summary against `analyze --json` of its log, every catalog
-/// metric at its printed decimals; the classic lows within their stated
-/// bound (1 µs per frame of the k longest, of `logged`).
-fn assert_as_printed(written: &serde_json::Value, analyzed: &serde_json::Value, logged: &[u64]) {
-    use steadyhud_metrics::catalog::METRICS;
-    let written = summary_of(written, "summary.json");
-    let analyzed = summary_of(analyzed, "analyze --json");
-    let sorted = steadyhud_metrics::SortedDurations::new(logged);
-    for m in METRICS {
-        let (a, b) = (m.of(&written), m.of(&analyzed));
-        if m.key.starts_with("low_") {
-            let p = if m.key == "low_1pct_fps" {
-                10_000
-            } else {
-                1_000
-            };
-            let k = ((logged.len() as u128 * p) / 1_000_000).max(1) as usize;
-            let sum = sorted.total_ns() - sorted.prefix_sum(logged.len() - k);
-            let bound = b.number() * 1_000.0 * k as f64 / sum as f64;
-            assert!(
-                (a.number() - b.number()).abs() <= bound,
-                "summary.json {}: {a:?} vs analyze {b:?}",
-                m.key
-            );
-        } else {
-            assert_eq!(
-                m.text(a),
-                m.text(b),
-                "summary.json {}: {a:?} vs analyze {b:?}",
-                m.key
-            );
-        }
-    }
-    assert_eq!(written.stutter_frames, analyzed.stutter_frames);
-}
-
 /// Whether frame `i` is so close to a threshold of the stutter rule that
 /// moving every duration by up to `skew` ns could flip it: d − m moves by up
 /// to 2·skew (the frame and its median), θ·m by up to θ·skew.
@@ -260,7 +224,12 @@ fn scripted_stutters_are_captured_exactly() {
     // (issue 52): every metric is `analyze --json`'s of its own log at the
     // printed precision (docs/metrics.md, "The summary of a running
     // session"), no longer to 1e-6 in the percentiles and lows.
-    assert_as_printed(&summary_json, &h.analyze(&log.csv), &logged);
+    assert_as_printed(
+        &summary_json,
+        &h.analyze(&log.csv),
+        &logged,
+        "layer summary.json",
+    );
     // The STK curves in the summary are the core's curves of the logged frames.
     let curve: Vec<StkPoint> = serde_json::from_value(summary_json["stk_curve"].clone())
         .unwrap_or_else(|e| {

@@ -123,3 +123,63 @@ impl Harness {
         })
     }
 }
+
+/// A summary JSON's metrics (`what` names it in a failure).
+fn summary_of(v: &serde_json::Value, what: &str) -> steadyhud_metrics::Summary {
+    serde_json::from_value(v.clone())
+        .unwrap_or_else(|e| panic!("{what} lacks docs/metrics.md#the-json-keys ({e}): {v}"))
+}
+
+/// The layer's summary (`written`, final or periodic) against `analyze
+/// --json` of its log (`analyzed`), every catalog metric at its printed
+/// decimals; the classic lows within their stated bound (1 µs per frame of
+/// the k longest, of `logged`, the frames both cover). The running
+/// session's summary comes from its fixed-size whole-session state (issue
+/// 52): docs/metrics.md, "The summary of a running session".
+pub fn assert_as_printed(
+    written: &serde_json::Value,
+    analyzed: &serde_json::Value,
+    logged: &[u64],
+    what: &str,
+) {
+    use steadyhud_metrics::catalog::METRICS;
+    let written = summary_of(written, "summary.json");
+    let analyzed = summary_of(analyzed, "analyze --json");
+    let sorted = steadyhud_metrics::SortedDurations::new(logged);
+    for m in METRICS {
+        let (a, b) = (m.of(&written), m.of(&analyzed));
+        if m.key.starts_with("low_") {
+            let p = if m.key == "low_1pct_fps" {
+                10_000
+            } else {
+                1_000
+            };
+            let k = ((logged.len() as u128 * p) / 1_000_000).max(1) as usize;
+            let sum = sorted.total_ns() - sorted.prefix_sum(logged.len() - k);
+            let bound = b.number() * 1_000.0 * k as f64 / sum as f64;
+            assert!(
+                (a.number() - b.number()).abs() <= bound,
+                "{what}: summary.json {}: {a:?} vs analyze {b:?}",
+                m.key
+            );
+        } else {
+            assert_eq!(
+                m.text(a),
+                m.text(b),
+                "{what}: summary.json {}: {a:?} vs analyze {b:?}",
+                m.key
+            );
+        }
+    }
+    assert_eq!(
+        written.stutter_frames, analyzed.stutter_frames,
+        "{what}: stutter_frames"
+    );
+}
+
+/// Whether `key` is a catalog metric ([`assert_as_printed`] compares those).
+pub fn is_catalog_metric(key: &str) -> bool {
+    steadyhud_metrics::catalog::METRICS
+        .iter()
+        .any(|m| m.key == key)
+}
