@@ -200,7 +200,9 @@ impl GpuWindow {
         GpuWindow {
             window_ns,
             max_frames,
-            frames: VecDeque::with_capacity(max_frames.min(1 << 16)),
+            // Grown to what the window holds (as `Rolling`'s: a buffer
+            // reserved for `max_frames` becomes resident lap by lap).
+            frames: VecDeque::new(),
             window_sum: 0,
             totals: GpuTotals::new(),
         }
@@ -222,6 +224,11 @@ impl GpuWindow {
             self.window_sum -= u128::from(d);
             self.totals.remove(d, b);
         }
+    }
+
+    /// Bytes held by the window's frames' buffer.
+    pub fn heap_bytes(&self) -> usize {
+        self.frames.capacity() * std::mem::size_of::<(u64, u64)>()
     }
 
     /// Frames in the window (with or without GPU data).
@@ -282,6 +289,17 @@ mod tests {
     use proptest::prelude::*;
 
     const MS: u64 = 1_000_000;
+
+    /// As `Rolling`'s: the buffer follows the window, not its bound.
+    #[test]
+    fn the_buffer_follows_the_window_not_its_bound() {
+        let mut w = GpuWindow::new(10_000 * MS, 200_000);
+        for _ in 0..100_000 {
+            w.push(6_944_444, 3 * MS);
+        }
+        assert!(w.len() > 1_400 && w.len() < 1_450, "{}", w.len());
+        assert!(w.heap_bytes() <= 64 * 1024, "{} bytes", w.heap_bytes());
+    }
 
     #[test]
     fn boundary_is_exactly_85_percent() {
