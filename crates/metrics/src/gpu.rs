@@ -200,8 +200,7 @@ impl GpuWindow {
         GpuWindow {
             window_ns,
             max_frames,
-            // Grown to what the window holds (as `Rolling`'s: a buffer
-            // reserved for `max_frames` becomes resident lap by lap).
+            // See `rolling::room_for_one_more`: not reserved for `max_frames`.
             frames: VecDeque::new(),
             window_sum: 0,
             totals: GpuTotals::new(),
@@ -211,6 +210,7 @@ impl GpuWindow {
     /// Adds the newest frame ([`NO_DATA`] for unknown GPU busy) and drops
     /// the frames that left the window.
     pub fn push(&mut self, duration_ns: u64, busy_ns: u64) {
+        super::rolling::room_for_one_more(&mut self.frames, self.max_frames, || (0, 0));
         self.frames.push_back((duration_ns, busy_ns));
         self.window_sum += u128::from(duration_ns);
         self.totals.push(duration_ns, busy_ns);
