@@ -55,7 +55,9 @@ on_exit() {
     [ -n "$app_pid" ] && kill "$app_pid" 2>/dev/null || true
     [ -n "$ctl_pid" ] && kill "$ctl_pid" 2>/dev/null || true
 }
-LAYER_ENV_SCREEN=320x240x24 LAYER_ENV_KEEP="${SOAK_KEEP:-0}" layer_env soak "$lib"
+# Exported: the EXIT trap that reads it runs after layer_env returns.
+export LAYER_ENV_KEEP="${SOAK_KEEP:-0}"
+LAYER_ENV_SCREEN=320x240x24 layer_env soak "$lib"
 tmp=$work
 export STEADYHUD=1
 export STEADYHUD_CONFIG="hud_hidden=0"

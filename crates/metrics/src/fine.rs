@@ -6,9 +6,12 @@
 //! Cells, ascending:
 //! - below [`EXACT_BELOW_NS`] (66 µs), one cell per nanosecond: exact;
 //! - up to [`DENSE_BELOW_NS`] (100 ms), one cell per microsecond
-//!   [k µs, k µs + 999 ns], in pages of [`PAGE`] cells allocated when a
-//!   frame first lands in them, each page with its totals so a query skips
-//!   whole pages;
+//!   [k µs, k µs + 999 ns], in pages of [`PAGE`] cells, each page with its
+//!   totals so a query skips whole pages; a page is allocated when a frame
+//!   first lands in it and holds only the cells frames landed in (so a
+//!   game's jitter, which over minutes touches scattered microseconds of
+//!   its frame time's tail, costs a cell per microsecond met, not a page:
+//!   the growth by time that issue 52's soaks at 144 fps measured);
 //! - above, the same microsecond cells in a sparse map (only the
 //!   microseconds a frame took).
 //!
@@ -40,6 +43,7 @@ pub const DENSE_BELOW_NS: u64 = 100_000_000;
 const US: u64 = 1_000;
 /// Cells per page.
 pub const PAGE: usize = 64;
+const _: () = assert!(PAGE <= 256, "a cell's index in its page is a u8");
 const DENSE_CELLS: usize = (EXACT_BELOW_NS + (DENSE_BELOW_NS - EXACT_BELOW_NS) / US) as usize;
 const PAGES: usize = DENSE_CELLS.div_ceil(PAGE);
 
@@ -179,11 +183,31 @@ fn lo_of(k: usize) -> u64 {
 }
 
 /// A page of dense cells and its totals.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 struct Page {
-    cells: [Cell; PAGE],
+    /// The cells frames landed in, by their index in the page, ascending.
+    cells: Vec<(u8, Cell)>,
     frames: u64,
     time: u128,
+}
+
+impl Page {
+    /// The cell at index `j` of the page, made when a frame first lands in it.
+    fn cell(&mut self, j: usize) -> &mut Cell {
+        let j = j as u8;
+        let at = match self.cells.binary_search_by_key(&j, |c| c.0) {
+            Ok(at) => at,
+            Err(at) => {
+                // Doubling from one cell: a page met once costs one cell.
+                if self.cells.len() == self.cells.capacity() {
+                    self.cells.reserve_exact(self.cells.len().max(1));
+                }
+                self.cells.insert(at, (j, Cell::default()));
+                at
+            }
+        };
+        &mut self.cells[at].1
+    }
 }
 
 /// A session's durations in fixed size (module doc).
@@ -252,15 +276,9 @@ impl FineHistogram {
         } else {
             (EXACT_BELOW_NS + (d / US - EXACT_BELOW_NS / US)) as usize
         };
-        let page = self.pages[k / PAGE].get_or_insert_with(|| {
-            Box::new(Page {
-                cells: [Cell::default(); PAGE],
-                frames: 0,
-                time: 0,
-            })
-        });
+        let page = self.pages[k / PAGE].get_or_insert_with(Box::default);
         let lo = lo_of(k);
-        page.cells[k % PAGE].add(d, lo);
+        page.cell(k % PAGE).add(d, lo);
         page.frames += 1;
         page.time += u128::from(d);
     }
@@ -283,7 +301,15 @@ impl FineHistogram {
     /// Bytes held (pages and sparse cells, roughly): what the state costs.
     pub fn heap_bytes(&self) -> usize {
         self.pages.len() * std::mem::size_of::<Option<Box<Page>>>()
-            + self.pages.iter().flatten().count() * std::mem::size_of::<Page>()
+            + self
+                .pages
+                .iter()
+                .flatten()
+                .map(|p| {
+                    std::mem::size_of::<Page>()
+                        + p.cells.capacity() * std::mem::size_of::<(u8, Cell)>()
+                })
+                .sum::<usize>()
             + self.sparse.len() * (std::mem::size_of::<Cell>() + 16)
     }
 
@@ -299,12 +325,16 @@ impl FineHistogram {
                 if visit(Seen::Page(p.frames, p.time)) {
                     continue;
                 }
-                for m in 0..PAGE {
-                    let j = if rev { PAGE - 1 - m } else { m };
-                    let c = &p.cells[j];
-                    if c.frames > 0 && visit_cell(c, lo_of(i * PAGE + j), rev, visit) {
-                        return true;
-                    }
+                let mut cell = |(j, c): &(u8, Cell)| {
+                    visit_cell(c, lo_of(i * PAGE + usize::from(*j)), rev, visit)
+                };
+                let found = if rev {
+                    p.cells.iter().rev().any(&mut cell)
+                } else {
+                    p.cells.iter().any(&mut cell)
+                };
+                if found {
+                    return true;
                 }
             }
             false
@@ -412,11 +442,8 @@ impl SlowFrames for FineHistogram {
                 t += p.time;
                 continue;
             }
-            for (j, cell) in p.cells.iter().enumerate().rev() {
-                if cell.frames == 0 {
-                    continue;
-                }
-                let lo = lo_of(i * PAGE + j);
+            for (j, cell) in p.cells.iter().rev() {
+                let lo = lo_of(i * PAGE + usize::from(*j));
                 let (n, time) = cell.slow(lo, f);
                 c += n;
                 t += time;

@@ -200,7 +200,8 @@ impl GpuWindow {
         GpuWindow {
             window_ns,
             max_frames,
-            frames: VecDeque::with_capacity(max_frames.min(1 << 16)),
+            // See `rolling::room_for_one_more`: not reserved for `max_frames`.
+            frames: VecDeque::new(),
             window_sum: 0,
             totals: GpuTotals::new(),
         }
@@ -209,6 +210,7 @@ impl GpuWindow {
     /// Adds the newest frame ([`NO_DATA`] for unknown GPU busy) and drops
     /// the frames that left the window.
     pub fn push(&mut self, duration_ns: u64, busy_ns: u64) {
+        super::rolling::room_for_one_more(&mut self.frames, self.max_frames, || (0, 0));
         self.frames.push_back((duration_ns, busy_ns));
         self.window_sum += u128::from(duration_ns);
         self.totals.push(duration_ns, busy_ns);
@@ -222,6 +224,11 @@ impl GpuWindow {
             self.window_sum -= u128::from(d);
             self.totals.remove(d, b);
         }
+    }
+
+    /// Bytes held by the window's frames' buffer.
+    pub fn heap_bytes(&self) -> usize {
+        self.frames.capacity() * std::mem::size_of::<(u64, u64)>()
     }
 
     /// Frames in the window (with or without GPU data).
@@ -282,6 +289,17 @@ mod tests {
     use proptest::prelude::*;
 
     const MS: u64 = 1_000_000;
+
+    /// As `Rolling`'s: the buffer follows the window, not its bound.
+    #[test]
+    fn the_buffer_follows_the_window_not_its_bound() {
+        let mut w = GpuWindow::new(10_000 * MS, 200_000);
+        for _ in 0..100_000 {
+            w.push(6_944_444, 3 * MS);
+        }
+        assert!(w.len() > 1_400 && w.len() < 1_450, "{}", w.len());
+        assert!(w.heap_bytes() <= 64 * 1024, "{} bytes", w.heap_bytes());
+    }
 
     #[test]
     fn boundary_is_exactly_85_percent() {

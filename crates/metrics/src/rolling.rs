@@ -75,6 +75,35 @@ impl Tail {
     }
 }
 
+/// Slots a window's buffer grows to by doubling before it is given all
+/// it may need at once: 10 s at 409 fps.
+pub(crate) const SMALL_WINDOW: usize = 4096;
+
+/// Makes room in a sliding window's buffer for one more frame, the
+/// window holding at most `max_frames` (and never more than 65,536
+/// slots reserved). A window slides through its buffer, so every page of
+/// it becomes resident within one lap: 2 MiB reserved up front was
+/// resident memory growing for minutes at 144 fps (7.6 minutes a lap,
+/// issue 52). So the buffer doubles up to [`SMALL_WINDOW`] slots (10 s at
+/// 144 fps: 2,048), and a window that needs more gets its whole bound at
+/// once, written once (`fill`) so it is resident from then on, not
+/// lap by lap, and never grows again.
+pub(crate) fn room_for_one_more<T>(buf: &mut VecDeque<T>, max_frames: usize, fill: impl Fn() -> T) {
+    if buf.len() < buf.capacity() {
+        return;
+    }
+    let bound = max_frames.saturating_add(1).min(1 << 16);
+    if buf.len() < SMALL_WINDOW || buf.len() >= bound {
+        return; // doubling (the default growth), or past the reserve
+    }
+    let held = buf.len();
+    buf.reserve_exact(bound - held);
+    while buf.len() < buf.capacity() {
+        buf.push_back(fill());
+    }
+    buf.truncate(held);
+}
+
 /// Sliding-window engine for the live HUD: `summary()` equals
 /// `summarize(&frames())` over the frames currently in the window.
 #[derive(Clone, Debug)]
@@ -103,7 +132,8 @@ impl Rolling {
             window_ns,
             max_frames,
             opts,
-            slots: VecDeque::with_capacity(max_frames.min(1 << 16)),
+            // See [`room_for_one_more`]: not reserved for `max_frames`.
+            slots: VecDeque::new(),
             by_duration: BTreeMap::new(),
             window_sum: 0,
             pushed: 0,
@@ -115,6 +145,10 @@ impl Rolling {
     pub fn push(&mut self, duration_ns: u64) {
         self.pushed += 1;
         self.tail.push(duration_ns);
+        room_for_one_more(&mut self.slots, self.max_frames, || Slot {
+            d: 0,
+            interior: None,
+        });
         self.slots.push_back(Slot {
             d: duration_ns,
             interior: None,
@@ -160,6 +194,14 @@ impl Rolling {
     /// Session-wide index of the oldest frame in the window.
     pub fn first_index(&self) -> u64 {
         self.pushed - self.slots.len() as u64
+    }
+
+    /// Bytes held (the frames' buffer and the multiset, roughly): what
+    /// the window costs, all of it resident once the window has slid
+    /// through its buffer.
+    pub fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.by_duration.len() * (std::mem::size_of::<(u64, u32)>() + 16)
     }
 
     /// Frames in the window.
@@ -275,6 +317,33 @@ mod tests {
     use crate::summary::summarize;
 
     const MS: u64 = 1_000_000;
+
+    /// The window's buffer follows what it holds (issue 52): a 10 s
+    /// window at 144 fps holds 1,440 frames, and the 200,000 the analysis
+    /// thread allows are not reserved (2 MiB the sliding window touched
+    /// page by page for 7.6 minutes: resident memory growing by time).
+    /// A window past [`SMALL_WINDOW`] frames gets its whole bound at once
+    /// and keeps it.
+    #[test]
+    fn the_buffer_follows_the_window_not_its_bound() {
+        let mut r = Rolling::new(10_000 * MS, 200_000, Options::default());
+        for i in 0..100_000u64 {
+            r.push(6_944_444 + (i % 7) * 1_000);
+        }
+        assert!(r.len() > 1_400 && r.len() < 1_450, "{}", r.len());
+        assert!(r.heap_bytes() <= 128 * 1024, "{} bytes", r.heap_bytes());
+        let mut fast = Rolling::new(10_000 * MS, 200_000, Options::default());
+        let mut reserved = None;
+        for i in 0..200_000u64 {
+            fast.push(250_000 + (i % 7) * 1_000);
+            if i == 20_000 {
+                reserved = Some(fast.slots.capacity());
+            }
+        }
+        assert!(reserved >= Some(1 << 16), "{reserved:?}");
+        assert_eq!(Some(fast.slots.capacity()), reserved);
+        assert!(fast.len() > 1 << 15, "{}", fast.len());
+    }
 
     #[test]
     fn window_membership_by_present_time() {

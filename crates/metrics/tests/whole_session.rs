@@ -145,6 +145,28 @@ fn a_million_frames_and_a_ten_minute_frame() {
     );
 }
 
+/// A 144 fps game's jitter (issue 52): over minutes its frames meet
+/// scattered microseconds of their tail, each in a page of cells no frame
+/// met before. Each costs a cell, not a page of them: the state grew
+/// 2.5 KiB per microsecond met (a whole page), which at 144 fps on a
+/// loaded machine was RSS growing by kilobytes a second. Every metric
+/// stays at its printed precision.
+#[test]
+fn scattered_microseconds_cost_a_cell_each() {
+    let o = Options::default();
+    let empty = steadyhud_metrics::fine::FineHistogram::new().heap_bytes();
+    // 6.9 ms frames, and 1,000 once each 64 µs apart from 7 to 71 ms
+    // (each in its own page).
+    let mut d = vec![6_944_000; 20_000];
+    for i in 0..1_000u64 {
+        d.insert((i * 20) as usize, 7_000_000 + i * 64_000 + 500);
+    }
+    check(&d, &o);
+    let w = whole(&d, &o);
+    let per_met = (w.distribution().heap_bytes() - empty) / 1_001;
+    assert!(per_met <= 128, "{per_met} bytes per microsecond met");
+}
+
 /// Frames around each cell kind's edges: 1 ns cells, the 66 µs seam,
 /// budgets of whole fps inside microseconds, the 100 ms seam, seconds.
 fn duration() -> impl Strategy<Value = u64> {
