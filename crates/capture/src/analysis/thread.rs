@@ -244,33 +244,45 @@ pub const FINISH_BOUND: std::time::Duration = std::time::Duration::from_secs(2);
 fn within_bound(work: impl FnOnce() + Send + 'static) {
     static SAID: AtomicBool = AtomicBool::new(false);
     let slot = Arc::new(Mutex::new(Some(work)));
-    let (tx, rx) = std::sync::mpsc::channel();
+    // A flag and a condition variable, not a channel: this runs from
+    // `.fini_array` at exit, after the thread's TLS may be gone, and a
+    // channel's wait reaches for it (a futex-based wait does not).
+    let done = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
     let theirs = slot.clone();
-    let spawned = std::thread::Builder::new()
-        .name("steadyhud-finish".into())
-        .spawn(move || {
-            let work = lock(&theirs).take();
-            if let Some(work) = work {
-                guard::contain((), work);
-            }
-            let _ = tx.send(());
-        });
-    if spawned.is_err() {
+    let told = done.clone();
+    // At `.fini_array` a thread's start can meet TLS already gone (seen on
+    // i686): then, as without a thread to spare, the work runs here.
+    let spawned = guard::try_run(move || {
+        std::thread::Builder::new()
+            .name("steadyhud-finish".into())
+            .spawn(move || {
+                let work = lock(&theirs).take();
+                if let Some(work) = work {
+                    guard::contain((), work);
+                }
+                let (flag, cv) = &*told;
+                *lock(flag) = true;
+                cv.notify_all();
+            })
+    });
+    if !matches!(spawned, Some(Ok(_))) {
         let work = lock(&slot).take();
         if let Some(work) = work {
             guard::contain((), work);
         }
         return;
     }
-    if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(FINISH_BOUND) {
-        if !SAID.swap(true, Ordering::Relaxed) {
-            guard::say(format_args!(
-                "steadyhud: the session log's last rows and final summary were not written within {} s \
-                 (a write to the log folder does not return: a hung mount?); not waiting longer. \
-                 The next session or steadyhud command recovers the frames from the present tail",
-                FINISH_BOUND.as_secs()
-            ));
-        }
+    let (flag, cv) = &*done;
+    let (finished, _) = cv
+        .wait_timeout_while(lock(flag), FINISH_BOUND, |d| !*d)
+        .unwrap_or_else(|e| e.into_inner());
+    if !*finished && !SAID.swap(true, Ordering::Relaxed) {
+        guard::say(format_args!(
+            "steadyhud: the session log's last rows and final summary were not written within {} s \
+             (a write to the log folder does not return: a hung mount?); not waiting longer. \
+             The next session or steadyhud command recovers the frames from the present tail",
+            FINISH_BOUND.as_secs()
+        ));
     }
 }
 
