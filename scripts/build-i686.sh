@@ -19,12 +19,14 @@
 # /usr/bin/cargo). So this build is also the workspace's check that the layer
 # and the crates it uses still compile with Rust 1.85.
 #
-# With --frame-pointers it builds only the GL library, with
-# RUSTFLAGS=-Cforce-frame-pointers=yes (as some distributions build Rust
-# code), into target/i686-fp, and checks that its exported dlsym starts with
-# our entry's first instruction, not a compiler prologue; scripts/test.sh
-# then runs the 32-bit GL tests that go through dlsym with it
-# (STEADYHUD_TEST_GL_LIBRARY).
+# With --frame-pointers (after a plain build) it builds only the GL
+# library's own crate again with -Cforce-frame-pointers=yes (as some
+# distributions build Rust code; `cargo rustc` gives the flag to that crate
+# alone, so its dependencies are reused, not rebuilt: the entry is in it),
+# leaves it in target/i686-fp and the plain one where it was, and checks
+# that its exported dlsym starts with our entry's first instruction, not a
+# compiler prologue; scripts/test.sh then runs the 32-bit GL tests that go
+# through dlsym with it (STEADYHUD_TEST_GL_LIBRARY).
 #
 # usage: scripts/build-i686.sh [--frame-pointers]   (as root: apt-get, dpkg)
 set -euo pipefail
@@ -173,12 +175,24 @@ if [ $frame_pointers = 1 ]; then
   # A packager's flags: every Rust function gets a frame-pointer prologue.
   # The exported dlsym must still be the global_asm! entry (src/hooks.rs),
   # whose first instruction is `cmpl $-1, 4(%esp)` (83 7c 24 04 ff).
-  export CARGO_TARGET_DIR="$root/target/i686-fp" RUSTFLAGS=-Cforce-frame-pointers=yes
-  /usr/bin/cargo build --release --locked -p steadyhud-gl --lib --target i686-unknown-linux-gnu
-  lib="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release/libsteadyhud_gl.so"
+  plain="$CARGO_TARGET_DIR/i686-unknown-linux-gnu/release/libsteadyhud_gl.so"
+  lib="$root/target/i686-fp/i686-unknown-linux-gnu/release/libsteadyhud_gl.so"
+  # Copies, never moves: cargo's outputs are hard links of one file.
+  mkdir -p "$(dirname "$lib")"
+  rm -f "$lib" "$lib.plain"
+  if [ -f "$plain" ]; then cp "$plain" "$lib.plain"; fi
+  /usr/bin/cargo rustc --release --locked -p steadyhud-gl --lib --target i686-unknown-linux-gnu \
+    -- -Cforce-frame-pointers=yes
+  cp "$plain" "$lib"
+  # The plain library back where the 32-bit tests find it (cargo builds it
+  # again on the next plain build: the flag is in its fingerprint).
+  if [ -f "$lib.plain" ]; then
+    rm -f "$plain"
+    mv "$lib.plain" "$plain"
+  fi
   # dlsym's file offset: its address in .dynsym, less its segment's
   # address, plus that segment's offset (readelf, binutils).
-  addr=$(readelf -W --dyn-syms "$lib" | awk '$8 == "dlsym" { print $2; exit }')
+  addr=$(readelf -W --dyn-syms "$lib" | awk '$8 == "dlsym" && !n++ { print $2 }')
   [ -n "$addr" ] || { echo "build-i686.sh: $lib exports no dlsym" >&2; exit 1; }
   a=$((16#$addr)) off=
   while read -r kind o v _ fs _; do

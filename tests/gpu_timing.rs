@@ -318,7 +318,13 @@ fn median(v: &mut [f64]) -> f64 {
 /// app itself with timestamps in its own command buffer): 16 ms of GPU work
 /// at a 4 ms pace is GPU-bound (≥ 80 % of the time) and the layer's median
 /// `gpu_busy_ms` is within 25 % of the app's own median; 1 ms of work at a
-/// 20 ms pace is not (≤ 10 %). No validation here (it slows the frames),
+/// 20 ms pace is not (≤ 10 %), and the layer's median is at least 90 % of
+/// the app's (the layer's span holds the app's command buffer). Above it,
+/// the light load is not held to 25 %: the layer's span also holds the
+/// queue thread's step from our command buffer into the app's and out
+/// again, which on lavapipe is CPU scheduling; a loaded 2-core CI machine
+/// stretched it to +0.48 ms (1.305 ms vs the app's 0.822), half of a 1 ms
+/// load but 3 % of the 16 ms one. No validation here (it slows the frames),
 /// and the HUD hidden: its own drawing is GPU work of the layer's, not the
 /// app's, so it is not in `gpu_busy_ms` but it does lengthen the frames.
 /// 16 rather than 8 ms: each lavapipe frame also has ~0.6 ms of CPU-only
@@ -358,11 +364,16 @@ fn known_gpu_load_gives_the_verdict() {
             own.median
         );
         assert!(
-            (layer_median - own.median).abs() <= 0.25 * own.median,
-            "{what}: layer's median gpu_busy_ms {layer_median:.3} vs the app's own {:.3}",
+            layer_median >= 0.9 * own.median,
+            "{what}: layer's median gpu_busy_ms {layer_median:.3} misses the app's own {:.3}",
             own.median
         );
         if bound {
+            assert!(
+                (layer_median - own.median).abs() <= 0.25 * own.median,
+                "{what}: layer's median gpu_busy_ms {layer_median:.3} vs the app's own {:.3}",
+                own.median
+            );
             assert!(pct >= 80.0, "{what}: gpu_bound_pct {pct:.1} < 80");
         } else {
             assert!(pct <= 10.0, "{what}: gpu_bound_pct {pct:.1} > 10");
