@@ -167,6 +167,39 @@ fn scripted_stutters_are_captured_exactly() {
     // Each logged frame is the app's own present-to-present time: the layer
     // stamps the same calls a few µs later. 4 ms is the stutter rule's
     // absolute threshold, so a capture error below it cannot make a stutter.
+    // A loaded machine may preempt the app's thread between its stamp and
+    // ours (a full-suite run beside two builds: 5.0 ms once in 300 frames):
+    // then one stamp is late, its frame long and the next short by as much.
+    // Only that is allowed, and rarely: a frame off by 4 ms or more must be
+    // half of such a pair (the two sum to the app's within 4 ms), in at
+    // most 1 % of frames (at least 2). A lost, doubled or misplaced stamp
+    // shifts every later frame, or leaves a pair that does not sum.
+    let diff = |i: usize| i128::from(logged[i]) - i128::from(app_durations[i]);
+    let off: Vec<usize> = (0..logged.len())
+        .filter(|&i| diff(i).unsigned_abs() >= 4_000_000)
+        .collect();
+    for &i in &off {
+        let paired = [i.checked_sub(1), Some(i + 1)]
+            .into_iter()
+            .flatten()
+            .filter(|&j| j < logged.len())
+            .any(|j| (diff(i) + diff(j)).unsigned_abs() < 4_000_000);
+        assert!(
+            paired,
+            "frame {i}: logged {} ns, the app presented {} ns apart, and no neighbour makes up for it",
+            logged[i], app_durations[i]
+        );
+    }
+    assert!(
+        off.len() <= (logged.len() / 100).max(2),
+        "{} frames off by 4 ms or more: {off:?}",
+        off.len()
+    );
+    if !off.is_empty() {
+        eprintln!(
+            "NOTE: frames {off:?} stamped late by the machine (each made up by its neighbour)"
+        );
+    }
     let worst = logged
         .iter()
         .zip(&app_durations)
@@ -174,13 +207,6 @@ fn scripted_stutters_are_captured_exactly() {
         .enumerate()
         .max_by_key(|&(_, d)| d)
         .expect("frames");
-    assert!(
-        worst.1 < 4_000_000,
-        "frame {}: logged {} ns, the app presented {} ns apart",
-        worst.0,
-        logged[worst.0],
-        app_durations[worst.0]
-    );
 
     // Every stutter the app presented is flagged at its frame, and no other
     // (on script: exactly the scripted ones). The layer's stamps differ from

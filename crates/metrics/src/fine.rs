@@ -5,8 +5,14 @@
 //!
 //! Cells, ascending:
 //! - below [`EXACT_BELOW_NS`] (66 µs), one cell per nanosecond: exact;
+//! - up to [`SPLIT_BELOW_NS`] (1 ms), each microsecond cut into equal
+//!   cells of w ns, w the largest divisor of 1,000 not above the gap
+//!   between two frame budgets there (4 ns at 66 µs, 500 ns just below
+//!   1 ms: 18,289 cells in all);
 //! - up to [`DENSE_BELOW_NS`] (100 ms), one cell per microsecond
-//!   [k µs, k µs + 999 ns], in pages of [`PAGE`] cells, each page with its
+//!   [k µs, k µs + 999 ns];
+//!
+//!   these three in pages of [`PAGE`] cells, each page with its
 //!   totals so a query skips whole pages; a page is allocated when a frame
 //!   first lands in it and holds only the cells frames landed in (so a
 //!   game's jitter, which over minutes touches scattered microseconds of
@@ -15,11 +21,13 @@
 //! - above, the same microsecond cells in a sparse map (only the
 //!   microseconds a frame took).
 //!
-//! A microsecond cell keeps its frames, their time, how many lasted exactly
-//! its lower edge (the one value in it whose two-decimal rounding in ms
-//! can differ from the rest's), and, when a frame budget 1/f s of a whole
-//! f falls inside it (at most one does above 66 µs: consecutive budgets are
-//! more than 4 µs apart there), the frames and time above that budget. So:
+//! A cell wider than 1 ns keeps its frames, their time, how many lasted
+//! exactly its lower edge (the one value in its microsecond whose
+//! two-decimal rounding in ms can differ from the rest's: every cell
+//! starts where a microsecond or a part of one does), and, when a frame
+//! budget 1/f s of a whole f falls inside it (at most one does: the
+//! budgets near d are d²/(1e9 + d) ns apart or more, no less than a cell's
+//! width), the frames and time above that budget. So:
 //! - the count and time of the frames slower than any whole f are exact
 //!   (Steady / Mostly Steady / Typical FPS, the STK curve, the time over
 //!   budget: bit for bit the exact log's);
@@ -35,16 +43,64 @@ use super::steady::{SlowFrames, StkBound};
 use super::time_metrics::TimeDistribution;
 use std::collections::BTreeMap;
 
-/// Below this, one cell per ns (66 µs: a multiple of 1 µs, past the point
-/// where two frame budgets 1/f s can share a microsecond).
+/// Below this, one cell per ns (66 µs: a multiple of 1 µs, where the gap
+/// between two frame budgets 1/f s reaches 4 ns, the first divisor of
+/// 1,000 above 1 that fits it).
 pub const EXACT_BELOW_NS: u64 = 66_000;
-/// Below this, microsecond cells are stored densely (paged); above, sparse.
+/// Below this, microseconds are cut into cells narrower than the gap
+/// between two budgets ([`SUB_WIDTH`]); from it, budgets are over 999 ns
+/// apart and a microsecond cell holds at most one.
+pub const SPLIT_BELOW_NS: u64 = 1_000_000;
+/// Below this, cells are stored densely (paged); above, sparse.
 pub const DENSE_BELOW_NS: u64 = 100_000_000;
 const US: u64 = 1_000;
 /// Cells per page.
 pub const PAGE: usize = 64;
 const _: () = assert!(PAGE <= 256, "a cell's index in its page is a u8");
-const DENSE_CELLS: usize = (EXACT_BELOW_NS + (DENSE_BELOW_NS - EXACT_BELOW_NS) / US) as usize;
+
+const FIRST_SPLIT_US: usize = (EXACT_BELOW_NS / US) as usize;
+const SPLIT_US: usize = (SPLIT_BELOW_NS / US) as usize;
+
+/// Cell width (ns) in each microsecond u from 66 to 999: the largest
+/// divisor of 1,000 not above u²·1e6 / (1e9 + u·1e3), the least gap
+/// between two budgets 1/f s in that microsecond (two budgets in one cell
+/// [lo, lo + w − 1] would be less than w − 1 apart).
+const SUB_WIDTH: [u16; SPLIT_US] = {
+    const DIVISORS: [u64; 16] = [
+        1000, 500, 250, 200, 125, 100, 50, 40, 25, 20, 10, 8, 5, 4, 2, 1,
+    ];
+    let mut w = [0u16; SPLIT_US];
+    let mut u = FIRST_SPLIT_US;
+    while u < SPLIT_US {
+        let lo = u as u64 * US;
+        let gap = lo * lo / (1_000_000_000 + lo);
+        let mut i = 0;
+        while DIVISORS[i] > gap {
+            i += 1;
+        }
+        w[u] = DIVISORS[i] as u16;
+        u += 1;
+    }
+    w
+};
+
+/// Index of microsecond u's first cell among the cut microseconds'
+/// (`SUB_START[SPLIT_US]`: how many there are).
+const SUB_START: [u32; SPLIT_US + 1] = {
+    let mut start = [0u32; SPLIT_US + 1];
+    let mut u = FIRST_SPLIT_US;
+    while u < SPLIT_US {
+        start[u + 1] = start[u] + (US / SUB_WIDTH[u] as u64) as u32;
+        u += 1;
+    }
+    start
+};
+const SUB_CELLS: usize = SUB_START[SPLIT_US] as usize;
+/// First dense index of the cut microseconds' cells, and of the whole
+/// microseconds' from 1 ms.
+const FIRST_SUB: usize = EXACT_BELOW_NS as usize;
+const FIRST_US: usize = FIRST_SUB + SUB_CELLS;
+const DENSE_CELLS: usize = FIRST_US + ((DENSE_BELOW_NS - SPLIT_BELOW_NS) / US) as usize;
 const PAGES: usize = DENSE_CELLS.div_ceil(PAGE);
 
 /// The frames of one cell [lo, lo + width − 1].
@@ -95,21 +151,35 @@ impl Part {
     }
 }
 
-/// The whole f whose budget 1/f s falls in the microsecond cell at `lo`
-/// (it is split there: a frame is above it iff d·f > 1e9).
+/// The whole f whose budget 1/f s falls in the cell at `lo` (it is split
+/// there: a frame is above it iff d·f > 1e9, and some of the cell's
+/// values are, some not).
 fn split_fps(lo: u64) -> Option<u64> {
-    if lo < EXACT_BELOW_NS {
-        return None;
-    }
-    let f = NS_PER_S / lo;
-    (f >= 1 && u128::from(f) * u128::from(lo + US) > u128::from(NS_PER_S)).then_some(f)
+    let f = NS_PER_S / lo.max(1);
+    let last = lo + width(lo) - 1;
+    (f >= 1 && u128::from(f) * u128::from(last) > u128::from(NS_PER_S)).then_some(f)
 }
 
+/// Width of the cell at `lo`, ns.
 fn width(lo: u64) -> u64 {
     if lo < EXACT_BELOW_NS {
         1
+    } else if lo < SPLIT_BELOW_NS {
+        u64::from(SUB_WIDTH[(lo / US) as usize])
     } else {
         US
+    }
+}
+
+/// Dense index of the cell holding `d` (< [`DENSE_BELOW_NS`]).
+fn index_of(d: u64) -> usize {
+    if d < EXACT_BELOW_NS {
+        d as usize
+    } else if d < SPLIT_BELOW_NS {
+        let u = (d / US) as usize;
+        FIRST_SUB + SUB_START[u] as usize + ((d % US) / u64::from(SUB_WIDTH[u])) as usize
+    } else {
+        FIRST_US + (d / US - SPLIT_BELOW_NS / US) as usize
     }
 }
 
@@ -174,11 +244,15 @@ impl Cell {
 
 /// Lower edge of dense cell `k`.
 fn lo_of(k: usize) -> u64 {
-    let k = k as u64;
-    if k < EXACT_BELOW_NS {
-        k
+    if k < FIRST_SUB {
+        k as u64
+    } else if k < FIRST_US {
+        let i = (k - FIRST_SUB) as u32;
+        // The microsecond whose cells hold i: the last start at or below it.
+        let u = SUB_START.partition_point(|&s| s <= i) - 1;
+        u as u64 * US + u64::from(i - SUB_START[u]) * u64::from(SUB_WIDTH[u])
     } else {
-        (k - EXACT_BELOW_NS + EXACT_BELOW_NS / US) * US
+        ((k - FIRST_US) as u64 + SPLIT_BELOW_NS / US) * US
     }
 }
 
@@ -271,11 +345,7 @@ impl FineHistogram {
             self.sparse.entry(lo).or_default().add(d, lo);
             return;
         }
-        let k = if d < EXACT_BELOW_NS {
-            d as usize
-        } else {
-            (EXACT_BELOW_NS + (d / US - EXACT_BELOW_NS / US)) as usize
-        };
+        let k = index_of(d);
         let page = self.pages[k / PAGE].get_or_insert_with(Box::default);
         let lo = lo_of(k);
         page.cell(k % PAGE).add(d, lo);
@@ -480,5 +550,53 @@ impl TimeDistribution for FineHistogram {
     }
     fn stk_fps(&self, bound: StkBound) -> u32 {
         SlowFrames::stk_fps(self, bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every dense cell is whole: index and edge agree, cells tile the
+    /// range without gaps, and no cell holds two frame budgets (the
+    /// split keeps one). A 1,750 fps game's frames broke the last: with
+    /// microsecond cells below 1 ms, 571,500 / 572,500 / 571,900 ns gave
+    /// 3 frames slower than 1,749 fps where 2 are.
+    #[test]
+    fn cells_tile_the_range_and_hold_one_budget_at_most() {
+        let mut next = 0u64;
+        for k in 0..DENSE_CELLS {
+            let (lo, w) = (lo_of(k), width(lo_of(k)));
+            assert_eq!(lo, next, "cell {k} starts where the last ended");
+            assert_eq!(index_of(lo), k);
+            assert_eq!(index_of(lo + w - 1), k);
+            assert_eq!(
+                lo / US,
+                (lo + w - 1) / US,
+                "cell {k} inside one microsecond"
+            );
+            let budgets = NS_PER_S / lo.max(1) - NS_PER_S / (lo + w - 1).max(1);
+            assert!(
+                budgets <= 1,
+                "cell {k} at {lo} (+{w}) holds {budgets} budgets"
+            );
+            next = lo + w;
+        }
+        assert_eq!(next, DENSE_BELOW_NS);
+    }
+
+    #[test]
+    fn frames_faster_than_1000_fps_are_counted_exactly() {
+        let d = [571_500u64, 572_500, 571_900];
+        let mut h = FineHistogram::new();
+        d.iter().for_each(|&x| h.push(x));
+        for f in 1_740..1_760u64 {
+            let slow: Vec<u64> = d.iter().copied().filter(|&x| x * f > NS_PER_S).collect();
+            assert_eq!(
+                h.slow_frames(f),
+                (slow.len() as u64, slow.iter().map(|&x| u128::from(x)).sum()),
+                "{f} fps"
+            );
+        }
     }
 }

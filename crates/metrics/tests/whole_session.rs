@@ -6,9 +6,11 @@
 
 use proptest::prelude::*;
 use steadyhud_metrics::catalog::{Value, METRICS};
-use steadyhud_metrics::fine::{DENSE_BELOW_NS, EXACT_BELOW_NS};
+use steadyhud_metrics::fine::{DENSE_BELOW_NS, EXACT_BELOW_NS, SPLIT_BELOW_NS};
 use steadyhud_metrics::histogram::TimeHistogram;
-use steadyhud_metrics::{stk_curve, summarize, Options, SortedDurations, WholeSession};
+use steadyhud_metrics::{
+    stk_curve, summarize, Options, SlowFrames, SortedDurations, WholeSession, NS_PER_S,
+};
 
 const MS: u64 = 1_000_000;
 
@@ -84,6 +86,31 @@ fn check(d: &[u64], opts: &Options) {
         "the STK curve, bit for bit"
     );
     assert_eq!(w.histogram(), TimeHistogram::from_durations(d));
+    // Frames slower than the whole f at and beside every frame's own
+    // budget, at any rate (the curve above stops at 300 fps).
+    let mut sorted = d.to_vec();
+    sorted.sort_unstable();
+    let mut suffix = vec![0u128; sorted.len() + 1];
+    for i in (0..sorted.len()).rev() {
+        suffix[i] = suffix[i + 1] + u128::from(sorted[i]);
+    }
+    let mut distinct = sorted.clone();
+    distinct.dedup();
+    for &x in distinct.iter().filter(|&&x| x > 0) {
+        for f in [NS_PER_S / x, NS_PER_S / x + 1]
+            .into_iter()
+            .filter(|&f| f > 0)
+        {
+            // d·f > 1e9 ⟺ d > ⌊1e9 / f⌋.
+            let at = sorted.partition_point(|&y| y <= NS_PER_S / f);
+            let want = ((sorted.len() - at) as u64, suffix[at]);
+            assert_eq!(
+                w.distribution().slow_frames(f),
+                want,
+                "frames slower than {f} fps"
+            );
+        }
+    }
 }
 
 #[test]
@@ -168,7 +195,8 @@ fn scattered_microseconds_cost_a_cell_each() {
 }
 
 /// Frames around each cell kind's edges: 1 ns cells, the 66 µs seam,
-/// budgets of whole fps inside microseconds, the 100 ms seam, seconds.
+/// budgets of whole fps inside microseconds (and several to a microsecond
+/// above 1,000 fps), the 1 ms and 100 ms seams, seconds.
 fn duration() -> impl Strategy<Value = u64> {
     prop_oneof![
         1u64..EXACT_BELOW_NS + 5_000,
@@ -179,6 +207,12 @@ fn duration() -> impl Strategy<Value = u64> {
         }),
         (1u64..400).prop_map(|f| 1_000_000_000 / f),
         (1u64..400).prop_map(|f| 1_000_000_000 / f + 1),
+        // Above 1,000 fps several budgets share a microsecond.
+        (1_000u64..15_000).prop_flat_map(|f| {
+            let tau = 1_000_000_000 / f;
+            tau - 5..tau + 5
+        }),
+        SPLIT_BELOW_NS - 3_000..SPLIT_BELOW_NS + 3_000,
         (100u64..40_000).prop_map(|us| us * 1_000),
         (100u64..40_000).prop_map(|us| us * 1_000 + 500),
         MS..60 * MS,
