@@ -148,28 +148,11 @@ pub fn assert_as_printed(
     let sorted = steadyhud_metrics::SortedDurations::new(logged);
     for m in METRICS {
         let (a, b) = (m.of(&written), m.of(&analyzed));
-        if m.key.starts_with("low_") {
-            let p = if m.key == "low_1pct_fps" {
-                10_000
-            } else {
-                1_000
-            };
-            let k = ((logged.len() as u128 * p) / 1_000_000).max(1) as usize;
-            let sum = sorted.total_ns() - sorted.prefix_sum(logged.len() - k);
-            let bound = b.number() * 1_000.0 * k as f64 / sum as f64;
-            assert!(
-                (a.number() - b.number()).abs() <= bound,
-                "{what}: summary.json {}: {a:?} vs analyze {b:?}",
-                m.key
-            );
-        } else {
-            assert_eq!(
-                m.text(a),
-                m.text(b),
-                "{what}: summary.json {}: {a:?} vs analyze {b:?}",
-                m.key
-            );
-        }
+        assert!(
+            m.agrees_as_printed(a, b, &sorted),
+            "{what}: summary.json {}: {a:?} vs analyze {b:?}",
+            m.key
+        );
     }
     assert_eq!(
         written.stutter_frames, analyzed.stutter_frames,

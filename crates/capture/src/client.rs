@@ -7,61 +7,48 @@
 //! (`src/layer/state.rs`), the GL library its contexts and windows
 //! (`crates/gl/src/process.rs`).
 //!
+//! The record is two floors: its data (`crate::client_state`: identity,
+//! config, HUD, cap, faults, sources), which the analysis thread reads,
+//! and this top, which owns the analysis thread, the fork flag and the
+//! exit path and reads as its data (`Deref`). So the analysis never
+//! imports the record that runs it.
+//!
 //! It is the capture core's only global (docs/design.md, "Where state
 //! lives"). Each shared library links its own copy of this crate, so the
 //! layer and the GL library in one process (a GL game on zink) each have
 //! their own record, as they have their own logs.
 
 use crate::analysis::{Analysis, StreamSpec};
+use crate::client_state::ClientState;
 use crate::faults::Faults;
 use crate::guard;
-use crate::hud_state::HudState;
 use crate::identity::Identity;
-use crate::limiter::FpsLimit;
 use crate::rings::Stream;
+use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use steadyhud_config::{Config, LimitMethod};
-use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
-use steadyhud_wayland::connection::Connections;
-use steadyhud_x11present::observer::Observer;
 
-/// What the process's client (the Vulkan layer or the GL library) holds.
+/// What the process's client (the Vulkan layer or the GL library) holds:
+/// its data ([`ClientState`], which the analysis thread reads; every field
+/// of it reads through this record), the analysis thread, and whose it is.
 pub struct Client {
-    /// The game name ([`steadyhud_config::game_name`]): log file names,
-    /// `ctl list`, the summary's `exe`.
-    pub name: String,
-    /// The API whose presents or swaps this client records.
-    pub api: Api,
-    pub config: Config,
-    /// The blacklist (or, for the GL library, `DISABLE_STEADYHUD=1`) leaves
-    /// this process alone:
-    /// the client forwards every call and starts nothing.
-    pub left_alone: bool,
-    /// The HUD's switches (shown, preset, toast); the hotkeys and the
-    /// control socket change them.
-    pub hud: HudState,
-    /// The frame cap in force; its hotkey cycles it.
-    pub limit: FpsLimit,
-    pub faults: Faults,
-    /// Our Wayland connections, one per game display (surface map,
-    /// queues, globals; `steadyhud_wayland::connection`): the hotkeys'
-    /// keyboard and the presentation feedback (config `display_feedback`)
-    /// read them.
-    pub wayland: Connections,
-    /// The Wayland hotkeys: libxkbcommon and the watched combinations
-    /// (`steadyhud_input` keeps no global; it gets this record from here).
-    pub hotkeys: WaylandKeys,
-    /// X11 Present's CompleteNotify on the game's windows, read on our own
-    /// X connection: when each frame reached the screen (X11).
-    pub x11present: Observer,
+    state: ClientState,
     pub analysis: Analysis,
     /// The process that set the client up.
     pid: u32,
     /// Set in a child forked without exec: its copy of this record (locks
     /// another thread held at the fork included) is not its own.
     forked: AtomicBool,
+}
+
+impl Deref for Client {
+    type Target = ClientState;
+    #[inline]
+    fn deref(&self) -> &ClientState {
+        &self.state
+    }
 }
 
 static CLIENT: OnceLock<Client> = OnceLock::new();
@@ -112,16 +99,7 @@ impl Client {
     /// The record, its sources and analysis thread not started.
     fn with(name: String, api: Api, config: Config, left_alone: bool, faults: Faults) -> Client {
         Client {
-            name,
-            api,
-            left_alone,
-            hud: HudState::new(&config),
-            limit: FpsLimit::new(&config.fps_limit),
-            config,
-            faults,
-            wayland: Connections::new(),
-            hotkeys: WaylandKeys::new(),
-            x11present: Observer::new(),
+            state: ClientState::new(name, api, config, left_alone, faults),
             analysis: Analysis::default(),
             pid: std::process::id(),
             forked: AtomicBool::new(false),
@@ -163,7 +141,7 @@ impl Client {
 
     /// A new capture stream, as `spec` says, fed to the analysis thread.
     pub fn new_stream(&'static self, spec: StreamSpec) -> Arc<Stream> {
-        self.analysis.new_stream(self, spec)
+        self.analysis.new_stream(&self.state, spec)
     }
 
     /// The exit path: finishes every session log and joins the analysis
@@ -172,17 +150,6 @@ impl Client {
         if self.is_own() {
             guard::contain((), || self.analysis.shutdown_at_exit());
         }
-    }
-}
-
-#[cfg(test)]
-impl Client {
-    /// A record of its own for a test (leaked): default config, HUD
-    /// shown, no faults, no surface.
-    pub(crate) fn for_tests() -> &'static Client {
-        let (name, api) = ("vulkan-app".to_string(), Api::Vulkan);
-        let client = Client::with(name, api, Config::default(), false, Faults::default());
-        Box::leak(Box::new(client))
     }
 }
 

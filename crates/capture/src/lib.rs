@@ -18,6 +18,7 @@
 
 pub mod analysis;
 pub mod client;
+pub mod client_state;
 pub mod faults;
 pub mod gpu_source;
 pub mod gpu_times;

@@ -10,52 +10,68 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 use steadyhud_sys::lock::Recover;
 
-/// (EGL display, `wl_display`) pairs.
-static DISPLAYS: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+/// A handle map of ours: an EGL handle (display or surface) → the Wayland
+/// object it is on, the last word for a handle kept.
+struct OnWayland(Mutex<Vec<(u64, usize)>>);
+
+impl OnWayland {
+    const fn new() -> OnWayland {
+        OnWayland(Mutex::new(Vec::new()))
+    }
+
+    fn remember(&self, key: u64, object: *mut c_void) {
+        let mut pairs = self.0.lock_or_recover();
+        pairs.retain(|p| p.0 != key);
+        pairs.push((key, object as usize));
+    }
+
+    fn get(&self, key: u64) -> Option<*mut c_void> {
+        let pairs = self.0.lock_or_recover();
+        pairs
+            .iter()
+            .find(|p| p.0 == key)
+            .map(|p| p.1 as *mut c_void)
+    }
+
+    fn forget(&self, key: u64) {
+        self.0.lock_or_recover().retain(|p| p.0 != key);
+    }
+}
+
+/// EGL display → `wl_display`.
+static DISPLAYS: OnWayland = OnWayland::new();
 
 /// Remembers that EGL display `egl` is on `wl`.
 pub fn remember(egl: usize, wl: *mut c_void) {
     if egl == 0 || wl.is_null() {
         return;
     }
-    let mut d = DISPLAYS.lock_or_recover();
-    d.retain(|p| p.0 != egl);
-    d.push((egl, wl as usize));
+    DISPLAYS.remember(egl as u64, wl);
 }
 
 /// The `wl_display` of EGL display `egl`, if it is on Wayland.
 pub fn display_of(egl: usize) -> Option<*mut c_void> {
-    DISPLAYS
-        .lock_or_recover()
-        .iter()
-        .find(|p| p.0 == egl)
-        .map(|p| p.1 as *mut c_void)
+    DISPLAYS.get(egl as u64)
 }
 
-/// (EGL window surface, its `wl_surface`) pairs, recorded when the
-/// surface is made (before the process record exists: it is made at the
-/// first swap, which hands the pair to the presentation feedback).
-static SURFACES: Mutex<Vec<(u64, usize)>> = Mutex::new(Vec::new());
+/// EGL window surface → its `wl_surface`, recorded when the surface is
+/// made (before the process record exists: it is made at the first swap,
+/// which hands the pair to the presentation feedback).
+static SURFACES: OnWayland = OnWayland::new();
 
 /// Remembers that EGL surface `surface` shows `wl_surface`.
 pub fn remember_surface(surface: u64, wl_surface: *mut c_void) {
-    let mut s = SURFACES.lock_or_recover();
-    s.retain(|p| p.0 != surface);
-    s.push((surface, wl_surface as usize));
+    SURFACES.remember(surface, wl_surface);
 }
 
 /// The `wl_surface` of EGL surface `surface`, if it is on Wayland.
 pub fn wl_surface_for(surface: u64) -> Option<*mut c_void> {
-    SURFACES
-        .lock_or_recover()
-        .iter()
-        .find(|p| p.0 == surface)
-        .map(|p| p.1 as *mut c_void)
+    SURFACES.get(surface)
 }
 
 /// Forgets EGL surface `surface` (destroyed).
 pub fn forget_surface(surface: u64) {
-    SURFACES.lock_or_recover().retain(|p| p.0 != surface);
+    SURFACES.forget(surface);
 }
 
 /// Whether `native` (an `eglGetDisplay` argument) is a `wl_display`: as

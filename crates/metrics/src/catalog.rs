@@ -10,8 +10,9 @@
 //! keys"); tables that show metrics in another order group them by
 //! [`Group`].
 
+use super::sorted::SortedDurations;
 use super::summary::Summary;
-use super::time_metrics::TimeMetrics;
+use super::time_metrics::{TimeMetrics, LOW_0_1PCT_PPM, LOW_1PCT_PPM};
 
 /// A metric's value, as written to CSV and JSON.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,6 +154,30 @@ impl Metric {
             Value::Bool(b) => if b { "yes" } else { "no" }.into(),
             Value::Int(i) => i.to_string(),
             Value::Float(f) => format!("{f:.*}", self.decimals),
+        }
+    }
+
+    /// Whether `got` equals `exact`, both this metric over the frames
+    /// `sorted`, as steadyhud prints it: at `decimals` places; a classic
+    /// low within 1 µs per frame of the k longest (what a running
+    /// session's fixed-size state guarantees: docs/metrics.md, "The
+    /// summary of a running session").
+    pub fn agrees_as_printed(&self, got: Value, exact: Value, sorted: &SortedDurations) -> bool {
+        let Some(p_ppm) = self.classic_low_ppm() else {
+            return self.text(got) == self.text(exact);
+        };
+        let (k, sum) = sorted.longest(p_ppm);
+        let bound = exact.number() * 1_000.0 * k as f64 / sum as f64;
+        (got.number() - exact.number()).abs() <= bound
+    }
+
+    /// The share of frames (ppm) whose k longest a classic low averages;
+    /// `None` for any other metric.
+    fn classic_low_ppm(&self) -> Option<u64> {
+        match self.key {
+            "low_1pct_fps" => Some(LOW_1PCT_PPM),
+            "low_0_1pct_fps" => Some(LOW_0_1PCT_PPM),
+            _ => None,
         }
     }
 
@@ -369,3 +394,22 @@ pub const METRICS: &[Metric] = &[
         merge: Merge::No,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agreeing_as_printed_is_the_printed_digits_and_a_low_s_bound() {
+        let p50 = metric("p50_ms").unwrap();
+        let sorted = SortedDurations::new(&[10_000_000; 100]);
+        let f = Value::Float;
+        assert!(p50.agrees_as_printed(f(10.000427), f(10.000295), &sorted));
+        assert!(!p50.agrees_as_printed(f(10.006), f(10.004), &sorted));
+        // 100 frames of 10 ms: the 1% low is the longest frame, 100 fps,
+        // within 1 µs of its 10 ms: ±0.01 fps.
+        let low = metric("low_1pct_fps").unwrap();
+        assert!(low.agrees_as_printed(f(100.0099), f(100.0), &sorted));
+        assert!(!low.agrees_as_printed(f(100.0101), f(100.0), &sorted));
+    }
+}

@@ -101,14 +101,21 @@ impl SortedDurations {
     /// Classic (frame-count) low: k = max(1, floor(N·p)) longest frames,
     /// k / (sum of their durations in s). `p = p_ppm / 1e6`. `None` if empty.
     pub fn classic_low_fps(&self, p_ppm: u64) -> Option<f64> {
-        let n = self.len();
-        if n == 0 {
+        if self.is_empty() {
             return None;
         }
+        let (k, sum) = self.longest(p_ppm);
+        Some(k as f64 * NS_PER_S as f64 / sum as f64)
+    }
+
+    /// The frames a classic low takes: k = max(1, floor(N·p)) (at most N)
+    /// and the sum of the k longest durations in ns, `p = p_ppm / 1e6`;
+    /// (0, 0) if empty.
+    pub fn longest(&self, p_ppm: u64) -> (usize, u128) {
+        let n = self.len();
         let k = ((n as u128 * u128::from(p_ppm)) / u128::from(PPM)).max(1) as usize;
         let k = k.min(n);
-        let sum = self.total_ns() - self.prefix_sum(n - k);
-        Some(k as f64 * NS_PER_S as f64 / sum as f64)
+        (k, self.total_ns() - self.prefix_sum(n - k))
     }
 
     /// Time-weighted percentile: s_j for the smallest j with

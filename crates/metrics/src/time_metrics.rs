@@ -15,6 +15,11 @@ use super::steady::StkBound;
 use super::steady::{MOSTLY_STEADY, STEADY, TYPICAL};
 use serde::{Deserialize, Serialize};
 
+/// The share of frames (ppm) whose k longest make `low_1pct_fps` and
+/// `low_0_1pct_fps` (docs/metrics.md, "Average FPS and the classic lows").
+pub(crate) const LOW_1PCT_PPM: u64 = 10_000;
+pub(crate) const LOW_0_1PCT_PPM: u64 = 1_000;
+
 /// The order-free keys of docs/metrics.md#the-json-keys, in the contract's
 /// order.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -72,8 +77,8 @@ impl TimeMetrics {
             frames: n as usize,
             duration_s: t as f64 / NS_PER_S as f64,
             average_fps: n as f64 * NS_PER_S as f64 / t as f64,
-            low_1pct_fps: d.classic_low_fps(10_000).unwrap_or(f64::NAN),
-            low_0_1pct_fps: d.classic_low_fps(1_000).unwrap_or(f64::NAN),
+            low_1pct_fps: d.classic_low_fps(LOW_1PCT_PPM).unwrap_or(f64::NAN),
+            low_0_1pct_fps: d.classic_low_fps(LOW_0_1PCT_PPM).unwrap_or(f64::NAN),
             p50_ms: ms(500_000),
             p90_ms: ms(900_000),
             p95_ms: ms(950_000),

@@ -799,33 +799,25 @@ impl Conn {
     }
 
     fn on_capabilities(&mut self, seat: *mut WlProxy, caps: u32) {
-        let wl = &self.libs.wl;
-        if caps & CAP_KEYBOARD == 0 {
+        let (keyboard, pointer) = (caps & CAP_KEYBOARD != 0, caps & CAP_POINTER != 0);
+        if !keyboard {
             self.drop_keyboard();
-        } else if self.keyboard.is_null() {
-            // SAFETY: our live seat; the listener covers wl_keyboard up to
-            // v5 (the seat's version).
-            self.keyboard = unsafe {
-                self.seat_device(
-                    seat,
-                    SEAT_GET_KEYBOARD,
-                    wl.keyboard_interface,
-                    &KEYBOARD_LISTENER,
-                )
-            };
         }
-        if caps & CAP_POINTER == 0 {
+        if !pointer {
             self.drop_pointer();
-        } else if self.pointer.is_null() {
-            // SAFETY: as for the keyboard; wl_pointer up to v5.
-            self.pointer = unsafe {
-                self.seat_device(
-                    seat,
-                    SEAT_GET_POINTER,
-                    wl.pointer_interface,
-                    &POINTER_LISTENER,
-                )
-            };
+        }
+        let wl = &self.libs.wl;
+        // SAFETY: our live seat; the listeners cover wl_keyboard and
+        // wl_pointer up to v5 (the seat's version).
+        unsafe {
+            if keyboard && self.keyboard.is_null() {
+                let (get, listener) = (SEAT_GET_KEYBOARD, &KEYBOARD_LISTENER);
+                self.keyboard = self.seat_device(seat, get, wl.keyboard_interface, listener);
+            }
+            if pointer && self.pointer.is_null() {
+                let (get, listener) = (SEAT_GET_POINTER, &POINTER_LISTENER);
+                self.pointer = self.seat_device(seat, get, wl.pointer_interface, listener);
+            }
         }
     }
 

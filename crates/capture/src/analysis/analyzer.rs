@@ -4,7 +4,7 @@
 use super::control::MarkPlaced;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::rings::Stream;
 use std::time::{Duration, Instant};
 use steadyhud_control::replies::{WindowHistogram, WindowStatus};
@@ -17,7 +17,7 @@ const LIVE_EVERY: Duration = Duration::from_millis(100);
 /// Everything the thread works on; shared with the hooks that end streams.
 pub(super) struct Analyzer {
     pub(super) streams: Vec<StreamAnalysis>,
-    pub(super) client: &'static Client,
+    pub(super) client: &'static ClientState,
     pub(super) window_s: f64,
     pub(super) buf: Vec<u64>,
     pub(super) last_flush: Instant,

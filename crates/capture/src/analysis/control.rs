@@ -7,7 +7,7 @@
 //! analysis thread owns (logs, rolling windows), so answering never takes a
 //! lock the present path takes.
 
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::guard;
 use crate::hud_state::Toast;
 use std::path::PathBuf;
@@ -57,7 +57,7 @@ pub struct Control {
 impl Control {
     /// Serves `$XDG_RUNTIME_DIR/steadyhud/<pid>.sock` unless the config
     /// turns it off; one `steadyhud:` line when it cannot.
-    pub fn start(client: &'static Client) -> Option<Control> {
+    pub fn start(client: &'static ClientState) -> Option<Control> {
         if !client.config.control {
             return None;
         }
@@ -93,7 +93,7 @@ impl Control {
 
     /// Serves what is ready; `streams` is locked only for requests that
     /// need it (`mark`, and `status` when its cache is stale).
-    pub fn poll<S: ControlStreams>(&mut self, client: &'static Client, streams: &Mutex<S>) {
+    pub fn poll<S: ControlStreams>(&mut self, client: &'static ClientState, streams: &Mutex<S>) {
         let now = Instant::now();
         let cache = &mut self.status;
         self.server.poll(now, &mut |request| {
@@ -104,7 +104,7 @@ impl Control {
 
 fn answer<S: ControlStreams>(
     request: Request,
-    client: &'static Client,
+    client: &'static ClientState,
     now: Instant,
     cache: &mut Option<(Instant, Vec<WindowStatus>)>,
     streams: &Mutex<S>,
@@ -182,7 +182,7 @@ fn answer<S: ControlStreams>(
 
 /// The `status` reply: the process, the HUD and cap in force, and each
 /// window; `frames`, `log` and `fps` repeat the first window's.
-fn status(client: &'static Client, windows: Vec<WindowStatus>) -> replies::Status {
+fn status(client: &'static ClientState, windows: Vec<WindowStatus>) -> replies::Status {
     let first = windows.first();
     replies::Status {
         pid: std::process::id(),

@@ -11,7 +11,7 @@
 use super::session::Log;
 use super::stream::StreamAnalysis;
 use super::upkeep;
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::rings::Stream;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -97,7 +97,7 @@ fn session() {
         Log::pending(Some(dir.path().to_path_buf())),
         10.0,
         Options::default(),
-        Client::for_tests(),
+        ClientState::for_tests(),
         Arc::default(),
     );
     let mut w = upkeep::Writer::default();

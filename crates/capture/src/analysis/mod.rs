@@ -1,6 +1,6 @@
 //! The analysis thread and what it works on: the front door for the
 //! clients ([`Analysis`], [`StreamSpec`]); it reads the process's
-//! [`crate::client::Client`].
+//! [`crate::client_state::ClientState`] (the client record's data).
 //!
 //! - `thread`: the thread, a shell over a list of pollers (`pollers`): the
 //!   streams (`analyzer` → `stream`), the control socket (`control`), the

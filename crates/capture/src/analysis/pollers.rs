@@ -4,7 +4,7 @@
 
 use super::analyzer::Analyzer;
 use super::control::Control;
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::guard;
 use crate::hud_state::Toast;
 use std::sync::Mutex;
@@ -43,7 +43,7 @@ const GPU_TICK: Duration = Duration::from_millis(10);
 /// One job of the analysis thread.
 pub(super) trait Poller: Send {
     /// One turn, `now` being this tick's time. Bounded work; never blocks.
-    fn poll(&mut self, now: Instant, client: &'static Client, analyzer: &Mutex<Analyzer>);
+    fn poll(&mut self, now: Instant, client: &'static ClientState, analyzer: &Mutex<Analyzer>);
     /// What a panic in [`Poller::poll`] costs.
     fn after_panic(&self) -> AfterPanic;
     /// The sockets the poller waits for (appended to `fds`, for the
@@ -87,7 +87,7 @@ impl Default for Streams {
 }
 
 impl Poller for Streams {
-    fn poll(&mut self, now: Instant, _: &'static Client, analyzer: &Mutex<Analyzer>) {
+    fn poll(&mut self, now: Instant, _: &'static ClientState, analyzer: &Mutex<Analyzer>) {
         use steadyhud_sys::lock::Recover;
         let mut a = analyzer.lock_or_recover();
         a.tick(now);
@@ -110,7 +110,7 @@ impl Poller for Streams {
 }
 
 impl Poller for Control {
-    fn poll(&mut self, _: Instant, client: &'static Client, analyzer: &Mutex<Analyzer>) {
+    fn poll(&mut self, _: Instant, client: &'static ClientState, analyzer: &Mutex<Analyzer>) {
         Control::poll(self, client, analyzer);
     }
     fn after_panic(&self) -> AfterPanic {
@@ -151,7 +151,7 @@ impl Key {
     pub(super) fn watch(
         combo: &str,
         action: KeyAction,
-        client: &'static Client,
+        client: &'static ClientState,
     ) -> Result<Key, String> {
         match guard::try_run(|| KeyWatch::new(combo, &client.hotkeys, &client.wayland)) {
             Some(Ok(watch)) => Ok(Key {
@@ -177,7 +177,7 @@ impl KeyAction {
 }
 
 impl Poller for Key {
-    fn poll(&mut self, now: Instant, client: &'static Client, _: &Mutex<Analyzer>) {
+    fn poll(&mut self, now: Instant, client: &'static ClientState, _: &Mutex<Analyzer>) {
         // Events are read at every turn; a polled key every KEY_EVERY.
         if self.watch.fd().is_none() && now < self.next {
             return;

@@ -6,7 +6,7 @@
 use super::analyzer::Analyzer;
 use super::pollers::{AfterPanic, Poller};
 use super::sensor_feed::SharedFeed;
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::guard;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -55,7 +55,7 @@ impl Sensors {
     /// `sensor_hz` > 0), fills `feed`'s columns and says in one line what
     /// is not readable.
     pub(super) fn start(
-        client: &'static Client,
+        client: &'static ClientState,
         pci: Option<PciBusId>,
         feed: &SharedFeed,
     ) -> Option<Sensors> {
@@ -87,7 +87,7 @@ impl Sensors {
 }
 
 impl Poller for Sensors {
-    fn poll(&mut self, now: Instant, _: &'static Client, _: &Mutex<Analyzer>) {
+    fn poll(&mut self, now: Instant, _: &'static ClientState, _: &Mutex<Analyzer>) {
         if now < self.next {
             return;
         }

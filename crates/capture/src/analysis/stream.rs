@@ -15,7 +15,7 @@ use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
 use super::tally;
 use super::upkeep::{self, Schedule, Snapshot};
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::faults::Site;
 use crate::gpu_times::GpuTimes;
 use crate::guard;
@@ -72,7 +72,7 @@ pub(super) struct StreamAnalysis {
     /// Displayed-frame timing: rows wait here (after their GPU columns)
     /// until their display answer is known.
     display: Option<DisplayFrames>,
-    client: &'static Client,
+    client: &'static ClientState,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
     /// The frame cap last written to the log (`None`: nothing written yet).
@@ -109,7 +109,7 @@ impl StreamAnalysis {
             log,
             window_s,
             opts,
-            Client::for_tests(),
+            ClientState::for_tests(),
             Arc::default(),
         )
     }
@@ -122,7 +122,7 @@ impl StreamAnalysis {
         log: Log,
         window_s: f64,
         opts: Options,
-        client: &'static Client,
+        client: &'static ClientState,
         windows: Arc<AtomicU64>,
     ) -> Self {
         let gpu = gpu.and_then(|timer| {
@@ -718,7 +718,7 @@ mod tests {
             Log::pending(Some(dir.to_path_buf())),
             10.0,
             Options::default(),
-            Client::for_tests(),
+            ClientState::for_tests(),
             Arc::default(),
         );
         (stream, a)

@@ -74,23 +74,8 @@ fn assert_as_analyze(json: &serde_json::Value, logged: &[u64]) {
     let sorted = SortedDurations::new(logged);
     for m in METRICS {
         let (a, b) = (m.of(&got), m.of(&want));
-        if m.key.starts_with("low_") {
-            let p = if m.key == "low_1pct_fps" {
-                10_000
-            } else {
-                1_000
-            };
-            let k = ((logged.len() as u128 * p) / 1_000_000).max(1) as usize;
-            let sum = sorted.total_ns() - sorted.prefix_sum(logged.len() - k);
-            let bound = b.number() * 1_000.0 * k as f64 / sum as f64;
-            assert!(
-                (a.number() - b.number()).abs() <= bound,
-                "{}: {a:?} vs {b:?}",
-                m.key
-            );
-        } else {
-            assert_eq!(m.text(a), m.text(b), "{}: {a:?} vs {b:?}", m.key);
-        }
+        let agree = m.agrees_as_printed(a, b, &sorted);
+        assert!(agree, "{}: {a:?} vs {b:?}", m.key);
     }
     assert_eq!(got.stutter_frames, want.stutter_frames);
     let curve: Vec<StkPoint> = serde_json::from_value(json["stk_curve"].clone()).unwrap();

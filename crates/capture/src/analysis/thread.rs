@@ -1,7 +1,7 @@
 //! The analysis thread: one per process, started with the first capture
 //! stream (first swapchain) and stopped (joined) when the last instance is
-//! destroyed or the process exits (the client record's exit hook,
-//! `crate::client`).
+//! destroyed or the process exits (the exit hook of the client record
+//! that owns it).
 //!
 //! Every ≤ 50 ms ([`super::pollers::TICK`]; 10 ms while a device times
 //! its submits), and at once when a control request comes in
@@ -37,7 +37,7 @@ use super::session::Log;
 use super::stream::StreamAnalysis;
 use super::upkeep::{self};
 use super::wake::Waker;
-use crate::client::Client;
+use crate::client_state::ClientState;
 use crate::gpu_times::GpuTimes;
 use crate::guard;
 use crate::rings::Stream;
@@ -96,7 +96,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Analysis {
-    fn start(&self, client: &'static Client, pci: Option<steadyhud_sensors::PciBusId>) -> Running {
+    fn start(
+        &self,
+        client: &'static ClientState,
+        pci: Option<steadyhud_sensors::PciBusId>,
+    ) -> Running {
         self.windows.store(0, Ordering::Relaxed);
         let cfg = &client.config;
         let analyzer = Arc::new(Mutex::new(Analyzer {
@@ -138,8 +142,8 @@ impl Analysis {
     /// swapchain lineage or GL window) and hands its ring to the analysis
     /// thread (starting it if needed; the first stream's device, at
     /// `spec.pci`, is the GPU the system readings read). Clients call it
-    /// through [`Client::new_stream`].
-    pub fn new_stream(&self, client: &'static Client, spec: StreamSpec) -> Arc<Stream> {
+    /// through the client record's `new_stream`.
+    pub fn new_stream(&self, client: &'static ClientState, spec: StreamSpec) -> Arc<Stream> {
         let StreamSpec {
             device_key,
             counters,
@@ -292,7 +296,7 @@ fn within_bound(work: impl FnOnce() + Send + 'static) {
 fn run(
     analyzer: Arc<Mutex<Analyzer>>,
     (stop, exiting, waker): (Arc<AtomicBool>, Arc<AtomicBool>, Arc<Waker>),
-    client: &'static Client,
+    client: &'static ClientState,
     sensors: (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) {
     // Logs of killed sessions, made whole before this one adds its own,
@@ -383,7 +387,7 @@ fn on_grid(
 /// which needs their columns), the streams (so the others see this tick's
 /// frames), then the control socket and the keys the config asks for.
 fn pollers(
-    client: &'static Client,
+    client: &'static ClientState,
     (pci, feed): (Option<steadyhud_sensors::PciBusId>, SharedFeed),
 ) -> Vec<Box<dyn Poller>> {
     // The socket is served as early as before the readings existed; the
