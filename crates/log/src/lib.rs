@@ -84,4 +84,7 @@ pub use session_log::{
     COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX,
     ORIGIN_PREFIX, OVERFLOW_PREFIX, PID_PREFIX, TARGET_FPS_PREFIX,
 };
-pub use summary::{summary_path_for, write_summary, Progress, SessionExtra, SummaryTarget};
+pub use summary::{
+    summary_path_for, write_summary, write_summary_streamed, Progress, SessionExtra, Streamed,
+    SummaryTarget,
+};

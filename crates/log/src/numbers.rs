@@ -5,6 +5,7 @@
 use steadyhud_metrics::histogram::TimeHistogram;
 use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
 use steadyhud_metrics::sensors::SensorColumns;
+use steadyhud_metrics::whole::StutterFrames;
 use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary, WholeSession};
 
 /// The whole-session numbers of `durations`, as every summary write (final
@@ -57,19 +58,21 @@ fn insert(
 /// The same numbers for a running session from its fixed-size state
 /// ([`WholeSession`]; docs/metrics.md, "The summary of a running
 /// session"): what the game's summary writes compute, periodic and final,
-/// allocating nothing that grows with the session but the stutter list.
+/// allocating nothing that grows with the session. The summary's
+/// `stutter_frames` are left empty: they come apart, shared, for the
+/// write to stream ([`crate::Streamed`]).
 pub fn running_session(
     state: &WholeSession,
     opts: &Options,
     extra: &mut serde_json::Value,
-) -> (Option<Summary>, Vec<StkPoint>) {
-    let summary = state.summary(opts);
+) -> (Option<Summary>, StutterFrames, Vec<StkPoint>) {
+    let (summary, frames) = state.summary_shared(opts).unzip();
+    let frames = frames.unwrap_or_default();
     if let (Some(map), true) = (extra.as_object_mut(), state.has_sensors()) {
         if let Some(s) = state.sensor_summary() {
             insert(map, "sensors", serde_json::to_value(s));
         }
-        let stutters = summary.as_ref().map_or(&[][..], |s| &s.stutter_frames[..]);
-        let causes = state.sensor_causes(stutters);
+        let causes = state.sensor_causes(frames.last());
         let causes: Vec<_> = causes.iter().map(SensorCause::json).collect();
         insert(map, "sensor_causes", serde_json::to_value(causes));
     }
@@ -77,7 +80,7 @@ pub fn running_session(
     if let Some(map) = extra.as_object_mut() {
         insert(map, "histogram", serde_json::to_value(state.histogram()));
     }
-    (summary, stk)
+    (summary, frames, stk)
 }
 
 /// Upper end of the STK curves: just past the fastest frame's (`min`, ns)

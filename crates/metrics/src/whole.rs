@@ -18,11 +18,14 @@
 //!   readings' causes of each stutter as it is judged.
 //!
 //! Only the stutter frames' list (and their causes) grows: the summary
-//! lists them.
+//! lists them. The list is a [`SharedList`] (8 bytes a stutter), which a
+//! write on another thread reads without copying it
+//! ([`WholeSession::summary_shared`]).
 
 use super::fine::FineHistogram;
 use super::histogram::{bucket_count, bucket_of, Bin, TimeHistogram};
 use super::options::Options;
+use super::shared_list::{Shared, SharedList};
 use super::sensor_causes::{sensor_causes, SensorCause, BASELINE_FRAMES};
 use super::sensors::{
     Readings, Reasons, Sensor, SensorColumn, SensorColumns, SensorSummary, SensorSums,
@@ -41,7 +44,7 @@ pub struct StutterStream {
     n: usize,
     /// Frames judged for good (their window is final).
     judged: usize,
-    frames: Vec<usize>,
+    frames: SharedList<usize>,
     stutter_ns: u128,
     spread: P90Above,
     ratio: P90Above,
@@ -63,7 +66,7 @@ impl StutterStream {
             recent: [0; WINDOW],
             n: 0,
             judged: 0,
-            frames: Vec::new(),
+            frames: SharedList::new(),
             stutter_ns: 0,
             spread: P90Above::new(OSC_MIN_SPREAD_NS),
             ratio: P90Above::new(OSC_MIN_RATIO),
@@ -108,8 +111,24 @@ impl StutterStream {
     /// a window quartile was 0 (a frame of 0 ns, which a capture never
     /// has; `analyze` decides that case from the frames).
     pub fn so_far(&self) -> Stutters {
+        let mut s = self.last_so_far();
+        let last = std::mem::take(&mut s.frames);
+        s.frames = self.frames.iter().copied().chain(last).collect();
+        s
+    }
+
+    /// [`StutterStream::so_far`] without copying the stutters judged for
+    /// good: those shared, and the stutters' time and OSC with the last
+    /// frames' stutters (the only frames in the `Stutters` returned).
+    pub fn so_far_shared(&self) -> (Shared<usize>, Stutters) {
+        (self.frames.shared(), self.last_so_far())
+    }
+
+    /// The stutters' time and OSC as if the session ended now, and the
+    /// stutters among the frames not judged for good.
+    fn last_so_far(&self) -> Stutters {
         let (mut spread, mut ratio) = (self.spread, self.ratio);
-        let mut frames = self.frames.clone();
+        let mut frames = Vec::new();
         let mut time_ns = self.stutter_ns;
         for i in self.judged..self.n {
             if self.judge(i, self.n, (&mut spread, &mut ratio)) {
@@ -126,6 +145,40 @@ impl StutterStream {
             time_ns,
             osc,
         }
+    }
+}
+
+/// A running session's stutter frames for one summary write, read without
+/// copying the list ([`WholeSession::summary_shared`]): those judged for
+/// good, then the last frames'. Serialized as the list of frames.
+#[derive(Clone, Debug, Default)]
+pub struct StutterFrames {
+    judged: Shared<usize>,
+    last: Vec<usize>,
+}
+
+impl StutterFrames {
+    pub fn len(&self) -> usize {
+        self.judged.len() + self.last.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.judged.iter().chain(&self.last).copied()
+    }
+
+    /// The stutters among the frames not judged for good when it was taken.
+    pub fn last(&self) -> &[usize] {
+        &self.last
+    }
+}
+
+impl serde::Serialize for StutterFrames {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
     }
 }
 
@@ -243,8 +296,7 @@ impl WholeSession {
         }
         slot.1.clear();
         slot.1.push_str(throttle);
-        if self.stutters.frames.len() > stutters {
-            let i = self.stutters.frames[stutters];
+        if let Some(&i) = self.stutters.frames.get(stutters) {
             if let Some(c) = s.cause_of(i, row + 1) {
                 s.causes.push(c);
             }
@@ -301,6 +353,21 @@ impl WholeSession {
     pub fn summary(&self, opts: &Options) -> Option<Summary> {
         let s = self.stutters.so_far();
         assemble_from(&self.dist, s.frames, s.time_ns, s.osc, opts)
+    }
+
+    /// [`WholeSession::summary`] without a copy of the stutter list: the
+    /// summary's `stutter_frames` are left empty (its `stutter_count` is
+    /// theirs) and come apart, shared, for a write to stream
+    /// ([`Summary::keys_with`]).
+    pub fn summary_shared(&self, opts: &Options) -> Option<(Summary, StutterFrames)> {
+        let (judged, s) = self.stutters.so_far_shared();
+        let frames = StutterFrames {
+            judged,
+            last: s.frames,
+        };
+        let mut summary = assemble_from(&self.dist, Vec::new(), s.time_ns, s.osc, opts)?;
+        summary.stutter_count = frames.len();
+        Some((summary, frames))
     }
 
     /// slow(f) and excess(f) for f = 1..=max_fps.

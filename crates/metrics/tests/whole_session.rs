@@ -77,6 +77,14 @@ fn check(d: &[u64], opts: &Options) {
     }
     assert_eq!(got.stutter_frames, want.stutter_frames);
     assert_eq!(got.osc, want.osc);
+    // The summary a write streams (its stutter frames shared, not
+    // copied) writes the same text.
+    let (shared, frames) = w.summary_shared(opts).unwrap();
+    assert!(shared.stutter_frames.is_empty());
+    assert_eq!(
+        serde_json::to_string_pretty(&shared.keys_with(&frames)).unwrap(),
+        serde_json::to_string_pretty(&got).unwrap()
+    );
     let max = 300;
     assert_eq!(
         w.stk_curve(max),

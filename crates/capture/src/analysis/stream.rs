@@ -13,6 +13,7 @@ use super::display_frames::DisplayFrames;
 use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
+use super::stutter_lists::{StutterCauses, StutterLists};
 use super::tally;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::client::Client;
@@ -553,7 +554,12 @@ impl StreamAnalysis {
     /// Keys of the summary JSON beyond the metrics: `final_write` ends the
     /// counters' stutter judging; otherwise they are judged as if the
     /// session ended now, as `analyze` judges the CSV's rows so far.
-    pub(super) fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
+    /// The counters' stutter causes come apart, for the write to stream.
+    pub(super) fn extra_keys(
+        &mut self,
+        final_write: bool,
+        streams: usize,
+    ) -> (serde_json::Value, Option<StutterCauses>) {
         let overflows = if final_write {
             self.stream.overflows()
         } else {
@@ -567,12 +573,14 @@ impl StreamAnalysis {
             "target_fps": self.opts.target_fps,
             "summary_upkeep": self.upkeep.stats(streams, self.frames as usize),
         });
+        let mut causes = None;
         if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
-            let keys = if final_write {
+            let (keys, kept) = if final_write {
                 c.finish()
             } else {
                 c.keys_so_far()
             };
+            causes = Some(kept);
             if let serde_json::Value::Object(keys) = keys {
                 map.extend(keys);
             }
@@ -618,7 +626,7 @@ impl StreamAnalysis {
                 latency.insert("present_to_display_ms".into(), present_to_display);
             }
         }
-        extra
+        (extra, causes)
     }
 
     /// Frames whose CSV rows are written.
@@ -651,13 +659,14 @@ impl StreamAnalysis {
         // computed here from the fixed-size state (a few ms), written by
         // the writer thread.
         debug_assert_eq!(self.whole.frames(), self.rows_written() as u64);
-        let mut extra = self.extra_keys(false, streams);
-        let (summary, stk) = running_session(&self.whole, &self.opts, &mut extra);
+        let (mut extra, causes) = self.extra_keys(false, streams);
+        let (summary, frames, stk) = running_session(&self.whole, &self.opts, &mut extra);
         let snapshot = Snapshot {
             target,
             summary,
             stk,
             extra,
+            stutters: StutterLists { frames, causes },
         };
         let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
         self.upkeep.send(snapshot, now, snapshot_cpu, writer);
@@ -671,9 +680,14 @@ impl StreamAnalysis {
         let log = std::mem::replace(&mut self.log, Log::disabled());
         let stream = self.stream.clone();
         guard::contain((), move || {
-            let mut extra = self.extra_keys(true, streams);
-            let (summary, stk) = running_session(&self.whole, &self.opts, &mut extra);
-            log.finish(summary.as_ref(), &stk, extra);
+            let (mut extra, causes) = self.extra_keys(true, streams);
+            let (summary, frames, stk) = running_session(&self.whole, &self.opts, &mut extra);
+            log.finish(
+                summary.as_ref(),
+                &stk,
+                extra,
+                &StutterLists { frames, causes },
+            );
         });
         // Ended cleanly: nothing left to recover.
         if let Some(tail) = stream.tail() {
