@@ -184,7 +184,9 @@ pub fn write_summary_streamed<F: serde::Serialize, K: serde::Serialize>(
     let mut encoding = None;
     let written = steadyhud_sys::private_dir::replace_file_with(&path, &tmp, |f| {
         let mut out = std::io::BufWriter::new(f);
-        match render(&mut out, target, summary, stk, extra, streamed, progress, wall) {
+        match render(
+            &mut out, target, summary, stk, extra, streamed, progress, wall,
+        ) {
             Err(e) if !e.is_io() => {
                 let io = std::io::Error::other(e.to_string());
                 encoding = Some(e);
@@ -293,6 +295,68 @@ pub fn summary_path_for(csv: &Path) -> PathBuf {
 mod tests {
     use super::*;
     use std::fs;
+
+    /// Keys streamed from the caller's lists write the same text as the
+    /// same keys built as values: `stutter_frames` in the summary's place,
+    /// the others in key order among the extra keys.
+    #[test]
+    fn streamed_keys_write_the_text_their_values_write() {
+        let target = SummaryTarget::reopened(
+            PathBuf::from("/nowhere/game.csv"),
+            "game".into(),
+            crate::Api::default(),
+            ("2026-01-01T00:00:00".into(), 1.0),
+            (0, 0),
+        );
+        let d: Vec<u64> = (0..200)
+            .map(|i| if i % 20 == 10 { 50_000_000 } else { 10_000_000 })
+            .collect();
+        let full = steadyhud_metrics::summarize(&d, &Default::default()).unwrap();
+        assert!(full.stutter_frames.len() > 5);
+        let own = Summary {
+            stutter_frames: Vec::new(),
+            ..full.clone()
+        };
+        let causes = serde_json::json!([{"frame": 10, "excess_ms": 40.0}, {"frame": 30}]);
+        let texts = serde_json::json!(["frame 10", "frame 30"]);
+        let extra = serde_json::json!({"a": 1, "stutter_threshold": 0.2, "zz": [1, 2]});
+        let mut with_values = extra.clone();
+        with_values["stutter_causes"] = causes.clone();
+        with_values["stutter_causes_text"] = texts.clone();
+        fn text<F: serde::Serialize, K: serde::Serialize>(
+            target: &SummaryTarget,
+            summary: &Summary,
+            extra: serde_json::Value,
+            streamed: &Streamed<'_, F, K>,
+        ) -> String {
+            let mut out = Vec::new();
+            let running = Progress::Running;
+            render(
+                &mut out,
+                target,
+                Some(summary),
+                &[],
+                extra,
+                streamed,
+                running,
+                2.5,
+            )
+            .unwrap();
+            String::from_utf8(out).unwrap()
+        }
+        let want = text(&target, &full, with_values, &Streamed::none());
+        let got = text(
+            &target,
+            &own,
+            extra,
+            &Streamed {
+                stutter_frames: Some(&full.stutter_frames),
+                keys: vec![("stutter_causes_text", &texts), ("stutter_causes", &causes)],
+            },
+        );
+        assert_eq!(got, want);
+        assert!(want.contains("\"stutter_causes\": ["), "{want}");
+    }
 
     /// Someone who can write the log folder plants a link under the
     /// temporary name: the summary is written, the link's target is not.

@@ -25,11 +25,11 @@
 use super::fine::FineHistogram;
 use super::histogram::{bucket_count, bucket_of, Bin, TimeHistogram};
 use super::options::Options;
-use super::shared_list::{Shared, SharedList};
 use super::sensor_causes::{sensor_causes, SensorCause, BASELINE_FRAMES};
 use super::sensors::{
     Readings, Reasons, Sensor, SensorColumn, SensorColumns, SensorSummary, SensorSums,
 };
+use super::shared_list::{Shared, SharedList};
 use super::steady::{SlowFrames, StkPoint};
 use super::stutter::{shape_at, P90Above, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, WINDOW};
 use super::summary::{assemble_from, Summary};

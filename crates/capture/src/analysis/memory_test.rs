@@ -255,7 +255,11 @@ fn stutter_session() {
     )
     .unwrap();
     let causes = written["stutter_causes"].as_array().unwrap();
-    assert_eq!(causes.len() as u64, STUTTERS_LAST, "every stutter has its cause");
+    assert_eq!(
+        causes.len() as u64,
+        STUTTERS_LAST,
+        "every stutter has its cause"
+    );
     assert_eq!(causes[0]["counters"].as_array().unwrap().len(), 2);
     let [(rest1, peak1), (rest2, peak2)] = measured[..] else {
         panic!("{measured:?}")

@@ -848,6 +848,120 @@ mod tests {
         assert_eq!(summary["latency"]["in_present_ms_avg"], 0.5);
     }
 
+    /// What a write streams from the stutter lists is, byte for byte, what
+    /// the summary was when every stutter's keys were built as a
+    /// `serde_json::Value` (issue 52): a session whose stutters have one,
+    /// two or no counter spiking, written both ways from the same state,
+    /// while it runs and at its end (with the same `wall_s`); the causes
+    /// are frame health's over the frames so far
+    /// (`steadyhud_counters::attribute`, as `analyze` judges a log).
+    #[test]
+    fn streamed_stutters_write_what_their_values_wrote() {
+        use steadyhud_counters::{attribute, Cause, Counters, HealthRule, Unit, MAX_COUNTERS};
+        use steadyhud_log::{write_summary, Progress, SummaryTarget};
+        let dir = tempfile::tempdir().unwrap();
+        let table = Arc::new(Counters::new());
+        let pipe = table
+            .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
+            .unwrap();
+        let subs = table
+            .register("submits", "queue submits", Unit::Count)
+            .unwrap();
+        let (stream, mut a) = with_counters(dir.path(), table.clone());
+        let ms = 1_000_000u64;
+        let mut t = 1_000 * ms;
+        let mut vals = [0u64; MAX_COUNTERS];
+        let target = SummaryTarget::reopened(
+            dir.path().join("reference.csv"),
+            "reference".into(),
+            Default::default(),
+            ("2026-01-01T00:00:00".into(), 1.0),
+            (0, 0),
+        );
+        let both_ways = |a: &mut StreamAnalysis, final_write: bool| {
+            let (mut extra, causes) = a.extra_keys(final_write, 1);
+            extra["wall_s"] = 12.5.into();
+            let (summary, frames, stk) = running_session(&a.whole, &a.opts, &mut extra);
+            let causes = causes.unwrap();
+            let all: Vec<Cause> = causes.causes().collect();
+            let mut values = extra.clone();
+            values["stutter_causes"] = serde_json::to_value(&all).unwrap();
+            values["stutter_causes_text"] =
+                all.iter().map(|c| c.to_string()).collect::<Vec<_>>().into();
+            let full = summary.clone().map(|s| steadyhud_metrics::Summary {
+                stutter_frames: frames.iter().collect(),
+                ..s
+            });
+            let progress = Progress::Running;
+            let path = write_summary(&target, full.as_ref(), &stk, values, progress).unwrap();
+            let want = read(&path);
+            let lists = StutterLists {
+                frames,
+                causes: Some(causes),
+            };
+            lists.streamed(|s| {
+                steadyhud_log::write_summary_streamed(
+                    &target,
+                    summary.as_ref(),
+                    &stk,
+                    extra,
+                    s,
+                    progress,
+                )
+                .unwrap()
+            });
+            let got = read(&path);
+            assert_eq!(got, want);
+            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+            (v["stutter_causes"].as_array().unwrap().len(), all)
+        };
+        let (mut durations, mut values) = (Vec::new(), Vec::new());
+        let judged = |d: &[u64], v: &[[u64; MAX_COUNTERS]]| {
+            let rule = HealthRule {
+                stutter_threshold: Options::default().stutter_threshold,
+                ..HealthRule::default()
+            };
+            attribute(d, v, &table.infos(), &rule)
+        };
+        for i in 0..1_000u64 {
+            // Work of frame i-1 is latched at present i.
+            match (i % 20, i / 20 % 3) {
+                (11, 0) => table.add(pipe, 20 * ms),
+                (11, 1) => {
+                    table.add(pipe, 20 * ms);
+                    table.add(subs, 12);
+                }
+                _ => table.add(subs, 2),
+            }
+            table.add(pipe, ms / 10);
+            table.latch(&mut vals);
+            stream.record_with(t, Some(&vals));
+            if i > 0 {
+                values.push(vals);
+            }
+            durations.push(if i % 20 == 10 { 30 * ms } else { ms });
+            t += durations[i as usize];
+            if i == 595 {
+                let mut buf = vec![0u64; 64];
+                a.drain(&mut buf);
+                // 30 stutters, the last one (frame 590) not judged for
+                // good: its cause is judged for this write only.
+                let (n, all) = both_ways(&mut a, false);
+                assert_eq!(n, 30);
+                assert_eq!(all, judged(&durations[..595], &values));
+                assert_eq!(all[0].counters.len(), 1);
+                assert_eq!(all[1].counters.len(), 2);
+                assert!(all[2].counters.is_empty());
+                assert_eq!(all[29].frame, 590);
+            }
+        }
+        let mut buf = vec![0u64; 64];
+        a.drain(&mut buf);
+        let (n, all) = both_ways(&mut a, true);
+        assert_eq!(n, 50);
+        assert_eq!(all, judged(&durations[..999], &values));
+    }
+
     /// Frames whose counters a full counter ring dropped are not silent: a
     /// note where it happened and `counter_ring_overflows` in the summary;
     /// every frame still has its row.
