@@ -17,7 +17,7 @@ struct SummaryFile<'a, F, K> {
     summary: Option<SummaryKeys<'a, Frames<'a, F>>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     frames: Option<u64>,
-    stk_curve: serde_json::Value,
+    stk_curve: StkCurve<'a>,
     ring_overflows: serde_json::Value,
     ring_overflow_events: serde_json::Value,
     pub(crate) exe: serde_json::Value,
@@ -50,6 +50,30 @@ impl Streamed<'static, (), ()> {
         Streamed {
             stutter_frames: None,
             keys: Vec::new(),
+        }
+    }
+}
+
+/// The STK curve: the caller's value for the key, or the points, each
+/// written as its `serde_json::Value` (the text a value of the whole curve
+/// gives, without holding one: 2,000 points are ~1 MB as values).
+enum StkCurve<'a> {
+    Value(serde_json::Value),
+    Points(&'a [StkPoint]),
+}
+
+impl serde::Serialize for StkCurve<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        match self {
+            StkCurve::Value(v) => v.serialize(s),
+            StkCurve::Points(points) => {
+                let mut seq = s.serialize_seq(Some(points.len()))?;
+                for p in *points {
+                    seq.serialize_element(&serde_json::to_value(p).map_err(S::Error::custom)?)?;
+                }
+                seq.end()
+            }
         }
     }
 }
@@ -248,7 +272,10 @@ fn render<F: serde::Serialize, K: serde::Serialize>(
     for (k, _) in &keys {
         extra.remove(*k);
     }
-    let stk_curve = serde_json::to_value(stk)?;
+    let stk_curve = match extra.remove("stk_curve") {
+        Some(v) => StkCurve::Value(v),
+        None => StkCurve::Points(stk),
+    };
     let mut take = |k: &str, v: serde_json::Value| extra.remove(k).unwrap_or(v);
     let file = SummaryFile {
         summary: summary.map(|s| {
@@ -258,7 +285,7 @@ fn render<F: serde::Serialize, K: serde::Serialize>(
             })
         }),
         frames: summary.is_none().then_some(0),
-        stk_curve: take("stk_curve", stk_curve),
+        stk_curve,
         ring_overflows: take("ring_overflows", target.lost.into()),
         ring_overflow_events: take("ring_overflow_events", target.overflow_events.into()),
         exe: take("exe", target.exe.clone().into()),
@@ -331,11 +358,12 @@ mod tests {
         ) -> String {
             let mut out = Vec::new();
             let running = Progress::Running;
+            let stk = steadyhud_metrics::stk_curve(&[10_000_000, 50_000_000], 3);
             render(
                 &mut out,
                 target,
                 Some(summary),
-                &[],
+                &stk,
                 extra,
                 streamed,
                 running,
@@ -356,6 +384,11 @@ mod tests {
         );
         assert_eq!(got, want);
         assert!(want.contains("\"stutter_causes\": ["), "{want}");
+        // The curve's points as values of them write (keys in order).
+        let stk = steadyhud_metrics::stk_curve(&[10_000_000, 50_000_000], 3);
+        let curve = serde_json::to_string_pretty(&serde_json::json!({ "stk_curve": stk })).unwrap();
+        let curve = curve.trim_start_matches("{\n").trim_end_matches("\n}");
+        assert!(want.contains(curve), "{want}");
     }
 
     /// Someone who can write the log folder plants a link under the

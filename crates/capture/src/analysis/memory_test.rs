@@ -174,6 +174,8 @@ const KEPT_PER_STUTTER: isize = 64;
 /// What a write's peak may gain over 15,000 more stutters (the shared
 /// lists' chunk pointers, nothing per stutter).
 const WRITE_GROWTH_BOUND: isize = 16 * 1024;
+/// What one write may take above the state at rest, at 20,000 stutters.
+const WRITE_PEAK_BOUND: isize = 256 * 1024;
 
 /// Frame `i` of the stutter session: 1 ms, every 20th 30 ms, with its
 /// counters (latched at present i + 1): 0.1 ms of pipeline creation and 2
@@ -273,6 +275,10 @@ fn stutter_session() {
     assert!(
         per_stutter <= KEPT_PER_STUTTER,
         "{per_stutter} B kept per stutter (bound {KEPT_PER_STUTTER})"
+    );
+    assert!(
+        peak2 <= WRITE_PEAK_BOUND,
+        "a write at {STUTTERS_LAST} stutters peaked {peak2} B above the state (bound {WRITE_PEAK_BOUND})"
     );
     assert!(
         peak2 - peak1 <= WRITE_GROWTH_BOUND,
