@@ -78,7 +78,7 @@ mod session_log;
 mod summary;
 
 pub use error::LogError;
-pub use numbers::{running_session, whole_session};
+pub use numbers::{running_session, whole_session, RunningSession};
 pub use session_log::{
     default_log_dir, parse_target_fps, Api, Layout, SessionLog, API_PREFIX,
     COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX,

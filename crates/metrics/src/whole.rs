@@ -182,6 +182,35 @@ impl serde::Serialize for StutterFrames {
     }
 }
 
+/// A running session's readings' causes for one summary write
+/// ([`WholeSession::sensor_causes`]): those of the stutters judged for
+/// good, shared, then the last frames'. Serialized as the summary's
+/// `sensor_causes`: each cause with its text ([`SensorCause::json`]),
+/// one at a time through its own `serde_json::Value` (the text a value
+/// of them all gave).
+#[derive(Clone, Debug, Default)]
+pub struct SensorCauses {
+    judged: Shared<SensorCause>,
+    last: Vec<SensorCause>,
+}
+
+impl SensorCauses {
+    pub fn iter(&self) -> impl Iterator<Item = &SensorCause> + '_ {
+        self.judged.iter().chain(&self.last)
+    }
+}
+
+impl serde::Serialize for SensorCauses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        for c in self.iter() {
+            seq.serialize_element(&serde_json::to_value(c.json()).map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
+}
+
 /// Frames of readings kept: a stutter judged for good is 9 frames old and
 /// its causes read the 30 frames before it and the one after.
 pub const RECENT_ROWS: usize = BASELINE_FRAMES + WINDOW + 2;
@@ -196,7 +225,7 @@ struct SensorRows {
     /// The last rows' clocks (GPU, CPU) and throttle reasons, by row % RECENT_ROWS.
     recent: Vec<([f64; 2], String)>,
     /// The causes of the stutters judged for good.
-    causes: Vec<SensorCause>,
+    causes: SharedList<SensorCause>,
 }
 
 impl SensorRows {
@@ -265,7 +294,7 @@ impl WholeSession {
             sums: SensorSums::new(sensors, throttle),
             throttle,
             recent: vec![([f64::NAN; 2], String::new()); RECENT_ROWS],
-            causes: Vec::new(),
+            causes: SharedList::new(),
         });
         self
     }
@@ -315,22 +344,23 @@ impl WholeSession {
     }
 
     /// The readings' causes of `stutters` (the summary's stutter frames):
-    /// those judged for good as they were, the last frames' from the rows
-    /// kept.
-    pub fn sensor_causes(&self, stutters: &[usize]) -> Vec<SensorCause> {
+    /// those judged for good as they were (shared, not copied), the last
+    /// frames' from the rows kept.
+    pub fn sensor_causes(&self, stutters: &[usize]) -> SensorCauses {
         let Some(s) = self.sensors.as_ref() else {
-            return Vec::new();
+            return SensorCauses::default();
         };
         let (judged, _, _) = self.stutters.final_so_far();
         let rows = self.dist.frames() as usize;
-        let mut out = s.causes.clone();
-        out.extend(
-            stutters
-                .iter()
-                .filter(|&&i| i >= judged)
-                .filter_map(|&i| s.cause_of(i, rows)),
-        );
-        out
+        let last = stutters
+            .iter()
+            .filter(|&&i| i >= judged)
+            .filter_map(|&i| s.cause_of(i, rows))
+            .collect();
+        SensorCauses {
+            judged: s.causes.shared(),
+            last,
+        }
     }
 
     /// Frames so far.

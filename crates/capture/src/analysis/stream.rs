@@ -660,13 +660,17 @@ impl StreamAnalysis {
         // the writer thread.
         debug_assert_eq!(self.whole.frames(), self.rows_written() as u64);
         let (mut extra, causes) = self.extra_keys(false, streams);
-        let (summary, frames, stk) = running_session(&self.whole, &self.opts, &mut extra);
+        let r = running_session(&self.whole, &self.opts, &mut extra);
         let snapshot = Snapshot {
             target,
-            summary,
-            stk,
+            summary: r.summary,
+            stk: r.stk,
             extra,
-            stutters: StutterLists { frames, causes },
+            stutters: StutterLists {
+                frames: r.frames,
+                causes,
+                sensors: r.sensor_causes,
+            },
         };
         let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
         self.upkeep.send(snapshot, now, snapshot_cpu, writer);
@@ -681,13 +685,13 @@ impl StreamAnalysis {
         let stream = self.stream.clone();
         guard::contain((), move || {
             let (mut extra, causes) = self.extra_keys(true, streams);
-            let (summary, frames, stk) = running_session(&self.whole, &self.opts, &mut extra);
-            log.finish(
-                summary.as_ref(),
-                &stk,
-                extra,
-                &StutterLists { frames, causes },
-            );
+            let r = running_session(&self.whole, &self.opts, &mut extra);
+            let lists = StutterLists {
+                frames: r.frames,
+                causes,
+                sensors: r.sensor_causes,
+            };
+            log.finish(r.summary.as_ref(), &r.stk, extra, &lists);
         });
         // Ended cleanly: nothing left to recover.
         if let Some(tail) = stream.tail() {
@@ -881,7 +885,8 @@ mod tests {
         let both_ways = |a: &mut StreamAnalysis, final_write: bool| {
             let (mut extra, causes) = a.extra_keys(final_write, 1);
             extra["wall_s"] = 12.5.into();
-            let (summary, frames, stk) = running_session(&a.whole, &a.opts, &mut extra);
+            let r = running_session(&a.whole, &a.opts, &mut extra);
+            let (summary, frames, stk) = (r.summary, r.frames, r.stk);
             let causes = causes.unwrap();
             let all: Vec<Cause> = causes.causes().collect();
             let mut values = extra.clone();
@@ -898,6 +903,7 @@ mod tests {
             let lists = StutterLists {
                 frames,
                 causes: Some(causes),
+                sensors: None,
             };
             lists.streamed(|s| {
                 steadyhud_log::write_summary_streamed(

@@ -5,14 +5,14 @@
 //! names from the counter table), in a [`SharedList`]. A write is handed
 //! a [`StutterLists`] (the frozen chunks shared, the open chunk and the
 //! last frames' stutters copied) and streams the per-stutter keys
-//! (`stutter_frames`, `stutter_causes`, `stutter_causes_text`) into the
-//! file one stutter at a time, the same text as a `serde_json::Value` of
-//! them all gave.
+//! (`stutter_frames`, `stutter_causes`, `stutter_causes_text`, and the
+//! readings' `sensor_causes`) into the file one stutter at a time, the
+//! same text as a `serde_json::Value` of them all gave.
 
 use steadyhud_counters::{Cause, CounterInfo, Spike};
 use steadyhud_log::Streamed;
 use steadyhud_metrics::shared_list::{Shared, SharedList};
-use steadyhud_metrics::whole::StutterFrames;
+use steadyhud_metrics::whole::{SensorCauses, StutterFrames};
 
 /// One counter named by a stutter's cause, or the cause of a stutter no
 /// counter explains.
@@ -115,20 +115,22 @@ impl StutterCauses {
     }
 }
 
-/// A per-stutter key of the summary, serialized from a [`StutterCauses`].
-pub enum CauseKey<'a> {
+/// A per-stutter key of the summary, serialized from the lists.
+pub enum StutterKey<'a> {
     /// `stutter_causes`: each cause as its JSON value (keys in order, as
     /// a `serde_json::Value` of it writes them).
     Causes(&'a StutterCauses),
     /// `stutter_causes_text`: each cause's sentence.
     Texts(&'a StutterCauses),
+    /// `sensor_causes`: the readings' causes.
+    Sensors(&'a SensorCauses),
 }
 
-impl serde::Serialize for CauseKey<'_> {
+impl serde::Serialize for StutterKey<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::{Error, SerializeSeq};
         match self {
-            CauseKey::Causes(c) => {
+            StutterKey::Causes(c) => {
                 let mut seq = s.serialize_seq(None)?;
                 for cause in c.causes() {
                     // One cause's value at a time: a fixed-size temporary.
@@ -137,32 +139,36 @@ impl serde::Serialize for CauseKey<'_> {
                 }
                 seq.end()
             }
-            CauseKey::Texts(c) => s.collect_seq(c.causes().map(|c| c.to_string())),
+            StutterKey::Texts(c) => s.collect_seq(c.causes().map(|c| c.to_string())),
+            StutterKey::Sensors(c) => c.serialize(s),
         }
     }
 }
 
 /// What a summary write streams: the stutter frames and, when the stream
-/// counts, their causes.
+/// counts, their causes, and with readings, the readings' causes.
 #[derive(Default)]
 pub struct StutterLists {
     pub frames: StutterFrames,
     pub causes: Option<StutterCauses>,
+    pub sensors: Option<SensorCauses>,
 }
 
 impl StutterLists {
     /// Runs `write` with the lists as a summary write's streamed keys.
     pub fn streamed<R>(
         &self,
-        write: impl FnOnce(&Streamed<'_, StutterFrames, CauseKey<'_>>) -> R,
+        write: impl FnOnce(&Streamed<'_, StutterFrames, StutterKey<'_>>) -> R,
     ) -> R {
-        let keys = self
-            .causes
-            .as_ref()
-            .map(|c| [CauseKey::Causes(c), CauseKey::Texts(c)]);
-        let keys = keys.iter().flatten().map(|k| match k {
-            CauseKey::Causes(_) => ("stutter_causes", k),
-            CauseKey::Texts(_) => ("stutter_causes_text", k),
+        let causes = self.causes.as_ref();
+        let keys: Vec<StutterKey> = (causes.map(StutterKey::Causes).into_iter())
+            .chain(causes.map(StutterKey::Texts))
+            .chain(self.sensors.as_ref().map(StutterKey::Sensors))
+            .collect();
+        let keys = keys.iter().map(|k| match k {
+            StutterKey::Causes(_) => ("stutter_causes", k),
+            StutterKey::Texts(_) => ("stutter_causes_text", k),
+            StutterKey::Sensors(_) => ("sensor_causes", k),
         });
         write(&Streamed {
             stutter_frames: Some(&self.frames),

@@ -389,15 +389,15 @@ mod tests {
                 w.push(10_000_000);
             }
             let mut extra = serde_json::json!({"stream": 1});
-            let (summary, frames, stk) = steadyhud_log::running_session(&w, &opts, &mut extra);
+            let r = steadyhud_log::running_session(&w, &opts, &mut extra);
             Snapshot {
                 target: log.summary_target(),
-                summary,
-                stk,
+                summary: r.summary,
+                stk: r.stk,
                 extra,
                 stutters: StutterLists {
-                    frames,
-                    causes: None,
+                    frames: r.frames,
+                    ..StutterLists::default()
                 },
             }
         };
