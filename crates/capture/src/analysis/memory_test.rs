@@ -65,6 +65,24 @@ unsafe impl GlobalAlloc for Counting {
 
 const CHILD: &str = "STEADYHUD_MEMORY_TEST_CHILD";
 
+/// A stream counting with `table` and its analysis, logging into `dir`.
+fn counted_stream(
+    dir: &std::path::Path,
+    table: &Arc<steadyhud_counters::Counters>,
+) -> (Arc<Stream>, StreamAnalysis) {
+    let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
+    let a = StreamAnalysis::with_counters(
+        stream.clone(),
+        (cons, vcons, None, None),
+        Log::pending(Some(dir.to_path_buf())),
+        10.0,
+        Options::default(),
+        Client::for_tests(),
+        Arc::default(),
+    );
+    (stream, a)
+}
+
 /// Frames of the session, and how many of them are warm-up.
 const FRAMES: u64 = 1_500_000;
 const WARM_UP: u64 = 60_000;
@@ -90,16 +108,7 @@ fn session() {
     let dir = tempfile::tempdir().unwrap();
     let table = Arc::new(Counters::new());
     let submits = table.register("submits", "submits", Unit::Count).unwrap();
-    let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
-    let mut a = StreamAnalysis::with_counters(
-        stream.clone(),
-        (cons, vcons, None, None),
-        Log::pending(Some(dir.path().to_path_buf())),
-        10.0,
-        Options::default(),
-        Client::for_tests(),
-        Arc::default(),
-    );
+    let (stream, mut a) = counted_stream(dir.path(), &table);
     let mut w = upkeep::Writer::default();
     let mut buf = vec![0u64; 4096];
     let start = Instant::now();
@@ -203,16 +212,7 @@ fn stutter_session() {
         .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
         .unwrap();
     let submits = table.register("submits", "submits", Unit::Count).unwrap();
-    let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
-    let mut a = StreamAnalysis::with_counters(
-        stream.clone(),
-        (cons, vcons, None, None),
-        Log::pending(Some(dir.path().to_path_buf())),
-        10.0,
-        Options::default(),
-        Client::for_tests(),
-        Arc::default(),
-    );
+    let (stream, mut a) = counted_stream(dir.path(), &table);
     let mut w = upkeep::Writer::default();
     let mut buf = vec![0u64; 4096];
     let start = Instant::now();
