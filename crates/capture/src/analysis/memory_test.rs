@@ -65,8 +65,9 @@ unsafe impl GlobalAlloc for Counting {
 
 const CHILD: &str = "STEADYHUD_MEMORY_TEST_CHILD";
 
-/// A stream counting with `table` and its analysis, logging into `dir`.
-fn counted_stream(
+/// A stream counting with `table` and its analysis, logging into `dir`,
+/// with the default options.
+pub(super) fn counted_stream(
     dir: &std::path::Path,
     table: &Arc<steadyhud_counters::Counters>,
 ) -> (Arc<Stream>, StreamAnalysis) {

@@ -729,17 +729,7 @@ mod tests {
         dir: &std::path::Path,
         table: Arc<steadyhud_counters::Counters>,
     ) -> (Arc<Stream>, StreamAnalysis) {
-        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
-        let a = StreamAnalysis::with_counters(
-            stream.clone(),
-            (cons, vcons, None, None),
-            Log::pending(Some(dir.to_path_buf())),
-            10.0,
-            Options::default(),
-            Client::for_tests(),
-            Arc::default(),
-        );
-        (stream, a)
+        super::super::memory_test::counted_stream(dir, &table)
     }
 
     #[test]
