@@ -293,26 +293,38 @@ pub const NO_SPIKE: &str = "no counter spiked";
 pub fn by_main_cause(causes: &[Cause]) -> Vec<CauseGroup> {
     let mut groups: Vec<CauseGroup> = Vec::new();
     for c in causes {
-        let label = c.counters.first().map_or(NO_SPIKE, |s| s.label.as_str());
-        match groups.iter_mut().find(|g| g.label == label) {
-            Some(g) => {
-                g.stutters += 1;
-                g.excess_ms += c.excess_ms;
-            }
-            None => groups.push(CauseGroup {
-                label: label.to_string(),
-                stutters: 1,
-                excess_ms: c.excess_ms,
-            }),
-        }
+        add_to_groups(&mut groups, c);
     }
+    sort_groups(&mut groups);
+    groups
+}
+
+/// Counts `c` in its main cause's group (a running [`by_main_cause`]: the
+/// groups in the order met, until [`sort_groups`]).
+pub fn add_to_groups(groups: &mut Vec<CauseGroup>, c: &Cause) {
+    let label = c.counters.first().map_or(NO_SPIKE, |s| s.label.as_str());
+    match groups.iter_mut().find(|g| g.label == label) {
+        Some(g) => {
+            g.stutters += 1;
+            g.excess_ms += c.excess_ms;
+        }
+        None => groups.push(CauseGroup {
+            label: label.to_string(),
+            stutters: 1,
+            excess_ms: c.excess_ms,
+        }),
+    }
+}
+
+/// [`by_main_cause`]'s order: most stutters first, then most excess, then
+/// label.
+pub fn sort_groups(groups: &mut [CauseGroup]) {
     groups.sort_by(|a, b| {
         b.stutters
             .cmp(&a.stutters)
             .then(b.excess_ms.total_cmp(&a.excess_ms))
             .then(a.label.cmp(&b.label))
     });
-    groups
 }
 
 /// Streaming frame health: push frames as they come, get each stutter's

@@ -5,6 +5,7 @@
 use steadyhud_metrics::histogram::TimeHistogram;
 use steadyhud_metrics::sensor_causes::{sensor_causes, SensorCause};
 use steadyhud_metrics::sensors::SensorColumns;
+use steadyhud_metrics::whole::{SensorCauses, StutterFrames};
 use steadyhud_metrics::{self as metrics, Options, StkPoint, Summary, WholeSession};
 
 /// The whole-session numbers of `durations`, as every summary write (final
@@ -57,27 +58,44 @@ fn insert(
 /// The same numbers for a running session from its fixed-size state
 /// ([`WholeSession`]; docs/metrics.md, "The summary of a running
 /// session"): what the game's summary writes compute, periodic and final,
-/// allocating nothing that grows with the session but the stutter list.
+/// allocating nothing that grows with the session. The per-stutter lists
+/// (the summary's `stutter_frames`, left empty in it, and the readings'
+/// `sensor_causes`) come apart, shared, for the write to stream
+/// ([`crate::Streamed`]).
 pub fn running_session(
     state: &WholeSession,
     opts: &Options,
     extra: &mut serde_json::Value,
-) -> (Option<Summary>, Vec<StkPoint>) {
-    let summary = state.summary(opts);
+) -> RunningSession {
+    let (summary, frames) = state.summary_shared(opts).unzip();
+    let frames = frames.unwrap_or_default();
+    let mut sensor_causes = None;
     if let (Some(map), true) = (extra.as_object_mut(), state.has_sensors()) {
         if let Some(s) = state.sensor_summary() {
             insert(map, "sensors", serde_json::to_value(s));
         }
-        let stutters = summary.as_ref().map_or(&[][..], |s| &s.stutter_frames[..]);
-        let causes = state.sensor_causes(stutters);
-        let causes: Vec<_> = causes.iter().map(SensorCause::json).collect();
-        insert(map, "sensor_causes", serde_json::to_value(causes));
+        sensor_causes = Some(state.sensor_causes(frames.last()));
     }
     let stk = state.stk_curve(stk_max_fps(state.distribution().shortest_ns()));
     if let Some(map) = extra.as_object_mut() {
         insert(map, "histogram", serde_json::to_value(state.histogram()));
     }
-    (summary, stk)
+    RunningSession {
+        summary,
+        frames,
+        sensor_causes,
+        stk,
+    }
+}
+
+/// A running session's summary write ([`running_session`]).
+pub struct RunningSession {
+    /// `None` for no frame; its `stutter_frames` are `frames`.
+    pub summary: Option<Summary>,
+    pub frames: StutterFrames,
+    /// The `sensor_causes` key, with readings.
+    pub sensor_causes: Option<SensorCauses>,
+    pub stk: Vec<StkPoint>,
 }
 
 /// Upper end of the STK curves: just past the fastest frame's (`min`, ns)

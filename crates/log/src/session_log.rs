@@ -2,7 +2,7 @@
 //! and comment lines, rows, and where logs go by default.
 
 use crate::error::LogError;
-use crate::summary::{write_summary, Progress, SessionExtra, SummaryTarget};
+use crate::summary::{write_summary_streamed, Progress, SessionExtra, Streamed, SummaryTarget};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -334,10 +334,22 @@ impl SessionLog {
     /// the session had no frame; then only `frames: 0` and the session keys
     /// are written. Returns the summary's path.
     pub fn finish(
+        self,
+        summary: Option<&Summary>,
+        stk: &[StkPoint],
+        extra: SessionExtra,
+    ) -> Result<PathBuf, LogError> {
+        self.finish_streamed(summary, stk, extra, &Streamed::none())
+    }
+
+    /// [`SessionLog::finish`] with the keys of `streamed` written straight
+    /// into the summary ([`crate::write_summary_streamed`]).
+    pub fn finish_streamed<F: serde::Serialize, K: serde::Serialize>(
         mut self,
         summary: Option<&Summary>,
         stk: &[StkPoint],
         extra: SessionExtra,
+        streamed: &Streamed<'_, F, K>,
     ) -> Result<PathBuf, LogError> {
         if !self.failed {
             self.write(|out| writeln!(out, "{END_LINE}"))?;
@@ -345,11 +357,12 @@ impl SessionLog {
         // Retry a failed flush once: what is buffered is the end of the log.
         self.failed = false;
         self.flush()?;
-        write_summary(
+        write_summary_streamed(
             &self.summary_target(),
             summary,
             stk,
             extra,
+            streamed,
             Progress::Complete,
         )
     }

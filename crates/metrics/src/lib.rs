@@ -26,6 +26,8 @@
 //!   every frame budget; the stutter rule judged as frames arrive), from
 //!   which the game's summary is written (docs/metrics.md, "The summary of
 //!   a running session").
+//! - [`shared_list`]: a list that only grows, read by another thread
+//!   without a copy (the stutters a running session keeps).
 //! - `time_metrics`: the order-free metrics, assembled once for both
 //!   ([`TimeMetrics`]).
 //! - [`bootstrap`]: runs of A against runs of B: each compared metric's
@@ -50,6 +52,7 @@ mod rolling;
 mod runs;
 pub mod sensor_causes;
 pub mod sensors;
+pub mod shared_list;
 mod sorted;
 mod steady;
 mod stutter;
@@ -67,6 +70,6 @@ pub use stutter::{
     shapes, stutter_excess, stutters, stutters_and_osc, window_of, window_shapes, FrameShape,
     P90Above, WindowShapes, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, STUTTER_MIN_NS, WINDOW,
 };
-pub use summary::{stk_curve, summarize, time_over_budget_pct, Summary};
+pub use summary::{stk_curve, summarize, time_over_budget_pct, Summary, SummaryKeys};
 pub use time_metrics::{TimeDistribution, TimeMetrics};
 pub use whole::WholeSession;

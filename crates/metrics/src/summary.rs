@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// The contract keys (docs/metrics.md#the-json-keys) of `steadyhud analyze
 /// --json`: the order-free [`TimeMetrics`] (read through `Deref`, serialized
 /// flat) and the per-frame ones only an ordered log has.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct Summary {
     #[serde(flatten)]
     pub time: TimeMetrics,
@@ -27,6 +27,42 @@ pub struct Summary {
     /// 100 · Σ d_i over the stutter frames / T (docs/metrics.md).
     pub stutter_time_pct: f64,
     pub osc: bool,
+}
+
+/// A [`Summary`]'s keys as they are written, its stutter frames given
+/// apart ([`Summary::keys_with`]): the one layout of the summary's keys
+/// (a `Summary` is serialized as its keys with its own frames).
+#[derive(Serialize)]
+pub struct SummaryKeys<'a, F> {
+    #[serde(flatten)]
+    time: &'a TimeMetrics,
+    time_over_budget_pct: f64,
+    stutter_count: usize,
+    stutter_frames: F,
+    stutter_time_pct: f64,
+    osc: bool,
+}
+
+impl Summary {
+    /// The summary's keys with `stutter_frames` written from `frames` (a
+    /// running session's shared list, [`crate::whole::StutterFrames`])
+    /// instead of the summary's own.
+    pub fn keys_with<F: Serialize>(&self, frames: F) -> SummaryKeys<'_, F> {
+        SummaryKeys {
+            time: &self.time,
+            time_over_budget_pct: self.time_over_budget_pct,
+            stutter_count: self.stutter_count,
+            stutter_frames: frames,
+            stutter_time_pct: self.stutter_time_pct,
+            osc: self.osc,
+        }
+    }
+}
+
+impl Serialize for Summary {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.keys_with(&self.stutter_frames).serialize(s)
+    }
 }
 
 impl std::ops::Deref for Summary {

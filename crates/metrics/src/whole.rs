@@ -18,7 +18,9 @@
 //!   readings' causes of each stutter as it is judged.
 //!
 //! Only the stutter frames' list (and their causes) grows: the summary
-//! lists them.
+//! lists them. The list is a [`SharedList`] (8 bytes a stutter), which a
+//! write on another thread reads without copying it
+//! ([`WholeSession::summary_shared`]).
 
 use super::fine::FineHistogram;
 use super::histogram::{bucket_count, bucket_of, Bin, TimeHistogram};
@@ -27,6 +29,7 @@ use super::sensor_causes::{sensor_causes, SensorCause, BASELINE_FRAMES};
 use super::sensors::{
     Readings, Reasons, Sensor, SensorColumn, SensorColumns, SensorSummary, SensorSums,
 };
+use super::shared_list::{Shared, SharedList};
 use super::steady::{SlowFrames, StkPoint};
 use super::stutter::{shape_at, P90Above, HALF_WINDOW, OSC_MIN_RATIO, OSC_MIN_SPREAD_NS, WINDOW};
 use super::summary::{assemble_from, Summary};
@@ -41,7 +44,7 @@ pub struct StutterStream {
     n: usize,
     /// Frames judged for good (their window is final).
     judged: usize,
-    frames: Vec<usize>,
+    frames: SharedList<usize>,
     stutter_ns: u128,
     spread: P90Above,
     ratio: P90Above,
@@ -63,7 +66,7 @@ impl StutterStream {
             recent: [0; WINDOW],
             n: 0,
             judged: 0,
-            frames: Vec::new(),
+            frames: SharedList::new(),
             stutter_ns: 0,
             spread: P90Above::new(OSC_MIN_SPREAD_NS),
             ratio: P90Above::new(OSC_MIN_RATIO),
@@ -108,8 +111,24 @@ impl StutterStream {
     /// a window quartile was 0 (a frame of 0 ns, which a capture never
     /// has; `analyze` decides that case from the frames).
     pub fn so_far(&self) -> Stutters {
+        let mut s = self.last_so_far();
+        let last = std::mem::take(&mut s.frames);
+        s.frames = self.frames.iter().copied().chain(last).collect();
+        s
+    }
+
+    /// [`StutterStream::so_far`] without copying the stutters judged for
+    /// good: those shared, and the stutters' time and OSC with the last
+    /// frames' stutters (the only frames in the `Stutters` returned).
+    pub fn so_far_shared(&self) -> (Shared<usize>, Stutters) {
+        (self.frames.shared(), self.last_so_far())
+    }
+
+    /// The stutters' time and OSC as if the session ended now, and the
+    /// stutters among the frames not judged for good.
+    fn last_so_far(&self) -> Stutters {
         let (mut spread, mut ratio) = (self.spread, self.ratio);
-        let mut frames = self.frames.clone();
+        let mut frames = Vec::new();
         let mut time_ns = self.stutter_ns;
         for i in self.judged..self.n {
             if self.judge(i, self.n, (&mut spread, &mut ratio)) {
@@ -129,6 +148,69 @@ impl StutterStream {
     }
 }
 
+/// A running session's stutter frames for one summary write, read without
+/// copying the list ([`WholeSession::summary_shared`]): those judged for
+/// good, then the last frames'. Serialized as the list of frames.
+#[derive(Clone, Debug, Default)]
+pub struct StutterFrames {
+    judged: Shared<usize>,
+    last: Vec<usize>,
+}
+
+impl StutterFrames {
+    pub fn len(&self) -> usize {
+        self.judged.len() + self.last.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.judged.iter().chain(&self.last).copied()
+    }
+
+    /// The stutters among the frames not judged for good when it was taken.
+    pub fn last(&self) -> &[usize] {
+        &self.last
+    }
+}
+
+impl serde::Serialize for StutterFrames {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+/// A running session's readings' causes for one summary write
+/// ([`WholeSession::sensor_causes`]): those of the stutters judged for
+/// good, shared, then the last frames'. Serialized as the summary's
+/// `sensor_causes`: each cause with its text ([`SensorCause::json`]),
+/// one at a time through its own `serde_json::Value` (the text a value
+/// of them all gave).
+#[derive(Clone, Debug, Default)]
+pub struct SensorCauses {
+    judged: Shared<SensorCause>,
+    last: Vec<SensorCause>,
+}
+
+impl SensorCauses {
+    pub fn iter(&self) -> impl Iterator<Item = &SensorCause> + '_ {
+        self.judged.iter().chain(&self.last)
+    }
+}
+
+impl serde::Serialize for SensorCauses {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let mut seq = s.serialize_seq(None)?;
+        for c in self.iter() {
+            seq.serialize_element(&serde_json::to_value(c.json()).map_err(S::Error::custom)?)?;
+        }
+        seq.end()
+    }
+}
+
 /// Frames of readings kept: a stutter judged for good is 9 frames old and
 /// its causes read the 30 frames before it and the one after.
 pub const RECENT_ROWS: usize = BASELINE_FRAMES + WINDOW + 2;
@@ -143,7 +225,7 @@ struct SensorRows {
     /// The last rows' clocks (GPU, CPU) and throttle reasons, by row % RECENT_ROWS.
     recent: Vec<([f64; 2], String)>,
     /// The causes of the stutters judged for good.
-    causes: Vec<SensorCause>,
+    causes: SharedList<SensorCause>,
 }
 
 impl SensorRows {
@@ -212,7 +294,7 @@ impl WholeSession {
             sums: SensorSums::new(sensors, throttle),
             throttle,
             recent: vec![([f64::NAN; 2], String::new()); RECENT_ROWS],
-            causes: Vec::new(),
+            causes: SharedList::new(),
         });
         self
     }
@@ -243,8 +325,7 @@ impl WholeSession {
         }
         slot.1.clear();
         slot.1.push_str(throttle);
-        if self.stutters.frames.len() > stutters {
-            let i = self.stutters.frames[stutters];
+        if let Some(&i) = self.stutters.frames.get(stutters) {
             if let Some(c) = s.cause_of(i, row + 1) {
                 s.causes.push(c);
             }
@@ -263,22 +344,23 @@ impl WholeSession {
     }
 
     /// The readings' causes of `stutters` (the summary's stutter frames):
-    /// those judged for good as they were, the last frames' from the rows
-    /// kept.
-    pub fn sensor_causes(&self, stutters: &[usize]) -> Vec<SensorCause> {
+    /// those judged for good as they were (shared, not copied), the last
+    /// frames' from the rows kept.
+    pub fn sensor_causes(&self, stutters: &[usize]) -> SensorCauses {
         let Some(s) = self.sensors.as_ref() else {
-            return Vec::new();
+            return SensorCauses::default();
         };
         let (judged, _, _) = self.stutters.final_so_far();
         let rows = self.dist.frames() as usize;
-        let mut out = s.causes.clone();
-        out.extend(
-            stutters
-                .iter()
-                .filter(|&&i| i >= judged)
-                .filter_map(|&i| s.cause_of(i, rows)),
-        );
-        out
+        let last = stutters
+            .iter()
+            .filter(|&&i| i >= judged)
+            .filter_map(|&i| s.cause_of(i, rows))
+            .collect();
+        SensorCauses {
+            judged: s.causes.shared(),
+            last,
+        }
     }
 
     /// Frames so far.
@@ -301,6 +383,21 @@ impl WholeSession {
     pub fn summary(&self, opts: &Options) -> Option<Summary> {
         let s = self.stutters.so_far();
         assemble_from(&self.dist, s.frames, s.time_ns, s.osc, opts)
+    }
+
+    /// [`WholeSession::summary`] without a copy of the stutter list: the
+    /// summary's `stutter_frames` are left empty (its `stutter_count` is
+    /// theirs) and come apart, shared, for a write to stream
+    /// ([`Summary::keys_with`]).
+    pub fn summary_shared(&self, opts: &Options) -> Option<(Summary, StutterFrames)> {
+        let (judged, s) = self.stutters.so_far_shared();
+        let frames = StutterFrames {
+            judged,
+            last: s.frames,
+        };
+        let mut summary = assemble_from(&self.dist, Vec::new(), s.time_ns, s.osc, opts)?;
+        summary.stutter_count = frames.len();
+        Some((summary, frames))
     }
 
     /// slow(f) and excess(f) for f = 1..=max_fps.

@@ -79,6 +79,14 @@ fn check(d: &[u64], opts: &Options) {
     }
     assert_eq!(got.stutter_frames, want.stutter_frames);
     assert_eq!(got.osc, want.osc);
+    // The summary a write streams (its stutter frames shared, not
+    // copied) writes the same text.
+    let (shared, frames) = w.summary_shared(opts).unwrap();
+    assert!(shared.stutter_frames.is_empty());
+    assert_eq!(
+        serde_json::to_string_pretty(&shared.keys_with(&frames)).unwrap(),
+        serde_json::to_string_pretty(&got).unwrap()
+    );
     let max = 300;
     assert_eq!(
         w.stk_curve(max),
@@ -254,4 +262,49 @@ proptest! {
             .collect();
         check(&d, &Options::default());
     }
+}
+
+/// The readings' causes a write streams (shared, one cause at a time)
+/// write the text a `serde_json::Value` of them all wrote: stutters with a
+/// GPU clock drop and throttle reasons, judged for good and not yet.
+#[test]
+fn streamed_sensor_causes_write_what_their_values_wrote() {
+    use steadyhud_metrics::sensor_causes::SensorCause;
+    use steadyhud_metrics::sensors::Sensor;
+    let opts = Options::default();
+    let mut w = WholeSession::new(&opts)
+        .with_sensors([(Sensor::GpuMhz, "test"), (Sensor::CpuMhz, "t")], true);
+    let n = 2_000;
+    for i in 0..n {
+        let stutter = i % 40 == 35 || i == n - 3;
+        let (d, mhz, throttle) = if stutter {
+            (
+                60 * MS,
+                500.0,
+                if i % 80 == 35 { "power|thermal" } else { "" },
+            )
+        } else {
+            (10 * MS, 2_000.0, "")
+        };
+        w.push_with(d, &[mhz, 3_000.0], throttle);
+    }
+    let summary = w.summary(&opts).unwrap();
+    let causes = w.sensor_causes(&summary.stutter_frames);
+    let all: Vec<SensorCause> = causes.iter().cloned().collect();
+    assert_eq!(
+        all.len(),
+        summary.stutter_frames.len(),
+        "every stutter a cause"
+    );
+    assert_eq!(
+        all.last().unwrap().frame,
+        n - 3,
+        "the last, not judged for good"
+    );
+    assert!(all.iter().any(|c| c.reasons.len() == 2));
+    let values: Vec<_> = all.iter().map(SensorCause::json).collect();
+    assert_eq!(
+        serde_json::to_string_pretty(&causes).unwrap(),
+        serde_json::to_string_pretty(&serde_json::to_value(values).unwrap()).unwrap()
+    );
 }

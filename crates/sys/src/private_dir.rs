@@ -130,6 +130,16 @@ pub fn open_own(path: &Path, write: bool, len: Option<u64>) -> io::Result<Option
 /// again when the write fails.
 pub fn replace_file(target: &Path, tmp: &Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
+    replace_file_with(target, tmp, |f| f.write_all(bytes))
+}
+
+/// [`replace_file`] with the content written by `write` into the new
+/// temporary file (streamed: no copy of the whole content in memory).
+pub fn replace_file_with(
+    target: &Path,
+    tmp: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
+) -> io::Result<()> {
     match std::fs::remove_file(tmp) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
@@ -139,7 +149,7 @@ pub fn replace_file(target: &Path, tmp: &Path, bytes: &[u8]) -> io::Result<()> {
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(tmp)?;
-    let written = f.write_all(bytes).and_then(|()| {
+    let written = write(&mut f).and_then(|()| {
         drop(f);
         std::fs::rename(tmp, target)
     });

@@ -15,12 +15,15 @@
 //!   `display_frames`); the summary's `latency.present_to_display_ms` is
 //!   set by the stream, `"n/a (…)"` here.
 
+use super::stutter_lists::{CauseRecords, StutterCauses};
 use crate::guard;
 use crate::rings::{CounterFrame, Stream};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
-use steadyhud_counters::health::{HealthRule, Tracker};
-use steadyhud_counters::{Cause, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS};
+use steadyhud_counters::health::{add_to_groups, sort_groups, HealthRule, Tracker};
+use steadyhud_counters::{
+    Cause, CauseGroup, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS,
+};
 
 /// Frames of counter history the HUD page shows.
 pub const HISTORY_FRAMES: usize = 240;
@@ -36,7 +39,15 @@ pub struct CounterTrack {
     in_present: Option<usize>,
     limiter_wait: Option<usize>,
     tracker: Tracker,
-    causes: Vec<Cause>,
+    /// The causes of the stutters judged for good, compact (issue 52:
+    /// what a session keeps per stutter).
+    kept: CauseRecords,
+    /// Their groups by main cause (`stutters_by_cause`, unsorted).
+    groups: Vec<CauseGroup>,
+    /// The newest judged stutter's cause, for the HUD.
+    last: Option<Cause>,
+    /// Causes the tracker just judged (reused).
+    judged: Vec<Cause>,
     /// The current row: one value per counter, then cpu_busy ns.
     row: Vec<u64>,
     frames: u64,
@@ -83,7 +94,10 @@ impl CounterTrack {
             infos,
             in_present,
             limiter_wait,
-            causes: Vec::new(),
+            kept: CauseRecords::default(),
+            groups: Vec::new(),
+            last: None,
+            judged: Vec::new(),
             frames: 0,
             sum_in_present: 0,
             sum_cpu_busy: 0,
@@ -124,13 +138,8 @@ impl CounterTrack {
     /// Feeds one frame (duration `d` ns, its counters); returns the log row's
     /// extra values.
     pub fn on_frame(&mut self, d: u64, values: &FrameValues) -> &[u64] {
-        let judged = self.causes.len();
-        self.tracker.push(d, values, &mut self.causes);
-        // Kept for the session: without the spare room of a fresh Vec (a
-        // stutter's one spike held 4 spikes' room, 264 bytes more).
-        for c in &mut self.causes[judged..] {
-            c.counters.shrink_to_fit();
-        }
+        self.tracker.push(d, values, &mut self.judged);
+        self.keep_judged();
         self.history.push(values);
         let in_present = self.in_present.map_or(0, |i| values[i]).min(d);
         let capped = self.limiter_wait.map_or(0, |i| values[i]);
@@ -144,9 +153,18 @@ impl CounterTrack {
         &self.row
     }
 
+    /// Keeps the causes the tracker just judged, compact.
+    fn keep_judged(&mut self) {
+        for c in self.judged.drain(..) {
+            self.kept.push(&c, &self.infos);
+            add_to_groups(&mut self.groups, &c);
+            self.last = Some(c);
+        }
+    }
+
     /// The newest judged stutter and its main cause, for the HUD.
     pub fn last_stutter(&self) -> Option<crate::live::LastStutter> {
-        let c = self.causes.last()?;
+        let c = self.last.as_ref()?;
         Some(crate::live::LastStutter {
             excess_ms: c.excess_ms as f32,
             cause: c.main_text(),
@@ -172,28 +190,39 @@ impl CounterTrack {
             .collect()
     }
 
-    /// Summary keys: `stutter_causes`, `stutter_causes_text`, `counters`
-    /// (per-counter totals) and `latency`.
-    pub fn finish(&mut self) -> serde_json::Value {
-        self.tracker.finish(&mut self.causes);
-        self.keys(&self.causes)
+    /// Summary keys: `stutters_by_cause`, `counters` (per-counter totals)
+    /// and `latency`, and the causes a write streams as `stutter_causes`
+    /// and `stutter_causes_text`.
+    pub fn finish(&mut self) -> (serde_json::Value, StutterCauses) {
+        self.tracker.finish(&mut self.judged);
+        self.keep_judged();
+        self.keys(Vec::new())
     }
 
     /// [`CounterTrack::finish`]'s keys as if the session ended now, without
     /// ending it: the last frames' stutters are judged on a copy of the
-    /// judge, appended for this write and taken off after. Not a copy of
-    /// every cause so far: a temporary growing with the session, at every
+    /// judge, for this write only. The causes kept are shared with the
+    /// write, not copied: a temporary growing with the session, at every
     /// periodic write, left the analysis thread's heap with holes too small
     /// for the next one (resident memory growing by time, issue 52).
-    pub fn keys_so_far(&mut self) -> serde_json::Value {
-        let judged = self.causes.len();
-        self.tracker.clone().finish(&mut self.causes);
-        let keys = self.keys(&self.causes);
-        self.causes.truncate(judged);
-        keys
+    pub fn keys_so_far(&mut self) -> (serde_json::Value, StutterCauses) {
+        let mut last = Vec::new();
+        self.tracker.clone().finish(&mut last);
+        self.keys(last)
     }
 
-    fn keys(&self, causes: &[Cause]) -> serde_json::Value {
+    /// The keys with the causes kept and then `last`.
+    fn keys(&self, last: Vec<Cause>) -> (serde_json::Value, StutterCauses) {
+        let mut groups = self.groups.clone();
+        for c in &last {
+            add_to_groups(&mut groups, c);
+        }
+        sort_groups(&mut groups);
+        let causes = StutterCauses {
+            records: self.kept.shared(),
+            last,
+            infos: self.infos.clone(),
+        };
         let counters: Vec<serde_json::Value> = self
             .infos
             .iter()
@@ -212,10 +241,8 @@ impl CounterTrack {
                 s as f64 / self.frames as f64 / 1e6
             }
         };
-        serde_json::json!({
-            "stutter_causes": causes,
-            "stutter_causes_text": causes.iter().map(|c| c.to_string()).collect::<Vec<_>>(),
-            "stutters_by_cause": steadyhud_counters::by_main_cause(causes),
+        let keys = serde_json::json!({
+            "stutters_by_cause": groups,
             "counters": counters,
             "latency": {
                 "cpu_busy_ms_avg": avg(self.sum_cpu_busy),
@@ -227,7 +254,8 @@ impl CounterTrack {
                     "n/a (the device has no vkSetLatencyMarkerNV)"
                 },
             },
-        })
+        });
+        (keys, causes)
     }
 }
 
@@ -304,19 +332,16 @@ mod tests {
             );
         }
         // A periodic write's keys judge the last frames without keeping
-        // them; the stutter kept holds its one spike without spare room
+        // them; the stutter kept is one compact record, its one spike
         // (issue 52: what a session keeps per stutter).
-        let so_far = track.keys_so_far();
-        assert_eq!(so_far["stutter_causes"].as_array().unwrap().len(), 2);
-        assert_eq!(track.causes.len(), 1);
-        assert_eq!(
-            track.causes[0].counters.capacity(),
-            track.causes[0].counters.len()
-        );
-        let mut causes = Vec::new();
-        track.tracker.finish(&mut causes);
-        track.causes.extend(causes);
-        assert_eq!(track.finish(), so_far);
+        let (keys, causes) = track.keys_so_far();
+        let so_far: Vec<Cause> = causes.causes().collect();
+        assert_eq!(so_far.len(), 2);
+        assert_eq!(track.kept.len(), 1);
+        assert!(std::mem::size_of::<super::super::stutter_lists::CauseRecord>() <= 40);
+        let (final_keys, final_causes) = track.finish();
+        assert_eq!(final_keys, keys);
+        assert!(final_causes.causes().eq(so_far));
         let last = track.last_stutter().unwrap();
         assert_eq!(
             (last.excess_ms, last.cause.as_str()),

@@ -65,6 +65,25 @@ unsafe impl GlobalAlloc for Counting {
 
 const CHILD: &str = "STEADYHUD_MEMORY_TEST_CHILD";
 
+/// A stream counting with `table` and its analysis, logging into `dir`,
+/// with the default options.
+pub(super) fn counted_stream(
+    dir: &std::path::Path,
+    table: &Arc<steadyhud_counters::Counters>,
+) -> (Arc<Stream>, StreamAnalysis) {
+    let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
+    let a = StreamAnalysis::with_counters(
+        stream.clone(),
+        (cons, vcons, None, None),
+        Log::pending(Some(dir.to_path_buf())),
+        10.0,
+        Options::default(),
+        ClientState::for_tests(),
+        Arc::default(),
+    );
+    (stream, a)
+}
+
 /// Frames of the session, and how many of them are warm-up.
 const FRAMES: u64 = 1_500_000;
 const WARM_UP: u64 = 60_000;
@@ -90,16 +109,7 @@ fn session() {
     let dir = tempfile::tempdir().unwrap();
     let table = Arc::new(Counters::new());
     let submits = table.register("submits", "submits", Unit::Count).unwrap();
-    let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
-    let mut a = StreamAnalysis::with_counters(
-        stream.clone(),
-        (cons, vcons, None, None),
-        Log::pending(Some(dir.path().to_path_buf())),
-        10.0,
-        Options::default(),
-        ClientState::for_tests(),
-        Arc::default(),
-    );
+    let (stream, mut a) = counted_stream(dir.path(), &table);
     let mut w = upkeep::Writer::default();
     let mut buf = vec![0u64; 4096];
     let start = Instant::now();
@@ -156,13 +166,150 @@ fn session() {
 /// The session above, in a child process of this test binary.
 #[test]
 fn a_long_session_runs_in_constant_memory() {
+    in_child(
+        "a_long_session_runs_in_constant_memory",
+        "heap after the warm-up",
+        session,
+    );
+}
+
+/// Frames between two stutters of [`stutter_session`], and the stutters
+/// at its two measured writes.
+const STUTTER_EVERY: u64 = 20;
+const STUTTERS_FIRST: u64 = 5_000;
+const STUTTERS_LAST: u64 = 20_000;
+/// What a session may keep per stutter: its compact cause record and its
+/// frame index in the stutter list.
+const KEPT_PER_STUTTER: isize = 64;
+/// What a write's peak may gain over 15,000 more stutters (the shared
+/// lists' chunk pointers, nothing per stutter).
+const WRITE_GROWTH_BOUND: isize = 16 * 1024;
+/// What one write may take above the state at rest, at 20,000 stutters.
+const WRITE_PEAK_BOUND: isize = 256 * 1024;
+
+/// Frame `i` of the stutter session: 1 ms, every 20th 30 ms, with its
+/// counters (latched at present i + 1): 0.1 ms of pipeline creation and 2
+/// submits, a stutter's frame 20 ms of pipeline creation and, every third
+/// stutter, 12 submits (a cause naming two counters).
+fn stutter_frame(i: u64) -> (u64, u64, u64) {
+    let ms = 1_000_000;
+    match i % STUTTER_EVERY {
+        10 if (i / STUTTER_EVERY).is_multiple_of(3) => (30 * ms, 20 * ms, 12),
+        10 => (30 * ms, 20 * ms, 2),
+        _ => (ms, ms / 10, 2),
+    }
+}
+
+/// Issue 52's per-stutter part: 20,000 stutters, each with a counter
+/// cause, periodic summary writes; measured at the writes at 5,000 and
+/// 20,000 stutters: what the session keeps per stutter (at rest, writer
+/// idle), and how far above that one write's heap peaks (the snapshot on
+/// this thread, the file's serialization on the writer's).
+fn stutter_session() {
+    use steadyhud_counters::{Counters, Unit, MAX_COUNTERS};
+    let dir = tempfile::tempdir().unwrap();
+    let table = Arc::new(Counters::new());
+    let pipe = table
+        .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
+        .unwrap();
+    let submits = table.register("submits", "submits", Unit::Count).unwrap();
+    let (stream, mut a) = counted_stream(dir.path(), &table);
+    let mut w = upkeep::Writer::default();
+    let mut buf = vec![0u64; 4096];
+    let start = Instant::now();
+    let mut t = 1_000_000_000u64;
+    let mut vals = [0u64; MAX_COUNTERS];
+    let mut measured: Vec<(isize, isize)> = Vec::new();
+    let frames = STUTTERS_LAST * STUTTER_EVERY + STUTTER_EVERY / 2;
+    let mut writes = 0u64;
+    for i in 0..=frames {
+        if i > 0 {
+            let (_, p, s) = stutter_frame(i - 1);
+            table.add(pipe, p);
+            table.add(submits, s);
+        }
+        table.latch(&mut vals);
+        stream.record_with(t, Some(&vals));
+        t += stutter_frame(i).0;
+        let at = [STUTTERS_FIRST, STUTTERS_LAST].map(|n| n * STUTTER_EVERY + STUTTER_EVERY / 2);
+        if i % 5_000 != 0 && !at.contains(&i) {
+            continue;
+        }
+        a.drain(&mut buf);
+        w.stop();
+        let measure = at.contains(&i);
+        let rest = LIVE.load(Ordering::Relaxed);
+        PEAK.store(rest, Ordering::Relaxed);
+        // Always due: an hour after the last write.
+        writes += 1;
+        a.keep_summary(start + Duration::from_secs(3_600 * writes), &mut w, 1);
+        w.stop();
+        if measure {
+            measured.push((rest, PEAK.load(Ordering::Relaxed) - rest));
+        }
+    }
+    let dir_csv = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "csv"))
+        .unwrap();
+    let written: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(steadyhud_log::summary_path_for(&dir_csv)).unwrap(),
+    )
+    .unwrap();
+    let causes = written["stutter_causes"].as_array().unwrap();
+    assert_eq!(
+        causes.len() as u64,
+        STUTTERS_LAST,
+        "every stutter has its cause"
+    );
+    assert_eq!(causes[0]["counters"].as_array().unwrap().len(), 2);
+    let [(rest1, peak1), (rest2, peak2)] = measured[..] else {
+        panic!("{measured:?}")
+    };
+    let per_stutter = (rest2 - rest1) / (STUTTERS_LAST - STUTTERS_FIRST) as isize;
+    eprintln!(
+        "stutters: {per_stutter} B kept per stutter; a write peaks +{peak1} B at {STUTTERS_FIRST} \
+         stutters, +{peak2} B at {STUTTERS_LAST}"
+    );
+    a.finish(&mut buf, 1);
+    assert!(
+        per_stutter <= KEPT_PER_STUTTER,
+        "{per_stutter} B kept per stutter (bound {KEPT_PER_STUTTER})"
+    );
+    assert!(
+        peak2 <= WRITE_PEAK_BOUND,
+        "a write at {STUTTERS_LAST} stutters peaked {peak2} B above the state (bound {WRITE_PEAK_BOUND})"
+    );
+    assert!(
+        peak2 - peak1 <= WRITE_GROWTH_BOUND,
+        "a write's peak grew by {} B over {} stutters (bound {WRITE_GROWTH_BOUND})",
+        peak2 - peak1,
+        STUTTERS_LAST - STUTTERS_FIRST
+    );
+}
+
+/// The stutter session, in a child process of this test binary.
+#[test]
+fn stutters_keep_a_fixed_record_and_writes_do_not_grow_with_them() {
+    in_child(
+        "stutters_keep_a_fixed_record_and_writes_do_not_grow_with_them",
+        "stutters: ",
+        stutter_session,
+    );
+}
+
+/// Runs `body` (the test `name` of this module) alone in a child process
+/// of this test binary, whose allocator then counts only its heap; the
+/// child's lines starting with `says` are shown.
+fn in_child(name: &str, says: &str, body: fn()) {
     if std::env::var_os(CHILD).is_some() {
-        session();
+        body();
         return;
     }
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
-            "analysis::memory_test::a_long_session_runs_in_constant_memory",
+            &format!("analysis::memory_test::{name}"),
             "--exact",
             "--nocapture",
             "--test-threads=1",
@@ -172,12 +319,9 @@ fn a_long_session_runs_in_constant_memory() {
         .unwrap();
     let text =
         String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    for line in text.lines().filter(|l| l.starts_with("heap after")) {
+    for line in text.lines().filter(|l| l.starts_with(says)) {
         eprintln!("{line}");
     }
     assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("heap after the warm-up"),
-        "the child ran nothing: {text}"
-    );
+    assert!(text.contains(says), "the child ran nothing: {text}");
 }

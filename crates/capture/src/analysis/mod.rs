@@ -7,7 +7,7 @@
 //!   HUD and frame-cap keys;
 //! - `stream`: one window's presents → rows, rolling metrics, live stats;
 //!   its counter columns (`counter_columns`), GPU columns (`gpu_frames`),
-//!   its log (`session`); system readings (`sensors`: the sampler's
+//!   its log (`session`), what it keeps per stutter (`stutter_lists`); system readings (`sensors`: the sampler's
 //!   poller; `sensor_feed`: the samples the streams' rows and HUD rows
 //!   read, and the rows' readings kept for the summary);
 //! - `upkeep`: the summary writer thread; `summary`: what every summary
@@ -25,6 +25,7 @@ mod sensor_feed;
 mod sensors;
 mod session;
 mod stream;
+mod stutter_lists;
 #[cfg(test)]
 mod summary_test;
 mod tally;

@@ -3,6 +3,7 @@
 //! present, never fatal. An unwritable folder or a write error prints one
 //! `steadyhud:` line and the game keeps running without (the rest of) a log.
 
+use super::stutter_lists::StutterLists;
 use crate::guard;
 use std::path::PathBuf;
 use std::time::SystemTime;
@@ -141,10 +142,18 @@ impl Log {
     }
 
     /// Ends the CSV with its `# end: complete` line and writes the final
-    /// summary JSON next to it.
-    pub fn finish(self, summary: Option<&Summary>, stk: &[StkPoint], extra: serde_json::Value) {
+    /// summary JSON next to it, the per-stutter keys streamed from
+    /// `stutters`.
+    pub fn finish(
+        self,
+        summary: Option<&Summary>,
+        stk: &[StkPoint],
+        extra: serde_json::Value,
+        stutters: &StutterLists,
+    ) {
         if let Log::Open(l) = self {
-            if let Err(e) = l.finish(summary, stk, extra) {
+            let written = stutters.streamed(|s| l.finish_streamed(summary, stk, extra, s));
+            if let Err(e) = written {
                 guard::say(format_args!("steadyhud: session summary not written: {e}"));
             }
         }

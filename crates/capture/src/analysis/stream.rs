@@ -13,6 +13,7 @@ use super::display_frames::DisplayFrames;
 use super::gpu_frames::{GpuFrames, Pending};
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
+use super::stutter_lists::{StutterCauses, StutterLists};
 use super::tally;
 use super::upkeep::{self, Schedule, Snapshot};
 use crate::client_state::ClientState;
@@ -553,7 +554,12 @@ impl StreamAnalysis {
     /// Keys of the summary JSON beyond the metrics: `final_write` ends the
     /// counters' stutter judging; otherwise they are judged as if the
     /// session ended now, as `analyze` judges the CSV's rows so far.
-    pub(super) fn extra_keys(&mut self, final_write: bool, streams: usize) -> serde_json::Value {
+    /// The counters' stutter causes come apart, for the write to stream.
+    pub(super) fn extra_keys(
+        &mut self,
+        final_write: bool,
+        streams: usize,
+    ) -> (serde_json::Value, Option<StutterCauses>) {
         let overflows = if final_write {
             self.stream.overflows()
         } else {
@@ -567,12 +573,14 @@ impl StreamAnalysis {
             "target_fps": self.opts.target_fps,
             "summary_upkeep": self.upkeep.stats(streams, self.frames as usize),
         });
+        let mut causes = None;
         if let (Some(c), Some(map)) = (self.counters.as_mut(), extra.as_object_mut()) {
-            let keys = if final_write {
+            let (keys, kept) = if final_write {
                 c.finish()
             } else {
                 c.keys_so_far()
             };
+            causes = Some(kept);
             if let serde_json::Value::Object(keys) = keys {
                 map.extend(keys);
             }
@@ -618,7 +626,7 @@ impl StreamAnalysis {
                 latency.insert("present_to_display_ms".into(), present_to_display);
             }
         }
-        extra
+        (extra, causes)
     }
 
     /// Frames whose CSV rows are written.
@@ -651,13 +659,18 @@ impl StreamAnalysis {
         // computed here from the fixed-size state (a few ms), written by
         // the writer thread.
         debug_assert_eq!(self.whole.frames(), self.rows_written() as u64);
-        let mut extra = self.extra_keys(false, streams);
-        let (summary, stk) = running_session(&self.whole, &self.opts, &mut extra);
+        let (mut extra, causes) = self.extra_keys(false, streams);
+        let r = running_session(&self.whole, &self.opts, &mut extra);
         let snapshot = Snapshot {
             target,
-            summary,
-            stk,
+            summary: r.summary,
+            stk: r.stk,
             extra,
+            stutters: StutterLists {
+                frames: r.frames,
+                causes,
+                sensors: r.sensor_causes,
+            },
         };
         let snapshot_cpu = upkeep::thread_cpu().saturating_sub(cpu);
         self.upkeep.send(snapshot, now, snapshot_cpu, writer);
@@ -671,9 +684,14 @@ impl StreamAnalysis {
         let log = std::mem::replace(&mut self.log, Log::disabled());
         let stream = self.stream.clone();
         guard::contain((), move || {
-            let mut extra = self.extra_keys(true, streams);
-            let (summary, stk) = running_session(&self.whole, &self.opts, &mut extra);
-            log.finish(summary.as_ref(), &stk, extra);
+            let (mut extra, causes) = self.extra_keys(true, streams);
+            let r = running_session(&self.whole, &self.opts, &mut extra);
+            let lists = StutterLists {
+                frames: r.frames,
+                causes,
+                sensors: r.sensor_causes,
+            };
+            log.finish(r.summary.as_ref(), &r.stk, extra, &lists);
         });
         // Ended cleanly: nothing left to recover.
         if let Some(tail) = stream.tail() {
@@ -711,17 +729,7 @@ mod tests {
         dir: &std::path::Path,
         table: Arc<steadyhud_counters::Counters>,
     ) -> (Arc<Stream>, StreamAnalysis) {
-        let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table));
-        let a = StreamAnalysis::with_counters(
-            stream.clone(),
-            (cons, vcons, None, None),
-            Log::pending(Some(dir.to_path_buf())),
-            10.0,
-            Options::default(),
-            ClientState::for_tests(),
-            Arc::default(),
-        );
-        (stream, a)
+        super::super::memory_test::counted_stream(dir, &table)
     }
 
     #[test]
@@ -832,6 +840,122 @@ mod tests {
         );
         assert_eq!(summary["counters"][0]["total"], 40.0);
         assert_eq!(summary["latency"]["in_present_ms_avg"], 0.5);
+    }
+
+    /// What a write streams from the stutter lists is, byte for byte, what
+    /// the summary was when every stutter's keys were built as a
+    /// `serde_json::Value` (issue 52): a session whose stutters have one,
+    /// two or no counter spiking, written both ways from the same state,
+    /// while it runs and at its end (with the same `wall_s`); the causes
+    /// are frame health's over the frames so far
+    /// (`steadyhud_counters::attribute`, as `analyze` judges a log).
+    #[test]
+    fn streamed_stutters_write_what_their_values_wrote() {
+        use steadyhud_counters::{attribute, Cause, Counters, HealthRule, Unit, MAX_COUNTERS};
+        use steadyhud_log::{write_summary, Progress, SummaryTarget};
+        let dir = tempfile::tempdir().unwrap();
+        let table = Arc::new(Counters::new());
+        let pipe = table
+            .register("pipeline_create_ms", "pipeline creation", Unit::Nanos)
+            .unwrap();
+        let subs = table
+            .register("submits", "queue submits", Unit::Count)
+            .unwrap();
+        let (stream, mut a) = with_counters(dir.path(), table.clone());
+        let ms = 1_000_000u64;
+        let mut t = 1_000 * ms;
+        let mut vals = [0u64; MAX_COUNTERS];
+        let target = SummaryTarget::reopened(
+            dir.path().join("reference.csv"),
+            "reference".into(),
+            Default::default(),
+            ("2026-01-01T00:00:00".into(), 1.0),
+            (0, 0),
+        );
+        let both_ways = |a: &mut StreamAnalysis, final_write: bool| {
+            let (mut extra, causes) = a.extra_keys(final_write, 1);
+            extra["wall_s"] = 12.5.into();
+            let r = running_session(&a.whole, &a.opts, &mut extra);
+            let (summary, frames, stk) = (r.summary, r.frames, r.stk);
+            let causes = causes.unwrap();
+            let all: Vec<Cause> = causes.causes().collect();
+            let mut values = extra.clone();
+            values["stutter_causes"] = serde_json::to_value(&all).unwrap();
+            values["stutter_causes_text"] =
+                all.iter().map(|c| c.to_string()).collect::<Vec<_>>().into();
+            let full = summary.clone().map(|s| steadyhud_metrics::Summary {
+                stutter_frames: frames.iter().collect(),
+                ..s
+            });
+            let progress = Progress::Running;
+            let path = write_summary(&target, full.as_ref(), &stk, values, progress).unwrap();
+            let want = read(&path);
+            let lists = StutterLists {
+                frames,
+                causes: Some(causes),
+                sensors: None,
+            };
+            lists.streamed(|s| {
+                steadyhud_log::write_summary_streamed(
+                    &target,
+                    summary.as_ref(),
+                    &stk,
+                    extra,
+                    s,
+                    progress,
+                )
+                .unwrap()
+            });
+            let got = read(&path);
+            assert_eq!(got, want);
+            let v: serde_json::Value = serde_json::from_str(&got).unwrap();
+            (v["stutter_causes"].as_array().unwrap().len(), all)
+        };
+        let (mut durations, mut values) = (Vec::new(), Vec::new());
+        let judged = |d: &[u64], v: &[[u64; MAX_COUNTERS]]| {
+            let rule = HealthRule {
+                stutter_threshold: Options::default().stutter_threshold,
+                ..HealthRule::default()
+            };
+            attribute(d, v, &table.infos(), &rule)
+        };
+        for i in 0..1_000u64 {
+            // Work of frame i-1 is latched at present i.
+            match (i % 20, i / 20 % 3) {
+                (11, 0) => table.add(pipe, 20 * ms),
+                (11, 1) => {
+                    table.add(pipe, 20 * ms);
+                    table.add(subs, 12);
+                }
+                _ => table.add(subs, 2),
+            }
+            table.add(pipe, ms / 10);
+            table.latch(&mut vals);
+            stream.record_with(t, Some(&vals));
+            if i > 0 {
+                values.push(vals);
+            }
+            durations.push(if i % 20 == 10 { 30 * ms } else { ms });
+            t += durations[i as usize];
+            if i == 595 {
+                let mut buf = vec![0u64; 64];
+                a.drain(&mut buf);
+                // 30 stutters, the last one (frame 590) not judged for
+                // good: its cause is judged for this write only.
+                let (n, all) = both_ways(&mut a, false);
+                assert_eq!(n, 30);
+                assert_eq!(all, judged(&durations[..595], &values));
+                assert_eq!(all[0].counters.len(), 1);
+                assert_eq!(all[1].counters.len(), 2);
+                assert!(all[2].counters.is_empty());
+                assert_eq!(all[29].frame, 590);
+            }
+        }
+        let mut buf = vec![0u64; 64];
+        a.drain(&mut buf);
+        let (n, all) = both_ways(&mut a, true);
+        assert_eq!(n, 50);
+        assert_eq!(all, judged(&durations[..999], &values));
     }
 
     /// Frames whose counters a full counter ring dropped are not silent: a

@@ -27,12 +27,13 @@
 //! finished under the lock a periodic write holds while it writes, and a
 //! periodic write that finds it finished is dropped.
 
+use super::stutter_lists::StutterLists;
 use crate::guard;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use steadyhud_log::{write_summary, Progress, SummaryTarget};
+use steadyhud_log::{write_summary_streamed, Progress, SummaryTarget};
 use steadyhud_metrics::{StkPoint, Summary};
 use steadyhud_sys::lock::Recover;
 
@@ -113,6 +114,8 @@ pub struct Snapshot {
     /// Keys beyond the summary's (stream, counters, overflows, histogram,
     /// readings …).
     pub extra: serde_json::Value,
+    /// The per-stutter keys, streamed into the file by the writer.
+    pub stutters: StutterLists,
 }
 
 /// What a stream and the writer share.
@@ -240,13 +243,23 @@ impl Job {
                 // Errors are not reported here: they are the CSV's (same
                 // folder, reported once by the log), and the final write
                 // reports its own.
-                let _ = write_summary(
-                    &s.target,
-                    s.summary.as_ref(),
-                    &s.stk,
-                    s.extra,
-                    Progress::Running,
-                );
+                let Snapshot {
+                    target,
+                    summary,
+                    stk,
+                    extra,
+                    stutters,
+                } = s;
+                let _ = stutters.streamed(|streamed| {
+                    write_summary_streamed(
+                        &target,
+                        summary.as_ref(),
+                        &stk,
+                        extra,
+                        streamed,
+                        Progress::Running,
+                    )
+                });
                 true
             })
             .unwrap_or(false);
@@ -376,12 +389,16 @@ mod tests {
                 w.push(10_000_000);
             }
             let mut extra = serde_json::json!({"stream": 1});
-            let (summary, stk) = steadyhud_log::running_session(&w, &opts, &mut extra);
+            let r = steadyhud_log::running_session(&w, &opts, &mut extra);
             Snapshot {
                 target: log.summary_target(),
-                summary,
-                stk,
+                summary: r.summary,
+                stk: r.stk,
                 extra,
+                stutters: StutterLists {
+                    frames: r.frames,
+                    ..StutterLists::default()
+                },
             }
         };
         let (mut s, mut w) = (Schedule::default(), Writer::default());
