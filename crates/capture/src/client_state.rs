@@ -12,6 +12,7 @@ use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
 use steadyhud_log::Api;
 use steadyhud_wayland::connection::Connections;
+use steadyhud_x11::Displays;
 use steadyhud_x11present::observer::Observer;
 
 /// The client record's data: set up once, read by the hooks and the
@@ -41,8 +42,12 @@ pub struct ClientState {
     /// The Wayland hotkeys: libxkbcommon and the watched combinations
     /// (`steadyhud_input` keeps no global; it gets this record from here).
     pub hotkeys: WaylandKeys,
-    /// X11 Present's CompleteNotify on the game's windows, read on our own
-    /// X connection: when each frame reached the screen (X11).
+    /// Our X connections, one per X display (`steadyhud_x11::Displays`):
+    /// the hotkeys' XInput 2 key events and X11 Present's CompleteNotify
+    /// read them.
+    pub x11: Displays,
+    /// X11 Present's CompleteNotify on the game's windows, read on our X
+    /// connection to their display: when each frame reached the screen.
     pub x11present: Observer,
 }
 
@@ -65,6 +70,7 @@ impl ClientState {
             faults,
             wayland: Connections::new(),
             hotkeys: WaylandKeys::new(),
+            x11: Displays::new(),
             x11present: Observer::new(),
         }
     }

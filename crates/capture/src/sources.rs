@@ -82,7 +82,7 @@ impl Client {
         self.wayland.surface_destroyed(key);
         // Our own X connection: reading it and deselecting are safe
         // whatever the game's display is doing.
-        self.x11present.surface_destroyed(key);
+        self.x11present.surface_destroyed(&self.x11, key);
     }
 
     /// The owner of surfaces (a Vulkan instance, an X display) is being
@@ -90,7 +90,7 @@ impl Client {
     /// it bound on a display that may be gone.
     pub fn owner_destroyed(&self, owner: usize) {
         self.wayland.owner_destroyed(owner);
-        self.x11present.owner_destroyed(owner);
+        self.x11present.owner_destroyed(&self.x11, owner);
     }
 
     /// The X11 Present chain a new stream of surface `key` records into,
@@ -108,7 +108,7 @@ impl Client {
             return None;
         }
         if !in_swap {
-            return self.x11present.follow(key, stream.clone(), now);
+            return self.x11present.follow(&self.x11, key, stream.clone(), now);
         }
         let chain = Arc::new(Chain::new());
         self.x11present.adopt(key, chain.clone(), stream.clone());
@@ -161,6 +161,7 @@ impl Client {
     /// ending: a swapchain being destroyed).
     pub fn display_pump(&self, key: u64) {
         self.wayland.pump(key);
-        self.x11present.poll(steadyhud_sys::clock::now_ns());
+        self.x11present
+            .poll(&self.x11, steadyhud_sys::clock::now_ns());
     }
 }

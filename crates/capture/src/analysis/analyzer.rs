@@ -75,7 +75,9 @@ impl Analyzer {
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         let streams = self.streams.len();
         // X11 Present's completes, read before the rows they answer.
-        self.client.x11present.poll(steadyhud_sys::clock::now_ns());
+        self.client
+            .x11present
+            .poll(&self.client.x11, steadyhud_sys::clock::now_ns());
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -123,7 +125,9 @@ impl Analyzer {
         if !done.is_empty() {
             // X11 Present's completes that came since the last tick reach
             // these streams' last rows.
-            self.client.x11present.poll(steadyhud_sys::clock::now_ns());
+            self.client
+                .x11present
+                .poll(&self.client.x11, steadyhud_sys::clock::now_ns());
         }
         for s in done {
             s.finish(&mut self.buf, streams);
