@@ -8,6 +8,9 @@
 //!   bytes, one pump that files each event for the reader of its
 //!   extension) and the process's record of them ([`conn::Displays`], one
 //!   per X display name).
+//! - [`inputs`]: input timing's reader (key and button presses, their
+//!   server times mapped to CLOCK_MONOTONIC, kept while the game has the
+//!   focus).
 //! - [`keyboard`]: the core keyboard requests the hotkeys use.
 //! - [`xinput`]: the XInput 2 requests and raw events the readers use.
 //!
@@ -20,6 +23,7 @@
 
 pub mod conn;
 pub mod ffi;
+pub mod inputs;
 pub mod keyboard;
 pub mod xinput;
 
