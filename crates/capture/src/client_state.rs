@@ -10,6 +10,7 @@ use crate::hud_state::HudState;
 use crate::limiter::FpsLimit;
 use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
+use steadyhud_input::x11_inputs::X11Inputs;
 use steadyhud_log::Api;
 use steadyhud_wayland::connection::Connections;
 use steadyhud_x11::Displays;
@@ -46,6 +47,9 @@ pub struct ClientState {
     /// the hotkeys' XInput 2 key events and X11 Present's CompleteNotify
     /// read them.
     pub x11: Displays,
+    /// Input timing on X11: the game's X windows and the presses they got,
+    /// read on our X connection to their display.
+    pub x11inputs: X11Inputs,
     /// X11 Present's CompleteNotify on the game's windows, read on our X
     /// connection to their display: when each frame reached the screen.
     pub x11present: Observer,
@@ -71,6 +75,7 @@ impl ClientState {
             wayland: Connections::new(),
             hotkeys: WaylandKeys::new(),
             x11: Displays::new(),
+            x11inputs: X11Inputs::new(),
             x11present: Observer::new(),
         }
     }
