@@ -24,6 +24,8 @@ pub(super) struct Analyzer {
     pub(super) last_live: Instant,
     /// Thread that rewrites the streams' summaries while they run.
     pub(super) writer: upkeep::Writer,
+    /// Input times taken from our connections (reused).
+    pub(super) inputs: Vec<steadyhud_wayland::input_times::InputTime>,
 }
 
 impl super::control::ControlStreams for Analyzer {
@@ -76,6 +78,7 @@ impl Analyzer {
         let streams = self.streams.len();
         // X11 Present's completes, read before the rows they answer.
         self.client.x11present.poll(steadyhud_sys::clock::now_ns());
+        self.feed_inputs();
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -91,6 +94,23 @@ impl Analyzer {
         }
         if flush {
             self.last_flush = now;
+        }
+    }
+
+    /// The input times read on our connections, to every stream (a
+    /// process's windows share its seat; each counts them only while it
+    /// presents).
+    fn feed_inputs(&mut self) {
+        let mut lost = 0;
+        self.inputs.clear();
+        let inputs = &mut self.inputs;
+        let until = self
+            .client
+            .wayland
+            .take_inputs(|i| inputs.push(i), &mut lost);
+        for s in &mut self.streams {
+            s.inputs(&self.inputs, until, lost);
+            lost = 0;
         }
     }
 
@@ -115,6 +135,8 @@ impl Analyzer {
     }
 
     pub(super) fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
+        // The inputs read so far reach the ending streams' last rows.
+        self.feed_inputs();
         let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
             .into_iter()
             .partition(|s| pred(s.stream()));
