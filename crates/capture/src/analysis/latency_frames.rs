@@ -140,7 +140,8 @@ impl LatencyFrames {
     }
 
     /// Hands every row whose latency is known, in order, to `write` with
-    /// its display answer and its latency cells. `newest`: the newest
+    /// its display answer, its latency cells and its terms for the
+    /// summary's display block ([`steadyhud_log::display::TERMS`]). `newest`: the newest
     /// present (a row waits at most [`LATE_NS`]); `all`: every row (the
     /// stream ends).
     pub fn flush(
@@ -148,7 +149,7 @@ impl LatencyFrames {
         newest: u64,
         all: bool,
         cells: &mut String,
-        mut write: impl FnMut(&Pending, Option<Shown>, &str),
+        mut write: impl FnMut(&Pending, Option<Shown>, &str, [i64; 3]),
     ) {
         while let Some(h) = self.held.front() {
             let late = all || newest.saturating_sub(h.p.to) > LATE_NS;
@@ -161,15 +162,24 @@ impl LatencyFrames {
                 break;
             };
             cells.clear();
-            match row.filter(|r| r.id == h.p.index + 1) {
+            let none = steadyhud_metrics::display::NO_VALUE;
+            let terms = match row.filter(|r| r.id == h.p.index + 1) {
                 Some(r) => {
                     self.summary.push(&r);
                     self.keep(&r);
                     write_cells(&r, self.origin, cells);
+                    [
+                        r.pcl_ns().unwrap_or(none),
+                        r.click_to_photon_ns().unwrap_or(none),
+                        i64::try_from(r.fs2p_ns()).unwrap_or(none),
+                    ]
                 }
-                None => cells.push_str(",,,,,"),
-            }
-            write(&h.p, h.shown, cells);
+                None => {
+                    cells.push_str(",,,,,");
+                    [none; 3]
+                }
+            };
+            write(&h.p, h.shown, cells, terms);
         }
         if all {
             while self.tracker.finish().is_some() {}
@@ -325,12 +335,12 @@ mod tests {
         let mut out = Vec::new();
         let mut cells = String::new();
         l.inputs(&[], Some(100 * MS));
-        l.flush(120 * MS, false, &mut cells, |p, _, c| {
+        l.flush(120 * MS, false, &mut cells, |p, _, c, _| {
             out.push((p.index, c.to_string()))
         });
         assert!(out.is_empty(), "inputs are read only up to 100 ms");
         l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS));
-        l.flush(120 * MS, false, &mut cells, |p, _, c| {
+        l.flush(120 * MS, false, &mut cells, |p, _, c, _| {
             out.push((p.index, c.to_string()))
         });
         assert_eq!(
@@ -356,9 +366,9 @@ mod tests {
         l.push(pending(0, 0, 10 * MS), None, 4 * MS);
         let mut n = 0;
         let mut cells = String::new();
-        l.flush(10 * MS + LATE_NS, false, &mut cells, |_, _, _| n += 1);
+        l.flush(10 * MS + LATE_NS, false, &mut cells, |_, _, _, _| n += 1);
         assert_eq!(n, 0);
-        l.flush(10 * MS + LATE_NS + 1, false, &mut cells, |_, _, c| {
+        l.flush(10 * MS + LATE_NS + 1, false, &mut cells, |_, _, c, _| {
             assert_eq!(c, ",,,,4.000000,");
             n += 1
         });

@@ -488,10 +488,13 @@ impl StreamAnalysis {
         };
         let mut rows = Vec::new();
         let mut cells = String::new();
-        l.flush(newest, all, &mut cells, |p, shown, c| {
-            rows.push((*p, shown, c.to_string()))
+        l.flush(newest, all, &mut cells, |p, shown, c, terms| {
+            rows.push((*p, shown, c.to_string(), terms))
         });
-        for (p, shown, c) in rows {
+        for (p, shown, c, terms) in rows {
+            if let Some(d) = self.display.as_mut() {
+                d.answers.push_terms(terms);
+            }
             self.write_out(&p, shown, &c);
         }
     }
