@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use steadyhud_sys::lock::Recover;
-use steadyhud_x11::inputs::{Input, Inputs};
+use steadyhud_x11::inputs::{Input, Inputs, Left};
 use steadyhud_x11::Displays;
 
 /// A window of the game's.
@@ -120,11 +120,14 @@ impl X11Inputs {
     /// first time, on our connection in `displays`); `now_ns` is
     /// CLOCK_MONOTONIC read just before. Returns the presses not handed
     /// over (no focus, or too many at once).
-    pub fn take(&self, displays: &Displays, now_ns: u64, mut f: impl FnMut(Input)) -> u64 {
+    pub fn take(&self, displays: &Displays, now_ns: u64, mut f: impl FnMut(Input)) -> Left {
+        let mut left = Left::default();
         if !self.any.load(Ordering::Relaxed) {
-            return 0;
+            return left;
         }
-        let Some(mut st) = self.state() else { return 0 };
+        let Some(mut st) = self.state() else {
+            return left;
+        };
         let State {
             windows,
             readers,
@@ -144,7 +147,6 @@ impl X11Inputs {
                 }
             }
         }
-        let mut dropped = 0;
         for (display, inputs) in readers.iter() {
             scratch.clear();
             scratch.extend(
@@ -153,9 +155,15 @@ impl X11Inputs {
                     .filter(|w| w.display == *display)
                     .map(|w| w.window),
             );
-            dropped += inputs.take(scratch, now_ns, &mut f);
+            left += inputs.take(scratch, now_ns, &mut f);
         }
-        dropped
+        left
+    }
+
+    /// Whether any window of the game's is known (the analysis thread
+    /// takes then).
+    pub fn any(&self) -> bool {
+        self.any.load(Ordering::Relaxed)
     }
 
     /// Lines to print (by the caller, off the present path).

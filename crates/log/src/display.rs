@@ -4,10 +4,12 @@
 //! back ([`Shown::parse`]). The layer writes them, the `formats` reader
 //! reads them; both go through here.
 
-use crate::columns::DISPLAY;
+use crate::columns::{DISPLAY, LATENCY};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use steadyhud_metrics::display::{DisplayColumns, DisplayStats, Seen, SeenColumns, NO_VALUE};
+use steadyhud_metrics::display::{
+    DisplayColumns, DisplayStats, Seen, SeenColumns, ValueColumn, ValueKey, NO_VALUE,
+};
 use steadyhud_metrics::Options;
 
 /// Who told us when a frame reached the screen.
@@ -158,7 +160,18 @@ pub const SUMMARY_KEY: &str = "display";
 pub struct Answers {
     seen: Vec<Seen>,
     sources: BTreeMap<&'static str, usize>,
+    /// PC latency's per-frame terms of the rows so far, in a log with the
+    /// [`crate::columns::LATENCY`] columns ([`Answers::push_terms`]).
+    terms: Vec<[i64; 3]>,
 }
+
+/// The latency columns [`Answers::push_terms`] takes, with the display
+/// value each becomes: PCL, click to photon, FS2P.
+pub const TERMS: [(&str, ValueKey); 3] = [
+    (LATENCY[4].name, ValueKey::PcLatency),
+    (LATENCY[2].name, ValueKey::ClickToPhoton),
+    (LATENCY[3].name, ValueKey::FrameStartToPresent),
+];
 
 impl Answers {
     /// The next row's answer; `present_ns`: the present call that ends the
@@ -225,6 +238,28 @@ impl Answers {
         Ok(())
     }
 
+    /// The next row's PC latency terms ([`TERMS`]' order, ns,
+    /// [`NO_VALUE`]: empty): the layer adds them as it writes the row, the
+    /// `formats` reader as it reads it, so `analyze` reads our logs'
+    /// latency as it reads a capture's.
+    pub fn push_terms(&mut self, terms: [i64; 3]) {
+        self.terms.push(terms);
+    }
+
+    /// The next row's terms from their cells ([`TERMS`]' order); `Err(k)`:
+    /// cell k is not a number of ms, and nothing is added.
+    pub fn push_term_cells(&mut self, cells: [&str; 3]) -> Result<(), usize> {
+        let mut terms = [NO_VALUE; 3];
+        for (k, c) in cells.iter().enumerate() {
+            let c = c.trim();
+            if !c.is_empty() {
+                terms[k] = parse_signed_ms(c).ok_or(k)?;
+            }
+        }
+        self.push_terms(terms);
+        Ok(())
+    }
+
     /// Rows so far.
     pub fn len(&self) -> usize {
         self.seen.len()
@@ -240,7 +275,7 @@ impl Answers {
     /// from `display_latency_ms`).
     pub fn columns(&self) -> DisplayColumns {
         let [displayed, latency, _, source] = DISPLAY.map(|c| c.name);
-        DisplayColumns::from_seen(
+        let mut c = DisplayColumns::from_seen(
             &self.seen,
             SeenColumns {
                 displayed,
@@ -251,7 +286,21 @@ impl Answers {
                 .iter()
                 .map(|(k, v)| (k.to_string(), *v))
                 .collect(),
-        )
+        );
+        if !self.terms.is_empty() {
+            // Rows whose terms are not in yet (held for their inputs) have none.
+            for (k, (column, key)) in TERMS.iter().enumerate() {
+                let ns = (0..self.seen.len())
+                    .map(|i| self.terms.get(i).map_or(NO_VALUE, |t| t[k]))
+                    .collect();
+                c.values.push(ValueColumn {
+                    key: *key,
+                    column: column.to_string(),
+                    ns,
+                });
+            }
+        }
+        c
     }
 }
 

@@ -53,6 +53,22 @@ pub struct Input {
     pub kind: InputKind,
 }
 
+/// The presses a take did not hand over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Left {
+    /// Past [`TAKE_MAX`] in one take: lost.
+    pub over: u64,
+    /// The focus was not the game's: not its input.
+    pub unfocused: u64,
+}
+
+impl std::ops::AddAssign for Left {
+    fn add_assign(&mut self, o: Left) {
+        self.over += o.over;
+        self.unfocused += o.unfocused;
+    }
+}
+
 /// Why input cannot be read on a display.
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -124,9 +140,8 @@ impl Inputs {
     /// Hands `f` every key or button press taken since the last call, when
     /// the focus is in one of `windows` (the game's) now; `now_ns` is
     /// CLOCK_MONOTONIC read just before. Returns the presses not handed
-    /// over: those without the focus, and those past [`TAKE_MAX`] in one
-    /// take.
-    pub fn take(&self, windows: &[u32], now_ns: u64, mut f: impl FnMut(Input)) -> u64 {
+    /// over.
+    pub fn take(&self, windows: &[u32], now_ns: u64, mut f: impl FnMut(Input)) -> Left {
         let mut c = self.conn.lock_or_recover();
         let mut presses = [None; TAKE_MAX];
         let (mut n, mut over) = (0, 0);
@@ -156,14 +171,17 @@ impl Inputs {
             }
         });
         if n == 0 {
-            return over;
+            return Left { over, unfocused: 0 };
         }
         if !focus_in(&mut c, windows) {
-            return over + n as u64;
+            return Left {
+                over,
+                unfocused: n as u64,
+            };
         }
         drop(c);
         presses[..n].iter().flatten().for_each(|&i| f(i));
-        over
+        Left { over, unfocused: 0 }
     }
 }
 

@@ -80,8 +80,9 @@ fn game_window(display: &str) -> (XConn, u32) {
 /// xdotool's requests and sent their events).
 fn taken(inputs: &Inputs, windows: &[u32]) -> (Vec<(u64, InputKind)>, u64) {
     let mut got = Vec::new();
-    let dropped = inputs.take(windows, now_ns(), |i| got.push((i.t_ns, i.kind)));
-    (got, dropped)
+    let left = inputs.take(windows, now_ns(), |i| got.push((i.t_ns, i.kind)));
+    assert_eq!(left.over, 0);
+    (got, left.unfocused)
 }
 
 #[test]
