@@ -80,6 +80,12 @@ impl ClientState {
         }
     }
 
+    /// Whether a reader of input times follows a window of the game's
+    /// (our Wayland connection to its display, or our X connection's).
+    pub fn reads_input(&self) -> bool {
+        self.wayland.has_surface() || self.x11inputs.any()
+    }
+
     /// A record's data of its own for a test (leaked): default config, HUD
     /// shown, no faults, no surface.
     #[cfg(test)]

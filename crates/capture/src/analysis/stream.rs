@@ -330,8 +330,8 @@ impl StreamAnalysis {
                 self.sensor_columns = !names.is_empty();
                 let display_columns = self.display.is_some();
                 // PC latency needs the present's return (the counters) and
-                // a reader of input times (our Wayland connection).
-                if self.counters.is_some() && self.client.wayland.has_surface() {
+                // a reader of input times (our Wayland or X connection).
+                if self.counters.is_some() && self.client.reads_input() {
                     self.latency = Some(LatencyFrames::new(t, self.window_ns));
                 }
                 let text_columns: Vec<&str> = display_columns
