@@ -197,8 +197,8 @@ struct Args {
     /// Read the keys and buttons pressed in its window at each frame's
     /// start (X11: KeyPress and ButtonPress on its window, the way a game
     /// samples input) and write to FILE, per frame, `frame K START_NS
-    /// PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, right after
-    /// present K−1 returned, where it reads; right before present K), and
+    /// PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, as soon as present
+    /// K−1 returned, where it reads; right before present K), and
     /// per press `input KIND TIME_MS READ_NS K` (key or button, the X
     /// server's stamp, when it was read, the present that carried the
     /// frame that used it). One window, one thread.
@@ -381,6 +381,7 @@ fn run(args: &Args) -> Result<(), Error> {
     };
     if args.input_out.is_some()
         && (args.wayland
+            || args.multi_present
             || args.wayland_unmapped
             || args.swapchains > 1
             || args.threads > 1
@@ -843,6 +844,18 @@ impl LoopCtx<'_> {
         }
     }
 
+    /// With `--input-out` (X11): the presses that came, read now, at the
+    /// start of frame `k`, into `text`. Returns now (CLOCK_MONOTONIC ns).
+    fn sample_input(&self, text: Option<&mut String>, k: u64) -> u64 {
+        let start_ns = steadyhud_sys::clock::now_ns();
+        if let (Some(text), Platform::X11(display)) = (text, self.platform) {
+            for (kind, time_ms) in display.take_presses() {
+                text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
+            }
+        }
+        start_ns
+    }
+
     /// On Wayland: records the present's time on its feedback row, then
     /// reads and dispatches what the socket has, without blocking.
     fn after_present(&self, present_ns: u64) -> Result<(), Error> {
@@ -914,6 +927,7 @@ impl LoopCtx<'_> {
         let mut outcomes: Vec<PresentOutcome> = Vec::with_capacity(targets.len());
         let total = self.pattern.frames() + 1;
         let mut inputs = args.input_out.as_ref().map(|_| String::new());
+        let mut next_start = None;
         let mut stamps: Vec<u64> = if args.timestamps.is_some() {
             Vec::with_capacity((total as usize).saturating_mul(targets.len()))
         } else {
@@ -955,14 +969,12 @@ impl LoopCtx<'_> {
                     }
                 }
             }
-            // The frame's start: present k−1 just returned. A game samples
-            // its input here.
-            let start_ns = steadyhud_sys::clock::now_ns();
-            if let (Some(text), Platform::X11(display)) = (inputs.as_mut(), self.platform) {
-                for (kind, time_ms) in display.take_presses() {
-                    text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
-                }
-            }
+            // The frame's start: present k−1's return, where a game
+            // samples its input (the first frame's: now).
+            let start_ns = match next_start.take() {
+                Some(t) => t,
+                None => self.sample_input(inputs.as_mut(), k),
+            };
             let t_render = Instant::now();
             ready.clear();
             for t in targets.iter_mut() {
@@ -1003,6 +1015,7 @@ impl LoopCtx<'_> {
                     )?;
                     if let Some(text) = inputs.as_mut() {
                         text.push_str(&format!("frame {k} {start_ns} {}\n", e.monotonic_ns));
+                        next_start = Some(self.sample_input(Some(text), k + 1));
                     }
                     self.after_present(e.monotonic_ns)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
