@@ -297,3 +297,53 @@ fn gl_x11_presses_are_taken_by_the_programs_frames() {
 fn gl_x11_presses_are_taken_by_the_programs_frames_under_load() {
     clicks_and_keys_are_taken_by_the_programs_frames(Api::Gl, true);
 }
+
+/// A real Vulkan program on X11: vkcube (an xcb surface) with the layer,
+/// clicked and typed at by xdotool; its log takes each press once, with
+/// an I2FS no longer than the time between the press and the frame's
+/// present, and the summary counts them.
+#[test]
+fn vkcube_logs_each_press_and_its_i2fs() {
+    if !require::programs(&[("vkcube", "vulkan-tools")]) {
+        return;
+    }
+    let h = Harness::new();
+    let mut app = spawn(h.command("vkcube").args(["--c", "100000"]).layer());
+    // Frames flow once the log has rows.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while h.session_logs().is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    // vkcube's window is 500×500 at (100, 100).
+    h.xdotool(&["mousemove", "300", "300"]);
+    for i in 0..PRESSES {
+        if i % 2 == 0 {
+            h.xdotool(&["click", "1"]);
+        } else {
+            h.xdotool(&["key", "b"]);
+        }
+        std::thread::sleep(GAP);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let out = app.terminate();
+    assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
+    let (_, rows) = latency_rows(&h.only_session_log().csv);
+    let taken: Vec<&Row> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
+    assert_eq!(
+        taken.len(),
+        PRESSES,
+        "a frame per press took it: {taken:?}\n{}",
+        out.stderr
+    );
+    for r in &taken {
+        let i2fs = r.i2fs_ms.expect("I2FS with an input");
+        // The press came before its frame's start, which came before the
+        // frame's present.
+        let input_to_present = (r.present_ns as i64 - r.input_ns.unwrap()) as f64 / 1e6;
+        assert!(
+            i2fs >= 0.0 && i2fs <= input_to_present + 0.001,
+            "I2FS {i2fs} ms, the press {input_to_present} ms before the present: {r:?}"
+        );
+    }
+}
