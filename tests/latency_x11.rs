@@ -299,7 +299,7 @@ fn vkcube_logs_each_press_and_its_i2fs() {
         return;
     }
     let h = Harness::new();
-    let mut app = spawn(h.command("vkcube").args(["--c", "100000"]).layer());
+    let app = spawn(h.command("vkcube").args(["--c", "100000"]).layer());
     // Frames flow once the log has rows.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while h.session_logs().is_empty() && std::time::Instant::now() < deadline {
