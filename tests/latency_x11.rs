@@ -14,7 +14,6 @@
 mod common;
 mod require;
 
-use common::gl::{gl_library, gltest_exe, preload};
 use common::*;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -49,39 +48,18 @@ fn record(text: &str) -> Record {
     r
 }
 
-/// Which program: the test app (Vulkan, the layer) or the GL test
-/// program (GLX, the GL library preloaded; its log has no latency yet:
-/// the GL swap's return is not stamped).
-#[derive(Clone, Copy)]
-#[allow(dead_code)]
-enum Api {
-    Vulkan,
-    Gl,
-}
-
-fn clicks_and_keys_are_taken_by_the_programs_frames(api: Api, busy: bool) {
+fn clicks_and_keys_are_taken_by_the_programs_frames(busy: bool) {
     let h = Harness::new();
     let _loops = busy.then(CpuLoad::start);
     let out_path = h.root.path().join("inputs.txt");
     let out = out_path.to_str().unwrap().to_string();
-    let mut app = spawn(&mut match api {
-        Api::Vulkan => {
-            let mut cmd = h.testapp(&["--frames", "240", "--progress", "--input-out", &out]);
-            cmd.layer();
-            cmd
-        }
-        Api::Gl => {
-            let mut cmd = h.command(gltest_exe());
-            cmd.args(["--frames", "240", "--fps", "60", "--input-out", &out]);
-            preload(&mut cmd, &[&gl_library()]);
-            cmd
-        }
-    });
+    let mut app = spawn(
+        h.testapp(&["--frames", "240", "--progress", "--input-out", &out])
+            .layer(),
+    );
     // Presses once frames flow (a press before the first present has no
     // frame of the log to take it), and the layer's reader is up.
-    let flowing = app.wait_for_line(Duration::from_secs(60), |l| {
-        l == "testapp: present 30" || l.starts_with("gltest: ready")
-    });
+    let flowing = app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30");
     assert!(flowing, "the program presents");
     std::thread::sleep(Duration::from_millis(500));
     h.xdotool(&["mousemove", "100", "100"]);
@@ -281,12 +259,12 @@ fn latency_rows(csv: &std::path::Path) -> (u64, Vec<Row>) {
 
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames() {
-    clicks_and_keys_are_taken_by_the_programs_frames(Api::Vulkan, false);
+    clicks_and_keys_are_taken_by_the_programs_frames(false);
 }
 
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames_under_load() {
-    clicks_and_keys_are_taken_by_the_programs_frames(Api::Vulkan, true);
+    clicks_and_keys_are_taken_by_the_programs_frames(true);
 }
 
 /// A real Vulkan program on X11: vkcube (an xcb surface) with the layer,
