@@ -293,7 +293,10 @@ fn run(args: &Args) -> Result<(), String> {
             text.push_str(&format!("frame {frame} {start_ns} {present_ns}\n"));
             ctx.swap();
             swaps += 1;
-            next_start = Some(sample(&ctx, text, frame + 1));
+            // No frame follows the last swap.
+            if frame + 1 < args.frames {
+                next_start = Some(sample(&ctx, text, frame + 1));
+            }
             continue;
         }
         if let Some(objects) = &objects {

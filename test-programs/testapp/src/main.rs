@@ -1015,7 +1015,10 @@ impl LoopCtx<'_> {
                     )?;
                     if let Some(text) = inputs.as_mut() {
                         text.push_str(&format!("frame {k} {start_ns} {}\n", e.monotonic_ns));
-                        next_start = Some(self.sample_input(Some(text), k + 1));
+                        // No frame follows the last present.
+                        if k + 1 < total {
+                            next_start = Some(self.sample_input(Some(text), k + 1));
+                        }
                     }
                     self.after_present(e.monotonic_ns)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
