@@ -19,10 +19,9 @@
 //! tree) is one of the game's windows or inside one. One check per batch
 //! taken, on the analysis thread.
 
-use crate::conn::{RequestError, XConn};
+use crate::conn::{Displays, OpenError, Reader, RequestError, Shared, XConn};
 use crate::ffi;
 use crate::xinput::{self, RawEvent};
-use crate::{Displays, OpenError, Reader, Shared};
 use steadyhud_sys::lock::Recover;
 
 /// `X_GetInputFocus`, `X_QueryPointer`.
