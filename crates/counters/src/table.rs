@@ -270,13 +270,20 @@ impl Counters {
     /// Ends the frame: swaps every registered counter to 0, writing its
     /// value into `out` (unregistered slots get 0). Returns the number of
     /// registered counters. No lock, no allocation.
+    ///
+    /// A counter that reads 0 is left as it is: a plain load instead of a
+    /// locked swap (most counters are 0 in most frames, and a swap costs
+    /// this VM ~7 ns each). Nothing is lost: an add that lands after that
+    /// load belongs to the next frame, as one after a swap would.
     #[inline]
     pub fn latch(&self, out: &mut FrameValues) -> usize {
         let n = self.len();
         for (i, o) in out.iter_mut().enumerate() {
             // `get`: the present path's call, panic-free by construction.
             *o = match self.slots.get(i) {
-                Some(slot) if i < n => slot.0.swap(0, Ordering::Relaxed),
+                Some(slot) if i < n && slot.0.load(Ordering::Relaxed) != 0 => {
+                    slot.0.swap(0, Ordering::Relaxed)
+                }
                 _ => 0,
             };
         }
