@@ -56,10 +56,6 @@ pub(super) struct StreamAnalysis {
     /// The whole-session statistics of the rows written so far, in fixed
     /// size: every summary write is computed from it.
     whole: WholeSession,
-    /// The durations of the rows written, kept only for a window with
-    /// displayed-frame timing (its summary's `display` block is computed
-    /// over every frame).
-    display_durations: Vec<u64>,
     /// `None` once a panic disabled live statistics for this stream.
     rolling: Option<Rolling>,
     log: Log,
@@ -137,7 +133,8 @@ impl StreamAnalysis {
                 ROLLING_MAX_FRAMES,
             ))
         });
-        let display = display.map(|d| DisplayFrames::new(d, (window_s.max(0.1) * 1e9) as u64));
+        let display =
+            display.map(|d| DisplayFrames::new(d, (window_s.max(0.1) * 1e9) as u64, &opts));
         StreamAnalysis {
             gpu,
             display,
@@ -155,7 +152,6 @@ impl StreamAnalysis {
             first_t: None,
             frames: 0,
             whole: WholeSession::new(&opts),
-            display_durations: Vec::new(),
             rolling: Some(Rolling::new(
                 (window_s.max(0.1) * 1e9) as u64,
                 ROLLING_MAX_FRAMES,
@@ -474,9 +470,6 @@ impl StreamAnalysis {
                 .push_with(p.duration_ns, r.values(), r.throttle()),
             None => self.whole.push(p.duration_ns),
         }
-        if self.display.is_some() {
-            self.display_durations.push(p.duration_ns);
-        }
         match shown {
             Some(shown) => {
                 let mut cells = String::with_capacity(48 + sensors.len());
@@ -599,11 +592,7 @@ impl StreamAnalysis {
         if let Some(map) = extra.as_object_mut() {
             let present_to_display = match self.display.as_ref() {
                 Some(d) => {
-                    let keys = steadyhud_log::display::summary_keys(
-                        &self.display_durations,
-                        &d.answers,
-                        &self.opts,
-                    );
+                    let keys = d.answers.summary_keys(&self.opts);
                     let mean = keys[steadyhud_log::display::SUMMARY_KEY]["latency"]
                         ["present_to_display"]["mean_ms"]
                         .clone();
