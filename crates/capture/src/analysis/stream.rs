@@ -490,17 +490,17 @@ impl StreamAnalysis {
         };
         let built = guard::try_run(|| {
             self.client.faults.inject(Site::Analysis);
-            let frames = rolling.frames();
             let cfg = &self.client.config;
             let (summary, flags) = match rolling.summary_and_flags() {
                 Some((s, f)) => (Some(s), f),
-                None => (None, vec![false; frames.len()]),
+                None => (None, vec![false; rolling.len()]),
             };
             LiveStats {
                 summary,
                 window_s,
-                last_frame_ms: frames.last().map_or(0.0, |&d| d as f32 / 1e6),
-                recent_ms: frames.iter().map(|&d| d as f32 / 1e6).collect(),
+                last_frame_ms: rolling.last().map_or(0.0, |d| d as f32 / 1e6),
+                // Straight from the window: no copy of its durations.
+                recent_ms: rolling.iter().map(|d| d as f32 / 1e6).collect(),
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
                 counters: match self.counters.as_ref() {
