@@ -192,15 +192,8 @@ fn session(display: bool) {
         FRAMES - WARM_UP
     );
     if display {
-        let csv = std::fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "csv"))
-            .unwrap();
-        let s: serde_json::Value = serde_json::from_str(
-            &std::fs::read_to_string(steadyhud_log::summary_path_for(&csv)).unwrap(),
-        )
-        .unwrap();
+        let csv = super::summary_test::csv_in(dir.path());
+        let s = super::summary_test::read_json(&steadyhud_log::summary_path_for(&csv));
         let d = &s["display"];
         assert_eq!(d["presented_frames"], FRAMES - 1, "{d}");
         assert!(d["dropped_frames"].as_u64().unwrap() > 100_000, "{d}");
@@ -315,15 +308,8 @@ fn stutter_session() {
             measured.push((rest, PEAK.load(Ordering::Relaxed) - rest));
         }
     }
-    let dir_csv = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "csv"))
-        .unwrap();
-    let written: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(steadyhud_log::summary_path_for(&dir_csv)).unwrap(),
-    )
-    .unwrap();
+    let dir_csv = super::summary_test::csv_in(dir.path());
+    let written = super::summary_test::read_json(&steadyhud_log::summary_path_for(&dir_csv));
     let causes = written["stutter_causes"].as_array().unwrap();
     assert_eq!(
         causes.len() as u64,

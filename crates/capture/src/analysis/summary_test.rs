@@ -51,7 +51,7 @@ fn session(frames: &[u64]) -> (Vec<u64>, serde_json::Value, serde_json::Value) {
     (log.durations_ns, summary, midway)
 }
 
-fn csv_in(dir: &std::path::Path) -> std::path::PathBuf {
+pub(super) fn csv_in(dir: &std::path::Path) -> std::path::PathBuf {
     std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -59,7 +59,7 @@ fn csv_in(dir: &std::path::Path) -> std::path::PathBuf {
         .expect("csv written")
 }
 
-fn read_json(p: &std::path::Path) -> serde_json::Value {
+pub(super) fn read_json(p: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
