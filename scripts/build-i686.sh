@@ -89,8 +89,8 @@ done
 # libvulkan1:i386 and mesa-vulkan-drivers:i386 (the 32-bit loader and
 # lavapipe), vulkan-validationlayers:i386 (the tests enable validation; it
 # is Multi-Arch: same, beside the amd64 one, from the one bookworm version
-# both architectures have), libxkbcommon0:i386 and libxi6:i386 (the layer
-# dlopens them for the Wayland hotkey and the X11 key events), and
+# both architectures have), libxkbcommon0:i386 and libxcb1:i386 (the layer
+# dlopens them for the Wayland hotkey and its X11 connection), and
 # the libraries of the 32-bit vkcube (vulkan-tools:i386) and vkd3d-gears
 # (vkd3d-demos:i386), whose packages cannot be installed beside the amd64
 # ones (same /usr/bin paths) and are unpacked in step 4; 32-bit OpenGL
@@ -98,7 +98,7 @@ done
 # beside the amd64 ones (glxgears.i386-linux-gnu, …), for the GL library's
 # tests.
 unpinned=(gcc-multilib g++-multilib libvulkan1:i386 mesa-vulkan-drivers:i386
-  vulkan-validationlayers:i386 libxkbcommon0:i386 libxi6:i386
+  vulkan-validationlayers:i386 libxkbcommon0:i386
   libx11-6:i386 libxcb1:i386 libwayland-client0:i386                 # vkcube
   libvkd3d1:i386 libvkd3d-utils1:i386 libxcb-keysyms1:i386           # vkd3d-gears
   libgl1:i386 libglx-mesa0:i386 libgl1-mesa-dri:i386 libegl1:i386     # OpenGL

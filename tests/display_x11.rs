@@ -115,3 +115,72 @@ fn x11_windows_are_left_alone_by_default() {
     assert!(display_cells(&log.csv).is_none());
     assert_eq!(logged_durations_ns(&log.csv).len(), 130);
 }
+
+/// The local inodes of `pid`'s unix stream sockets whose peer is the X
+/// server's end of a connection to display socket `x_socket`
+/// (`/tmp/.X11-unix/X<n>`), from `ss -xp`: the process's connections to
+/// that display.
+fn x_connections(pid: u32, x_socket: &str) -> usize {
+    let out = std::process::Command::new("ss")
+        .args(["-xpn"])
+        .output()
+        .expect("ss is required (iproute2)");
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Columns: Netid State Recv-Q Send-Q Local Port Peer Port [Process].
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .filter(|f: &Vec<&str>| f.len() >= 8)
+        .collect();
+    let ours = format!("pid={pid},");
+    let mine: std::collections::HashSet<&str> = rows
+        .iter()
+        .filter(|f| f.len() > 8 && f[8].contains(&ours))
+        .map(|f| f[5])
+        .collect();
+    rows.iter()
+        .filter(|f| f[4].ends_with(x_socket) && mine.contains(f[7]))
+        .count()
+}
+
+/// The game's connections to its X display, most seen in its first
+/// seconds (the layer's analysis thread and X11 Present connect within
+/// them), sampled every 100 ms while it runs.
+fn most_x_connections(mut cmd: std::process::Command, x_socket: &str) -> usize {
+    let mut app = spawn(&mut cmd);
+    let pid = app.pid();
+    let mut most = 0;
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(4);
+    while std::time::Instant::now() < end && !app.has_exited() {
+        most = most.max(x_connections(pid, x_socket));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let _ = app.kill();
+    most
+}
+
+/// One connection of ours per X display (issue 49): with the hotkeys
+/// watched (their XInput 2 events) and the window followed by X11
+/// Present, the game has exactly one X connection more than without the
+/// layer.
+#[test]
+fn the_hotkeys_and_x11_present_share_one_connection() {
+    let h = Harness::new();
+    h.write_config("display_x11=1\n");
+    let x_socket = format!(
+        "/tmp/.X11-unix/X{}",
+        h.xvfb.display().trim_start_matches(':')
+    );
+    let args = ["--frames", "100000"];
+    let alone = most_x_connections(h.testapp(&args), &x_socket);
+    assert!(alone >= 1, "the app's own connection is seen ({x_socket})");
+    let mut cmd = h.testapp(&args);
+    cmd.layer();
+    let with_layer = most_x_connections(cmd, &x_socket);
+    assert_eq!(
+        with_layer,
+        alone + 1,
+        "one connection of ours (the hotkeys' and X11 Present's)"
+    );
+}

@@ -40,6 +40,7 @@ fn kind_word(k: Kind) -> &'static str {
         Kind::Derived => "derived",
         Kind::Gpu => "GPU",
         Kind::Display => "display",
+        Kind::Latency => "latency",
         Kind::Sensor => "reading",
     }
 }

@@ -3,6 +3,10 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use steadyhud_input::x11::{Hotkey, HotkeyError};
+use steadyhud_x11::Displays;
+
+/// Our X connections, one per display, as the client record keeps them.
+static DISPLAYS: Displays = Displays::new();
 
 /// An Xvfb server on a free display number, killed on drop.
 struct Xvfb {
@@ -63,18 +67,18 @@ fn poll(hk: &mut Hotkey) -> bool {
 }
 
 /// Both ways of following keys: XInput 2 raw events (the default, which
-/// Xvfb has) and `XQueryKeymap` polling (where libXi or XInput 2 lacks).
+/// Xvfb has) and `QueryKeymap` polling (where XInput 2 lacks).
 #[test]
 fn hotkey_reports_each_press_of_the_whole_combination_once() {
     let x = Xvfb::start();
     for events in [true, false] {
-        let hk = Hotkey::on_display_with("Shift_R+F12", &x.display, events).unwrap();
+        let hk = Hotkey::on_display_with("Shift_R+F12", &DISPLAYS, &x.display, events).unwrap();
         assert_eq!(hk.events(), events, "XInput 2 raw key events on Xvfb");
         presses(&x, hk);
     }
 
     // Lower-case spellings are accepted.
-    let hk2 = Hotkey::on_display("control_l+f10", &x.display).unwrap();
+    let hk2 = Hotkey::on_display("control_l+f10", &DISPLAYS, &x.display).unwrap();
     assert_eq!(hk2.keycodes().len(), 2);
 }
 
@@ -83,7 +87,7 @@ fn hotkey_reports_each_press_of_the_whole_combination_once() {
 #[test]
 fn key_events_see_a_tap_between_two_polls() {
     let x = Xvfb::start();
-    let mut hk = Hotkey::on_display("Shift_R+F12", &x.display).unwrap();
+    let mut hk = Hotkey::on_display("Shift_R+F12", &DISPLAYS, &x.display).unwrap();
     assert!(hk.events());
     assert!(hk.fd().is_some(), "a socket to wait on");
     x.xdotool(&["key", "Shift_R+F12"]);
@@ -122,21 +126,21 @@ fn presses(x: &Xvfb, mut hk: Hotkey) {
 #[test]
 fn hotkey_errors_are_clear() {
     let x = Xvfb::start();
-    match Hotkey::on_display("Shift_R+NoSuchKey", &x.display) {
+    match Hotkey::on_display("Shift_R+NoSuchKey", &DISPLAYS, &x.display) {
         Err(e @ HotkeyError::UnknownKey { .. }) => assert!(e.to_string().contains("NoSuchKey")),
         other => panic!("expected UnknownKey, got {:?}", other.err()),
     }
     assert!(matches!(
-        Hotkey::on_display("+", &x.display),
+        Hotkey::on_display("+", &DISPLAYS, &x.display),
         Err(HotkeyError::Empty(_))
     ));
     // No X server on this display: an error naming it, not a hang or crash.
-    match Hotkey::on_display("F12", ":9876") {
+    match Hotkey::on_display("F12", &DISPLAYS, ":9876") {
         Err(e @ HotkeyError::NoDisplay(_)) => assert!(e.to_string().contains(":9876")),
         other => panic!("expected NoDisplay, got {:?}", other.err()),
     }
     assert!(matches!(
-        Hotkey::on_display("F12", ""),
+        Hotkey::on_display("F12", &DISPLAYS, ""),
         Err(HotkeyError::NoDisplay(_))
     ));
 }

@@ -873,3 +873,57 @@ fn tarball_installs_for_a_user_and_uninstalls() {
     assert!(!manifest.exists());
     assert!(!data.join("steadyhud").exists());
 }
+
+/// The README's sizes of the shipped libraries are what this build gives,
+/// stripped, to the 0.1 MB it prints (the layer's in two places, the GL
+/// library's once). A release build only (other profiles' sizes differ).
+#[test]
+fn the_readme_states_the_libraries_sizes_this_build_gives() {
+    if i686() || !profile_dir().ends_with("release") {
+        eprintln!("sizes are the 64-bit release build's: not checked here");
+        return;
+    }
+    let stripped_mb = |lib: &Path| {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let out = dir.path().join("lib.so");
+        ok(Command::new("strip").arg("-o").arg(&out).arg(lib));
+        std::fs::metadata(&out).expect("stripped copy").len() as f64 / 1e6
+    };
+    let layer = stripped_mb(&layer_library());
+    let gl = stripped_mb(&common::gl::gl_library());
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("README.md");
+    let stated = |before: &str, after: &str| -> Vec<f64> {
+        readme
+            .match_indices(before)
+            .filter_map(|(i, _)| {
+                let rest = &readme[i + before.len()..];
+                let end = rest.find(after)?;
+                rest[..end].trim().parse().ok()
+            })
+            .collect()
+    };
+    let layer_stated = [
+        stated("copies the library (", " MB, stripped)"),
+        stated("| shipped library | ", " MB stripped"),
+    ]
+    .concat();
+    let gl_stated = stated("the GL library ", " MB)");
+    assert_eq!(
+        layer_stated.len(),
+        2,
+        "the layer's size, twice: {layer_stated:?}"
+    );
+    assert_eq!(gl_stated.len(), 1, "the GL library's size: {gl_stated:?}");
+    for (what, built, stated) in [
+        ("layer", layer, &layer_stated[..]),
+        ("GL library", gl, &gl_stated[..]),
+    ] {
+        for s in stated {
+            assert!(
+                (built - s).abs() <= 0.05 + 1e-9,
+                "README says the {what} is {s} MB stripped; this build gives {built:.2} MB"
+            );
+        }
+    }
+}

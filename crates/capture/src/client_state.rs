@@ -10,8 +10,10 @@ use crate::hud_state::HudState;
 use crate::limiter::FpsLimit;
 use steadyhud_config::Config;
 use steadyhud_input::wayland::WaylandKeys;
+use steadyhud_input::x11_inputs::X11Inputs;
 use steadyhud_log::Api;
 use steadyhud_wayland::connection::Connections;
+use steadyhud_x11::Displays;
 use steadyhud_x11present::observer::Observer;
 
 /// The client record's data: set up once, read by the hooks and the
@@ -41,8 +43,15 @@ pub struct ClientState {
     /// The Wayland hotkeys: libxkbcommon and the watched combinations
     /// (`steadyhud_input` keeps no global; it gets this record from here).
     pub hotkeys: WaylandKeys,
-    /// X11 Present's CompleteNotify on the game's windows, read on our own
-    /// X connection: when each frame reached the screen (X11).
+    /// Our X connections, one per X display (`steadyhud_x11::Displays`):
+    /// the hotkeys' XInput 2 key events and X11 Present's CompleteNotify
+    /// read them.
+    pub x11: Displays,
+    /// Input timing on X11: the game's X windows and the presses they got,
+    /// read on our X connection to their display.
+    pub x11inputs: X11Inputs,
+    /// X11 Present's CompleteNotify on the game's windows, read on our X
+    /// connection to their display: when each frame reached the screen.
     pub x11present: Observer,
 }
 
@@ -65,8 +74,16 @@ impl ClientState {
             faults,
             wayland: Connections::new(),
             hotkeys: WaylandKeys::new(),
+            x11: Displays::new(),
+            x11inputs: X11Inputs::new(),
             x11present: Observer::new(),
         }
+    }
+
+    /// Whether a reader of input times follows a window of the game's
+    /// (our Wayland connection to its display, or our X connection's).
+    pub fn reads_input(&self) -> bool {
+        self.wayland.has_surface() || self.x11inputs.any()
     }
 
     /// A record's data of its own for a test (leaked): default config, HUD

@@ -50,23 +50,23 @@ impl Client {
                     .surface_created(owner, key, display, surface, feedback)
             },
             Native::Xlib { display, window } => {
-                if !self.config.display_x11 {
-                    return false;
-                }
                 // SAFETY: the game's live Xlib display (caller's contract).
                 let name = unsafe { steadyhud_x11present::ffi::xlib_display_name(display) };
-                self.x11present
-                    .surface_created(owner, key, name.as_deref(), window);
-                self.x11present.knows(key)
+                self.x11_window(owner, key, name.as_deref(), window)
             }
-            Native::Xcb { window } => {
-                if !self.config.display_x11 {
-                    return false;
-                }
-                self.x11present.surface_created(owner, key, None, window);
-                self.x11present.knows(key)
-            }
+            Native::Xcb { window } => self.x11_window(owner, key, None, window),
         }
+    }
+
+    /// An X window of the game's: input timing records it always, X11
+    /// Present under `display_x11`. Whether a display source follows it.
+    fn x11_window(&self, owner: usize, key: u64, display: Option<&str>, window: u32) -> bool {
+        self.x11inputs.surface_created(owner, key, display, window);
+        if !self.config.display_x11 {
+            return false;
+        }
+        self.x11present.surface_created(owner, key, display, window);
+        self.x11present.knows(key)
     }
 
     /// Whether a display source follows surface `key`.
@@ -82,7 +82,8 @@ impl Client {
         self.wayland.surface_destroyed(key);
         // Our own X connection: reading it and deselecting are safe
         // whatever the game's display is doing.
-        self.x11present.surface_destroyed(key);
+        self.x11present.surface_destroyed(&self.x11, key);
+        self.x11inputs.surface_destroyed(&self.x11, key);
     }
 
     /// The owner of surfaces (a Vulkan instance, an X display) is being
@@ -90,7 +91,8 @@ impl Client {
     /// it bound on a display that may be gone.
     pub fn owner_destroyed(&self, owner: usize) {
         self.wayland.owner_destroyed(owner);
-        self.x11present.owner_destroyed(owner);
+        self.x11present.owner_destroyed(&self.x11, owner);
+        self.x11inputs.owner_destroyed(&self.x11, owner);
     }
 
     /// The X11 Present chain a new stream of surface `key` records into,
@@ -108,7 +110,7 @@ impl Client {
             return None;
         }
         if !in_swap {
-            return self.x11present.follow(key, stream.clone(), now);
+            return self.x11present.follow(&self.x11, key, stream.clone(), now);
         }
         let chain = Arc::new(Chain::new());
         self.x11present.adopt(key, chain.clone(), stream.clone());
@@ -161,6 +163,7 @@ impl Client {
     /// ending: a swapchain being destroyed).
     pub fn display_pump(&self, key: u64) {
         self.wayland.pump(key);
-        self.x11present.poll(steadyhud_sys::clock::now_ns());
+        self.x11present
+            .poll(&self.x11, steadyhud_sys::clock::now_ns());
     }
 }

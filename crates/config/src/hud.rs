@@ -48,6 +48,8 @@ own_rows! {
     Cap = "cap", "the frame cap in force (when there is one)";
     Display = "display",
         "what reached the screen over the window: displayed FPS, dropped frames and present-to-display latency, `59.9 fps · 3 dropped · 24.1 ms` (with a source of display times)";
+    Latency = "latency",
+        "PC latency over the window and its terms, `23.4 ms (I2FS 4.1 · FS2P 6.3 · P2D 13.0)` (with input times and display times)";
     Sensors = "sensors", "the rows of `hud_sensor_rows`";
     Graph = "graph", "the frame-time graph";
     Window = "window", "the rolling window's length and its stutter count (and lost frames)";
@@ -148,6 +150,7 @@ pub const PRESETS: [Preset; 4] = [
             "stutter_time_pct",
             "gpu_bound",
             "display",
+            "latency",
             "cap",
             "cpu",
             "gpu",

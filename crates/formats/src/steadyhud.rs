@@ -27,7 +27,10 @@
 //! built as the layer builds its summary's
 //! ([`steadyhud_log::display::Answers`]), so `analyze --display`, `compare`
 //! and `report` measure our logs by the captures' definitions. A log with
-//! only some of the four reads without them.
+//! only some of the four reads without them. PC latency's columns
+//! (`pc_latency_ms`, `click_to_photon_ms`, `frame_start_to_present_ms`,
+//! [`steadyhud_log::columns::LATENCY`]) join them as the display block's
+//! latency values, as a PresentMon capture's `MsPCLatency` … do.
 //!
 //! A log that does not end with the `# end: complete` line the layer writes
 //! at a clean exit gets the note "session did not end cleanly (last flush
@@ -123,6 +126,9 @@ struct Header {
     sensor_map: Option<SensorMap>,
     /// Field index of each display column (all four or none).
     display_i: Option<[usize; 4]>,
+    /// Field index of PC latency's terms ([`steadyhud_log::display::TERMS`];
+    /// all three or none), read with the display columns.
+    terms_i: Option<[usize; 3]>,
     /// Field index of each counter column (declared in `counters`).
     counter_cols: Vec<usize>,
 }
@@ -146,6 +152,11 @@ impl Header {
             [Some(a), Some(b), Some(c), Some(d)] => Some([a, b, c, d]),
             _ => None,
         };
+        let terms_i =
+            match steadyhud_log::display::TERMS.map(|(c, _)| names.iter().position(|n| *n == c)) {
+                [Some(a), Some(b), Some(c)] if display_i.is_some() => Some([a, b, c]),
+                _ => None,
+            };
         let mut counter_cols = Vec::new();
         for (k, name) in names.iter().enumerate() {
             if is_counter(name) && !is_sensor_column(name) {
@@ -166,6 +177,7 @@ impl Header {
             wait_i: names.iter().position(|n| *n == gpu::WAIT_COLUMN),
             sensor_map: SensorMap::steadyhud(&names),
             display_i,
+            terms_i,
             counter_cols,
         })
     }
@@ -290,6 +302,9 @@ impl Reading {
         if let Some(ix) = h.display_i {
             self.display_cells(ix, line)?;
         }
+        if let Some(ix) = h.terms_i {
+            self.term_cells(ix, line)?;
+        }
         if !h.counter_cols.is_empty() {
             self.counter_cells(&h.counter_cols, line)?;
         }
@@ -311,6 +326,22 @@ impl Reading {
             )
         };
         self.answers.push_cells(cells, self.origin).map_err(bad)
+    }
+
+    /// PC latency's term cells (at `ix`) of the row `line`.
+    fn term_cells(&mut self, ix: [usize; 3], line: &Line<'_>) -> Result<(), At> {
+        let text = line.text;
+        let f: Vec<&str> = text.split(',').collect();
+        let cells = ix.map(|k| f.get(k).copied().unwrap_or(""));
+        self.answers.push_term_cells(cells).map_err(|k| {
+            At::new(
+                Pos::new(line.no, field_col(text.as_bytes(), ix[k])),
+                ErrorKind::BadDisplayValue {
+                    column: steadyhud_log::display::TERMS[k].0.to_string(),
+                    found: clip(cells[k], 40),
+                },
+            )
+        })
     }
 
     /// The counter columns' cells (at `counter_cols`) of the row `line`.
@@ -459,6 +490,35 @@ mod tests {
     }
 
     /// The header's target is read; a log without the line has none.
+    /// PC latency's columns are the display block's latency values, as a
+    /// capture's; an empty cell is no value, a bad one an error.
+    #[test]
+    fn latency_columns_are_read_as_display_values() {
+        let text = "# origin_monotonic_ns: 1000\n\
+                    frame,present_ns,frametime_ms,displayed_ns,display_latency_ms,refresh_ms,display_source,\
+                    input_ns,input_to_frame_start_ms,click_to_photon_ms,frame_start_to_present_ms,pc_latency_ms\n\
+                    0,10000000,10.000000,20000000,10.000000,,wayland,,,,6.000000,\n\
+                    1,20000000,10.000000,30000000,10.000000,,wayland,13000000,1.000000,17.000000,6.000000,17.000000\n";
+        let log = read(text.as_bytes()).unwrap();
+        let d = log.meta.display.expect("display columns");
+        let col = |k| {
+            d.values
+                .iter()
+                .find(|v| v.key == k)
+                .expect("a value column")
+        };
+        use steadyhud_metrics::display::{ValueKey, NO_VALUE};
+        assert_eq!(col(ValueKey::PcLatency).ns, [NO_VALUE, 17_000_000]);
+        assert_eq!(col(ValueKey::PcLatency).column, "pc_latency_ms");
+        assert_eq!(col(ValueKey::ClickToPhoton).ns, [NO_VALUE, 17_000_000]);
+        assert_eq!(col(ValueKey::FrameStartToPresent).ns, [6_000_000; 2]);
+        let bad = text.replace(",6.000000,17.000000\n", ",6.000000,x\n");
+        assert!(matches!(
+            read(bad.as_bytes()).unwrap_err().kind,
+            ErrorKind::BadDisplayValue { .. }
+        ));
+    }
+
     #[test]
     fn the_recorded_target_is_read() {
         assert_eq!(read(LOG.as_bytes()).unwrap().meta.target_fps, None);

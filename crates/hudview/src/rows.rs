@@ -9,7 +9,7 @@ use std::fmt::Write;
 use std::sync::Arc;
 use steadyhud_config::hud::{self, OwnRow, Row};
 use steadyhud_live::Toast;
-use steadyhud_live::{LiveDisplay, LiveStats};
+use steadyhud_live::{LiveDisplay, LiveLatency, LiveStats};
 use steadyhud_metrics::catalog::{self, Value};
 
 /// Spacing between rows side by side, unscaled pixels.
@@ -43,6 +43,7 @@ fn label_of(row: Row, stats: &LiveStats) -> Option<&'static str> {
             OwnRow::Cap => Some("Cap"),
             OwnRow::GpuBound => Some("GPU"),
             OwnRow::Display => Some("Display"),
+            OwnRow::Latency => Some("Latency"),
             OwnRow::OneLine
             | OwnRow::FpsOnly
             | OwnRow::Graph
@@ -157,6 +158,7 @@ impl View {
                     | OwnRow::FrameMs
                     | OwnRow::GpuBound
                     | OwnRow::Display
+                    | OwnRow::Latency
                     | OwnRow::Cap,
                 )
                 | Row::Metric(_)
@@ -314,6 +316,10 @@ impl View {
                     Some(d) => display_text(d, text),
                     None => return false,
                 },
+                OwnRow::Latency => match &stats.latency {
+                    Some(l) => latency_text(l, text),
+                    None => return false,
+                },
                 // Drawn by `contents` itself, or not shown now.
                 OwnRow::Cap
                 | OwnRow::OneLine
@@ -384,6 +390,16 @@ pub(crate) fn display_text(d: &LiveDisplay, out: &mut String) -> std::fmt::Resul
     Ok(())
 }
 
+/// The `latency` row's value: PCL and its three terms,
+/// `23.4 ms (I2FS 4.1 · FS2P 6.3 · P2D 13.0)`.
+pub(crate) fn latency_text(l: &LiveLatency, out: &mut String) -> std::fmt::Result {
+    write!(
+        out,
+        "{:.1} ms (I2FS {:.1} \u{b7} FS2P {:.1} \u{b7} P2D {:.1})",
+        l.pcl_ms, l.i2fs_ms, l.fs2p_ms, l.p2d_ms
+    )
+}
+
 /// Whether a row shows numbers of the rolling window's summary.
 fn needs_summary(row: Row) -> bool {
     matches!(row, Row::Own(OwnRow::OneLine) | Row::Metric(_))
@@ -419,6 +435,19 @@ mod tests {
             text(d),
             "n/a fps \u{b7} 3 dropped \u{b7} n/a ms \u{b7} 2 unanswered"
         );
+    }
+
+    #[test]
+    fn the_latency_row_says_pcl_and_its_terms() {
+        let mut s = String::new();
+        let l = LiveLatency {
+            pcl_ms: 23.44,
+            i2fs_ms: 4.1,
+            fs2p_ms: 6.3,
+            p2d_ms: 13.04,
+        };
+        latency_text(&l, &mut s).unwrap();
+        assert_eq!(s, "23.4 ms (I2FS 4.1 \u{b7} FS2P 6.3 \u{b7} P2D 13.0)");
     }
 
     #[test]

@@ -15,6 +15,7 @@
 use super::wayland::{self, WaylandKeys};
 use super::x11::{Hotkey, HotkeyError};
 use steadyhud_wayland::connection::Connections;
+use steadyhud_x11::Displays;
 
 /// Why a combination cannot be watched (the HUD then stays as it is).
 #[derive(Debug, thiserror::Error)]
@@ -34,16 +35,26 @@ pub enum KeyWatch {
 impl KeyWatch {
     /// Watches `combo` (X11 keysym names joined by `+`, e.g. `Shift_R+F12`),
     /// on Wayland when the process's Wayland connections (`conns`) have a
-    /// surface, else on X11 (`$DISPLAY`).
+    /// surface, else on X11 (`$DISPLAY`, on our connection to it in `x11`).
     pub fn new(
         combo: &str,
         wayland: &'static WaylandKeys,
         conns: &'static Connections,
+        x11: &'static Displays,
     ) -> Result<KeyWatch, KeyError> {
         if conns.has_surface() {
             Ok(KeyWatch::Wayland(wayland.watch(conns, combo)?))
         } else {
-            Ok(KeyWatch::X11(Hotkey::new(combo)?))
+            Ok(KeyWatch::X11(Hotkey::new(combo, x11)?))
+        }
+    }
+
+    /// Whether key events wait already, read off the socket by another
+    /// reader of the same connection (the socket no longer wakes us).
+    pub fn waiting(&self) -> bool {
+        match self {
+            KeyWatch::X11(h) => h.waiting(),
+            KeyWatch::Wayland(_) => false,
         }
     }
 

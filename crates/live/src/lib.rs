@@ -9,7 +9,7 @@
 
 mod stats;
 
-pub use stats::{LastStutter, LiveCell, LiveCounter, LiveDisplay, LiveGpu, LiveStats};
+pub use stats::{LastStutter, LiveCell, LiveCounter, LiveDisplay, LiveGpu, LiveLatency, LiveStats};
 
 use steadyhud_config::hud::PRESETS;
 

@@ -43,6 +43,9 @@ pub struct LiveStats {
     /// What reached the screen over the window (`None` without a source
     /// of display times for this window).
     pub display: Option<LiveDisplay>,
+    /// PC latency and its terms over the window (`None` before a shown
+    /// frame with an input in its I2FS window).
+    pub latency: Option<LiveLatency>,
     /// System readings rows (config `hud_sensor_rows`, those with a value
     /// in the newest sample).
     pub sensors: Vec<steadyhud_sensors::HudRow>,
@@ -87,6 +90,20 @@ pub struct LiveDisplay {
     pub latency_ms: Option<f32>,
     /// The newest refresh period the source gave, ms.
     pub refresh_ms: Option<f32>,
+}
+
+/// PC latency over the rolling window (docs/metrics.md, "PC latency"):
+/// the means over the window's shown frames that have a PCL.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiveLatency {
+    /// PCL = I2FS + FS2P + P2D, ms.
+    pub pcl_ms: f32,
+    /// The I2FS window's mean, ms.
+    pub i2fs_ms: f32,
+    /// Frame start → present call, ms.
+    pub fs2p_ms: f32,
+    /// Present call → on screen, ms.
+    pub p2d_ms: f32,
 }
 
 /// A stutter and what spiked with it, for the HUD.

@@ -28,6 +28,9 @@ pub enum Kind {
     /// When the frame reached the screen (displayed-frame timing:
     /// [`crate::display`]).
     Display,
+    /// PC latency: the inputs a frame took and NVIDIA's terms
+    /// (docs/metrics.md, "PC latency").
+    Latency,
     /// A system reading (the latest sample at the frame's present).
     Sensor,
 }
@@ -122,6 +125,43 @@ pub const DISPLAY: [Column; 4] = [
     },
 ];
 
+/// PC latency's columns (docs/metrics.md, "PC latency"), after the
+/// display columns and before the readings, in a log whose window had a
+/// reader of input times and the present's return (statistics counters).
+/// Row k's cells are the frame that present k+1 ends.
+pub const LATENCY: [Column; 5] = [
+    Column {
+        name: "input_ns",
+        unit: "ns",
+        kind: Kind::Latency,
+        meaning: "the earliest input the frame took, from the session's first present (as present_ns); empty when it took none",
+    },
+    Column {
+        name: "input_to_frame_start_ms",
+        unit: "ms",
+        kind: Kind::Latency,
+        meaning: "I2FS: the mean over the inputs the frame took of its start − the input's time; empty when it took none",
+    },
+    Column {
+        name: "click_to_photon_ms",
+        unit: "ms",
+        kind: Kind::Latency,
+        meaning: "the mean over the inputs the frame took of its display time − the input's time; empty unless it took inputs and was shown",
+    },
+    Column {
+        name: "frame_start_to_present_ms",
+        unit: "ms",
+        kind: Kind::Latency,
+        meaning: "FS2P: from the frame's start (the game's marker, else the previous present's return) to its present call",
+    },
+    Column {
+        name: "pc_latency_ms",
+        unit: "ms",
+        kind: Kind::Latency,
+        meaning: "PCL: the window's mean I2FS + FS2P + display_latency_ms; empty unless the frame was shown with an input in the window",
+    },
+];
+
 /// A unit's name for a counter.
 fn counter_unit(u: Unit) -> &'static str {
     match u {
@@ -134,7 +174,7 @@ fn counter_unit(u: Unit) -> &'static str {
 /// Every column a session log can have, in the order a log writes them:
 /// the frame's, the counters (built-in, then Reflex, then GPU timing's,
 /// which the device registers as counters when it starts timing),
-/// `cpu_busy_ms`, the display columns, the readings.
+/// `cpu_busy_ms`, the display columns, the latency columns, the readings.
 pub fn all() -> impl Iterator<Item = Column> {
     let counters = BUILTIN
         .iter()
@@ -163,6 +203,7 @@ pub fn all() -> impl Iterator<Item = Column> {
         .chain(GPU)
         .chain([CPU_BUSY])
         .chain(DISPLAY)
+        .chain(LATENCY)
         .chain(sensors)
         .chain([throttle])
 }
@@ -204,6 +245,7 @@ mod tests {
         assert_eq!(kind_of("gpu_busy_ms"), Some(Kind::Gpu));
         assert_eq!(kind_of("gpu_throttle"), Some(Kind::Sensor));
         assert_eq!(kind_of("displayed_ns"), Some(Kind::Display));
+        assert_eq!(kind_of("pc_latency_ms"), Some(Kind::Latency));
         assert_eq!(kind_of("my_engine_counter"), None);
     }
 }

@@ -6,10 +6,12 @@
 //! fixed size). The layer writes them, the `formats` reader reads them;
 //! both go through here.
 
-use crate::columns::DISPLAY;
+use crate::columns::{DISPLAY, LATENCY};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use steadyhud_metrics::display::{DisplayColumns, DisplayStats, Seen, SeenColumns, NO_VALUE};
+use steadyhud_metrics::display::{
+    DisplayColumns, DisplayStats, Seen, SeenColumns, ValueColumn, ValueKey, NO_VALUE,
+};
 use steadyhud_metrics::display_whole::DisplaySession;
 use steadyhud_metrics::Options;
 
@@ -161,6 +163,9 @@ pub const SUMMARY_KEY: &str = "display";
 pub struct Answers {
     seen: Vec<Seen>,
     sources: BTreeMap<&'static str, usize>,
+    /// PC latency's per-frame terms of the rows so far, in a log with the
+    /// [`crate::columns::LATENCY`] columns ([`Answers::push_terms`]).
+    terms: Vec<[i64; 3]>,
 }
 
 /// A frame's latency as the layer writes it: its display time after
@@ -209,6 +214,14 @@ fn with_names<R>(f: impl FnOnce(SeenColumns<'_>) -> R) -> R {
     })
 }
 
+/// The latency columns [`Answers::push_terms`] takes, with the display
+/// value each becomes: PCL, click to photon, FS2P.
+pub const TERMS: [(&str, ValueKey); 3] = [
+    (LATENCY[4].name, ValueKey::PcLatency),
+    (LATENCY[2].name, ValueKey::ClickToPhoton),
+    (LATENCY[3].name, ValueKey::FrameStartToPresent),
+];
+
 impl Answers {
     /// The next row's answer; `present_ns`: the present call that ends the
     /// frame, on the clock of `At::displayed_ns` (what
@@ -254,6 +267,28 @@ impl Answers {
         Ok(())
     }
 
+    /// The next row's PC latency terms ([`TERMS`]' order, ns,
+    /// [`NO_VALUE`]: empty): the layer adds them as it writes the row, the
+    /// `formats` reader as it reads it, so `analyze` reads our logs'
+    /// latency as it reads a capture's.
+    pub fn push_terms(&mut self, terms: [i64; 3]) {
+        self.terms.push(terms);
+    }
+
+    /// The next row's terms from their cells ([`TERMS`]' order); `Err(k)`:
+    /// cell k is not a number of ms, and nothing is added.
+    pub fn push_term_cells(&mut self, cells: [&str; 3]) -> Result<(), usize> {
+        let mut terms = [NO_VALUE; 3];
+        for (k, c) in cells.iter().enumerate() {
+            let c = c.trim();
+            if !c.is_empty() {
+                terms[k] = parse_signed_ms(c).ok_or(k)?;
+            }
+        }
+        self.push_terms(terms);
+        Ok(())
+    }
+
     /// Rows so far.
     pub fn len(&self) -> usize {
         self.seen.len()
@@ -268,7 +303,7 @@ impl Answers {
     /// from `display_source` without `displayed_ns`, present to display
     /// from `display_latency_ms`).
     pub fn columns(&self) -> DisplayColumns {
-        with_names(|names| {
+        let mut c = with_names(|names| {
             DisplayColumns::from_seen(
                 &self.seen,
                 names,
@@ -277,7 +312,21 @@ impl Answers {
                     .map(|(k, v)| (k.to_string(), *v))
                     .collect(),
             )
-        })
+        });
+        if !self.terms.is_empty() {
+            // Rows whose terms are not in yet (held for their inputs) have none.
+            for (k, (column, key)) in TERMS.iter().enumerate() {
+                let ns = (0..self.seen.len())
+                    .map(|i| self.terms.get(i).map_or(NO_VALUE, |t| t[k]))
+                    .collect();
+                c.values.push(ValueColumn {
+                    key: *key,
+                    column: column.to_string(),
+                    ns,
+                });
+            }
+        }
+        c
     }
 }
 
@@ -300,11 +349,24 @@ impl RunningAnswers {
     }
 
     /// The next row: its answer, the present call that ends its frame (as
-    /// for [`Answers::push`]) and its present duration.
-    pub fn push(&mut self, shown: Shown, present_ns: u64, duration_ns: u64) {
+    /// for [`Answers::push`]), its present duration and, in a log with the
+    /// [`crate::columns::LATENCY`] columns, its PC latency terms
+    /// ([`TERMS`]' order, as [`Answers::push_terms`] takes them; from the
+    /// first row that has them on, as the log's columns).
+    pub fn push(
+        &mut self,
+        shown: Shown,
+        present_ns: u64,
+        duration_ns: u64,
+        terms: Option<[i64; 3]>,
+    ) {
+        if terms.is_some() {
+            self.session.set_values(&TERMS.map(|t| t.1));
+        }
         let (seen, source) = seen_of(shown, latency_of(shown, present_ns));
+        let terms = terms.as_ref().map_or(&[][..], |t| &t[..]);
         self.session
-            .push(duration_ns, seen, source.map(Source::name));
+            .push(duration_ns, seen, source.map(Source::name), terms);
     }
 
     /// Rows so far.
@@ -324,7 +386,9 @@ impl RunningAnswers {
     /// The summary JSON's displayed-frame keys of the rows so far:
     /// `{"display": {…}}`, as [`summary_keys`] of the same rows.
     pub fn summary_keys(&self, opts: &Options) -> serde_json::Value {
-        keys(with_names(|names| self.session.stats(names, opts)))
+        keys(with_names(|names| {
+            self.session.stats(names, &TERMS.map(|t| t.0), opts)
+        }))
     }
 }
 

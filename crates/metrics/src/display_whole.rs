@@ -13,13 +13,18 @@
 //! - the display intervals D in frame order as a [`FineHistogram`] and a
 //!   [`StutterStream`]: the interval metrics as the whole-session summary
 //!   has them for frame times;
-//! - the present-to-display latency time-weighted by D ([`Weighted`]): the
-//!   samples, Σ D and Σ v·D (exact mean) and the weights in microsecond
-//!   cells (P99 at the printed precision).
+//! - the present-to-display latency, and the other value columns a log
+//!   has (PC latency's terms, [`DisplaySession::set_values`]) with the
+//!   terms derived from them ([`DERIVED`]), time-weighted by D
+//!   ([`Weighted`]): the samples, Σ D and Σ v·D (exact mean) and the
+//!   weights in microsecond cells (P99 at the printed precision).
 //!
 //! [`shown_frames`]: super::display::shown_frames
 
-use super::display::{DisplayStats, Seen, SeenColumns, ValueKey, ValueStats, NO_VALUE, P99_PPM};
+use super::display::{
+    difference_column, less, DisplayStats, Seen, SeenColumns, ValueKey, ValueStats, DERIVED,
+    NO_VALUE, P99_PPM,
+};
 use super::fine::FineHistogram;
 use super::options::Options;
 use super::sorted::PPM;
@@ -124,12 +129,20 @@ pub struct DisplaySession {
     sources: BTreeMap<String, usize>,
     total_ns: u128,
     dropped_ns: u128,
-    /// The last shown frame of the chain: its display time and latency.
-    previous: Option<(u64, i64)>,
+    /// The last shown frame of the chain: its display time and values
+    /// (in the order of `values`).
+    previous: Option<(u64, [i64; MAX_VALUES])>,
     intervals: FineHistogram,
     stutters: StutterStream,
-    latency: Weighted,
+    /// Each value column's key and distribution: present to display, the
+    /// columns of [`DisplaySession::set_values`], the derived terms.
+    values: Vec<(ValueKey, Weighted)>,
+    /// How many of `values` a row gives (the rest are derived).
+    read: usize,
 }
+
+/// Value columns at most (every [`ValueKey`]).
+const MAX_VALUES: usize = 8;
 
 impl DisplaySession {
     /// With the stutter rule's θ of `opts`.
@@ -144,13 +157,36 @@ impl DisplaySession {
             previous: None,
             intervals: FineHistogram::new(),
             stutters: StutterStream::new(opts.stutter_threshold),
-            latency: Weighted::default(),
+            values: vec![(ValueKey::PresentToDisplay, Weighted::default())],
+            read: 1,
         }
     }
 
-    /// The next row: its present duration, its fate and the source that
-    /// told it (`None`: no answer).
-    pub fn push(&mut self, duration_ns: u64, seen: Seen, source: Option<&str>) {
+    /// From the next row on, each row also gives the values of `keys`
+    /// (besides present to display, in this order: [`DisplaySession::push`]'s
+    /// `values`), and the terms [`DERIVED`] from them are kept too, as
+    /// [`DisplayStats::of`] derives them for a log with these columns;
+    /// the rows before had none. Once.
+    pub fn set_values(&mut self, keys: &[ValueKey]) {
+        if self.values.len() > 1 {
+            return;
+        }
+        let keys = &keys[..keys.len().min(MAX_VALUES - 1 - DERIVED.len())];
+        let read = |k: ValueKey| k == ValueKey::PresentToDisplay || keys.contains(&k);
+        self.values
+            .extend(keys.iter().map(|&k| (k, Weighted::default())));
+        self.read = self.values.len();
+        let derived = DERIVED
+            .iter()
+            .filter(|(_, minus)| read(ValueKey::PcLatency) && minus.iter().all(|&k| read(k)));
+        self.values
+            .extend(derived.map(|&(k, _)| (k, Weighted::default())));
+    }
+
+    /// The next row: its present duration, its fate, the source that told
+    /// it (`None`: no answer) and the values of [`DisplaySession::set_values`]'
+    /// keys ([`NO_VALUE`]: none; empty before it).
+    pub fn push(&mut self, duration_ns: u64, seen: Seen, source: Option<&str>, values: &[i64]) {
         self.presented += 1;
         self.total_ns += u128::from(duration_ns);
         if let Some(s) = source {
@@ -166,17 +202,19 @@ impl DisplaySession {
                 displayed_ns,
                 latency_ns,
             } => {
-                if let Some((at, latency)) = self.previous {
+                if let Some((at, owner)) = self.previous {
                     let d = displayed_ns.saturating_sub(at);
                     if d > 0 {
                         self.intervals.push(d);
                         self.stutters.push(d);
-                        if latency != NO_VALUE {
-                            self.latency.push(latency, d);
+                        for ((_, w), &v) in self.values.iter_mut().zip(&owner) {
+                            if v != NO_VALUE {
+                                w.push(v, d);
+                            }
                         }
                     }
                 }
-                self.previous = Some((displayed_ns, latency_ns));
+                self.previous = Some((displayed_ns, self.row_values(latency_ns, values)));
             }
             Seen::Dropped => {
                 self.dropped += 1;
@@ -189,6 +227,29 @@ impl DisplaySession {
         }
     }
 
+    /// A row's values in the order of `values`: present to display, those
+    /// read, those derived.
+    fn row_values(&self, latency_ns: i64, read: &[i64]) -> [i64; MAX_VALUES] {
+        let mut row = [NO_VALUE; MAX_VALUES];
+        row[0] = latency_ns;
+        for (k, &v) in read.iter().take(self.read - 1).enumerate() {
+            row[1 + k] = v;
+        }
+        let at = |key: ValueKey| self.values.iter().position(|(k, _)| *k == key);
+        for i in self.read..self.values.len() {
+            let key = self.values[i].0;
+            let Some((_, minus)) = DERIVED.iter().find(|(k, _)| *k == key) else {
+                continue;
+            };
+            let pc = at(ValueKey::PcLatency).map_or(NO_VALUE, |p| row[p]);
+            row[i] = minus
+                .iter()
+                .try_fold(pc, |acc, &m| less(acc, row[at(m)?]))
+                .unwrap_or(NO_VALUE);
+        }
+        row
+    }
+
     /// Rows so far.
     pub fn rows(&self) -> usize {
         self.presented
@@ -198,16 +259,34 @@ impl DisplaySession {
     /// the stutter list, roughly).
     pub fn heap_bytes(&self) -> usize {
         self.intervals.heap_bytes()
-            + self.latency.heap_bytes()
+            + self
+                .values
+                .iter()
+                .map(|(_, w)| w.heap_bytes())
+                .sum::<usize>()
             + self.stutters.final_so_far().1 * std::mem::size_of::<usize>()
     }
 
     /// The statistics of the rows so far, as [`DisplayStats::of`] gives
     /// them for the same rows as display times
     /// ([`super::display::DisplayColumns::from_seen`], columns named
-    /// `names`), at the precision docs/metrics.md states; the intervals'
-    /// stutters judged as if the session ended now.
-    pub fn stats(&self, names: SeenColumns<'_>, opts: &Options) -> DisplayStats {
+    /// `names`, the values of [`DisplaySession::set_values`] named
+    /// `columns` in its order), at the precision docs/metrics.md states;
+    /// the intervals' stutters judged as if the session ended now.
+    pub fn stats(&self, names: SeenColumns<'_>, columns: &[&str], opts: &Options) -> DisplayStats {
+        let column = |key: ValueKey| -> String {
+            let at = |k: ValueKey| self.values[..self.read].iter().position(|(x, _)| *x == k);
+            let name = |k: ValueKey| match at(k) {
+                Some(0) | None => names.latency,
+                Some(i) => columns.get(i - 1).copied().unwrap_or(""),
+            };
+            match DERIVED.iter().find(|(k, _)| *k == key) {
+                Some((_, minus)) => {
+                    difference_column(name(ValueKey::PcLatency), minus.iter().map(|&m| name(m)))
+                }
+                None => name(key).to_string(),
+            }
+        };
         let n = self.presented;
         DisplayStats {
             interval_column: names.displayed.to_string(),
@@ -224,11 +303,11 @@ impl DisplaySession {
             },
             intervals: self.stutters.summary_of(&self.intervals, opts),
             animation_error: None,
-            latency: [(
-                ValueKey::PresentToDisplay.name().to_string(),
-                self.latency.stats(names.latency),
-            )]
-            .into(),
+            latency: self
+                .values
+                .iter()
+                .map(|(k, w)| (k.name().to_string(), w.stats(&column(*k))))
+                .collect(),
         }
     }
 }
@@ -260,6 +339,17 @@ mod tests {
             let n = rng.usize(1..3_000);
             let mut rows = Vec::new();
             let mut s = DisplaySession::new(&Options::default());
+            // Half the rounds with PC latency's terms (the layer's log).
+            let terms = round % 4 < 2;
+            let keys = [
+                ValueKey::PcLatency,
+                ValueKey::ClickToPhoton,
+                ValueKey::FrameStartToPresent,
+            ];
+            if terms {
+                s.set_values(&keys);
+            }
+            let mut term_rows: Vec<[i64; 3]> = Vec::new();
             let mut at = 1_000_000_000u64;
             for _ in 0..n {
                 let duration = rng.u64(100_000..40_000_000);
@@ -285,29 +375,56 @@ mod tests {
                     }
                 };
                 let source = (seen != Seen::Unknown).then_some("wayland");
-                s.push(duration, seen, source);
+                let row = [0u8; 3].map(|_| {
+                    if rng.u8(0..10) == 0 {
+                        NO_VALUE
+                    } else {
+                        rng.i64(-1_000_000..60_000_000)
+                    }
+                });
+                s.push(duration, seen, source, if terms { &row } else { &[] });
+                term_rows.push(row);
                 rows.push((duration, seen));
             }
             let durations: Vec<u64> = rows.iter().map(|r| r.0).collect();
             let seen: Vec<Seen> = rows.iter().map(|r| r.1).collect();
             let sources = s.sources.clone();
-            let c = DisplayColumns::from_seen(&seen, NAMES, sources);
-            let mut want = DisplayStats::of(&durations, &c, &Options::default());
-            let mut got = s.stats(NAMES, &Options::default());
-            let (w, g) = (
-                want.latency.get_mut("present_to_display").unwrap().take(),
-                got.latency.get_mut("present_to_display").unwrap().take(),
-            );
-            match (w, g) {
-                (None, None) => {}
-                (Some(w), Some(g)) => {
-                    assert_eq!(p99_text(g.p99_ms), p99_text(w.p99_ms), "round {round}");
-                    assert_eq!(
-                        (g.frames, g.time_s, g.mean_ms, &g.column),
-                        (w.frames, w.time_s, w.mean_ms, &w.column)
-                    );
+            let mut c = DisplayColumns::from_seen(&seen, NAMES, sources);
+            let columns = ["pcl", "c2p", "fs2p"];
+            if terms {
+                for (k, key) in keys.iter().enumerate() {
+                    c.values.push(crate::display::ValueColumn {
+                        key: *key,
+                        column: columns[k].into(),
+                        ns: term_rows.iter().map(|r| r[k]).collect(),
+                    });
                 }
-                (w, g) => panic!("{w:?} vs {g:?}"),
+            }
+            let mut want = DisplayStats::of(&durations, &c, &Options::default());
+            let mut got = s.stats(NAMES, &columns, &Options::default());
+            assert_eq!(
+                got.latency.keys().collect::<Vec<_>>(),
+                want.latency.keys().collect::<Vec<_>>()
+            );
+            assert_eq!(want.latency.len(), if terms { 6 } else { 1 });
+            for (key, w) in want.latency.iter_mut() {
+                let (w, g) = (w.take(), got.latency.get_mut(key).unwrap().take());
+                match (w, g) {
+                    (None, None) => {}
+                    (Some(w), Some(g)) => {
+                        assert_eq!(
+                            p99_text(g.p99_ms),
+                            p99_text(w.p99_ms),
+                            "round {round} {key}"
+                        );
+                        assert_eq!(
+                            (g.frames, g.time_s, g.mean_ms, &g.column),
+                            (w.frames, w.time_s, w.mean_ms, &w.column),
+                            "{key}"
+                        );
+                    }
+                    (w, g) => panic!("{key}: {w:?} vs {g:?}"),
+                }
             }
             // The intervals' metrics at the catalog's precision (the
             // whole-session histogram's guarantees), the stutters exactly.

@@ -503,6 +503,16 @@ impl LatencyTracker {
         forced
     }
 
+    /// The return of the last present given, learnt after it (the layer
+    /// books the time a present spent in its call with the next frame's
+    /// counters): replaces the `return_ns` it came with, and so the start
+    /// of the next frame. A return before that present's call is ignored.
+    pub fn returned(&mut self, return_ns: u64) {
+        if self.last_call_ns.is_some_and(|c| return_ns >= c) {
+            self.previous_return_ns = Some(return_ns);
+        }
+    }
+
     /// The display answer for present `id`: the first answer for a frame
     /// counts. `Seen::At`'s `latency_ns` is ignored (P2D is measured from
     /// the call this tracker saw).
@@ -1082,6 +1092,20 @@ mod tests {
         assert_eq!((fs2p.frames, fs2p.time_s, fs2p.mean_ms), (1, 0.03, 2.0));
         // No input: no PCL, click to photon or I2FS.
         assert!(st[..3].iter().all(|(_, v)| v.is_none()));
+    }
+
+    #[test]
+    fn a_return_learnt_later_starts_the_next_frame() {
+        let mut t = LatencyTracker::new(1000 * MS, InputLimits::default());
+        t.present(present(0, 0.0, 0.0));
+        t.returned(2 * MS);
+        t.present(present(1, 10.0, 10.0));
+        t.returned(9 * MS); // before present 1's call: ignored
+        t.present(present(2, 20.0, 20.0));
+        let starts: Vec<u64> = std::iter::from_fn(|| t.finish())
+            .map(|r| r.start.ns)
+            .collect();
+        assert_eq!(starts, [2 * MS, 10 * MS]);
     }
 
     #[test]

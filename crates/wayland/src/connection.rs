@@ -1,12 +1,13 @@
 //! One connection of ours per game `wl_display`, shared by every reader of
 //! that display: the hotkeys' keyboard (`steadyhud-input`, a [`Keys`]
 //! reader), the presentation feedback ([`crate::presentation::Feedback`])
-//! and, next, the input timing. One record ([`Connections`]) holds the
+//! and the input timing ([`crate::input_times::InputTimes`], taken by
+//! [`Connections::take_inputs`]). One record ([`Connections`]) holds the
 //! libraries, the surface map and the connections; each connection
 //! ([`Conn`]) has one private event queue, one registry, the globals every
 //! reader needs (`wl_seat` with its keyboard and pointer, `wp_presentation`;
-//! the name of `zwp_input_timestamps_manager_v1`, for the input timing to
-//! bind), one listener per interface and one pump.
+//! `zwp_input_timestamps_manager_v1` with the devices' nanosecond times),
+//! one listener per interface and one pump.
 //!
 //! **Binding.** A Wayland surface the game makes (`vkCreateWaylandSurfaceKHR`,
 //! an EGL window surface's first swap) is recorded with its `wl_display`
@@ -57,6 +58,7 @@
 use crate::ffi::{
     RegistryListener, Wayland, WlArray, WlDisplay, WlEventQueue, WlProxy, MARSHAL_DESTROY,
 };
+use crate::input_times::{self, InputTime, InputTimes};
 use crate::presentation::{Feedback, Sink, Tables};
 use std::any::Any;
 use std::ffi::{c_char, c_void, CStr};
@@ -95,6 +97,7 @@ pub type MakeKeys = Box<dyn Fn() -> Box<dyn Keys> + Send + Sync>;
 struct Libs {
     wl: Wayland,
     tables: Tables,
+    inputs: input_times::Tables,
 }
 
 /// A Wayland surface of the game's.
@@ -213,7 +216,8 @@ impl Connections {
         let libs = self.libs.get_or_init(|| match Wayland::load() {
             Ok(wl) => {
                 let tables = Tables::new(&wl);
-                Some(Libs { wl, tables })
+                let inputs = input_times::Tables::new(&wl);
+                Some(Libs { wl, tables, inputs })
             }
             Err(e) => {
                 guard::say(format_args!(
@@ -273,7 +277,7 @@ impl Connections {
         if let Some(i) = st.conn_of(key) {
             // SAFETY: our live connection, no reference into it held; its
             // display is live (caller).
-            unsafe { Conn::pump(st.conns[i].ptr()) };
+            unsafe { Conn::pump(st.conns[i].ptr(), steadyhud_sys::clock::now_ns()) };
         }
     }
 
@@ -374,7 +378,7 @@ impl Connections {
         let conn = &mut st.conns[i];
         // SAFETY: our live connection, no reference into it held; its
         // display is live (above).
-        unsafe { Conn::pump(conn.ptr()) };
+        unsafe { Conn::pump(conn.ptr(), now) };
         let c = conn.get();
         // The keys' pump reports the setup work, whichever pump did it.
         let setup = ask.is_none() && (bound_now || std::mem::take(&mut c.compiled));
@@ -429,6 +433,24 @@ impl Connections {
         }
         st.make_keys = Some(make);
         true
+    }
+
+    /// Hands every input time read on the connections to `f` (oldest first
+    /// per connection; off the present path, under the lock) and returns
+    /// how far they are read: the earliest of the connections' last pumps
+    /// (every event read from the socket before then has been handed
+    /// over), `None` without a connection. Inputs lost to a full reader
+    /// are added to `lost`.
+    pub fn take_inputs(&self, mut f: impl FnMut(InputTime), lost: &mut u64) -> Option<u64> {
+        let mut st = self.state()?;
+        let mut until: Option<u64> = None;
+        for c in st.conns.iter_mut() {
+            let c = c.get();
+            c.inputs.take(&mut f);
+            *lost += std::mem::take(&mut c.inputs.lost);
+            until = Some(until.map_or(c.pumped_ns, |u| u.min(c.pumped_ns)));
+        }
+        until
     }
 
     /// Runs `f` on every connection's keyboard reader, with the lines the
@@ -523,11 +545,23 @@ pub struct Conn {
     seat: *mut WlProxy,
     seat_name: u32,
     keyboard: *mut WlProxy,
-    /// Bound for the input timing; its events are not read yet.
+    /// Its button presses are the input timing's.
     pointer: *mut WlProxy,
     /// The `zwp_input_timestamps_manager_v1` global's name, when the
-    /// compositor has one: the input timing binds it here.
+    /// compositor has one, and the manager bound from it.
     pub input_timestamps: Option<u32>,
+    timestamps_manager: *mut WlProxy,
+    /// `zwp_input_timestamps_v1` of the keyboard and of the pointer.
+    keyboard_stamps: *mut WlProxy,
+    pointer_stamps: *mut WlProxy,
+    /// The input timing's reader: key and button presses while the game
+    /// has the focus.
+    inputs: InputTimes,
+    /// When the pump running now started (its events' read time).
+    pump_ns: u64,
+    /// When the last pump ended: every event read from the socket before
+    /// then has been dispatched.
+    pumped_ns: u64,
     /// The presentation feedback reader.
     feedback: Feedback,
     /// The keyboard reader (the hotkeys), once they watch a key.
@@ -625,6 +659,12 @@ impl Conn {
             keyboard: null_mut(),
             pointer: null_mut(),
             input_timestamps: None,
+            timestamps_manager: null_mut(),
+            keyboard_stamps: null_mut(),
+            pointer_stamps: null_mut(),
+            inputs: InputTimes::default(),
+            pump_ns: 0,
+            pumped_ns: 0,
             feedback: Feedback::new(&libs.wl, &libs.tables),
             keys,
             compiled: false,
@@ -700,9 +740,13 @@ impl Conn {
     /// # Safety
     /// `this` is a live connection, with no reference into it held across
     /// the call: the listeners reach it through their user data.
-    unsafe fn pump(this: *mut Conn) {
-        // SAFETY: caller's contract; copied out before the dispatch.
-        let (wl, display, queue) = unsafe { (&(*this).libs.wl, (*this).display, (*this).queue) };
+    unsafe fn pump(this: *mut Conn, now: u64) {
+        // SAFETY: caller's contract; copied out before the dispatch. The
+        // listeners read `pump_ns` as the time their events were read.
+        let (wl, display, queue) = unsafe {
+            (*this).pump_ns = now;
+            (&(*this).libs.wl, (*this).display, (*this).queue)
+        };
         // SAFETY: the display is live while we are bound (module docs).
         unsafe {
             if (wl.get_error)(display) != 0 {
@@ -712,7 +756,10 @@ impl Conn {
             (wl.flush)(display);
         }
         // SAFETY: the dispatch is over; nothing else borrows it.
-        unsafe { (*this).feedback.keep_clock() };
+        unsafe {
+            (*this).feedback.keep_clock();
+            (*this).pumped_ns = now;
+        }
     }
 
     /// Releases the keyboard (if any); nothing is held any more.
@@ -720,6 +767,8 @@ impl Conn {
         if self.keyboard.is_null() {
             return;
         }
+        Self::drop_stamps(&self.libs.wl, &mut self.keyboard_stamps);
+        self.inputs.keyboard_focus = false;
         // SAFETY: our live keyboard proxy, destroyed exactly once.
         unsafe { destroy_proxy(&self.libs.wl, self.keyboard, 3, KEYBOARD_RELEASE) };
         self.keyboard = null_mut();
@@ -731,6 +780,8 @@ impl Conn {
     /// Releases the pointer (if any).
     fn drop_pointer(&mut self) {
         if !self.pointer.is_null() {
+            Self::drop_stamps(&self.libs.wl, &mut self.pointer_stamps);
+            self.inputs.pointer_focus = false;
             // SAFETY: our live pointer proxy, destroyed exactly once.
             unsafe { destroy_proxy(&self.libs.wl, self.pointer, 3, POINTER_RELEASE) };
             self.pointer = null_mut();
@@ -755,8 +806,10 @@ impl Conn {
             // SAFETY: our live registry; the feedback lives in this
             // connection, settled, and is released before it goes.
             b"wp_presentation" => unsafe { self.feedback.bind(registry, name) },
-            // The input timing (next) binds it from here.
-            b"zwp_input_timestamps_manager_v1" => self.input_timestamps = Some(name),
+            b"zwp_input_timestamps_manager_v1" if self.timestamps_manager.is_null() => {
+                self.input_timestamps = Some(name);
+                self.bind_timestamps(registry, name);
+            }
             _ => {}
         }
     }
@@ -795,6 +848,113 @@ impl Conn {
         }
         if self.input_timestamps == Some(name) {
             self.input_timestamps = None;
+            self.drop_timestamps();
+        }
+    }
+
+    /// Binds `zwp_input_timestamps_manager_v1` (version 1) and asks for
+    /// the devices' nanosecond times.
+    fn bind_timestamps(&mut self, registry: *mut WlProxy, name: u32) {
+        let wl = &self.libs.wl;
+        let iface = self.libs.inputs.manager;
+        // SAFETY: `registry` is our live registry; bind's arguments are
+        // (name, interface name, version, new_id).
+        let manager = unsafe {
+            (wl.marshal_flags)(
+                registry,
+                REGISTRY_BIND,
+                iface,
+                1,
+                0,
+                name,
+                iface.name,
+                1u32,
+                null_mut::<c_void>(),
+            )
+        };
+        self.timestamps_manager = manager;
+        self.stamp_devices();
+    }
+
+    /// Asks for the nanosecond times of the keyboard and the pointer we
+    /// have and are not asked for yet (the manager bound).
+    fn stamp_devices(&mut self) {
+        if self.timestamps_manager.is_null() {
+            return;
+        }
+        for keyboard in [true, false] {
+            let (device, stamps, get) = if keyboard {
+                (
+                    self.keyboard,
+                    self.keyboard_stamps,
+                    input_times::GET_KEYBOARD_TIMESTAMPS,
+                )
+            } else {
+                (
+                    self.pointer,
+                    self.pointer_stamps,
+                    input_times::GET_POINTER_TIMESTAMPS,
+                )
+            };
+            if device.is_null() || !stamps.is_null() {
+                continue;
+            }
+            let wl = &self.libs.wl;
+            let iface = self.libs.inputs.timestamps;
+            // SAFETY: our live manager and device; the request's arguments
+            // are (new_id, the device).
+            let p = unsafe {
+                (wl.marshal_flags)(
+                    self.timestamps_manager,
+                    get,
+                    iface,
+                    1,
+                    0,
+                    null_mut::<c_void>(),
+                    device,
+                )
+            };
+            if p.is_null() {
+                continue;
+            }
+            // SAFETY: the connection outlives the object (destroyed with
+            // its device or in drop); the listener covers v1.
+            unsafe {
+                if keyboard {
+                    self.listen(p, &KEYBOARD_STAMPS_LISTENER);
+                    self.keyboard_stamps = p;
+                } else {
+                    self.listen(p, &POINTER_STAMPS_LISTENER);
+                    self.pointer_stamps = p;
+                }
+            }
+        }
+    }
+
+    /// Destroys a `zwp_input_timestamps_v1` (if any).
+    fn drop_stamps(wl: &Wayland, stamps: &mut *mut WlProxy) {
+        if !stamps.is_null() {
+            // SAFETY: our live object, destroyed exactly once.
+            unsafe { destroy_proxy(wl, *stamps, 1, input_times::TIMESTAMPS_DESTROY) };
+            *stamps = null_mut();
+        }
+    }
+
+    /// Destroys the timestamps objects and their manager.
+    fn drop_timestamps(&mut self) {
+        Self::drop_stamps(&self.libs.wl, &mut self.keyboard_stamps);
+        Self::drop_stamps(&self.libs.wl, &mut self.pointer_stamps);
+        if !self.timestamps_manager.is_null() {
+            // SAFETY: our live manager, destroyed exactly once.
+            unsafe {
+                destroy_proxy(
+                    &self.libs.wl,
+                    self.timestamps_manager,
+                    1,
+                    input_times::MANAGER_DESTROY,
+                )
+            };
+            self.timestamps_manager = null_mut();
         }
     }
 
@@ -819,6 +979,7 @@ impl Conn {
                 self.pointer = self.seat_device(seat, get, wl.pointer_interface, listener);
             }
         }
+        self.stamp_devices();
     }
 
     /// Gets the seat's device with request `opcode` (`get_keyboard`,
@@ -879,6 +1040,7 @@ impl Conn {
 impl Drop for Conn {
     fn drop(&mut self) {
         self.feedback.release();
+        self.drop_timestamps();
         self.drop_seat();
         let wl = &self.libs.wl;
         // SAFETY: our own proxies, wrapper and queue, each destroyed once,
@@ -1055,7 +1217,7 @@ unsafe extern "C" fn keyboard_enter(
     data: *mut c_void,
     _: *mut WlProxy,
     _serial: u32,
-    _surface: *mut WlProxy,
+    surface: *mut WlProxy,
     keys: *mut WlArray,
 ) {
     let held: Vec<u32> = if keys.is_null() {
@@ -1075,6 +1237,8 @@ unsafe extern "C" fn keyboard_enter(
     // SAFETY: our connection (listener contract).
     unsafe {
         with(data, |c| {
+            // Every surface on the game's connection is the game's.
+            c.inputs.keyboard_focus = !surface.is_null();
             if let Some(k) = c.keys.as_mut() {
                 k.enter(&held);
             }
@@ -1088,6 +1252,7 @@ unsafe extern "C" fn keyboard_leave(data: *mut c_void, _: *mut WlProxy, _: u32, 
     // SAFETY: our connection (listener contract).
     unsafe {
         with(data, |c| {
+            c.inputs.keyboard_focus = false;
             if let Some(k) = c.keys.as_mut() {
                 k.leave();
             }
@@ -1101,14 +1266,16 @@ unsafe extern "C" fn keyboard_key(
     data: *mut c_void,
     _: *mut WlProxy,
     _serial: u32,
-    _time: u32,
+    time: u32,
     key: u32,
     state: u32,
 ) {
     // SAFETY: our connection (listener contract). xkb keycode = evdev + 8;
-    // state 0 = released, 1 = pressed (2 = repeated, from v10).
+    // state 0 = released, 1 = pressed (2 = repeated, from v10: not an
+    // input of the player's).
     unsafe {
         with(data, |c| {
+            c.inputs.key(time, state == 1, c.pump_ns);
             if let Some(k) = c.keys.as_mut() {
                 k.key(key.saturating_add(8), state != 0);
             }
@@ -1133,7 +1300,9 @@ unsafe extern "C" fn ignore_5(
 /// Called by libwayland; ignores everything.
 unsafe extern "C" fn keyboard_repeat_info(_: *mut c_void, _: *mut WlProxy, _: i32, _: i32) {}
 
-/// `wl_pointer`'s events up to v5, none read yet (the input timing will).
+/// `wl_pointer`'s events up to v5: the focus and the button presses are
+/// the input timing's; an event with a time takes the nanosecond time
+/// sent before it.
 #[repr(C)]
 struct PointerListener {
     enter: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, *mut WlProxy, i32, i32),
@@ -1159,32 +1328,88 @@ static POINTER_LISTENER: PointerListener = PointerListener {
     axis_discrete: pointer_axis_discrete,
 };
 
-// SAFETY (each below): called by libwayland; ignores everything.
+/// # Safety
+/// Called by libwayland with our connection as `data`.
 unsafe extern "C" fn pointer_enter(
-    _: *mut c_void,
+    data: *mut c_void,
     _: *mut WlProxy,
     _: u32,
-    _: *mut WlProxy,
+    surface: *mut WlProxy,
     _: i32,
     _: i32,
 ) {
+    // SAFETY: our connection (listener contract).
+    unsafe { with(data, |c| c.inputs.pointer_focus = !surface.is_null()) };
 }
-unsafe extern "C" fn pointer_leave(_: *mut c_void, _: *mut WlProxy, _: u32, _: *mut WlProxy) {}
-unsafe extern "C" fn pointer_motion(_: *mut c_void, _: *mut WlProxy, _: u32, _: i32, _: i32) {}
+
+/// # Safety
+/// Called by libwayland with our connection as `data`.
+unsafe extern "C" fn pointer_leave(data: *mut c_void, _: *mut WlProxy, _: u32, _: *mut WlProxy) {
+    // SAFETY: our connection (listener contract).
+    unsafe { with(data, |c| c.inputs.pointer_focus = false) };
+}
+
+/// # Safety
+/// Called by libwayland with our connection as `data`.
+unsafe extern "C" fn pointer_motion(data: *mut c_void, _: *mut WlProxy, _: u32, _: i32, _: i32) {
+    // SAFETY: our connection (listener contract).
+    unsafe { with(data, |c| c.inputs.pointer_event()) };
+}
+
+/// # Safety
+/// Called by libwayland with our connection as `data`.
 unsafe extern "C" fn pointer_button(
-    _: *mut c_void,
+    data: *mut c_void,
     _: *mut WlProxy,
-    _: u32,
-    _: u32,
-    _: u32,
-    _: u32,
+    _serial: u32,
+    time: u32,
+    _button: u32,
+    state: u32,
 ) {
+    // SAFETY: our connection (listener contract). State 1 = pressed.
+    unsafe { with(data, |c| c.inputs.button(time, state == 1, c.pump_ns)) };
 }
-unsafe extern "C" fn pointer_axis(_: *mut c_void, _: *mut WlProxy, _: u32, _: u32, _: i32) {}
+
+/// # Safety
+/// Called by libwayland with our connection as `data`.
+unsafe extern "C" fn pointer_axis(data: *mut c_void, _: *mut WlProxy, _: u32, _: u32, _: i32) {
+    // SAFETY: our connection (listener contract).
+    unsafe { with(data, |c| c.inputs.pointer_event()) };
+}
+
+// SAFETY (each below): called by libwayland; ignores everything.
 unsafe extern "C" fn pointer_frame(_: *mut c_void, _: *mut WlProxy) {}
 unsafe extern "C" fn pointer_axis_source(_: *mut c_void, _: *mut WlProxy, _: u32) {}
 unsafe extern "C" fn pointer_axis_stop(_: *mut c_void, _: *mut WlProxy, _: u32, _: u32) {}
 unsafe extern "C" fn pointer_axis_discrete(_: *mut c_void, _: *mut WlProxy, _: u32, _: i32) {}
+
+/// `zwp_input_timestamps_v1`'s one event.
+#[repr(C)]
+struct StampsListener {
+    timestamp: unsafe extern "C" fn(*mut c_void, *mut WlProxy, u32, u32, u32),
+}
+
+static KEYBOARD_STAMPS_LISTENER: StampsListener = StampsListener {
+    timestamp: keyboard_stamp,
+};
+
+static POINTER_STAMPS_LISTENER: StampsListener = StampsListener {
+    timestamp: pointer_stamp,
+};
+
+/// # Safety
+/// Called by libwayland with our connection as `data`.
+unsafe extern "C" fn keyboard_stamp(data: *mut c_void, _: *mut WlProxy, hi: u32, lo: u32, ns: u32) {
+    // SAFETY: our connection (listener contract).
+    unsafe { with(data, |c| c.inputs.stamp(true, hi, lo, ns)) };
+}
+
+/// # Safety
+/// Called by libwayland with our connection as `data`.
+unsafe extern "C" fn pointer_stamp(data: *mut c_void, _: *mut WlProxy, hi: u32, lo: u32, ns: u32) {
+    // SAFETY: our connection (listener contract).
+    unsafe { with(data, |c| c.inputs.stamp(false, hi, lo, ns)) };
+}
 
 #[repr(C)]
 struct CallbackListener {

@@ -6,8 +6,10 @@
 //!   private event queue, one registry, the seat with its keyboard and
 //!   pointer, `wp_presentation`, the surface map, one pump), shared by
 //!   every reader of the display: the hotkeys' keyboard (`steadyhud-input`,
-//!   a [`connection::Keys`] reader), the presentation feedback, and next
-//!   the input timing.
+//!   a [`connection::Keys`] reader), the presentation feedback, and the
+//!   input timing.
+//! - [`input_times`]: the times of the key and button presses the game's
+//!   windows receive, as our seat devices see them.
 //! - [`presentation`]: `wp_presentation` feedback on the game's surfaces,
 //!   asked for on each present, so each frame's answer (when it reached
 //!   the screen, or that it never did) reaches the frame's
@@ -19,4 +21,5 @@
 
 pub mod connection;
 pub mod ffi;
+pub mod input_times;
 pub mod presentation;

@@ -7,7 +7,8 @@
 //! and glxgears (llvmpipe) on Xvfb give no complete at all.
 
 use std::time::{Duration, Instant};
-use steadyhud_x11present::ffi::{self, Xcb};
+use steadyhud_x11::ffi::Xcb;
+use steadyhud_x11present::ffi::{self, Present};
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
@@ -24,14 +25,15 @@ fn main() -> Result<(), String> {
         .parse()
         .map_err(|e| format!("seconds: {e}"))?;
     let xcb = Xcb::load().map_err(|e| e.to_string())?;
-    // SAFETY: libxcb's prototypes (ffi); our own connection to $DISPLAY,
+    let present = Present::load().map_err(|e| e.to_string())?;
+    // SAFETY: libxcb's and libxcb-present's prototypes (ffi); our own connection to $DISPLAY,
     // each event freed once after it is decoded.
     unsafe {
         let c = (xcb.connect)(std::ptr::null(), std::ptr::null_mut());
         if (xcb.connection_has_error)(c) != 0 {
             return Err("cannot connect to $DISPLAY".into());
         }
-        let ext = (xcb.get_extension_data)(c, xcb.present_id)
+        let ext = (xcb.get_extension_data)(c, present.present_id)
             .as_ref()
             .filter(|r| r.present != 0)
             .ok_or("no Present extension")?;
@@ -39,7 +41,7 @@ fn main() -> Result<(), String> {
         let eid = (xcb.generate_id)(c);
         let err = (xcb.request_check)(
             c,
-            (xcb.present_select_input_checked)(c, eid, window, ffi::COMPLETE_NOTIFY_MASK),
+            (present.select_input_checked)(c, eid, window, ffi::COMPLETE_NOTIFY_MASK),
         );
         if !err.is_null() {
             libc::free(err);

@@ -1,103 +1,54 @@
-//! libxcb and libxcb-present, loaded at run time with `libloading` (no
-//! build-time dependency; Debian: `libxcb1`, `libxcb-present0`), and the
-//! decoding of a `CompleteNotify` from the event buffer libxcb returns.
+//! libxcb-present, loaded at run time with `libloading` (no build-time
+//! dependency; Debian: `libxcb-present0`), for the requests made on our
+//! connection (`steadyhud_x11`, which loads libxcb itself), and the
+//! decoding of a `CompleteNotify` from the event bytes its pump files.
 
 use crate::matcher::{Complete, Mode};
-use std::ffi::{c_char, c_int, c_uint, c_void};
+use std::ffi::{c_char, c_void};
 
-pub const XCB_LIB: &str = "libxcb.so.1";
+pub use steadyhud_x11::ffi::{event_len, QueryExtensionReply, VoidCookie, XcbConn, GE_GENERIC};
+
 pub const XCB_PRESENT_LIB: &str = "libxcb-present.so.0";
-
-/// `xcb_connection_t`.
-pub type XcbConn = c_void;
-
-/// `xcb_void_cookie_t`.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct VoidCookie {
-    pub sequence: c_uint,
-}
-
-/// `xcb_query_extension_reply_t`.
-#[repr(C)]
-pub struct QueryExtensionReply {
-    pub response_type: u8,
-    pub pad0: u8,
-    pub sequence: u16,
-    pub length: u32,
-    pub present: u8,
-    pub major_opcode: u8,
-    pub first_event: u8,
-    pub first_error: u8,
-}
 
 /// `XCB_PRESENT_EVENT_MASK_COMPLETE_NOTIFY`.
 pub const COMPLETE_NOTIFY_MASK: u32 = 2;
 /// `XCB_PRESENT_COMPLETE_NOTIFY` (the generic event's `event_type`).
 pub const COMPLETE_NOTIFY: u16 = 1;
-/// `XCB_GE_GENERIC`.
-pub const GE_GENERIC: u8 = 35;
 
 use steadyhud_dl::sym;
 pub use steadyhud_dl::LoadError;
 
-/// What to install when libxcb or libxcb-present is missing.
-const HINT: &str = "; Debian: libxcb1 and libxcb-present0";
+/// What to install when libxcb-present is missing.
+const HINT: &str = "; Debian: libxcb-present0";
 
 /// The functions we use.
-pub struct Xcb {
-    pub connect: unsafe extern "C" fn(*const c_char, *mut c_int) -> *mut XcbConn,
-    pub connection_has_error: unsafe extern "C" fn(*mut XcbConn) -> c_int,
-    pub disconnect: unsafe extern "C" fn(*mut XcbConn),
-    pub generate_id: unsafe extern "C" fn(*mut XcbConn) -> u32,
-    pub poll_for_event: unsafe extern "C" fn(*mut XcbConn) -> *mut u8,
-    pub get_extension_data:
-        unsafe extern "C" fn(*mut XcbConn, *mut c_void) -> *const QueryExtensionReply,
-    pub request_check: unsafe extern "C" fn(*mut XcbConn, VoidCookie) -> *mut c_void,
-    pub flush: unsafe extern "C" fn(*mut XcbConn) -> c_int,
-    pub present_select_input_checked:
-        unsafe extern "C" fn(*mut XcbConn, u32, u32, u32) -> VoidCookie,
-    pub present_select_input: unsafe extern "C" fn(*mut XcbConn, u32, u32, u32) -> VoidCookie,
+pub struct Present {
+    pub select_input_checked: unsafe extern "C" fn(*mut XcbConn, u32, u32, u32) -> VoidCookie,
+    pub select_input: unsafe extern "C" fn(*mut XcbConn, u32, u32, u32) -> VoidCookie,
     /// `xcb_present_id` (an `xcb_extension_t`, a data symbol).
     pub present_id: *mut c_void,
     _present: libloading::Library,
-    _xcb: libloading::Library,
 }
 
 // SAFETY: function pointers and the address of libxcb-present's extension
-// record, kept valid by the libraries held; libxcb is thread-safe.
-unsafe impl Send for Xcb {}
+// record, kept valid by the library held; libxcb is thread-safe.
+unsafe impl Send for Present {}
 // SAFETY: as above; nothing in the struct is written after loading.
-unsafe impl Sync for Xcb {}
+unsafe impl Sync for Present {}
 
-impl Xcb {
-    pub fn load() -> Result<Xcb, LoadError> {
-        let (x, p) = (XCB_LIB, XCB_PRESENT_LIB);
-        let xcb = steadyhud_dl::open(x, HINT)?;
+impl Present {
+    pub fn load() -> Result<Present, LoadError> {
+        let p = XCB_PRESENT_LIB;
         let present = steadyhud_dl::open(p, HINT)?;
-        // SAFETY: each type is the libxcb / libxcb-present prototype of the
-        // named function (xcb.h, present.h), or a pointer for the data
-        // symbol `xcb_present_id`.
+        // SAFETY: each type is the libxcb-present prototype of the named
+        // function (present.h), or a pointer for the data symbol
+        // `xcb_present_id`.
         unsafe {
-            Ok(Xcb {
-                connect: sym(&xcb, x, "xcb_connect\0", "")?,
-                connection_has_error: sym(&xcb, x, "xcb_connection_has_error\0", "")?,
-                disconnect: sym(&xcb, x, "xcb_disconnect\0", "")?,
-                generate_id: sym(&xcb, x, "xcb_generate_id\0", "")?,
-                poll_for_event: sym(&xcb, x, "xcb_poll_for_event\0", "")?,
-                get_extension_data: sym(&xcb, x, "xcb_get_extension_data\0", "")?,
-                request_check: sym(&xcb, x, "xcb_request_check\0", "")?,
-                flush: sym(&xcb, x, "xcb_flush\0", "")?,
-                present_select_input_checked: sym(
-                    &present,
-                    p,
-                    "xcb_present_select_input_checked\0",
-                    "",
-                )?,
-                present_select_input: sym(&present, p, "xcb_present_select_input\0", "")?,
+            Ok(Present {
+                select_input_checked: sym(&present, p, "xcb_present_select_input_checked\0", "")?,
+                select_input: sym(&present, p, "xcb_present_select_input\0", "")?,
                 present_id: sym(&present, p, "xcb_present_id\0", "")?,
                 _present: present,
-                _xcb: xcb,
             })
         }
     }
@@ -130,23 +81,6 @@ pub fn complete_notify(ev: &[u8], opcode: u8) -> Option<(u32, u32, Complete)> {
             msc: u64_at(36)?,
         },
     ))
-}
-
-/// The length of the event at `ev` as libxcb allocated it: 36 bytes, plus
-/// `length` × 4 for a generic event.
-///
-/// # Safety
-/// `ev` is an event `xcb_poll_for_event` returned (not yet freed).
-pub unsafe fn event_len(ev: *const u8) -> usize {
-    // SAFETY: every libxcb event is at least 36 bytes (32 wire bytes and
-    // `full_sequence`).
-    let head = unsafe { std::slice::from_raw_parts(ev, 36) };
-    if head[0] & 0x7f == GE_GENERIC {
-        let length = u32::from_ne_bytes([head[4], head[5], head[6], head[7]]) as usize;
-        36 + length.min(1 << 16) * 4
-    } else {
-        36
-    }
 }
 
 /// The name of the app's Xlib display (`XDisplayString`, which only

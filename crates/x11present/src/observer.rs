@@ -1,5 +1,6 @@
-//! Our side of X11 Present: a connection of our own per X display, the
-//! game's windows selected for `PresentCompleteNotify` on it, and the
+//! Our side of X11 Present: the game's windows selected for
+//! `PresentCompleteNotify` on our connection to their display (the one
+//! `steadyhud_x11::Displays` keeps, which the hotkeys read too), and the
 //! reading of those events, on the analysis thread.
 //!
 //! **Why this works.** The X server sends a window's `CompleteNotify` to
@@ -15,26 +16,28 @@
 //!   GLX drawables): [`Observer::surface_created`] records the display
 //!   name and window; nothing is loaded or connected yet.
 //! - Swapchain creation (or a drawable's first swap):
-//!   [`Observer::follow`] loads libxcb, connects (once per display),
+//!   [`Observer::follow`] loads libxcb-present, takes the display's
+//!   connection (made by the first of its readers), listens for Present's
+//!   events on it,
 //!   selects input (one round trip, checked: a bad window is one note) and
 //!   hands back the new [`Chain`] the present hook records into.
 //! - Each present: [`Chain::record`] only (see [`crate::matcher`]).
-//! - The analysis thread: [`Observer::poll`] reads what is on our
-//!   connections (`xcb_poll_for_event`: never waits), matches each complete
+//! - The analysis thread: [`Observer::poll`] takes the events the
+//!   connection's pump filed for it (never waits), matches each complete
 //!   and hands the answer to its chain's [`Sink`].
 //!
 //! **Lifetime.** Our connection is ours: it can be closed at any time,
 //! whatever the game does with its own. A surface's destruction reads
-//! what is pending, deselects its window and closes the connection when
-//! it was the display's last. A forked child never touches its parent's
-//! connection (the owner pid).
+//! what is pending, deselects its window and lets the connection go when
+//! it was the display's last (it closes when its last reader lets go). A
+//! forked child never touches its parent's connection (the owner pid).
 
-use crate::ffi::{self, Xcb, XcbConn};
+use crate::ffi::{self, Present};
 use crate::matcher::{Chain, Matcher, Off, Outcome};
-use std::ffi::CString;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use steadyhud_sys::lock::Recover;
+use steadyhud_x11::{Displays, OpenError, Reader, Shared};
 
 /// Where a present's answer goes (the frame's capture stream).
 pub trait Sink: Send + Sync {
@@ -47,8 +50,8 @@ pub trait Sink: Send + Sync {
 pub enum FollowError {
     #[error("{0}")]
     Load(#[from] ffi::LoadError),
-    #[error("cannot connect to X display {display:?} (xcb error {code})")]
-    Connect { display: String, code: i32 },
+    #[error("{0}")]
+    Open(#[from] OpenError),
     #[error("X display {display:?} has no Present extension")]
     NoPresent { display: String },
     #[error(
@@ -77,11 +80,12 @@ struct Followed {
     matcher: Matcher<Arc<dyn Sink>>,
 }
 
-/// Our connection to one display.
+/// Our connection to one display, and Present's place on it.
 struct Conn {
     display: Option<String>,
-    c: *mut XcbConn,
+    shared: Shared,
     opcode: u8,
+    reader: Reader,
     windows: Vec<Followed>,
 }
 
@@ -102,13 +106,9 @@ struct State {
     given_up: Vec<Option<String>>,
 }
 
-// SAFETY: `Conn::c` is our own xcb connection, used only under
-// `Observer::state`'s mutex (libxcb is thread-safe anyway).
-unsafe impl Send for State {}
-
 /// The process's X11 Present observer.
 pub struct Observer {
-    xcb: OnceLock<Option<Xcb>>,
+    present: OnceLock<Option<Present>>,
     state: Mutex<State>,
     /// The process the state belongs to (0 = unused): a forked child gets
     /// none.
@@ -132,7 +132,7 @@ impl Observer {
     /// Nothing recorded, nothing loaded.
     pub const fn new() -> Observer {
         Observer {
-            xcb: OnceLock::new(),
+            present: OnceLock::new(),
             state: Mutex::new(State {
                 surfaces: Vec::new(),
                 adopted: Vec::new(),
@@ -176,15 +176,21 @@ impl Observer {
     }
 
     /// Starts a new chain of presents on window `key` (a new swapchain; a
-    /// GLX drawable's first swap), whose answers go to `sink`: connects and
-    /// selects the window the first time (a round trip on our connection).
-    /// `None` (with a note) when the window cannot be followed. Call off
-    /// the present path.
-    pub fn follow(&self, key: u64, sink: Arc<dyn Sink>, now: u64) -> Option<Arc<Chain>> {
+    /// GLX drawable's first swap), whose answers go to `sink`: selects the
+    /// window on our connection to its display (in `displays`) the first
+    /// time (a round trip). `None` (with a note) when the window cannot be
+    /// followed. Call off the present path.
+    pub fn follow(
+        &self,
+        displays: &Displays,
+        key: u64,
+        sink: Arc<dyn Sink>,
+        now: u64,
+    ) -> Option<Arc<Chain>> {
         let mut st = self.state()?;
-        let xcb = self.xcb()?;
+        let present = self.present()?;
         let chain = Arc::new(Chain::new());
-        self.follow_in(&mut st, xcb, key, chain.clone(), sink, now)
+        self.follow_in(&mut st, displays, present, key, chain.clone(), sink, now)
             .then_some(chain)
     }
 
@@ -197,9 +203,9 @@ impl Observer {
         self.any.store(true, Ordering::Relaxed);
     }
 
-    fn xcb(&self) -> Option<&Xcb> {
-        self.xcb
-            .get_or_init(|| match Xcb::load() {
+    fn present(&self) -> Option<&Present> {
+        self.present
+            .get_or_init(|| match Present::load() {
                 Ok(x) => Some(x),
                 Err(e) => {
                     steadyhud_sys::guard::say(format_args!(
@@ -213,10 +219,12 @@ impl Observer {
 
     /// Follows window `key` with `chain` as its newest chain; false (with
     /// a note) when it cannot be.
+    #[allow(clippy::too_many_arguments)]
     fn follow_in(
         &self,
         st: &mut State,
-        xcb: &Xcb,
+        displays: &Displays,
+        present: &Present,
         key: u64,
         chain: Arc<Chain>,
         sink: Arc<dyn Sink>,
@@ -230,7 +238,7 @@ impl Observer {
         else {
             return false;
         };
-        let i = match st.conn_for(xcb, &display) {
+        let i = match st.conn_for(displays, present, &display) {
             Ok(i) => i,
             Err(e) => {
                 st.note_once(display, e);
@@ -242,13 +250,19 @@ impl Observer {
             w.matcher.add_chain(chain, sink, now);
             return true;
         }
-        // SAFETY: our live connection.
-        let eid = unsafe { (xcb.generate_id)(conn.c) };
-        // SAFETY: our live connection; a request on ids we name.
-        let error = unsafe {
-            let cookie =
-                (xcb.present_select_input_checked)(conn.c, eid, window, ffi::COMPLETE_NOTIFY_MASK);
-            (xcb.request_check)(conn.c, cookie)
+        let (eid, error) = {
+            let mut c = conn.shared.lock_or_recover();
+            // SAFETY: our live connection; a checked request on ids we
+            // name, its error ours to free.
+            let (eid, error) = unsafe {
+                let eid = (c.xcb().generate_id)(c.raw());
+                let cookie =
+                    (present.select_input_checked)(c.raw(), eid, window, ffi::COMPLETE_NOTIFY_MASK);
+                (eid, (c.xcb().request_check)(c.raw(), cookie))
+            };
+            // What libxcb read while it waited reaches its readers.
+            c.pump();
+            (eid, error)
         };
         if !error.is_null() {
             // SAFETY: libxcb's reply buffer, ours to free.
@@ -272,62 +286,56 @@ impl Observer {
         true
     }
 
-    /// Reads every event pending on our connections (never waits) and
+    /// Takes every event filed for us on our connections (never waits) and
     /// answers the presents they complete; then turns off windows that
     /// stayed silent. The analysis thread calls this on each tick, and a
     /// window's end calls it to dispatch what came after its last read.
-    pub fn poll(&self, now: u64) {
+    pub fn poll(&self, displays: &Displays, now: u64) {
         if !self.any.load(Ordering::Relaxed) {
             return;
         }
         let Some(mut st) = self.state() else { return };
         let adopted = std::mem::take(&mut st.adopted);
-        let xcb = if adopted.is_empty() {
-            self.xcb.get().and_then(Option::as_ref)
+        let present = if adopted.is_empty() {
+            self.present.get().and_then(Option::as_ref)
         } else {
-            self.xcb()
+            self.present()
         };
-        let Some(xcb) = xcb else {
+        let Some(present) = present else {
             for a in adopted {
                 a.chain.turn_off();
             }
             return;
         };
         for a in adopted {
-            if !self.follow_in(&mut st, xcb, a.key, a.chain.clone(), a.sink, now) {
+            let (key, chain) = (a.key, a.chain.clone());
+            if !self.follow_in(&mut st, displays, present, key, chain, a.sink, now) {
                 a.chain.turn_off();
             }
         }
         let State { conns, notes, .. } = &mut *st;
         conns.retain_mut(|conn| {
-            loop {
-                // SAFETY: our live connection.
-                let ev = unsafe { (xcb.poll_for_event)(conn.c) };
-                if ev.is_null() {
-                    break;
-                }
-                // SAFETY: an event libxcb just returned: `event_len` bytes.
-                let bytes = unsafe { std::slice::from_raw_parts(ev, ffi::event_len(ev)) };
-                let complete = ffi::complete_notify(bytes, conn.opcode);
-                // SAFETY: libxcb's event buffer, ours to free; `bytes` is
-                // not used after.
-                unsafe { libc::free(ev.cast()) };
-                let Some((eid, _window, c)) = complete else {
-                    continue;
-                };
-                if let Some(w) = conn.windows.iter_mut().find(|w| w.eid == eid) {
-                    if let Some(off) = w.matcher.complete(&c, now, &mut answer_to) {
-                        notes.push(off_note(w.window, off));
+            let broken = {
+                let mut c = conn.shared.lock_or_recover();
+                let (opcode, windows) = (conn.opcode, &mut conn.windows);
+                c.take(conn.reader, |ev| {
+                    let Some((eid, _window, complete)) = ffi::complete_notify(ev.bytes(), opcode)
+                    else {
+                        return;
+                    };
+                    if let Some(w) = windows.iter_mut().find(|w| w.eid == eid) {
+                        if let Some(off) = w.matcher.complete(&complete, now, &mut answer_to) {
+                            notes.push(off_note(w.window, off));
+                        }
                     }
-                }
-            }
+                });
+                c.broken()
+            };
             for w in &mut conn.windows {
                 if let Some(off) = w.matcher.check_silence(&mut answer_to) {
                     notes.push(off_note(w.window, off));
                 }
             }
-            // SAFETY: our live connection.
-            let broken = unsafe { (xcb.connection_has_error)(conn.c) } != 0;
             if broken {
                 notes.push(format!(
                     "no more display timing on X display {:?}: our connection broke",
@@ -336,28 +344,27 @@ impl Observer {
                 for w in &mut conn.windows {
                     w.matcher.release(&mut answer_to);
                 }
-                // SAFETY: our connection, not used again.
-                unsafe { (xcb.disconnect)(conn.c) };
+                displays.release(&conn.shared, true);
             }
             !broken
         });
     }
 
     /// Forgets window `key` (its surface is being destroyed): reads what is
-    /// pending first, deselects it, and closes the connection after the
+    /// pending first, deselects it, and lets the connection go after the
     /// display's last window.
-    pub fn surface_destroyed(&self, key: u64) {
-        self.poll(steadyhud_sys::clock::now_ns());
-        self.forget(|s| s.key == key);
+    pub fn surface_destroyed(&self, displays: &Displays, key: u64) {
+        self.poll(displays, steadyhud_sys::clock::now_ns());
+        self.forget(displays, |s| s.key == key);
     }
 
     /// Forgets the windows of an owner being destroyed (Vulkan instance,
     /// GLX display).
-    pub fn owner_destroyed(&self, owner: usize) {
-        self.forget(|s| s.owner == owner);
+    pub fn owner_destroyed(&self, displays: &Displays, owner: usize) {
+        self.forget(displays, |s| s.owner == owner);
     }
 
-    fn forget(&self, gone: impl Fn(&Surface) -> bool) {
+    fn forget(&self, displays: &Displays, gone: impl Fn(&Surface) -> bool) {
         let Some(mut st) = self.state() else { return };
         let keys: Vec<u64> = st
             .surfaces
@@ -367,32 +374,29 @@ impl Observer {
             .collect();
         st.surfaces.retain(|s| !gone(s));
         st.adopted.retain(|a| !keys.contains(&a.key));
-        let xcb = self.xcb.get().and_then(Option::as_ref);
+        let present = self.present.get().and_then(Option::as_ref);
         st.conns.retain_mut(|conn| {
+            let mut c = conn.shared.lock_or_recover();
             conn.windows.retain_mut(|w| {
                 if !keys.contains(&w.key) {
                     return true;
                 }
                 w.matcher.release(&mut answer_to);
-                if let Some(xcb) = xcb {
+                if let Some(present) = present {
                     // SAFETY: our live connection; mask 0 deletes our
-                    // selection (a window already gone: an error event we
-                    // never read).
-                    unsafe { (xcb.present_select_input)(conn.c, w.eid, w.window, 0) };
+                    // selection (a window already gone: an error event the
+                    // pump drops).
+                    unsafe { (present.select_input)(c.raw(), w.eid, w.window, 0) };
                 }
                 false
             });
-            if let Some(xcb) = xcb {
-                // SAFETY: our live connection.
-                unsafe { (xcb.flush)(conn.c) };
-            }
+            c.flush();
             if !conn.windows.is_empty() {
                 return true;
             }
-            if let Some(xcb) = xcb {
-                // SAFETY: our connection, not used again.
-                unsafe { (xcb.disconnect)(conn.c) };
-            }
+            c.leave(conn.reader);
+            drop(c);
+            displays.release(&conn.shared, false);
             false
         });
         self.any.store(
@@ -428,8 +432,14 @@ impl State {
         }
     }
 
-    /// Our connection to `display`, made now if there is none.
-    fn conn_for(&mut self, xcb: &Xcb, display: &Option<String>) -> Result<usize, FollowError> {
+    /// Present's place on our connection to `display` (in `displays`),
+    /// made now if there is none.
+    fn conn_for(
+        &mut self,
+        displays: &Displays,
+        present: &Present,
+        display: &Option<String>,
+    ) -> Result<usize, FollowError> {
         if let Some(i) = self.conns.iter().position(|c| &c.display == display) {
             return Ok(i);
         }
@@ -438,45 +448,27 @@ impl State {
                 display: display_name(display),
             });
         }
-        let name = display
-            .as_deref()
-            .map(|d| CString::new(d).map_err(|_| FollowError::Name(d.to_owned())))
-            .transpose()?;
-        // SAFETY: a NUL-terminated name or null ($DISPLAY); no screen out.
-        let c = unsafe {
-            (xcb.connect)(
-                name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
-                std::ptr::null_mut(),
-            )
-        };
-        // SAFETY: `xcb_connect` never returns null (an error connection).
-        let code = unsafe { (xcb.connection_has_error)(c) };
-        if code != 0 {
-            // SAFETY: the error connection, freed once.
-            unsafe { (xcb.disconnect)(c) };
-            return Err(FollowError::Connect {
-                display: display_name(display),
-                code,
-            });
+        if let Some(d) = display.as_deref().filter(|d| d.contains('\0')) {
+            return Err(FollowError::Name(d.to_owned()));
         }
-        // SAFETY: our live connection and libxcb-present's extension record
-        // (a round trip: QueryExtension).
-        let ext = unsafe { (xcb.get_extension_data)(c, xcb.present_id) };
-        // SAFETY: null or libxcb's cached reply, valid while `c` is.
-        let opcode = match unsafe { ext.as_ref() } {
-            Some(r) if r.present != 0 => r.major_opcode,
-            _ => {
-                // SAFETY: our connection, not used again.
-                unsafe { (xcb.disconnect)(c) };
-                return Err(FollowError::NoPresent {
-                    display: display_name(display),
-                });
-            }
+        let shared = displays.conn(display.as_deref())?;
+        let listened = {
+            let mut c = shared.lock_or_recover();
+            // SAFETY: libxcb-present's extension record (a round trip:
+            // QueryExtension, the first time).
+            unsafe { c.opcode_of(present.present_id) }.map(|op| (op, c.listen(op)))
+        };
+        let Some((opcode, reader)) = listened else {
+            displays.release(&shared, false);
+            return Err(FollowError::NoPresent {
+                display: display_name(display),
+            });
         };
         self.conns.push(Conn {
             display: display.clone(),
-            c,
+            shared,
             opcode,
+            reader,
             windows: Vec::new(),
         });
         Ok(self.conns.len() - 1)

@@ -15,9 +15,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use steadyhud_sys::clock::now_ns;
+use steadyhud_x11::Displays;
 use steadyhud_x11present::ffi::{complete_notify, event_len, QueryExtensionReply, VoidCookie};
 use steadyhud_x11present::matcher::{Chain, Complete, Mode, Outcome};
 use steadyhud_x11present::observer::{Observer, Sink};
+
+/// Our X connections, one per display, as the client record keeps them.
+static DISPLAYS: Displays = Displays::new();
 
 /// A private Xvfb on a display it picks itself (`-displayfd`).
 struct Xvfb {
@@ -265,7 +269,7 @@ impl Sink for Answers {
 fn poll_until(obs: &Observer, answers: &Answers, n: usize) -> Vec<(u64, Outcome)> {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        obs.poll(now_ns());
+        obs.poll(&DISPLAYS, now_ns());
         let got = answers.0.lock().unwrap().clone();
         if got.len() >= n || Instant::now() > deadline {
             return got;
@@ -303,7 +307,7 @@ fn observer_matches_every_present_on_xvfb() {
     assert!(obs.knows(7));
     let answers = Arc::new(Answers::default());
     let chain: Arc<Chain> = obs
-        .follow(7, answers.clone(), now_ns())
+        .follow(&DISPLAYS, 7, answers.clone(), now_ns())
         .expect("our connection follows the game's window");
     let mut presents = Vec::new(); // (serial, present_t)
     let present = |presents: &mut Vec<(u32, u64)>, chain: &Chain, serial: u32, target: u64| {
@@ -371,7 +375,7 @@ fn observer_matches_every_present_on_xvfb() {
     // A new chain on the same window (a recreated swapchain): serials
     // start at 1 again and are the new chain's.
     let chain2 = obs
-        .follow(7, answers.clone(), now_ns())
+        .follow(&DISPLAYS, 7, answers.clone(), now_ns())
         .expect("a new chain");
     let before = presents.len();
     for s in 1..=3u32 {
@@ -388,7 +392,7 @@ fn observer_matches_every_present_on_xvfb() {
         .iter()
         .all(|a| matches!(a.1, Outcome::Shown { .. })));
 
-    obs.surface_destroyed(7);
+    obs.surface_destroyed(&DISPLAYS, 7);
     assert!(!obs.knows(7));
     assert!(obs.take_notes().is_empty(), "nothing to say");
 }
@@ -403,14 +407,16 @@ fn silent_window_is_turned_off_with_one_note() {
     let obs = Observer::new();
     obs.surface_created(1, 9, Some(&x.display), game.window);
     let answers = Arc::new(Answers::default());
-    let chain = obs.follow(9, answers.clone(), now_ns()).expect("followed");
+    let chain = obs
+        .follow(&DISPLAYS, 9, answers.clone(), now_ns())
+        .expect("followed");
     for t in 1..steadyhud_x11present::matcher::SILENT_AFTER {
         assert!(chain.record(t));
     }
-    obs.poll(now_ns());
+    obs.poll(&DISPLAYS, now_ns());
     assert!(obs.take_notes().is_empty());
     assert!(chain.record(1_000_000));
-    obs.poll(now_ns());
+    obs.poll(&DISPLAYS, now_ns());
     let notes = obs.take_notes();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(
@@ -418,7 +424,7 @@ fn silent_window_is_turned_off_with_one_note() {
         "{notes:?}"
     );
     assert!(!chain.record(2_000_000));
-    obs.poll(now_ns());
+    obs.poll(&DISPLAYS, now_ns());
     assert!(obs.take_notes().is_empty(), "said once");
     assert!(answers.0.lock().unwrap().is_empty(), "nothing invented");
 }
@@ -430,14 +436,16 @@ fn bad_window_is_one_note() {
     let x = Xvfb::start();
     let obs = Observer::new();
     obs.surface_created(1, 3, Some(&x.display), 0x7fff_fff0);
-    assert!(obs.follow(3, Arc::new(Answers::default()), 0).is_none());
+    assert!(obs
+        .follow(&DISPLAYS, 3, Arc::new(Answers::default()), 0)
+        .is_none());
     let notes = obs.take_notes();
     assert_eq!(notes.len(), 1, "{notes:?}");
     assert!(notes[0].contains("PresentSelectInput"), "{notes:?}");
     let chain = Arc::new(Chain::new());
     obs.adopt(3, chain.clone(), Arc::new(Answers::default()));
     assert!(chain.record(1), "recorded until the poll");
-    obs.poll(now_ns());
+    obs.poll(&DISPLAYS, now_ns());
     assert!(!chain.record(2), "turned off by the poll");
     assert_eq!(obs.take_notes().len(), 1);
 }
@@ -453,7 +461,7 @@ fn adopted_window_is_followed_at_the_next_poll() {
     let answers = Arc::new(Answers::default());
     let chain = Arc::new(Chain::new());
     obs.adopt(5, chain.clone(), answers.clone());
-    obs.poll(now_ns()); // connects and selects
+    obs.poll(&DISPLAYS, now_ns()); // connects and selects
     let mut ts = Vec::new();
     for s in 1..=10u32 {
         let t = now_ns();

@@ -192,6 +192,42 @@ impl Context {
     }
 
     /// Creates and maps a window of `visual` (null: the default one).
+    /// Asks for the key and button presses in the X window (`--input-out`).
+    pub fn select_presses(&self) {
+        let x = &self.xlib;
+        // SAFETY: an open display and our window.
+        unsafe {
+            let mask = xlib::StructureNotifyMask
+                | xlib::ExposureMask
+                | xlib::KeyPressMask
+                | xlib::ButtonPressMask;
+            (x.XSelectInput)(self.dpy, self.xwin, mask);
+            (x.XSync)(self.dpy, xlib::False);
+        }
+    }
+
+    /// The key and button presses that came since the last call, as a game
+    /// reads them at its frame's start: (`key` or `button`, the server's
+    /// millisecond stamp). Never waits.
+    pub fn take_presses(&self) -> Vec<(&'static str, u64)> {
+        let x = &self.xlib;
+        let mut out = Vec::new();
+        // SAFETY: an open display; an event is read only while one is
+        // pending, into a whole XEvent.
+        unsafe {
+            while (x.XPending)(self.dpy) > 0 {
+                let mut ev: xlib::XEvent = std::mem::zeroed();
+                (x.XNextEvent)(self.dpy, &mut ev);
+                match ev.get_type() {
+                    xlib::KeyPress => out.push(("key", ev.key.time)),
+                    xlib::ButtonPress => out.push(("button", ev.button.time)),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
     unsafe fn create_window(&mut self, visual: *mut xlib::XVisualInfo) -> c_ulong {
         let x = &self.xlib;
         // SAFETY: an open display; the caller's visual (or none).

@@ -153,6 +153,16 @@ struct Args {
     /// none N`.
     #[arg(long, value_name = "FILE")]
     feedback_out: Option<std::path::PathBuf>,
+    /// X11: read the keys and buttons pressed in the window at each frame's
+    /// start (KeyPress and ButtonPress, the way a game samples input; the
+    /// frame waits for `--fps` before its swap, so it starts where the
+    /// previous swap returned) and write to FILE, per frame, `frame K
+    /// START_NS PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, where it
+    /// reads; right before swap K), and per press `input KIND TIME_MS
+    /// READ_NS K` (key or button, the X server's stamp, when it was read,
+    /// the swap that carried the frame that used it). Plain frames only.
+    #[arg(long, value_name = "FILE")]
+    input_out: Option<std::path::PathBuf>,
 }
 
 impl Args {
@@ -187,6 +197,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// With `--input-out`: the presses that came, read at the start of frame
+/// `k` (now) into `text`. Returns now (CLOCK_MONOTONIC ns).
+fn sample(ctx: &context::Context, text: &mut String, k: u64) -> u64 {
+    let start_ns = wl::now_ns();
+    for (kind, time_ms) in ctx.take_presses() {
+        text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
+    }
+    start_ns
+}
+
 fn run(args: &Args) -> Result<(), String> {
     if args.vulkan_instance {
         vulkan_instance()?;
@@ -203,7 +223,23 @@ fn run(args: &Args) -> Result<(), String> {
             return Err(format!("{name} needs --wayland or --wayland-unmapped"));
         }
     }
+    let plain = !(args.check_state
+        || args.time_swaps
+        || args.check_errors
+        || args.other_thread
+        || args.recreate_every.is_some()
+        || args.destroy_window_at.is_some()
+        || args.lose_context_every.is_some());
+    if args.input_out.is_some() && !plain {
+        return Err(
+            "--input-out takes plain frames: no state checks, timing or window changes".into(),
+        );
+    }
     let mut ctx = context::Context::new(args.profile(), args.width, args.height)?;
+    if args.input_out.is_some() {
+        ctx.select_presses();
+    }
+    let mut inputs = args.input_out.as_ref().map(|_| String::new());
     if args.other_thread {
         return ctx.swap_from_other_thread(args.frames);
     }
@@ -236,8 +272,30 @@ fn run(args: &Args) -> Result<(), String> {
     let mut timed: Vec<u64> = Vec::with_capacity(args.frames as usize);
     // The window whose first swap is next (0: none).
     let mut first_of = 1u64;
+    let mut next_start = None;
     for frame in 0..args.frames {
         state::clear_window(&gl, args.profile(), args.width, args.height);
+        if let Some(text) = inputs.as_mut() {
+            // The frame's start: the previous swap's return, where a game
+            // samples its input (the first frame's: now).
+            let start_ns = match next_start.take() {
+                Some(t) => t,
+                None => sample(&ctx, text, frame),
+            };
+            // The pacing wait is inside the frame, before its swap.
+            if let Some(i) = interval {
+                let due = start + i * frame as u32;
+                if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                    std::thread::sleep(wait);
+                }
+            }
+            let present_ns = wl::now_ns();
+            text.push_str(&format!("frame {frame} {start_ns} {present_ns}\n"));
+            ctx.swap();
+            swaps += 1;
+            next_start = Some(sample(&ctx, text, frame + 1));
+            continue;
+        }
         if let Some(objects) = &objects {
             objects.set_unusual(&gl);
             let before = state::snapshot(&gl, args.profile());
@@ -298,6 +356,10 @@ fn run(args: &Args) -> Result<(), String> {
                 std::thread::sleep(wait);
             }
         }
+    }
+    if let (Some(text), Some(path)) = (inputs, &args.input_out) {
+        std::fs::write(path, text)
+            .map_err(|e| format!("writing --input-out {}: {e}", path.display()))?;
     }
     if let Some(objects) = &objects {
         objects.check_fbo(&gl)?;

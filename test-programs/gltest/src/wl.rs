@@ -189,6 +189,6 @@ pub fn run(args: &Args) -> Result<(), String> {
 }
 
 /// CLOCK_MONOTONIC ns, the clock of `present_ns`.
-fn now_ns() -> u64 {
+pub(crate) fn now_ns() -> u64 {
     crate::wayland::clock_ns(libc::CLOCK_MONOTONIC) as u64
 }

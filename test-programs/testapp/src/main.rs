@@ -194,6 +194,16 @@ struct Args {
     /// what the layer captured.
     #[arg(long, value_name = "FILE")]
     timestamps: Option<std::path::PathBuf>,
+    /// Read the keys and buttons pressed in its window at each frame's
+    /// start (X11: KeyPress and ButtonPress on its window, the way a game
+    /// samples input) and write to FILE, per frame, `frame K START_NS
+    /// PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, as soon as present
+    /// K−1 returned, where it reads; right before present K), and
+    /// per press `input KIND TIME_MS READ_NS K` (key or button, the X
+    /// server's stamp, when it was read, the present that carried the
+    /// frame that used it). One window, one thread.
+    #[arg(long, value_name = "FILE")]
+    input_out: Option<std::path::PathBuf>,
     /// Make the GPU execution of each frame's command buffer (one per
     /// swapchain per present) last about MS milliseconds (e.g. 8, 0.5; 0:
     /// no load, measure only): a compute loop before the render pass, its
@@ -369,6 +379,20 @@ fn run(args: &Args) -> Result<(), Error> {
         }
         Platform::X11(Box::new(x11::Display::open()?))
     };
+    if args.input_out.is_some()
+        && (args.wayland
+            || args.multi_present
+            || args.wayland_unmapped
+            || args.swapchains > 1
+            || args.threads > 1
+            || args.devices > 1
+            || args.repeat > 1)
+    {
+        return Err(Error::Usage(
+            "--input-out reads one X11 window: no --wayland, one swapchain, thread, device and round"
+                .into(),
+        ));
+    }
     let mut totals = Totals::default();
     for round in 0..args.repeat {
         session(args, &platform, &pattern, round, &mut totals)?;
@@ -512,6 +536,11 @@ fn session(
                         height,
                         &format!("steadyhud-testapp {i}"),
                     )?);
+                }
+                if args.input_out.is_some() {
+                    for w in &windows {
+                        display.select_presses(w);
+                    }
                 }
                 let inst = Instance::new(display.raw_display_handle())?;
                 for w in &windows {
@@ -815,6 +844,18 @@ impl LoopCtx<'_> {
         }
     }
 
+    /// With `--input-out` (X11): the presses that came, read now, at the
+    /// start of frame `k`, into `text`. Returns now (CLOCK_MONOTONIC ns).
+    fn sample_input(&self, text: Option<&mut String>, k: u64) -> u64 {
+        let start_ns = steadyhud_sys::clock::now_ns();
+        if let (Some(text), Platform::X11(display)) = (text, self.platform) {
+            for (kind, time_ms) in display.take_presses() {
+                text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
+            }
+        }
+        start_ns
+    }
+
     /// On Wayland: records the present's time on its feedback row, then
     /// reads and dispatches what the socket has, without blocking.
     fn after_present(&self, present_ns: u64) -> Result<(), Error> {
@@ -885,6 +926,8 @@ impl LoopCtx<'_> {
         let mut ready: Vec<Ready> = Vec::with_capacity(targets.len());
         let mut outcomes: Vec<PresentOutcome> = Vec::with_capacity(targets.len());
         let total = self.pattern.frames() + 1;
+        let mut inputs = args.input_out.as_ref().map(|_| String::new());
+        let mut next_start = None;
         let mut stamps: Vec<u64> = if args.timestamps.is_some() {
             Vec::with_capacity((total as usize).saturating_mul(targets.len()))
         } else {
@@ -926,6 +969,12 @@ impl LoopCtx<'_> {
                     }
                 }
             }
+            // The frame's start: present k−1's return, where a game
+            // samples its input (the first frame's: now).
+            let start_ns = match next_start.take() {
+                Some(t) => t,
+                None => self.sample_input(inputs.as_mut(), k),
+            };
             let t_render = Instant::now();
             ready.clear();
             for t in targets.iter_mut() {
@@ -964,6 +1013,10 @@ impl LoopCtx<'_> {
                         std::slice::from_ref(r),
                         &mut outcomes,
                     )?;
+                    if let Some(text) = inputs.as_mut() {
+                        text.push_str(&format!("frame {k} {start_ns} {}\n", e.monotonic_ns));
+                        next_start = Some(self.sample_input(Some(text), k + 1));
+                    }
                     self.after_present(e.monotonic_ns)?;
                     PRESENT_CALLS.fetch_add(1, Ordering::Relaxed);
                     first_entry.get_or_insert(e.at);
@@ -999,6 +1052,12 @@ impl LoopCtx<'_> {
                 );
                 let _ = out.flush();
             }
+        }
+        if let (Some(text), Some(path)) = (inputs, &args.input_out) {
+            std::fs::write(path, text).map_err(|source| Error::Io {
+                what: format!("writing --input-out {}", path.display()),
+                source,
+            })?;
         }
         Ok(LoopReport {
             late: schedule.late,

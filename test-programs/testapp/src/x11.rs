@@ -84,6 +84,38 @@ impl Display {
         }
     }
 
+    /// Asks for the key and button presses in `window` (`--input-out`).
+    pub fn select_presses(&self, window: &Window) {
+        // SAFETY: the display is open and the window belongs to it.
+        unsafe {
+            let mask = xlib::KeyPressMask | xlib::ButtonPressMask;
+            (self.xlib.XSelectInput)(self.dpy.as_ptr(), window.id, mask);
+            (self.xlib.XSync)(self.dpy.as_ptr(), xlib::False);
+        }
+    }
+
+    /// The key and button presses that came since the last call, as a game
+    /// reads them at its frame's start: (`key` or `button`, the server's
+    /// millisecond stamp). Never waits.
+    pub fn take_presses(&self) -> Vec<(&'static str, u64)> {
+        let mut out = Vec::new();
+        // SAFETY: the display is open (thread-safe: XInitThreads); an
+        // event is read only while one is pending, into a whole XEvent.
+        unsafe {
+            let dpy = self.dpy.as_ptr();
+            while (self.xlib.XPending)(dpy) > 0 {
+                let mut ev: xlib::XEvent = std::mem::zeroed();
+                (self.xlib.XNextEvent)(dpy, &mut ev);
+                match ev.get_type() {
+                    xlib::KeyPress => out.push(("key", ev.key.time)),
+                    xlib::ButtonPress => out.push(("button", ev.button.time)),
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+
     /// Destroys a window (after its Vulkan surface is gone).
     pub fn destroy_window(&self, window: Window) {
         // SAFETY: as above.

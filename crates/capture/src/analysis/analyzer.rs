@@ -8,6 +8,8 @@ use crate::client_state::ClientState;
 use crate::rings::Stream;
 use std::time::{Duration, Instant};
 use steadyhud_control::replies::{WindowHistogram, WindowStatus};
+use steadyhud_wayland::input_times::{InputKind, InputTime};
+use steadyhud_x11::inputs::InputKind as X11Kind;
 
 /// How often the logs are flushed (a killed game loses at most this).
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
@@ -24,6 +26,8 @@ pub(super) struct Analyzer {
     pub(super) last_live: Instant,
     /// Thread that rewrites the streams' summaries while they run.
     pub(super) writer: upkeep::Writer,
+    /// Input times taken from our connections (reused).
+    pub(super) inputs: Vec<steadyhud_wayland::input_times::InputTime>,
 }
 
 impl super::control::ControlStreams for Analyzer {
@@ -75,7 +79,10 @@ impl Analyzer {
         let flush = now.duration_since(self.last_flush) >= FLUSH_EVERY;
         let streams = self.streams.len();
         // X11 Present's completes, read before the rows they answer.
-        self.client.x11present.poll(steadyhud_sys::clock::now_ns());
+        self.client
+            .x11present
+            .poll(&self.client.x11, steadyhud_sys::clock::now_ns());
+        self.feed_inputs();
         for s in &mut self.streams {
             s.drain(&mut self.buf);
             if live {
@@ -91,6 +98,44 @@ impl Analyzer {
         }
         if flush {
             self.last_flush = now;
+        }
+    }
+
+    /// The input times read on our connections, to every stream (a
+    /// process's windows share its seat; each counts them only while it
+    /// presents).
+    fn feed_inputs(&mut self) {
+        let mut lost = 0;
+        self.inputs.clear();
+        let inputs = &mut self.inputs;
+        let mut until = self
+            .client
+            .wayland
+            .take_inputs(|i| inputs.push(i), &mut lost);
+        // X11: every press the server sent before now is on our socket,
+        // read by this take.
+        if self.client.x11inputs.any() {
+            let now = steadyhud_sys::clock::now_ns();
+            let left = self.client.x11inputs.take(&self.client.x11, now, |i| {
+                inputs.push(InputTime {
+                    t_ns: i.t_ns,
+                    read_ns: now,
+                    kind: match i.kind {
+                        X11Kind::Key => InputKind::Key,
+                        X11Kind::Button => InputKind::Button,
+                    },
+                    exact: false,
+                })
+            });
+            lost += left.over;
+            until = Some(until.map_or(now, |u| u.min(now)));
+            for note in self.client.x11inputs.take_notes() {
+                steadyhud_sys::guard::say(format_args!("steadyhud: {note}"));
+            }
+        }
+        for s in &mut self.streams {
+            s.inputs(&self.inputs, until, lost);
+            lost = 0;
         }
     }
 
@@ -115,6 +160,8 @@ impl Analyzer {
     }
 
     pub(super) fn finish_where(&mut self, pred: impl Fn(&Stream) -> bool) {
+        // The inputs read so far reach the ending streams' last rows.
+        self.feed_inputs();
         let (done, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut self.streams)
             .into_iter()
             .partition(|s| pred(s.stream()));
@@ -123,7 +170,9 @@ impl Analyzer {
         if !done.is_empty() {
             // X11 Present's completes that came since the last tick reach
             // these streams' last rows.
-            self.client.x11present.poll(steadyhud_sys::clock::now_ns());
+            self.client
+                .x11present
+                .poll(&self.client.x11, steadyhud_sys::clock::now_ns());
         }
         for s in done {
             s.finish(&mut self.buf, streams);

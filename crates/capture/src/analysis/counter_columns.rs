@@ -142,8 +142,7 @@ impl CounterTrack {
         self.keep_judged();
         self.history.push(values);
         let in_present = self.in_present.map_or(0, |i| values[i]).min(d);
-        let capped = self.limiter_wait.map_or(0, |i| values[i]);
-        let cpu_busy = (d - in_present).saturating_sub(capped);
+        let cpu_busy = self.cpu_busy(d, values);
         self.frames += 1;
         self.sum_in_present += in_present;
         self.sum_cpu_busy += cpu_busy;
@@ -151,6 +150,14 @@ impl CounterTrack {
         self.row[..n].copy_from_slice(&values[..n]);
         self.row[n] = cpu_busy;
         &self.row
+    }
+
+    /// A frame's `cpu_busy_ms` (ns): its duration `d` less its time in
+    /// the present call and the frame cap's wait, from its `values`.
+    pub fn cpu_busy(&self, d: u64, values: &FrameValues) -> u64 {
+        let in_present = self.in_present.map_or(0, |i| values[i]).min(d);
+        let capped = self.limiter_wait.map_or(0, |i| values[i]);
+        (d - in_present).saturating_sub(capped)
     }
 
     /// Keeps the causes the tracker just judged, compact.

@@ -49,7 +49,9 @@ pub struct DisplayFrames {
     pending: BTreeMap<u64, Shown>,
     held: VecDeque<Pending>,
     /// Every written row's answer, in fixed size: the summary's displayed
-    /// metrics ([`RunningAnswers::summary_keys`]).
+    /// metrics ([`RunningAnswers::summary_keys`]); the stream adds each
+    /// row's as it writes it (after its PC latency terms, when it has
+    /// them).
     pub answers: RunningAnswers,
     /// The HUD's window.
     window: VecDeque<Decided>,
@@ -119,7 +121,6 @@ impl DisplayFrames {
                 present_t: t,
                 shown,
             };
-            self.answers.push(shown, t, p.duration_ns);
             self.window.push_back(d);
             while self
                 .window

@@ -7,6 +7,7 @@
 //!   HUD and frame-cap keys;
 //! - `stream`: one window's presents → rows, rolling metrics, live stats;
 //!   its counter columns (`counter_columns`), GPU columns (`gpu_frames`),
+//!   its PC latency (`latency_frames`),
 //!   its log (`session`), what it keeps per stutter (`stutter_lists`); system readings (`sensors`: the sampler's
 //!   poller; `sensor_feed`: the samples the streams' rows and HUD rows
 //!   read, and the rows' readings kept for the summary);
@@ -18,6 +19,7 @@ mod control;
 mod counter_columns;
 mod display_frames;
 mod gpu_frames;
+mod latency_frames;
 #[cfg(test)]
 pub(crate) mod memory_test;
 mod pollers;

@@ -153,7 +153,8 @@ impl Key {
         action: KeyAction,
         client: &'static ClientState,
     ) -> Result<Key, String> {
-        match guard::try_run(|| KeyWatch::new(combo, &client.hotkeys, &client.wayland)) {
+        match guard::try_run(|| KeyWatch::new(combo, &client.hotkeys, &client.wayland, &client.x11))
+        {
             Some(Ok(watch)) => Ok(Key {
                 watch,
                 action,
@@ -209,7 +210,7 @@ impl Poller for Key {
                 revents: 0,
             });
         }
-        false
+        self.watch.waiting()
     }
     fn max_sleep(&self, now: Instant) -> Option<Duration> {
         match self.watch.fd() {

@@ -11,6 +11,7 @@ use super::control::MarkPlaced;
 use super::counter_columns::{self, CounterTrack};
 use super::display_frames::DisplayFrames;
 use super::gpu_frames::{GpuFrames, Pending};
+use super::latency_frames::LatencyFrames;
 use super::sensor_feed::{Recorder, SharedFeed};
 use super::session::Log;
 use super::stutter_lists::{StutterCauses, StutterLists};
@@ -69,6 +70,12 @@ pub(super) struct StreamAnalysis {
     /// Displayed-frame timing: rows wait here (after their GPU columns)
     /// until their display answer is known.
     display: Option<DisplayFrames>,
+    /// PC latency: rows wait here (after their display answer) until the
+    /// inputs up to their frame's start are read; `None` without a reader
+    /// of input times or the present's return (counters).
+    latency: Option<LatencyFrames>,
+    /// The I2FS and HUD window, ns.
+    window_ns: u64,
     client: &'static ClientState,
     /// Windows whose log was opened so far (names the logs).
     windows: Arc<AtomicU64>,
@@ -138,6 +145,8 @@ impl StreamAnalysis {
         StreamAnalysis {
             gpu,
             display,
+            latency: None,
+            window_ns: (window_s.max(0.1) * 1e9) as u64,
             counters: CounterTrack::new(
                 &stream,
                 vcons,
@@ -316,10 +325,22 @@ impl StreamAnalysis {
                 };
                 self.sensor_columns = !names.is_empty();
                 let display_columns = self.display.is_some();
+                // PC latency needs the present's return (the counters) and
+                // a reader of input times (our Wayland or X connection).
+                if self.counters.is_some() && self.client.reads_input() {
+                    self.latency = Some(LatencyFrames::new(t, self.window_ns));
+                }
                 let text_columns: Vec<&str> = display_columns
                     .then_some(steadyhud_log::columns::DISPLAY.map(|c| c.name))
                     .into_iter()
                     .flatten()
+                    .chain(
+                        self.latency
+                            .is_some()
+                            .then_some(steadyhud_log::columns::LATENCY.map(|c| c.name))
+                            .into_iter()
+                            .flatten(),
+                    )
                     .chain(names.iter().copied())
                     .collect();
                 self.recorded = recorder.filter(|_| self.sensor_columns);
@@ -431,13 +452,43 @@ impl StreamAnalysis {
                 self.decided(p);
             }
         }
-        let Some(d) = self.display.as_mut() else {
+        if let Some(d) = self.display.as_mut() {
+            let mut rows = Vec::new();
+            d.flush(newest, all, |p, shown| rows.push((*p, shown)));
+            for (p, shown) in rows {
+                self.write(&p, Some(shown));
+            }
+        }
+        self.flush_latency(all);
+    }
+
+    /// Input times read on our connections (`until`: read up to then;
+    /// `None`: no reader), for the stream's PC latency.
+    pub(super) fn inputs(
+        &mut self,
+        inputs: &[steadyhud_wayland::input_times::InputTime],
+        until: Option<u64>,
+        lost: u64,
+    ) {
+        if let Some(l) = self.latency.as_mut() {
+            l.inputs(inputs, until);
+            l.lost += lost;
+        }
+    }
+
+    /// Writes the rows whose latency is known (`all`: every row).
+    fn flush_latency(&mut self, all: bool) {
+        let newest = self.last_t.unwrap_or(0);
+        let Some(l) = self.latency.as_mut() else {
             return;
         };
         let mut rows = Vec::new();
-        d.flush(newest, all, |p, shown| rows.push((*p, shown)));
-        for (p, shown) in rows {
-            self.write(&p, Some(shown));
+        let mut cells = String::new();
+        l.flush(newest, all, &mut cells, |p, shown, c, terms| {
+            rows.push((*p, shown, c.to_string(), terms))
+        });
+        for (p, shown, c, terms) in rows {
+            self.write_out(&p, shown, &c, Some(terms));
         }
     }
 
@@ -450,9 +501,27 @@ impl StreamAnalysis {
         }
     }
 
-    /// Writes a decided row: the counters' columns, the display cells
-    /// (when the log has them), the readings.
+    /// A decided row: written, or held for its latency.
     fn write(&mut self, p: &Pending, shown: Option<steadyhud_log::display::Shown>) {
+        match (self.latency.as_mut(), self.counters.as_ref()) {
+            (Some(l), Some(c)) => {
+                l.push(*p, shown, c.cpu_busy(p.duration_ns, &p.values));
+                self.flush_latency(false);
+            }
+            _ => self.write_out(p, shown, "", None),
+        }
+    }
+
+    /// Writes a row: the counters' columns, the display cells (when the
+    /// log has them), the latency cells `latency` (its PC latency `terms`
+    /// for the display block), the readings.
+    fn write_out(
+        &mut self,
+        p: &Pending,
+        shown: Option<steadyhud_log::display::Shown>,
+        latency: &str,
+        terms: Option<[i64; 3]>,
+    ) {
         let row = match self.counters.as_mut() {
             Some(c) => c.on_frame(p.duration_ns, &p.values),
             None => &[],
@@ -470,17 +539,21 @@ impl StreamAnalysis {
                 .push_with(p.duration_ns, r.values(), r.throttle()),
             None => self.whole.push(p.duration_ns),
         }
-        match shown {
-            Some(shown) => {
-                let mut cells = String::with_capacity(48 + sensors.len());
+        if let (Some(d), Some(shown)) = (self.display.as_mut(), shown) {
+            d.answers.push(shown, p.to, p.duration_ns, terms);
+        }
+        if shown.is_some() || !latency.is_empty() {
+            let mut cells = String::with_capacity(48 + latency.len() + sensors.len());
+            if let Some(shown) = shown {
                 shown.write_cells(self.first_t.unwrap_or(0), p.to, &mut cells);
-                cells.push_str(sensors);
-                self.log
-                    .write_row(p.index, p.present_ns, p.duration_ns, row, &cells);
             }
-            None => self
-                .log
-                .write_row(p.index, p.present_ns, p.duration_ns, row, sensors),
+            cells.push_str(latency);
+            cells.push_str(sensors);
+            self.log
+                .write_row(p.index, p.present_ns, p.duration_ns, row, &cells);
+        } else {
+            self.log
+                .write_row(p.index, p.present_ns, p.duration_ns, row, sensors);
         }
     }
 
@@ -515,6 +588,7 @@ impl StreamAnalysis {
                 },
                 gpu: self.gpu.as_ref().and_then(GpuFrames::live),
                 display: self.display.as_ref().and_then(DisplayFrames::live),
+                latency: self.latency.as_ref().and_then(LatencyFrames::live),
                 sensors: match self.sensors.as_ref() {
                     Some(f) => {
                         use steadyhud_sys::lock::Recover;
@@ -613,6 +687,9 @@ impl StreamAnalysis {
             };
             if let Some(latency) = map.get_mut("latency").and_then(|l| l.as_object_mut()) {
                 latency.insert("present_to_display_ms".into(), present_to_display);
+                if let Some(l) = self.latency.as_ref() {
+                    latency.extend(l.summary_keys());
+                }
             }
         }
         (extra, causes)
@@ -621,7 +698,8 @@ impl StreamAnalysis {
     /// Frames whose CSV rows are written.
     pub(super) fn rows_written(&self) -> usize {
         let held = self.gpu.as_ref().map_or(0, GpuFrames::held)
-            + self.display.as_ref().map_or(0, DisplayFrames::held);
+            + self.display.as_ref().map_or(0, DisplayFrames::held)
+            + self.latency.as_ref().map_or(0, LatencyFrames::held);
         (self.frames as usize).saturating_sub(held)
     }
 

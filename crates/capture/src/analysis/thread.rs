@@ -111,6 +111,7 @@ impl Analysis {
             last_flush: Instant::now(),
             last_live: Instant::now(),
             writer: upkeep::Writer::default(),
+            inputs: Vec::new(),
         }));
         let stop = Arc::new(AtomicBool::new(false));
         let exiting = Arc::new(AtomicBool::new(false));

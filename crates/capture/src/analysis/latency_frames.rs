@@ -1,0 +1,377 @@
+//! PC latency of one stream on the analysis thread ([`LatencyFrames`]):
+//! each decided row's frame and display answer and the input times read on
+//! our connections go to the pure [`LatencyTracker`]; rows wait here until
+//! their latency is known, then get the log's latency cells, the summary's
+//! terms ([`LatencySummary`]) and the HUD's window (docs/metrics.md, "PC
+//! latency").
+//!
+//! A frame's start is the return of the previous present: row k's
+//! `cpu_busy_ms` (the frame's time outside the present call and the
+//! frame cap) before its present, so FS2P is `cpu_busy_ms`. Nothing here
+//! runs on the present path.
+
+use super::gpu_frames::Pending;
+use crate::guard;
+use crate::live::LiveLatency;
+use std::collections::VecDeque;
+use std::fmt::Write;
+use steadyhud_log::display::Shown;
+use steadyhud_metrics::display::Seen;
+use steadyhud_metrics::latency::{
+    InputLimits, InputSource, LatencyRow, LatencySummary, LatencyTracker, Markers, Present,
+    Rejection, StartSource,
+};
+use steadyhud_wayland::input_times::{InputKind, InputTime};
+
+/// How long a row may wait for the inputs up to its start (CPU time after
+/// its present, judged by the newest present): a reader that stopped
+/// (its display no longer presented to) holds rows back no longer.
+pub const LATE_NS: u64 = 1_000_000_000;
+
+/// A decided row waiting for its latency.
+struct Held {
+    p: Pending,
+    shown: Option<Shown>,
+}
+
+/// A shown row's PCL and its terms, ns.
+struct Terms {
+    call_ns: u64,
+    pcl: i64,
+    i2fs: u64,
+    fs2p: u64,
+    p2d: i64,
+}
+
+/// PC latency of one stream.
+pub struct LatencyFrames {
+    tracker: LatencyTracker,
+    summary: LatencySummary,
+    held: VecDeque<Held>,
+    /// The session's first present (the log's time origin).
+    origin: u64,
+    /// Reasons already said once.
+    said: [bool; 5],
+    /// Inputs the readers lost (their queue was full).
+    pub lost: u64,
+    /// Inputs whose time came in nanoseconds / milliseconds.
+    exact: [u64; 2],
+    /// The HUD's window: the shown rows that have a PCL.
+    window: VecDeque<Terms>,
+    window_ns: u64,
+}
+
+impl LatencyFrames {
+    /// PC latency of a stream whose first present is at `origin`, over an
+    /// I2FS and HUD window of `window_ns`.
+    pub fn new(origin: u64, window_ns: u64) -> LatencyFrames {
+        let mut tracker = LatencyTracker::new(window_ns, InputLimits::default());
+        tracker.present(Present {
+            id: 0,
+            call_ns: origin,
+            return_ns: origin,
+            markers: Markers::default(),
+        });
+        LatencyFrames {
+            tracker,
+            summary: LatencySummary::new(),
+            held: VecDeque::new(),
+            origin,
+            said: [false; 5],
+            lost: 0,
+            exact: [0; 2],
+            window: VecDeque::new(),
+            window_ns,
+        }
+    }
+
+    /// Input times read; `until`: every input up to then is read (`None`:
+    /// no reader, nothing will come).
+    pub fn inputs(&mut self, inputs: &[InputTime], until: Option<u64>) {
+        for i in inputs {
+            let source = match i.kind {
+                InputKind::Key => InputSource::Key,
+                InputKind::Button => InputSource::Button,
+            };
+            self.exact[usize::from(i.exact)] += 1;
+            if let Err(r) = self.tracker.input(i.t_ns, source, i.read_ns) {
+                let k = Rejection::ALL.iter().position(|&x| x == r).unwrap_or(0);
+                if !std::mem::replace(&mut self.said[k], true) {
+                    guard::say(format_args!(
+                        "steadyhud: PC latency: {} ({}): not counted; more are counted in the summary",
+                        r.reason(),
+                        r.name()
+                    ));
+                }
+            }
+        }
+        self.tracker.inputs_until(until.unwrap_or(u64::MAX));
+    }
+
+    /// A decided row (its display answer `shown`, `None` without a source
+    /// of display times), whose frame's time outside the present call and
+    /// the cap was `cpu_busy_ns`: held until its latency is known.
+    pub fn push(&mut self, p: Pending, shown: Option<Shown>, cpu_busy_ns: u64) {
+        self.tracker
+            .returned(p.to.saturating_sub(cpu_busy_ns).max(p.from));
+        let id = p.index + 1;
+        let forced = self.tracker.present(Present {
+            id,
+            call_ns: p.to,
+            return_ns: p.to,
+            markers: Markers::default(),
+        });
+        let seen = match shown {
+            Some(Shown::At { displayed_ns, .. }) => Seen::At {
+                displayed_ns,
+                latency_ns: 0,
+            },
+            Some(Shown::Dropped { .. }) => Seen::Dropped,
+            Some(Shown::Unknown) | None => Seen::Unknown,
+        };
+        self.tracker.fate(id, seen);
+        self.held.push_back(Held { p, shown });
+        debug_assert!(forced.is_none(), "rows are written as they come");
+    }
+
+    /// Rows held.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// Hands every row whose latency is known, in order, to `write` with
+    /// its display answer, its latency cells and its terms for the
+    /// summary's display block ([`steadyhud_log::display::TERMS`]). `newest`: the newest
+    /// present (a row waits at most [`LATE_NS`]); `all`: every row (the
+    /// stream ends).
+    pub fn flush(
+        &mut self,
+        newest: u64,
+        all: bool,
+        cells: &mut String,
+        mut write: impl FnMut(&Pending, Option<Shown>, &str, [i64; 3]),
+    ) {
+        while let Some(h) = self.held.front() {
+            let late = all || newest.saturating_sub(h.p.to) > LATE_NS;
+            let row = match self.tracker.next_row() {
+                Some(r) => Some(r),
+                None if late => self.tracker.finish(),
+                None => break,
+            };
+            let Some(h) = self.held.pop_front() else {
+                break;
+            };
+            cells.clear();
+            let none = steadyhud_metrics::display::NO_VALUE;
+            let terms = match row.filter(|r| r.id == h.p.index + 1) {
+                Some(r) => {
+                    self.summary.push(&r);
+                    self.keep(&r);
+                    write_cells(&r, self.origin, cells);
+                    [
+                        r.pcl_ns().unwrap_or(none),
+                        r.click_to_photon_ns().unwrap_or(none),
+                        i64::try_from(r.fs2p_ns()).unwrap_or(none),
+                    ]
+                }
+                None => {
+                    cells.push_str(",,,,,");
+                    [none; 3]
+                }
+            };
+            write(&h.p, h.shown, cells, terms);
+        }
+        if all {
+            while self.tracker.finish().is_some() {}
+        }
+    }
+
+    /// Keeps a shown row in the HUD's window.
+    fn keep(&mut self, r: &LatencyRow) {
+        let (Some(pcl), Some(i2fs), Some(p2d)) = (r.pcl_ns(), r.window_i2fs_ns, r.p2d_ns()) else {
+            return;
+        };
+        self.window.push_back(Terms {
+            call_ns: r.call_ns,
+            pcl,
+            i2fs,
+            fs2p: r.fs2p_ns(),
+            p2d,
+        });
+        while self
+            .window
+            .front()
+            .is_some_and(|f| r.call_ns.saturating_sub(f.call_ns) > self.window_ns)
+        {
+            self.window.pop_front();
+        }
+    }
+
+    /// The window's means for the HUD: PCL and its terms over the shown
+    /// frames that have a PCL (`None` before one).
+    pub fn live(&self) -> Option<LiveLatency> {
+        if self.window.is_empty() {
+            return None;
+        }
+        let n = self.window.len() as f64;
+        let mean = |f: fn(&Terms) -> f64| (self.window.iter().map(f).sum::<f64>() / n / 1e6) as f32;
+        Some(LiveLatency {
+            pcl_ms: mean(|w| w.pcl as f64),
+            i2fs_ms: mean(|w| w.i2fs as f64),
+            fs2p_ms: mean(|w| w.fs2p as f64),
+            p2d_ms: mean(|w| w.p2d as f64),
+        })
+    }
+
+    /// The summary's latency keys: each term's time-weighted statistics by
+    /// its [`steadyhud_metrics::display::ValueKey`] name (`null` without a
+    /// sample), and `inputs`: how the input times fared.
+    pub fn summary_keys(&self) -> serde_json::Map<String, serde_json::Value> {
+        let mut map = serde_json::Map::new();
+        let column = |k: steadyhud_metrics::display::ValueKey| {
+            use steadyhud_metrics::display::ValueKey as K;
+            let c = match k {
+                K::PcLatency => "pc_latency_ms",
+                K::ClickToPhoton => "click_to_photon_ms",
+                K::FrameStartToPresent => "frame_start_to_present_ms",
+                K::PresentToDisplay => "display_latency_ms",
+                _ => "pc_latency_ms − frame_start_to_present_ms − display_latency_ms",
+            };
+            c.to_string()
+        };
+        for (key, stats) in self.summary.stats(column) {
+            map.insert(
+                key.name().into(),
+                serde_json::to_value(stats).unwrap_or_default(),
+            );
+        }
+        let s = self.tracker.stats();
+        let rejected: serde_json::Map<String, serde_json::Value> = Rejection::ALL
+            .iter()
+            .map(|&r| (r.name().to_string(), s.rejected(r).into()))
+            .collect();
+        let starts: serde_json::Map<String, serde_json::Value> = StartSource::ALL
+            .iter()
+            .map(|&k| (k.name().to_string(), s.starts(k).into()))
+            .collect();
+        map.insert(
+            "inputs".into(),
+            serde_json::json!({
+                "counted": s.inputs,
+                "ns_times": self.exact[1],
+                "ms_times": self.exact[0],
+                "rejected": rejected,
+                "lost": self.lost,
+                "unshown": s.inputs_unshown,
+            }),
+        );
+        map.insert("frame_starts".into(), starts.into());
+        map
+    }
+}
+
+/// A row's five latency cells (`,input_ns,i2fs,click_to_photon,fs2p,pcl`).
+fn write_cells(r: &LatencyRow, origin: u64, out: &mut String) {
+    let ms = |out: &mut String, v: Option<i128>| {
+        out.push(',');
+        if let Some(ns) = v {
+            let sign = if ns < 0 { "-" } else { "" };
+            let a = ns.unsigned_abs();
+            let _ = write!(out, "{sign}{}.{:06}", a / 1_000_000, a % 1_000_000);
+        }
+    };
+    out.push(',');
+    if let Some(t) = r.taken {
+        let _ = write!(out, "{}", i128::from(t.first_ns) - i128::from(origin));
+    }
+    ms(out, r.i2fs_ns().map(i128::from));
+    ms(out, r.click_to_photon_ns().map(i128::from));
+    ms(out, Some(i128::from(r.fs2p_ns())));
+    ms(out, r.pcl_ns().map(i128::from));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use steadyhud_log::display::Source;
+
+    const MS: u64 = 1_000_000;
+
+    fn pending(index: u64, from: u64, to: u64) -> Pending {
+        Pending {
+            index,
+            present_ns: to,
+            duration_ns: to - from,
+            from,
+            to,
+            values: [0; steadyhud_counters::MAX_COUNTERS],
+        }
+    }
+
+    fn input(t_ns: u64, read_ns: u64) -> InputTime {
+        InputTime {
+            t_ns,
+            read_ns,
+            kind: InputKind::Key,
+            exact: false,
+        }
+    }
+
+    /// Frames of 10 ms from 100 ms, 6 ms outside the present call; a key at
+    /// 113 ms is taken by frame 1 (start 114 = 120 − 6): I2FS 1 ms; the
+    /// frame is shown at 130: P2D 10, click to photon 17.
+    #[test]
+    fn rows_get_their_cells_once_inputs_are_read_past_their_start() {
+        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
+        let shown = |at: u64| {
+            Some(Shown::At {
+                source: Source::Wayland,
+                displayed_ns: at * MS,
+                refresh_ns: 0,
+            })
+        };
+        l.push(pending(0, 100 * MS, 110 * MS), shown(120), 6 * MS);
+        l.push(pending(1, 110 * MS, 120 * MS), shown(130), 6 * MS);
+        let mut out = Vec::new();
+        let mut cells = String::new();
+        l.inputs(&[], Some(100 * MS));
+        l.flush(120 * MS, false, &mut cells, |p, _, c, _| {
+            out.push((p.index, c.to_string()))
+        });
+        assert!(out.is_empty(), "inputs are read only up to 100 ms");
+        l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS));
+        l.flush(120 * MS, false, &mut cells, |p, _, c, _| {
+            out.push((p.index, c.to_string()))
+        });
+        assert_eq!(
+            out,
+            [
+                (0, ",,,,6.000000,".to_string()),
+                (
+                    1,
+                    ",13000000,1.000000,17.000000,6.000000,17.000000".to_string()
+                ),
+            ]
+        );
+        let live = l.live().unwrap();
+        assert_eq!((live.pcl_ms, live.i2fs_ms), (17.0, 1.0));
+        let keys = l.summary_keys();
+        assert_eq!(keys["inputs"]["counted"], 1);
+    }
+
+    #[test]
+    fn a_reader_that_stops_holds_rows_back_no_longer_than_late_ns() {
+        let mut l = LatencyFrames::new(0, 1000 * MS);
+        l.inputs(&[], Some(0));
+        l.push(pending(0, 0, 10 * MS), None, 4 * MS);
+        let mut n = 0;
+        let mut cells = String::new();
+        l.flush(10 * MS + LATE_NS, false, &mut cells, |_, _, _, _| n += 1);
+        assert_eq!(n, 0);
+        l.flush(10 * MS + LATE_NS + 1, false, &mut cells, |_, _, c, _| {
+            assert_eq!(c, ",,,,4.000000,");
+            n += 1
+        });
+        assert_eq!((n, l.held()), (1, 0));
+    }
+}
