@@ -1,8 +1,10 @@
 //! Displayed-frame timing in a session log: who answered ([`Source`]),
 //! one frame's answer ([`Shown`]), its cells in the
 //! [`crate::columns::DISPLAY`] columns ([`Shown::write_cells`]) and
-//! back ([`Shown::parse`]). The layer writes them, the `formats` reader
-//! reads them; both go through here.
+//! back ([`Shown::parse`]); a log's rows' answers for the displayed-frame
+//! metrics ([`Answers`], every row; [`RunningAnswers`], the game's, in
+//! fixed size). The layer writes them, the `formats` reader reads them;
+//! both go through here.
 
 use crate::columns::{DISPLAY, LATENCY};
 use std::collections::BTreeMap;
@@ -10,6 +12,7 @@ use std::fmt::Write as _;
 use steadyhud_metrics::display::{
     DisplayColumns, DisplayStats, Seen, SeenColumns, ValueColumn, ValueKey, NO_VALUE,
 };
+use steadyhud_metrics::display_whole::DisplaySession;
 use steadyhud_metrics::Options;
 
 /// Who told us when a frame reached the screen.
@@ -165,6 +168,52 @@ pub struct Answers {
     terms: Vec<[i64; 3]>,
 }
 
+/// A frame's latency as the layer writes it: its display time after
+/// `present_ns`, the present call that ends it, on the clock of
+/// `At::displayed_ns` (what [`Shown::write_cells`] gets); [`NO_VALUE`]
+/// for a frame not shown.
+fn latency_of(shown: Shown, present_ns: u64) -> i64 {
+    match shown {
+        Shown::At { displayed_ns, .. } => {
+            i64::try_from(displayed_ns as i128 - present_ns as i128).unwrap_or(NO_VALUE)
+        }
+        _ => NO_VALUE,
+    }
+}
+
+/// A frame's answer as the displayed-frame metrics take it, with its
+/// latency, and the source that gave it.
+fn seen_of(shown: Shown, latency_ns: i64) -> (Seen, Option<Source>) {
+    match shown {
+        Shown::At {
+            source,
+            displayed_ns,
+            ..
+        } => (
+            Seen::At {
+                displayed_ns,
+                latency_ns,
+            },
+            Some(source),
+        ),
+        Shown::Dropped { source } => (Seen::Dropped, Some(source)),
+        Shown::Unknown => (Seen::Unknown, None),
+    }
+}
+
+/// The names of the [`DISPLAY`] columns the displayed-frame metrics come
+/// from (intervals from `displayed_ns`, dropped frames from
+/// `display_source` without `displayed_ns`, present to display from
+/// `display_latency_ms`), handed to `f`.
+fn with_names<R>(f: impl FnOnce(SeenColumns<'_>) -> R) -> R {
+    let [displayed, latency, _, source] = DISPLAY.map(|c| c.name);
+    f(SeenColumns {
+        displayed,
+        dropped: &format!("{source} without {displayed}"),
+        latency,
+    })
+}
+
 /// The latency columns [`Answers::push_terms`] takes, with the display
 /// value each becomes: PCL, click to photon, FS2P.
 pub const TERMS: [(&str, ValueKey); 3] = [
@@ -178,33 +227,13 @@ impl Answers {
     /// frame, on the clock of `At::displayed_ns` (what
     /// [`Shown::write_cells`] gets).
     pub fn push(&mut self, shown: Shown, present_ns: u64) {
-        let latency = match shown {
-            Shown::At { displayed_ns, .. } => {
-                i64::try_from(displayed_ns as i128 - present_ns as i128).unwrap_or(NO_VALUE)
-            }
-            _ => NO_VALUE,
-        };
-        self.push_read(shown, latency);
+        self.push_read(shown, latency_of(shown, present_ns));
     }
 
     /// The next row's answer as a log gives it: the latency from its
     /// `display_latency_ms` cell ([`NO_VALUE`]: empty).
     pub fn push_read(&mut self, shown: Shown, latency_ns: i64) {
-        let (seen, source) = match shown {
-            Shown::At {
-                source,
-                displayed_ns,
-                ..
-            } => (
-                Seen::At {
-                    displayed_ns,
-                    latency_ns,
-                },
-                Some(source),
-            ),
-            Shown::Dropped { source } => (Seen::Dropped, Some(source)),
-            Shown::Unknown => (Seen::Unknown, None),
-        };
+        let (seen, source) = seen_of(shown, latency_ns);
         self.seen.push(seen);
         if let Some(s) = source {
             *self.sources.entry(s.name()).or_default() += 1;
@@ -274,19 +303,16 @@ impl Answers {
     /// from `display_source` without `displayed_ns`, present to display
     /// from `display_latency_ms`).
     pub fn columns(&self) -> DisplayColumns {
-        let [displayed, latency, _, source] = DISPLAY.map(|c| c.name);
-        let mut c = DisplayColumns::from_seen(
-            &self.seen,
-            SeenColumns {
-                displayed,
-                dropped: &format!("{source} without {displayed}"),
-                latency,
-            },
-            self.sources
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
-        );
+        let mut c = with_names(|names| {
+            DisplayColumns::from_seen(
+                &self.seen,
+                names,
+                self.sources
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+            )
+        });
         if !self.terms.is_empty() {
             // Rows whose terms are not in yet (held for their inputs) have none.
             for (k, (column, key)) in TERMS.iter().enumerate() {
@@ -304,13 +330,70 @@ impl Answers {
     }
 }
 
-/// The summary JSON's displayed-frame keys for a log of `durations_ns`
-/// whose rows' answers are `answers` (the first `durations_ns.len()` of
-/// them): `{"display": {…}}`, the block `analyze --display --json` prints
-/// for the same log (both are [`DisplayStats`], docs/metrics.md
-/// "Displayed frames"). Merge it into the summary's extra keys.
-pub fn summary_keys(durations_ns: &[u64], answers: &Answers, opts: &Options) -> serde_json::Value {
-    let stats = DisplayStats::of(durations_ns, &answers.columns(), opts);
+/// A running session's displayed-frame statistics in fixed size
+/// ([`DisplaySession`]): what the layer keeps of its rows' answers
+/// instead of [`Answers`] (issue 52), fed the same way as it writes each
+/// row; its summary keys are [`summary_keys`]' for the same rows at the
+/// precision docs/metrics.md states ("The summary of a running session").
+#[derive(Clone, Debug)]
+pub struct RunningAnswers {
+    session: DisplaySession,
+}
+
+impl RunningAnswers {
+    /// With the stutter rule of `opts`.
+    pub fn new(opts: &Options) -> RunningAnswers {
+        RunningAnswers {
+            session: DisplaySession::new(opts),
+        }
+    }
+
+    /// The next row: its answer, the present call that ends its frame (as
+    /// for [`Answers::push`]), its present duration and, in a log with the
+    /// [`crate::columns::LATENCY`] columns, its PC latency terms
+    /// ([`TERMS`]' order, as [`Answers::push_terms`] takes them; from the
+    /// first row that has them on, as the log's columns).
+    pub fn push(
+        &mut self,
+        shown: Shown,
+        present_ns: u64,
+        duration_ns: u64,
+        terms: Option<[i64; 3]>,
+    ) {
+        if terms.is_some() {
+            self.session.set_values(&TERMS.map(|t| t.1));
+        }
+        let (seen, source) = seen_of(shown, latency_of(shown, present_ns));
+        let terms = terms.as_ref().map_or(&[][..], |t| &t[..]);
+        self.session
+            .push(duration_ns, seen, source.map(Source::name), terms);
+    }
+
+    /// Rows so far.
+    pub fn len(&self) -> usize {
+        self.session.rows()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The fixed-size state.
+    pub fn session(&self) -> &DisplaySession {
+        &self.session
+    }
+
+    /// The summary JSON's displayed-frame keys of the rows so far:
+    /// `{"display": {…}}`, as [`summary_keys`] of the same rows.
+    pub fn summary_keys(&self, opts: &Options) -> serde_json::Value {
+        keys(with_names(|names| {
+            self.session.stats(names, &TERMS.map(|t| t.0), opts)
+        }))
+    }
+}
+
+/// `{"display": stats}`.
+fn keys(stats: DisplayStats) -> serde_json::Value {
     let mut keys = serde_json::Map::new();
     // A struct of numbers, strings and maps: encoding cannot fail.
     keys.insert(
@@ -318,6 +401,15 @@ pub fn summary_keys(durations_ns: &[u64], answers: &Answers, opts: &Options) -> 
         serde_json::to_value(stats).unwrap_or(serde_json::Value::Null),
     );
     serde_json::Value::Object(keys)
+}
+
+/// The summary JSON's displayed-frame keys for a log of `durations_ns`
+/// whose rows' answers are `answers` (the first `durations_ns.len()` of
+/// them): `{"display": {…}}`, the block `analyze --display --json` prints
+/// for the same log (both are [`DisplayStats`], docs/metrics.md
+/// "Displayed frames"). Merge it into the summary's extra keys.
+pub fn summary_keys(durations_ns: &[u64], answers: &Answers, opts: &Options) -> serde_json::Value {
+    keys(DisplayStats::of(durations_ns, &answers.columns(), opts))
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use steadyhud_metrics::display::NO_VALUE;
-use steadyhud_metrics::Options;
+use steadyhud_metrics::{Options, WINDOW};
 use steadyhud_sys::tail::{self, TailFile};
 
 /// Start of the comment line before the rows a recovery added.
@@ -424,35 +424,11 @@ fn judge(line: &[u8], back: &mut Back) -> Option<Back> {
 
 /// The summary over every row of the log open as `f`, read line by line
 /// (the durations and display answers kept, ~20 bytes a frame): the old
-/// summary's keys stay (pid, counters' keys as of its last write …) and
-/// the numbers are made anew.
+/// summary's keys stay (pid, counters' keys as of its last write …,
+/// held as values: its per-stutter lists, a few hundred bytes a stutter)
+/// and the numbers are made anew.
 fn rewrite_summary(t: &TailFile, f: &fs::File) -> Result<(), LogError> {
     let csv_path = &t.csv;
-    let old: serde_json::Value = open_own(&summary_path_for(csv_path), false)
-        .ok()
-        .flatten()
-        .and_then(|f| {
-            let mut s = String::new();
-            // A summary is a few KB; more is not one of ours.
-            f.take(1 << 20).read_to_string(&mut s).ok()?;
-            serde_json::from_str(&s).ok()
-        })
-        .unwrap_or_else(|| serde_json::json!({}));
-    let mut extra = match old {
-        serde_json::Value::Object(m) => m,
-        _ => serde_json::Map::new(),
-    };
-    // Keys each write makes anew.
-    for k in [
-        "stk_curve",
-        "histogram",
-        "wall_s",
-        "sensors",
-        "sensor_causes",
-        display::SUMMARY_KEY,
-    ] {
-        extra.remove(k);
-    }
     let mut r = f;
     r.seek(SeekFrom::Start(0))
         .map_err(|source| LogError::Read {
@@ -465,30 +441,47 @@ fn rewrite_summary(t: &TailFile, f: &fs::File) -> Result<(), LogError> {
             source,
         },
     )?;
+    let durations = &all.durations;
+    let old_path = summary_path_for(csv_path);
+    // The old summary's stutter rule, from a scan that keeps nothing else,
+    // up to what a summary of every row a stutter could be.
+    let rule: OldRule = read_old(&old_path, summary_bound(durations.len(), 0)).unwrap_or_default();
     let head = &all.head;
     let opts = Options {
-        stutter_threshold: extra
-            .get("stutter_threshold")
-            .and_then(serde_json::Value::as_f64)
+        stutter_threshold: rule
+            .stutter_threshold
             .unwrap_or(Options::default().stutter_threshold),
         target_fps: head.target_fps.unwrap_or(Options::default().target_fps),
     };
-    let durations = &all.durations;
     let last_ns: u64 = durations.iter().sum();
-    extra.insert("recovered_frames".into(), all.recovered.into());
+    let mut fresh = serde_json::Map::new();
+    fresh.insert("recovered_frames".into(), all.recovered.into());
     // The log's own overflow lines, the recovery's among them.
-    extra.insert("ring_overflows".into(), all.ring_lost.into());
-    extra.insert("ring_overflow_events".into(), all.events.into());
+    fresh.insert("ring_overflows".into(), all.ring_lost.into());
+    fresh.insert("ring_overflow_events".into(), all.events.into());
     // The session lasted until its last present, as far as anyone knows.
-    extra.insert("wall_s".into(), (last_ns as f64 / 1e9).into());
-    extra.insert("pid".into(), t.pid.into());
+    fresh.insert("wall_s".into(), (last_ns as f64 / 1e9).into());
+    fresh.insert("pid".into(), t.pid.into());
     if let Some(answers) = &all.answers {
         if let serde_json::Value::Object(keys) = display::summary_keys(durations, answers, &opts) {
-            extra.extend(keys);
+            fresh.extend(keys);
         }
     }
-    let mut extra = serde_json::Value::Object(extra);
-    let (summary, stk) = crate::whole_session(durations, None, &opts, &mut extra);
+    let mut fresh = serde_json::Value::Object(fresh);
+    let (summary, stk) = crate::whole_session(durations, None, &opts, &mut fresh);
+    // The old summary's other keys, read as they stream past (those made
+    // anew skipped), up to what a summary of these rows can be: the old
+    // one covered a prefix of them with the same rule, so it judged at
+    // most as many stutters, but for its last frames.
+    let stutters = summary.as_ref().map_or(0, |s| s.stutter_count);
+    let display_stutters = fresh[display::SUMMARY_KEY]["stutter_count"]
+        .as_u64()
+        .unwrap_or(0) as usize;
+    let bound = summary_bound(stutters + WINDOW, display_stutters + WINDOW);
+    let OldKeys(mut extra) = read_old(&old_path, bound).unwrap_or_default();
+    if let serde_json::Value::Object(fresh) = fresh {
+        extra.extend(fresh);
+    }
     let target = SummaryTarget::reopened(
         csv_path.to_path_buf(),
         head.exe.clone(),
@@ -496,7 +489,95 @@ fn rewrite_summary(t: &TailFile, f: &fs::File) -> Result<(), LogError> {
         head.start.clone(),
         (all.ring_lost, all.events),
     );
+    let extra = serde_json::Value::Object(extra);
     write_summary(&target, summary.as_ref(), &stk, extra, Progress::Running).map(|_| ())
+}
+
+/// What an old summary's text may hold besides its per-stutter keys,
+/// bytes: the STK curve (at most 2,000 points, ~250 KB), the mergeable
+/// histogram (4,153 buckets, ~450 KB), the counters', GPU and readings'
+/// blocks, the display block without its stutters (a few KB each), with
+/// room to spare.
+const SUMMARY_FIXED_MAX: u64 = 4 << 20;
+/// What one stutter may add to a summary, bytes: its frame in
+/// `stutter_frames`, its counters' cause in `stutter_causes` and
+/// `stutter_causes_text` (at most [`steadyhud_counters::MAX_COUNTERS`]
+/// counters named, ~300 bytes each with names and labels of 40
+/// characters) and its readings' cause in `sensor_causes`: 6.1 KiB
+/// (`a_stutters_keys_fit_its_bound`), and as much again to spare.
+const SUMMARY_PER_STUTTER_MAX: u64 = 12 << 10;
+/// What a stutter of the displayed intervals adds: its place in the
+/// display block's `stutter_frames`.
+const SUMMARY_PER_DISPLAY_STUTTER_MAX: u64 = 64;
+
+/// The longest summary a session with `stutters` stutters (and
+/// `display_stutters` among its display intervals) writes, bytes: the
+/// most an old summary is read for. A longer file is not one of ours
+/// (issue 51: a file in the log folder is read only as far as ours can
+/// go, never whole), and its keys are not kept.
+fn summary_bound(stutters: usize, display_stutters: usize) -> u64 {
+    SUMMARY_FIXED_MAX
+        .saturating_add((stutters as u64).saturating_mul(SUMMARY_PER_STUTTER_MAX))
+        .saturating_add((display_stutters as u64).saturating_mul(SUMMARY_PER_DISPLAY_STUTTER_MAX))
+}
+
+/// The old summary at `path` (ours: [`open_own`]) as `T`, parsed as it is
+/// read from at most `bound` bytes of it; `None` when there is none, or
+/// it is not JSON, or longer.
+fn read_old<T: serde::de::DeserializeOwned>(path: &Path, bound: u64) -> Option<T> {
+    let f = open_own(path, false).ok().flatten()?;
+    serde_json::from_reader(BufReader::new(f.take(bound))).ok()
+}
+
+/// The old summary's stutter rule (every other key skipped unread).
+#[derive(Default, serde::Deserialize)]
+struct OldRule {
+    stutter_threshold: Option<f64>,
+}
+
+/// Keys a rewrite makes anew, skipped as the old summary is read (the
+/// summary's own keys, which win over extra keys, are replaced too).
+const REMADE: [&str; 7] = [
+    "stk_curve",
+    "histogram",
+    "wall_s",
+    "sensors",
+    "sensor_causes",
+    "stutter_frames",
+    display::SUMMARY_KEY,
+];
+
+/// The old summary's keys but those of [`REMADE`], which are skipped as
+/// they stream past, never held.
+#[derive(Default)]
+struct OldKeys(serde_json::Map<String, serde_json::Value>);
+
+impl<'de> serde::Deserialize<'de> for OldKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = OldKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a summary object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<OldKeys, A::Error> {
+                let mut out = serde_json::Map::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    if REMADE.contains(&k.as_str()) {
+                        m.next_value::<serde::de::IgnoredAny>()?;
+                    } else {
+                        let v = m.next_value()?;
+                        out.insert(k, v);
+                    }
+                }
+                Ok(OldKeys(out))
+            }
+        }
+        d.deserialize_map(Keys)
+    }
 }
 
 /// What recovery needs of a log's header.
@@ -724,8 +805,29 @@ mod tests {
     /// A session of `n` presents 10 ms apart (the last one 30 ms) whose
     /// writer flushed `flushed` rows and was killed mid-row; its tail.
     fn killed_session(dir: &Path, n: u64, flushed: u64, counter: bool) -> (PathBuf, PathBuf) {
+        let step = |i: u64| if i + 1 == n { 30_000_000 } else { 10_000_000 };
+        let extra = serde_json::json!({"stutter_threshold": 0.2});
+        killed_session_with(dir, n, flushed, counter, step, extra)
+    }
+
+    /// [`killed_session`] with present i `step(i)` ns after present i - 1,
+    /// and the last summary's extra keys `extra` (with the pid).
+    fn killed_session_with(
+        dir: &Path,
+        n: u64,
+        flushed: u64,
+        counter: bool,
+        step: impl Fn(u64) -> u64,
+        mut extra: serde_json::Value,
+    ) -> (PathBuf, PathBuf) {
         let origin = 5_000_000_000u64;
-        let ts = |i: u64| origin + i * 10_000_000 + if i + 1 == n { 20_000_000 } else { 0 };
+        let ts: Vec<u64> = (0..n)
+            .scan(origin, |t, i| {
+                *t += if i == 0 { 0 } else { step(i) };
+                Some(*t)
+            })
+            .collect();
+        let ts = |i: u64| ts[i as usize];
         let cols = [("submits".to_string(), steadyhud_counters::Unit::Count)];
         let layout = Layout {
             pid: Some(dead_pid()),
@@ -748,11 +850,12 @@ mod tests {
             }
         }
         log.flush().unwrap();
+        extra["pid"] = pid.into();
         write_summary(
             &log.summary_target(),
             steadyhud_metrics::summarize(&[10_000_000; 5], &Options::default()).as_ref(),
             &[],
-            serde_json::json!({"stutter_threshold": 0.2, "pid": pid}),
+            extra,
             Progress::Running,
         )
         .unwrap();
@@ -761,6 +864,142 @@ mod tests {
         let mut f = fs::OpenOptions::new().append(true).open(&csv).unwrap();
         f.write_all(b"12,13").unwrap();
         (csv, tail_path)
+    }
+
+    /// A stutter's counters' cause naming `counters` counters (names and
+    /// labels of 40 characters, longer than any of ours), as the summary's
+    /// `stutter_causes` holds it, and its text.
+    fn cause(frame: u64, counters: usize) -> (serde_json::Value, String) {
+        let c = steadyhud_counters::Cause {
+            frame,
+            excess_ms: 123.456789,
+            counters: (0..counters)
+                .map(|k| steadyhud_counters::Spike {
+                    name: format!("{k:02}_counter_name_of_forty_characters____"),
+                    label: format!("{k:02} a counter label of forty characters"),
+                    value: 123_456.789,
+                    median: 1_234.567_8,
+                    unit: "MiB".into(),
+                })
+                .collect(),
+        };
+        (serde_json::to_value(&c).unwrap(), c.to_string())
+    }
+
+    /// The bound an old summary is read to ([`summary_bound`]) holds what
+    /// our writer writes for a stutter at its largest: a cause naming
+    /// every counter, its text, and the readings' cause (a clock drop and
+    /// a throttle of every reason).
+    #[test]
+    fn a_stutters_keys_fit_its_bound() {
+        use steadyhud_metrics::sensor_causes::{SensorCause, SensorReason};
+        let dir = tempfile::tempdir().unwrap();
+        let stutters = 500;
+        let (causes, texts): (Vec<_>, Vec<_>) = (0..stutters)
+            .map(|i| cause(1_000_000_000 + i, steadyhud_counters::MAX_COUNTERS))
+            .unzip();
+        let sensor: Vec<serde_json::Value> = (0..stutters)
+            .map(|i| {
+                let c = SensorCause {
+                    frame: 1_000_000_000 + i as usize,
+                    reasons: vec![
+                        SensorReason::ClockDrop {
+                            device: "GPU",
+                            baseline_mhz: 2_412.5,
+                            at_mhz: 1_123.25,
+                        },
+                        SensorReason::Throttle {
+                            device: "GPU",
+                            reasons: ["power", "thermal", "current", "reliability", "other"]
+                                .map(String::from)
+                                .to_vec(),
+                        },
+                    ],
+                };
+                serde_json::to_value(c.json()).unwrap()
+            })
+            .collect();
+        let layout = Layout::default();
+        let log = SessionLog::create(dir.path(), "game", SystemTime::now(), &layout).unwrap();
+        let frames: Vec<u64> = (0..stutters).map(|i| 1_000_000_000 + i).collect();
+        let mut summary =
+            steadyhud_metrics::summarize(&[10_000_000; 5], &Options::default()).unwrap();
+        summary.stutter_frames = frames.iter().map(|&f| f as usize).collect();
+        let extra = serde_json::json!({
+            "stutter_causes": causes,
+            "stutter_causes_text": texts,
+            "sensor_causes": sensor,
+        });
+        let path = write_summary(
+            &log.summary_target(),
+            Some(&summary),
+            &[],
+            extra,
+            Progress::Running,
+        )
+        .unwrap();
+        let len = fs::metadata(&path).unwrap().len();
+        let per_stutter = len / stutters;
+        eprintln!("{per_stutter} bytes a stutter at its largest");
+        assert!(
+            per_stutter * 4 / 3 <= SUMMARY_PER_STUTTER_MAX,
+            "{per_stutter} bytes a stutter: the bound {SUMMARY_PER_STUTTER_MAX} leaves less than a quarter spare"
+        );
+        assert!(len <= summary_bound(stutters as usize, 0));
+    }
+
+    /// A summary over 1 MiB (3,500 stutters, each with a cause naming two
+    /// counters: 2 MB, as a long session at load writes) keeps every key
+    /// through a recovery: it is read up to what a summary of the log's
+    /// stutters can be, not cut at a fixed size. Beyond that bound a file
+    /// is not one of ours, and none of its keys is kept.
+    #[test]
+    fn a_two_megabyte_summary_keeps_its_keys() {
+        let _one = one_at_a_time();
+        let dir = tempfile::tempdir().unwrap();
+        // Every 20th frame 40 ms among 10 ms ones: 3,500 stutters.
+        let n = 70_010;
+        let step = |i: u64| if i % 20 == 10 { 40_000_000 } else { 10_000_000 };
+        let (causes, texts): (Vec<_>, Vec<_>) = (0..3_500).map(|i| cause(i * 20 + 9, 2)).unzip();
+        let extra = serde_json::json!({
+            "stutter_threshold": 0.2,
+            "stutter_causes": causes,
+            "stutter_causes_text": texts,
+            "summary_upkeep": {"writes": 7},
+        });
+        let (csv, _) = killed_session_with(dir.path(), n, n - 5, true, step, extra);
+        let summary = summary_path_for(&csv);
+        let len = fs::metadata(&summary).unwrap().len();
+        assert!(len > 2_000_000, "{len} bytes");
+        let r = recover_in(dir.path()).pop().unwrap().unwrap();
+        assert_eq!(r.rows, 4);
+        let s: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&summary).unwrap()).unwrap();
+        assert_eq!(s["frames"], n - 1, "{}", s["frames"]);
+        assert_eq!(s["stutter_count"], 3_500);
+        assert_eq!(s["stutter_causes"], serde_json::to_value(&causes).unwrap());
+        assert_eq!(
+            s["stutter_causes_text"],
+            serde_json::to_value(&texts).unwrap()
+        );
+        assert_eq!(s["summary_upkeep"]["writes"], 7);
+
+        // The same log with a summary longer than any of ours: read to
+        // the bound, not kept.
+        let dir = tempfile::tempdir().unwrap();
+        let bound = summary_bound(3_500 + WINDOW, WINDOW);
+        let extra = serde_json::json!({
+            "stutter_threshold": 0.2,
+            "padding": "x".repeat(bound as usize),
+            "summary_upkeep": {"writes": 7},
+        });
+        let (csv, _) = killed_session_with(dir.path(), n, n - 5, true, step, extra);
+        let r = recover_in(dir.path()).pop().unwrap().unwrap();
+        assert_eq!(r.rows, 4);
+        let s: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(summary_path_for(&csv)).unwrap()).unwrap();
+        assert_eq!(s["frames"], n - 1);
+        assert!(s.get("padding").is_none() && s.get("summary_upkeep").is_none());
     }
 
     #[test]

@@ -355,15 +355,7 @@ impl DisplayStats {
             }
         }
         let find = |k: ValueKey| c.values.iter().find(|v| v.key == k);
-        // The derived terms of PC latency: the total minus the read terms.
-        let derived = [
-            (ValueKey::InputToPresent, &[ValueKey::PresentToDisplay][..]),
-            (
-                ValueKey::InputToFrameStart,
-                &[ValueKey::FrameStartToPresent, ValueKey::PresentToDisplay][..],
-            ),
-        ];
-        for (key, minus) in derived {
+        for (key, minus) in DERIVED {
             let minus: Option<Vec<&ValueColumn>> = minus.iter().map(|&k| find(k)).collect();
             if let (Some(pc), Some(minus)) = (find(ValueKey::PcLatency), minus) {
                 let (ns, column) = difference(pc, &minus);
@@ -396,6 +388,16 @@ impl DisplayStats {
     }
 }
 
+/// The derived terms of PC latency: each the total (`pc_latency`) minus
+/// the read terms listed, of a frame that has them all.
+pub const DERIVED: [(ValueKey, &[ValueKey]); 2] = [
+    (ValueKey::InputToPresent, &[ValueKey::PresentToDisplay]),
+    (
+        ValueKey::InputToFrameStart,
+        &[ValueKey::FrameStartToPresent, ValueKey::PresentToDisplay],
+    ),
+];
+
 /// The display intervals D in frame order (what [`DisplayStats`]
 /// summarises), for charts.
 pub fn intervals_ns(c: &DisplayColumns) -> Vec<u64> {
@@ -407,19 +409,30 @@ pub fn intervals_ns(c: &DisplayColumns) -> Vec<u64> {
 fn difference(total: &ValueColumn, minus: &[&ValueColumn]) -> (Vec<i64>, String) {
     let ns = (0..total.ns.len())
         .map(|i| {
-            minus.iter().try_fold(total.ns[i], |acc, m| {
-                let v = *m.ns.get(i)?;
-                (acc != NO_VALUE && v != NO_VALUE).then(|| acc.saturating_sub(v))
-            })
+            minus
+                .iter()
+                .try_fold(total.ns[i], |acc, m| less(acc, *m.ns.get(i)?))
         })
         .map(|v| v.unwrap_or(NO_VALUE))
         .collect();
-    let mut column = total.column.clone();
+    let column = difference_column(&total.column, minus.iter().map(|m| m.column.as_str()));
+    (ns, column)
+}
+
+/// One frame's `acc − v` of a derived term; `None` when either is
+/// [`NO_VALUE`].
+pub(crate) fn less(acc: i64, v: i64) -> Option<i64> {
+    (acc != NO_VALUE && v != NO_VALUE).then(|| acc.saturating_sub(v))
+}
+
+/// The name of a derived term: `total − a − b`.
+pub(crate) fn difference_column<'a>(total: &str, minus: impl Iterator<Item = &'a str>) -> String {
+    let mut column = total.to_string();
     for m in minus {
         column.push_str(" − ");
-        column.push_str(&m.column);
+        column.push_str(m);
     }
-    (ns, column)
+    column
 }
 
 /// D-weighted mean and P99 of `values` over the `shown` frames that have a

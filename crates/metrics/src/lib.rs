@@ -25,7 +25,8 @@
 //!   fixed size (a histogram at 1 ns below 66 µs and 1 µs above, split at
 //!   every frame budget; the stutter rule judged as frames arrive), from
 //!   which the game's summary is written (docs/metrics.md, "The summary of
-//!   a running session").
+//!   a running session"); [`display_whole`]: the same for the
+//!   displayed-frame block of a window with display times.
 //! - [`shared_list`]: a list that only grows, read by another thread
 //!   without a copy (the stutters a running session keeps).
 //! - `time_metrics`: the order-free metrics, assembled once for both
@@ -43,6 +44,7 @@
 pub mod bootstrap;
 pub mod catalog;
 pub mod display;
+pub mod display_whole;
 pub mod fine;
 pub mod gpu;
 pub mod histogram;

@@ -43,8 +43,17 @@ impl SortedDurations {
     /// Takes durations that are already ascending (the rolling engine walks
     /// its multiset in order). Not checked in release builds.
     pub fn from_sorted(sorted: Vec<u64>) -> Self {
+        let block_prefix = Vec::with_capacity(sorted.len() / BLOCK + 2);
+        Self::from_sorted_in(sorted, block_prefix)
+    }
+
+    /// [`SortedDurations::from_sorted`] with the block sums written into
+    /// `block_prefix` (cleared first): a caller that queries often hands
+    /// back the buffers of its last one ([`SortedDurations::into_parts`])
+    /// instead of allocating them anew.
+    pub fn from_sorted_in(sorted: Vec<u64>, mut block_prefix: Vec<u128>) -> Self {
         debug_assert!(sorted.windows(2).all(|w| w[0] <= w[1]));
-        let mut block_prefix = Vec::with_capacity(sorted.len() / BLOCK + 2);
+        block_prefix.clear();
         let mut acc: u128 = 0;
         block_prefix.push(0);
         for block in sorted.chunks(BLOCK) {
@@ -55,6 +64,11 @@ impl SortedDurations {
             sorted,
             block_prefix,
         }
+    }
+
+    /// The buffers: the durations and the block sums.
+    pub fn into_parts(self) -> (Vec<u64>, Vec<u128>) {
+        (self.sorted, self.block_prefix)
     }
 
     /// N, the number of frames.

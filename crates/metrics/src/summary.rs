@@ -6,7 +6,7 @@
 use super::options::Options;
 use super::sorted::SortedDurations;
 use super::steady::{SlowFrames, StkPoint};
-use super::stutter::{self, WindowShapes};
+use super::stutter;
 use super::time_metrics::{TimeDistribution, TimeMetrics};
 use serde::{Deserialize, Serialize};
 
@@ -104,22 +104,11 @@ pub fn stk_curve(durations_ns: &[u64], max_fps: u32) -> Vec<StkPoint> {
     SortedDurations::new(durations_ns).stk_curve(max_fps)
 }
 
-/// Builds the [`Summary`] from the sorted durations, the per-frame shapes
-/// and frame i's duration `d(i)`; shared by [`summarize`] and
-/// [`super::Rolling`] so both give the same bits.
-pub(crate) fn assemble(
-    sorted: &SortedDurations,
-    mut shapes: WindowShapes,
-    opts: &Options,
-    d: impl Fn(usize) -> u64,
-) -> Option<Summary> {
-    let osc = shapes.osc();
-    assemble_parts(sorted, shapes.stutter_frames, osc, opts, d)
-}
-
 /// The [`Summary`] from the sorted durations, the stutter frames, OSC, the
-/// options (the target) and frame i's duration `d(i)`; `None` for no frame.
-fn assemble_parts(
+/// options (the target) and frame i's duration `d(i)`; `None` for no
+/// frame. Shared by [`summarize`] and [`super::Rolling`] so both give the
+/// same bits.
+pub(crate) fn assemble_parts(
     sorted: &SortedDurations,
     stutter_frames: Vec<usize>,
     osc: bool,

@@ -117,6 +117,14 @@ impl StutterStream {
         s
     }
 
+    /// The [`Summary`] of `dist`, the distribution of the frames this judge
+    /// was given, as if the session ended now (the stutter frames copied);
+    /// `None` for no frame.
+    pub fn summary_of(&self, dist: &FineHistogram, opts: &Options) -> Option<Summary> {
+        let s = self.so_far();
+        assemble_from(dist, s.frames, s.time_ns, s.osc, opts)
+    }
+
     /// [`StutterStream::so_far`] without copying the stutters judged for
     /// good: those shared, and the stutters' time and OSC with the last
     /// frames' stutters (the only frames in the `Stutters` returned).
@@ -381,8 +389,7 @@ impl WholeSession {
     /// The summary of the frames so far (the target of `opts`); `None`
     /// for no frame.
     pub fn summary(&self, opts: &Options) -> Option<Summary> {
-        let s = self.stutters.so_far();
-        assemble_from(&self.dist, s.frames, s.time_ns, s.osc, opts)
+        self.stutters.summary_of(&self.dist, opts)
     }
 
     /// [`WholeSession::summary`] without a copy of the stutter list: the

@@ -22,7 +22,8 @@ use crate::rings::Answer;
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use std::collections::{BTreeMap, VecDeque};
-use steadyhud_log::display::{Answers, Shown, Source};
+use steadyhud_log::display::{RunningAnswers, Shown, Source};
+use steadyhud_metrics::Options;
 
 /// How long a row may wait for its answer (CPU time after its present,
 /// judged by the newest present). Longer than GPU timing's second: a
@@ -47,9 +48,11 @@ pub struct DisplayFrames {
     /// Answers not yet matched to a row, by present.
     pending: BTreeMap<u64, Shown>,
     held: VecDeque<Pending>,
-    /// Every written row's answer, in order: the summary's displayed
-    /// metrics ([`steadyhud_log::display::summary_keys`]).
-    pub answers: Answers,
+    /// Every written row's answer, in fixed size: the summary's displayed
+    /// metrics ([`RunningAnswers::summary_keys`]); the stream adds each
+    /// row's as it writes it (after its PC latency terms, when it has
+    /// them).
+    pub answers: RunningAnswers,
     /// The HUD's window.
     window: VecDeque<Decided>,
     window_ns: u64,
@@ -60,12 +63,13 @@ pub struct DisplayFrames {
 }
 
 impl DisplayFrames {
-    pub fn new(cons: HeapCons<Answer>, window_ns: u64) -> DisplayFrames {
+    /// `opts`: the session's stutter rule, for the displayed intervals'.
+    pub fn new(cons: HeapCons<Answer>, window_ns: u64, opts: &Options) -> DisplayFrames {
         DisplayFrames {
             cons,
             pending: BTreeMap::new(),
             held: VecDeque::new(),
-            answers: Answers::default(),
+            answers: RunningAnswers::new(opts),
             window: VecDeque::new(),
             window_ns,
             late: 0,
@@ -117,7 +121,6 @@ impl DisplayFrames {
                 present_t: t,
                 shown,
             };
-            self.answers.push(shown, t);
             self.window.push_back(d);
             while self
                 .window
@@ -214,7 +217,7 @@ mod tests {
     #[test]
     fn rows_take_their_own_answers() {
         let (s, (_, _, d)) = Stream::with_display(1, 0, None, true);
-        let mut f = DisplayFrames::new(d.unwrap(), 1_000);
+        let mut f = DisplayFrames::new(d.unwrap(), 1_000, &Options::default());
         let mut out = Vec::new();
         for t in [110, 120, 130, 140] {
             f.push(pending(t));
@@ -260,7 +263,7 @@ mod tests {
     #[test]
     fn a_row_without_an_answer_is_late_after_late_ns() {
         let (_s, (_, _, d)) = Stream::with_display(1, 0, None, true);
-        let mut f = DisplayFrames::new(d.unwrap(), 1_000);
+        let mut f = DisplayFrames::new(d.unwrap(), 1_000, &Options::default());
         f.push(pending(100));
         let mut n = 0;
         f.flush(100 + LATE_NS, false, |_, _| n += 1);

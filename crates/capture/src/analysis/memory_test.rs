@@ -71,10 +71,19 @@ pub(super) fn counted_stream(
     dir: &std::path::Path,
     table: &Arc<steadyhud_counters::Counters>,
 ) -> (Arc<Stream>, StreamAnalysis) {
-    let (stream, cons, vcons) = Stream::with_counters(1, 0, Some(table.clone()));
+    counted_stream_with(dir, table, false)
+}
+
+/// [`counted_stream`], with display times when `display`.
+fn counted_stream_with(
+    dir: &std::path::Path,
+    table: &Arc<steadyhud_counters::Counters>,
+    display: bool,
+) -> (Arc<Stream>, StreamAnalysis) {
+    let (stream, (cons, vcons, dcons)) = Stream::with_display(1, 0, Some(table.clone()), display);
     let a = StreamAnalysis::with_counters(
         stream.clone(),
-        (cons, vcons, None, None),
+        (cons, vcons, None, dcons),
         Log::pending(Some(dir.to_path_buf())),
         10.0,
         Options::default(),
@@ -104,12 +113,34 @@ fn frame_ns(i: u64) -> u64 {
     }
 }
 
-fn session() {
+/// Frame i's display answer in [`display_session`], its present at `t`:
+/// shown 2.4–2.6 ms after it (at the nanosecond), every 13th dropped,
+/// every 1,001st without an answer.
+fn fate(i: u64, t: u64) -> steadyhud_log::display::Shown {
+    use steadyhud_log::display::{Shown, Source};
+    let source = Source::Wayland;
+    if i % 13 == 5 {
+        Shown::Dropped { source }
+    } else if i % 1_001 == 7 {
+        Shown::Unknown
+    } else {
+        Shown::At {
+            source,
+            displayed_ns: t + 2_400_000 + i.wrapping_mul(40_503) % 200_000,
+            refresh_ns: 16_666_667,
+        }
+    }
+}
+
+/// The session of [`a_long_session_runs_in_constant_memory`]; with
+/// `display`, each present answered ([`fate`]) as a window with display
+/// times is.
+fn session(display: bool) {
     use steadyhud_counters::{Counters, Unit, MAX_COUNTERS};
     let dir = tempfile::tempdir().unwrap();
     let table = Arc::new(Counters::new());
     let submits = table.register("submits", "submits", Unit::Count).unwrap();
-    let (stream, mut a) = counted_stream(dir.path(), &table);
+    let (stream, mut a) = counted_stream_with(dir.path(), &table, display);
     let mut w = upkeep::Writer::default();
     let mut buf = vec![0u64; 4096];
     let start = Instant::now();
@@ -123,7 +154,15 @@ fn session() {
         while i < FRAMES && t / 1_000_000_000 == second {
             table.add(submits, 2);
             table.latch(&mut vals);
-            stream.record_with(t, Some(&vals));
+            let key = stream.record_with(t, Some(&vals));
+            if let (true, Some(key)) = (display, key) {
+                // Present i ends frame i - 1.
+                let shown = fate(i.saturating_sub(1), key);
+                stream.answer(crate::rings::Answer {
+                    present_t: key,
+                    shown,
+                });
+            }
             t += frame_ns(i);
             i += 1;
         }
@@ -146,11 +185,20 @@ fn session() {
     let live = LIVE.load(Ordering::Relaxed) - baseline;
     let peak = PEAK.load(Ordering::Relaxed) - baseline;
     a.finish(&mut buf, 1);
+    let what = if display { " with display times" } else { "" };
     eprintln!(
-        "heap after the warm-up: +{live} B at the end, +{worst_live} B at worst at rest, \
+        "heap after the warm-up{what}: +{live} B at the end, +{worst_live} B at worst at rest, \
          peak +{peak} B, over {} frames",
         FRAMES - WARM_UP
     );
+    if display {
+        let csv = super::summary_test::csv_in(dir.path());
+        let s = super::summary_test::read_json(&steadyhud_log::summary_path_for(&csv));
+        let d = &s["display"];
+        assert_eq!(d["presented_frames"], FRAMES - 1, "{d}");
+        assert!(d["dropped_frames"].as_u64().unwrap() > 100_000, "{d}");
+        assert!(d["frames"].as_u64().unwrap() > 1_000_000, "{d}");
+    }
     assert!(
         live.max(worst_live) <= LIVE_BOUND,
         "the heap grew by {} B over {} frames (bound {LIVE_BOUND})",
@@ -169,7 +217,19 @@ fn a_long_session_runs_in_constant_memory() {
     in_child(
         "a_long_session_runs_in_constant_memory",
         "heap after the warm-up",
-        session,
+        || session(false),
+    );
+}
+
+/// The same session in a window with display times (Wayland presentation
+/// feedback, X11 Present): its summary's `display` block comes from a
+/// fixed-size state too, not from every row's answer and duration.
+#[test]
+fn a_long_session_with_display_times_runs_in_constant_memory() {
+    in_child(
+        "a_long_session_with_display_times_runs_in_constant_memory",
+        "heap after the warm-up",
+        || session(true),
     );
 }
 
@@ -248,15 +308,8 @@ fn stutter_session() {
             measured.push((rest, PEAK.load(Ordering::Relaxed) - rest));
         }
     }
-    let dir_csv = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "csv"))
-        .unwrap();
-    let written: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(steadyhud_log::summary_path_for(&dir_csv)).unwrap(),
-    )
-    .unwrap();
+    let dir_csv = super::summary_test::csv_in(dir.path());
+    let written = super::summary_test::read_json(&steadyhud_log::summary_path_for(&dir_csv));
     let causes = written["stutter_causes"].as_array().unwrap();
     assert_eq!(
         causes.len() as u64,

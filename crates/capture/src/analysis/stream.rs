@@ -57,10 +57,6 @@ pub(super) struct StreamAnalysis {
     /// The whole-session statistics of the rows written so far, in fixed
     /// size: every summary write is computed from it.
     whole: WholeSession,
-    /// The durations of the rows written, kept only for a window with
-    /// displayed-frame timing (its summary's `display` block is computed
-    /// over every frame).
-    display_durations: Vec<u64>,
     /// `None` once a panic disabled live statistics for this stream.
     rolling: Option<Rolling>,
     log: Log,
@@ -144,7 +140,8 @@ impl StreamAnalysis {
                 ROLLING_MAX_FRAMES,
             ))
         });
-        let display = display.map(|d| DisplayFrames::new(d, (window_s.max(0.1) * 1e9) as u64));
+        let display =
+            display.map(|d| DisplayFrames::new(d, (window_s.max(0.1) * 1e9) as u64, &opts));
         StreamAnalysis {
             gpu,
             display,
@@ -164,7 +161,6 @@ impl StreamAnalysis {
             first_t: None,
             frames: 0,
             whole: WholeSession::new(&opts),
-            display_durations: Vec::new(),
             rolling: Some(Rolling::new(
                 (window_s.max(0.1) * 1e9) as u64,
                 ROLLING_MAX_FRAMES,
@@ -492,10 +488,7 @@ impl StreamAnalysis {
             rows.push((*p, shown, c.to_string(), terms))
         });
         for (p, shown, c, terms) in rows {
-            if let Some(d) = self.display.as_mut() {
-                d.answers.push_terms(terms);
-            }
-            self.write_out(&p, shown, &c);
+            self.write_out(&p, shown, &c, Some(terms));
         }
     }
 
@@ -515,17 +508,19 @@ impl StreamAnalysis {
                 l.push(*p, shown, c.cpu_busy(p.duration_ns, &p.values));
                 self.flush_latency(false);
             }
-            _ => self.write_out(p, shown, ""),
+            _ => self.write_out(p, shown, "", None),
         }
     }
 
     /// Writes a row: the counters' columns, the display cells (when the
-    /// log has them), the latency cells `latency`, the readings.
+    /// log has them), the latency cells `latency` (its PC latency `terms`
+    /// for the display block), the readings.
     fn write_out(
         &mut self,
         p: &Pending,
         shown: Option<steadyhud_log::display::Shown>,
         latency: &str,
+        terms: Option<[i64; 3]>,
     ) {
         let row = match self.counters.as_mut() {
             Some(c) => c.on_frame(p.duration_ns, &p.values),
@@ -544,8 +539,8 @@ impl StreamAnalysis {
                 .push_with(p.duration_ns, r.values(), r.throttle()),
             None => self.whole.push(p.duration_ns),
         }
-        if self.display.is_some() {
-            self.display_durations.push(p.duration_ns);
+        if let (Some(d), Some(shown)) = (self.display.as_mut(), shown) {
+            d.answers.push(shown, p.to, p.duration_ns, terms);
         }
         if shown.is_some() || !latency.is_empty() {
             let mut cells = String::with_capacity(48 + latency.len() + sensors.len());
@@ -568,17 +563,17 @@ impl StreamAnalysis {
         };
         let built = guard::try_run(|| {
             self.client.faults.inject(Site::Analysis);
-            let frames = rolling.frames();
             let cfg = &self.client.config;
             let (summary, flags) = match rolling.summary_and_flags() {
                 Some((s, f)) => (Some(s), f),
-                None => (None, vec![false; frames.len()]),
+                None => (None, vec![false; rolling.len()]),
             };
             LiveStats {
                 summary,
                 window_s,
-                last_frame_ms: frames.last().map_or(0.0, |&d| d as f32 / 1e6),
-                recent_ms: frames.iter().map(|&d| d as f32 / 1e6).collect(),
+                last_frame_ms: rolling.last().map_or(0.0, |d| d as f32 / 1e6),
+                // Straight from the window: no copy of its durations.
+                recent_ms: rolling.iter().map(|d| d as f32 / 1e6).collect(),
                 recent_stutter: flags,
                 ring_overflows: self.stream.overflows(),
                 counters: match self.counters.as_ref() {
@@ -671,11 +666,7 @@ impl StreamAnalysis {
         if let Some(map) = extra.as_object_mut() {
             let present_to_display = match self.display.as_ref() {
                 Some(d) => {
-                    let keys = steadyhud_log::display::summary_keys(
-                        &self.display_durations,
-                        &d.answers,
-                        &self.opts,
-                    );
+                    let keys = d.answers.summary_keys(&self.opts);
                     let mean = keys[steadyhud_log::display::SUMMARY_KEY]["latency"]
                         ["present_to_display"]["mean_ms"]
                         .clone();
