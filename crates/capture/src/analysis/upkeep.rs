@@ -429,12 +429,21 @@ mod tests {
         assert_eq!(s.stats(1, 6)["last_frames"], 5);
 
         assert!(w.ready(), "the writer starts again after a stop");
+        // The writer's queue held here, so that the job is surely still
+        // queued at the finish (a writer thread may run it at once, on a
+        // machine where this thread is preempted).
+        w.stop();
+        let (tx, queued) = channel::<Job>();
+        w.thread = Some((tx, std::thread::spawn(|| {})));
         s.send(snap(6), now + MIN_INTERVAL, Duration::ZERO, &mut w);
         assert!(
             !s.due(now + 3 * MIN_INTERVAL, 1, 6),
             "a write is queued or running"
         );
         s.finish();
+        for job in queued.try_iter() {
+            job.run();
+        }
         w.stop();
         assert!(!s.due(now + 3 * MIN_INTERVAL, 1, 6));
         assert_eq!(
