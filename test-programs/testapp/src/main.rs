@@ -14,6 +14,7 @@ use size::{parse_resize, parse_size};
 mod error;
 mod gpu;
 mod gpu_work;
+mod keys;
 mod pacing;
 mod pattern;
 mod say;
@@ -242,6 +243,22 @@ struct Args {
     /// none N`.
     #[arg(long, value_name = "FILE")]
     feedback_out: Option<std::path::PathBuf>,
+    /// With `--wayland`: read the seat's keyboard and pointer on the
+    /// program's own connection at every frame start (the dispatch right
+    /// after each present returns) and write one CSV row per key or button
+    /// press to FILE: `time_ms,read_ns,present,frame_start_ns` (the
+    /// event's own time, when the program read it, the present that
+    /// carried the frame that used it, that frame's start).
+    #[arg(long, value_name = "FILE")]
+    input_out: Option<std::path::PathBuf>,
+    /// Present nothing: type N presses of `a` on the compositor's seat
+    /// (`$WAYLAND_DISPLAY`, `zwp_virtual_keyboard_v1`), each stamped with
+    /// the CLOCK_MONOTONIC ms it is sent at, one every `--key-gap-ms`.
+    #[arg(long, value_name = "N")]
+    type_keys: Option<u32>,
+    /// With `--type-keys`: ms between two presses.
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    key_gap_ms: u64,
 }
 
 /// Where the windows live.
@@ -335,6 +352,9 @@ fn build_pattern(args: &Args) -> Result<Pattern, Error> {
 }
 
 fn run(args: &Args) -> Result<(), Error> {
+    if let Some(n) = args.type_keys {
+        return keys::type_keys(n, Duration::from_millis(args.key_gap_ms)).map_err(Error::Wayland);
+    }
     let pattern = build_pattern(args)?;
     if args.threads == 0 || args.swapchains == 0 || args.devices == 0 || args.repeat == 0 {
         return Err(Error::Usage(
@@ -370,11 +390,15 @@ fn run(args: &Args) -> Result<(), Error> {
             args.feedback_out.is_some(),
         )
         .map_err(Error::Wayland)?;
+        let mut w = w;
+        if args.input_out.is_some() {
+            w.read_input().map_err(Error::Wayland)?;
+        }
         Platform::Wayland(Box::new(std::sync::Mutex::new(w)))
     } else {
-        if args.feedback_out.is_some() {
+        if args.feedback_out.is_some() || args.input_out.is_some() {
             return Err(Error::Usage(
-                "--feedback-out needs --wayland or --wayland-unmapped".into(),
+                "--feedback-out and --input-out need --wayland or --wayland-unmapped".into(),
             ));
         }
         Platform::X11(Box::new(x11::Display::open()?))
@@ -437,6 +461,10 @@ fn check_wayland_args(args: &Args) -> Result<(), Error> {
 /// After the last present: reads the outstanding feedback (up to 1 s),
 /// writes `--feedback-out` and returns the counts.
 fn finish_feedback(args: &Args, platform: &Platform) -> Result<Option<wayland::Counts>, Error> {
+    if let (Some(path), Some(w)) = (&args.input_out, platform.wayland()) {
+        std::fs::write(path, w.input_csv())
+            .map_err(|e| Error::Wayland(format!("cannot write {}: {e}", path.display())))?;
+    }
     let (Some(path), Some(mut w)) = (&args.feedback_out, platform.wayland()) else {
         return Ok(None);
     };
@@ -860,6 +888,9 @@ impl LoopCtx<'_> {
     /// reads and dispatches what the socket has, without blocking.
     fn after_present(&self, present_ns: u64) -> Result<(), Error> {
         if let Some(mut w) = self.platform.wayland() {
+            // The next frame starts now: the input this dispatch reads is
+            // the next present's.
+            w.frame_start(present_ns, wayland::clock_ns(libc::CLOCK_MONOTONIC) as u64);
             w.set_present_ns(present_ns);
             w.pump(Duration::ZERO).map_err(Error::Wayland)?;
         }

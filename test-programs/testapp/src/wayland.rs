@@ -38,6 +38,29 @@
 //! - `refresh_ns`, `msc` (`seq_hi << 32 | seq_lo`), `flags`: as received;
 //!   these three and `raw_ns` are empty unless presented;
 //! - `clock_id`: from `wp_presentation.clock_id` (empty if none came).
+//!
+//! # The input file (`--input-out FILE`, issue 50)
+//!
+//! The program reads its own `wl_seat`'s keyboard and pointer on its
+//! connection, at frame start (the dispatch right after each present
+//! returns). CSV, this header, one row per key or button press:
+//!
+//! ```text
+//! time_ms,read_ns,present,frame_start_ns,previous_frame_start_ns,present_ns
+//! ```
+//!
+//! - `time_ms`: the event's own time (`wl_keyboard.key` /
+//!   `wl_pointer.button`), as received;
+//! - `read_ns`: CLOCK_MONOTONIC ns when the program dispatched it;
+//! - `present`: 0-based index of the present call that carried the frame
+//!   that used it (the next present after it was read);
+//! - `frame_start_ns`: that frame's start: CLOCK_MONOTONIC ns right after
+//!   the present before it returned (PresentMon's rule);
+//! - `previous_frame_start_ns`: the start of the frame before (0 for the
+//!   first): an input stamped before it, read only now, belongs to that
+//!   frame by the rule "the first frame that starts at or after it";
+//! - `present_ns`: CLOCK_MONOTONIC ns right before the present call that
+//!   carried the frame (empty if the program ended first).
 
 use std::ffi::c_void;
 use std::io::Write as _;
@@ -45,8 +68,11 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use wayland_client::globals::GlobalList;
 use wayland_client::globals::{registry_queue_init, GlobalListContents};
-use wayland_client::protocol::{wl_compositor, wl_registry, wl_surface};
+use wayland_client::protocol::{
+    wl_compositor, wl_keyboard, wl_pointer, wl_registry, wl_seat, wl_surface,
+};
 use wayland_client::{delegate_noop, Connection, Dispatch, EventQueue, Proxy, QueueHandle};
 use wayland_protocols::wp::presentation_time::client::{wp_presentation, wp_presentation_feedback};
 use wayland_protocols::xdg::shell::client::{xdg_surface, xdg_toplevel, xdg_wm_base};
@@ -86,12 +112,47 @@ pub struct Counts {
     pub none: u64,
 }
 
+/// The input file's header line (module docs).
+pub const INPUT_HEADER: &str =
+    "time_ms,read_ns,present,frame_start_ns,previous_frame_start_ns,present_ns";
+
+/// One key or button press the program read (module docs).
+#[derive(Clone, Copy, Debug)]
+struct Press {
+    time_ms: u32,
+    read_ns: u64,
+    present: u64,
+    frame_start_ns: u64,
+    previous_frame_start_ns: u64,
+    present_ns: Option<u64>,
+}
+
 /// What the event handlers write.
 #[derive(Default)]
 struct State {
     configured: bool,
     clock_id: Option<u32>,
     rows: Vec<Row>,
+    /// Presents returned so far, and when the last one returned.
+    presents: u64,
+    frame_start_ns: u64,
+    previous_frame_start_ns: u64,
+    presses: Vec<Press>,
+    keyboard: Option<wl_keyboard::WlKeyboard>,
+    pointer: Option<wl_pointer::WlPointer>,
+}
+
+impl State {
+    fn press(&mut self, time_ms: u32) {
+        self.presses.push(Press {
+            time_ms,
+            read_ns: clock_ns(libc::CLOCK_MONOTONIC) as u64,
+            present: self.presents,
+            frame_start_ns: self.frame_start_ns,
+            previous_frame_start_ns: self.previous_frame_start_ns,
+            present_ns: None,
+        });
+    }
 }
 
 /// The program's Wayland window (module docs).
@@ -105,6 +166,8 @@ pub struct WlWindow {
     presentation: Option<wp_presentation::WpPresentation>,
     /// CLOCK_MONOTONIC − CLOCK_MONOTONIC_RAW at start, ns.
     raw_offset_ns: i64,
+    globals: GlobalList,
+    seat: Option<wl_seat::WlSeat>,
 }
 
 // `time_t` and `c_long` are i32 in the i686 build, i64 here.
@@ -185,6 +248,8 @@ impl WlWindow {
             role,
             presentation,
             raw_offset_ns: monotonic_minus_raw_ns(),
+            globals,
+            seat: None,
         };
         // The clock_id comes right after the bind; the configure after the
         // first commit.
@@ -237,6 +302,49 @@ impl WlWindow {
                 r.present_ns = ns;
             }
         }
+    }
+
+    /// Reads the seat's keyboard and pointer from now on (`--input-out`).
+    pub fn read_input(&mut self) -> Result<(), String> {
+        let seat: wl_seat::WlSeat = self
+            .globals
+            .bind(&self.qh, 1..=5, ())
+            .map_err(|e| format!("wl_seat (needed by --input-out): {e}"))?;
+        self.seat = Some(seat);
+        self.queue
+            .roundtrip(&mut self.state)
+            .map_err(|e| format!("Wayland roundtrip: {e}"))?;
+        Ok(())
+    }
+
+    /// A present called at `present_ns` returned at `now` (CLOCK_MONOTONIC
+    /// ns): the next frame starts; call before the dispatch that reads its
+    /// input.
+    pub fn frame_start(&mut self, present_ns: u64, now: u64) {
+        let done = self.state.presents;
+        for p in self.state.presses.iter_mut().rev() {
+            if p.present != done {
+                break;
+            }
+            p.present_ns = Some(present_ns);
+        }
+        self.state.presents += 1;
+        self.state.previous_frame_start_ns = self.state.frame_start_ns;
+        self.state.frame_start_ns = now;
+    }
+
+    /// The input file's text (module docs).
+    pub fn input_csv(&self) -> String {
+        let mut out = String::from(INPUT_HEADER);
+        out.push('\n');
+        for p in &self.state.presses {
+            let present_ns = p.present_ns.map_or(String::new(), |n| n.to_string());
+            out.push_str(&format!(
+                "{},{},{},{},{},{present_ns}\n",
+                p.time_ms, p.read_ns, p.present, p.frame_start_ns, p.previous_frame_start_ns
+            ));
+        }
+        out
     }
 
     /// Flushes, reads what the socket has (waiting up to `wait`), and
@@ -353,6 +461,15 @@ impl WlWindow {
 
 impl Drop for WlWindow {
     fn drop(&mut self) {
+        if let Some(k) = self.state.keyboard.take() {
+            k.release();
+        }
+        if let Some(p) = self.state.pointer.take() {
+            p.release();
+        }
+        if let Some(s) = self.seat.take() {
+            s.release();
+        }
         // The WSI's objects on the surface are gone by now (callers destroy
         // the Vulkan surface or EGL window first).
         if let Some((xdg, top)) = self.role.take() {
@@ -473,6 +590,71 @@ impl Dispatch<wp_presentation_feedback::WpPresentationFeedback, usize> for State
         };
         if let Some(r) = state.rows.get_mut(*index) {
             r.answer = answer;
+        }
+    }
+}
+
+impl Dispatch<wl_seat::WlSeat, ()> for State {
+    fn event(
+        state: &mut Self,
+        seat: &wl_seat::WlSeat,
+        event: wl_seat::Event,
+        _: &(),
+        _: &Connection,
+        qh: &QueueHandle<Self>,
+    ) {
+        if let wl_seat::Event::Capabilities {
+            capabilities: wayland_client::WEnum::Value(caps),
+        } = event
+        {
+            if caps.contains(wl_seat::Capability::Keyboard) && state.keyboard.is_none() {
+                state.keyboard = Some(seat.get_keyboard(qh, ()));
+            }
+            if caps.contains(wl_seat::Capability::Pointer) && state.pointer.is_none() {
+                state.pointer = Some(seat.get_pointer(qh, ()));
+            }
+        }
+    }
+}
+
+impl Dispatch<wl_keyboard::WlKeyboard, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_keyboard::WlKeyboard,
+        event: wl_keyboard::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        match event {
+            wl_keyboard::Event::Key {
+                time,
+                state: wayland_client::WEnum::Value(wl_keyboard::KeyState::Pressed),
+                ..
+            } => state.press(time),
+            // The keymap's fd is ours to close (dropping it does).
+            wl_keyboard::Event::Keymap { fd, .. } => drop(fd),
+            _ => {}
+        }
+    }
+}
+
+impl Dispatch<wl_pointer::WlPointer, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_pointer::WlPointer,
+        event: wl_pointer::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let wl_pointer::Event::Button {
+            time,
+            state: wayland_client::WEnum::Value(wl_pointer::ButtonState::Pressed),
+            ..
+        } = event
+        {
+            state.press(time);
         }
     }
 }

@@ -1,0 +1,296 @@
+//! PC latency's input times on Wayland (docs/metrics.md, "PC latency"),
+//! held against the program's own record: `steadyhud-testapp --wayland
+//! --input-out` with the layer in a headless sway reads its own seat at
+//! every frame start; `steadyhud-testapp --type-keys` types keys stamped
+//! with the CLOCK_MONOTONIC ms they are sent at. Input by input: the
+//! frame the rule gives (the first that starts at or after the input, by
+//! the program's own frame starts) took it in the log, with the input's
+//! own time, I2FS within the stamps' 1 ms and FS2P within 0.1 ms (quiet
+//! run) of the program's; the summary counts them. Once on a quiet
+//! machine and once beside two busy loops. And `wtype`'s keys, stamped 0,
+//! are refused with one line.
+//!
+//! Skipped (with a line saying so) where sway, wtype or grim is missing,
+//! unless `STEADYHUD_REQUIRE_TOOLS=1`.
+
+mod common;
+mod require;
+
+use common::wayland::{WaylandBed, BED_PROGRAMS};
+use common::*;
+use std::time::Duration;
+
+const W: u32 = 640;
+const H: u32 = 480;
+/// Keys typed, one every [`KEY_GAP`].
+const KEYS: usize = 5;
+const KEY_GAP: Duration = Duration::from_millis(300);
+
+fn have_tools() -> bool {
+    require::programs(&BED_PROGRAMS)
+}
+
+/// One latency row of the log: the frame, its input time (ns from the
+/// first present), I2FS and FS2P (ms).
+#[derive(Debug)]
+struct Row {
+    frame: u64,
+    input_ns: Option<i64>,
+    i2fs_ms: Option<f64>,
+    fs2p_ms: Option<f64>,
+}
+
+fn rows(csv: &str) -> Vec<Row> {
+    let mut lines = csv.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
+    let names = steadyhud_log::columns::LATENCY.map(|c| c.name);
+    let (input, i2fs, fs2p) = (at(names[0]), at(names[1]), at(names[3]));
+    let frame = at("frame");
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let cell = |k: usize| f.get(k).copied().filter(|c| !c.is_empty());
+            Row {
+                frame: f[frame].parse().expect("frame"),
+                input_ns: cell(input).map(|c| c.parse().expect("input_ns")),
+                i2fs_ms: cell(i2fs).map(|c| c.parse().expect("i2fs")),
+                fs2p_ms: cell(fs2p).map(|c| c.parse().expect("fs2p")),
+            }
+        })
+        .collect()
+}
+
+/// Waits for the program's 30th present; panics with its output if it
+/// does not get there.
+fn started(app: &mut Running) {
+    let ok = app.wait_for_line(Duration::from_secs(30), |l| {
+        l.strip_prefix("testapp: present ")
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= 30)
+    });
+    if !ok {
+        let out = std::mem::replace(app, spawn(&mut std::process::Command::new("true"))).kill();
+        panic!(
+            "the program did not present 30 frames:\n{}\n{}",
+            out.stdout, out.stderr
+        );
+    }
+}
+
+/// One press as the program read it (`--input-out`).
+#[derive(Debug)]
+struct Press {
+    time_ms: u64,
+    present: u64,
+    frame_start_ns: u64,
+    previous_frame_start_ns: u64,
+    present_ns: Option<u64>,
+}
+
+fn presses(text: &str) -> Vec<Press> {
+    text.lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let n = |k: usize| f[k].parse::<u64>().expect("a number");
+            Press {
+                time_ms: n(0),
+                present: n(2),
+                frame_start_ns: n(3),
+                previous_frame_start_ns: n(4),
+                present_ns: f.get(5).filter(|c| !c.is_empty()).map(|_| n(5)),
+            }
+        })
+        .collect()
+}
+
+/// The frame the rule gives a press (the first whose start, by the
+/// program's clock, is at or after the input), its start, and whether the
+/// input lies within 50 µs of a start (either frame may take it then: the
+/// layer's start is the present's return inside the call, the program's
+/// a few µs later).
+fn expected(p: &Press) -> (u64, u64, bool) {
+    let t = p.time_ms * 1_000_000;
+    let near = |s: u64| s.abs_diff(t) < 50_000;
+    let close = near(p.previous_frame_start_ns) || near(p.frame_start_ns);
+    if p.present >= 2 && t <= p.previous_frame_start_ns {
+        // Stamped before the previous frame started, read only after:
+        // by the rule the previous frame took it.
+        (p.present - 1, p.previous_frame_start_ns, close)
+    } else {
+        (p.present, p.frame_start_ns, close)
+    }
+}
+
+fn keys_are_taken_by_frames(busy: bool) {
+    if !have_tools() {
+        return;
+    }
+    let _s = serial();
+    let bed = WaylandBed::start(W, H);
+    let _load = busy.then(CpuLoad::start);
+    let exe = bed.install(&testapp_exe());
+    let record = bed.log_dir.join("input.presses");
+    let mut cmd = bed.command(&exe);
+    cmd.layer()
+        .args([
+            "--wayland",
+            "--present-mode",
+            "fifo",
+            "--progress",
+            "--frames",
+            "400",
+            "--input-out",
+        ])
+        .arg(&record);
+    let mut app = spawn(&mut cmd);
+    started(&mut app);
+    let typed = run(bed.command(&exe).args([
+        "--type-keys",
+        &KEYS.to_string(),
+        "--key-gap-ms",
+        &KEY_GAP.as_millis().to_string(),
+    ]));
+    typed.assert_success("steadyhud-testapp --type-keys");
+    let out = app.wait();
+    out.assert_success("steadyhud-testapp --wayland --input-out");
+    let what = if busy {
+        "under two busy loops"
+    } else {
+        "quiet"
+    };
+    let own = presses(&std::fs::read_to_string(&record).expect("the program's record"));
+    assert_eq!(
+        own.len(),
+        KEYS,
+        "{what}: the program read every key: {own:?}"
+    );
+    let logs = session_logs_in(&bed.log_dir);
+    assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
+    let text = std::fs::read_to_string(&logs[0].csv).expect("log");
+    let rows = rows(&text);
+    assert!(
+        rows.iter().all(|r| r.fs2p_ms.is_some()),
+        "{what}: FS2P on every frame"
+    );
+    let took: Vec<&Row> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
+    assert_eq!(
+        took.len(),
+        KEYS,
+        "{what}: one frame per key took it: {took:?}\nthe program: {own:?}\n{}",
+        out.stderr
+    );
+    let origin = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# origin_monotonic_ns: "))
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .expect("the log's origin");
+    for (p, r) in own.iter().zip(&took) {
+        let (present, start, close) = expected(p);
+        // Row k is the frame that present k+1 ends.
+        if !close {
+            assert_eq!(
+                r.frame + 1,
+                present,
+                "{what}: the same frame took {p:?}: {r:?}"
+            );
+        }
+        let t = p.time_ms * 1_000_000;
+        assert_eq!(
+            r.input_ns.unwrap() + origin as i64,
+            t as i64,
+            "{what}: the input's own time, {p:?}: {r:?}"
+        );
+        let i2fs_own = (start - t) as f64 / 1e6;
+        let i2fs = r.i2fs_ms.expect("an I2FS");
+        if !close {
+            // The same millisecond stamp, the same frame start within µs.
+            assert!(
+                (i2fs - i2fs_own).abs() < 1.0,
+                "{what}: I2FS {i2fs} vs the program's {i2fs_own}"
+            );
+        }
+        let fs2p = r.fs2p_ms.expect("FS2P");
+        let fs2p_own = p
+            .present_ns
+            .filter(|_| present == p.present)
+            .map(|n| (n - p.frame_start_ns) as f64 / 1e6);
+        if let (Some(own_fs2p), false) = (fs2p_own, busy || close) {
+            assert!(
+                (fs2p - own_fs2p).abs() < 0.1,
+                "{what}: FS2P {fs2p} vs the program's {own_fs2p}"
+            );
+        }
+        eprintln!(
+            "latency_wayland ({what}): frame {} took a key: I2FS {i2fs:.3} ms (the program {i2fs_own:.3}), FS2P {fs2p:.3} ms (the program {fs2p_own:?})",
+            r.frame
+        );
+    }
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
+    )
+    .expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    assert_eq!(inputs["counted"], KEYS, "{what}: {inputs}");
+    assert_eq!(inputs["lost"], 0, "{what}: {inputs}");
+    let rejected = inputs["rejected"].as_object().expect("rejected");
+    assert!(rejected.values().all(|v| v == 0), "{what}: {inputs}");
+}
+
+/// `wtype` stamps every key 0: an input time more than 2 s before it was
+/// read, refused with one line; the cells stay empty, the game runs on.
+#[test]
+fn wayland_keys_stamped_zero_are_refused_with_one_line() {
+    if !have_tools() {
+        return;
+    }
+    let _s = serial();
+    let bed = WaylandBed::start(W, H);
+    let exe = bed.install(&testapp_exe());
+    let mut cmd = bed.command(&exe);
+    cmd.layer().args([
+        "--wayland",
+        "--present-mode",
+        "fifo",
+        "--progress",
+        "--frames",
+        "300",
+    ]);
+    let mut app = spawn(&mut cmd);
+    started(&mut app);
+    for _ in 0..3 {
+        bed.press("a");
+    }
+    let out = app.wait();
+    out.assert_success("steadyhud-testapp --wayland");
+    let said = out.output_lines(|l| l.contains("PC latency: an input time more than 2 s"));
+    assert_eq!(said.len(), 1, "one line:\n{}", out.stderr);
+    let logs = session_logs_in(&bed.log_dir);
+    let text = std::fs::read_to_string(&logs[0].csv).expect("log");
+    assert!(rows(&text).iter().all(|r| r.input_ns.is_none()));
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
+    )
+    .expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    assert_eq!(inputs["rejected"]["past"], 3, "{inputs}");
+    assert_eq!(inputs["counted"], 0, "{inputs}");
+}
+
+#[test]
+fn wayland_keys_are_taken_by_frames() {
+    keys_are_taken_by_frames(false);
+}
+
+#[test]
+fn wayland_keys_are_taken_by_frames_under_load() {
+    keys_are_taken_by_frames(true);
+}
