@@ -396,10 +396,15 @@ fn run(args: &Args) -> Result<(), Error> {
         }
         Platform::Wayland(Box::new(std::sync::Mutex::new(w)))
     } else {
-        if args.feedback_out.is_some() || args.input_out.is_some() {
-            return Err(Error::Usage(
-                "--feedback-out and --input-out need --wayland or --wayland-unmapped".into(),
-            ));
+        for (set, flag) in [
+            (args.feedback_out.is_some(), "--feedback-out"),
+            (args.input_out.is_some(), "--input-out"),
+        ] {
+            if set {
+                return Err(Error::Usage(format!(
+                    "{flag} needs --wayland or --wayland-unmapped"
+                )));
+            }
         }
         Platform::X11(Box::new(x11::Display::open()?))
     };
