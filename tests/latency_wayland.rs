@@ -84,50 +84,43 @@ fn started(app: &mut Running) {
     }
 }
 
-/// One press as the program read it (`--input-out`).
-#[derive(Debug)]
-struct Press {
-    time_ms: u64,
-    present: u64,
-    frame_start_ns: u64,
-    previous_frame_start_ns: u64,
-    present_ns: Option<u64>,
+/// The program's record (`--input-out`): each frame's start and present
+/// call, by the present that ends it, and each press's own ms stamp.
+struct Record {
+    frames: std::collections::BTreeMap<u64, (u64, u64)>,
+    presses: Vec<u64>,
 }
 
-fn presses(text: &str) -> Vec<Press> {
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let n = |k: usize| f[k].parse::<u64>().expect("a number");
-            Press {
-                time_ms: n(0),
-                present: n(2),
-                frame_start_ns: n(3),
-                previous_frame_start_ns: n(4),
-                present_ns: f.get(5).filter(|c| !c.is_empty()).map(|_| n(5)),
+fn record(text: &str) -> Record {
+    let mut r = Record {
+        frames: Default::default(),
+        presses: Vec::new(),
+    };
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let n = |k: usize| f[k].parse::<u64>().expect("a number");
+        match f.first() {
+            Some(&"frame") => {
+                r.frames.insert(n(1), (n(2), n(3)));
             }
-        })
-        .collect()
+            Some(&"input") => r.presses.push(n(2)),
+            _ => {}
+        }
+    }
+    r
 }
 
-/// The frame the rule gives a press (the first whose start, by the
-/// program's clock, is at or after the input), its start, and whether the
-/// input lies within 50 µs of a start (either frame may take it then: the
-/// layer's start is the present's return inside the call, the program's
-/// a few µs later).
-fn expected(p: &Press) -> (u64, u64, bool) {
-    let t = p.time_ms * 1_000_000;
-    let near = |s: u64| s.abs_diff(t) < 50_000;
-    let close = near(p.previous_frame_start_ns) || near(p.frame_start_ns);
-    if p.present >= 2 && t <= p.previous_frame_start_ns {
-        // Stamped before the previous frame started, read only after:
-        // by the rule the previous frame took it.
-        (p.present - 1, p.previous_frame_start_ns, close)
-    } else {
-        (p.present, p.frame_start_ns, close)
-    }
+/// The frame the rule gives an input at `t` ns (the first whose start, by
+/// the program's clock, is at or after it): the present that ends it, its
+/// start and present call, and whether a start lies within 50 µs of the
+/// input (either frame may take it then: the layer's start is the
+/// present's return inside the call, the program's a few µs later).
+fn expected(r: &Record, t: u64) -> Option<(u64, u64, u64, bool)> {
+    let close = r.frames.values().any(|&(s, _)| s.abs_diff(t) < 50_000);
+    r.frames
+        .iter()
+        .find(|(_, &(s, _))| s >= t)
+        .map(|(&k, &(s, p))| (k, s, p, close))
 }
 
 fn keys_are_taken_by_frames(busy: bool) {
@@ -138,7 +131,7 @@ fn keys_are_taken_by_frames(busy: bool) {
     let bed = WaylandBed::start(W, H);
     let _load = busy.then(CpuLoad::start);
     let exe = bed.install(&testapp_exe());
-    let record = bed.log_dir.join("input.presses");
+    let record_path = bed.log_dir.join("input.presses");
     let mut cmd = bed.command(&exe);
     cmd.layer()
         .args([
@@ -150,7 +143,7 @@ fn keys_are_taken_by_frames(busy: bool) {
             "400",
             "--input-out",
         ])
-        .arg(&record);
+        .arg(&record_path);
     let mut app = spawn(&mut cmd);
     started(&mut app);
     let typed = run(bed.command(&exe).args([
@@ -167,11 +160,11 @@ fn keys_are_taken_by_frames(busy: bool) {
     } else {
         "quiet"
     };
-    let own = presses(&std::fs::read_to_string(&record).expect("the program's record"));
+    let own = record(&std::fs::read_to_string(&record_path).expect("the program's record"));
     assert_eq!(
-        own.len(),
+        own.presses.len(),
         KEYS,
-        "{what}: the program read every key: {own:?}"
+        "{what}: the program read every key"
     );
     let logs = session_logs_in(&bed.log_dir);
     assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
@@ -185,7 +178,8 @@ fn keys_are_taken_by_frames(busy: bool) {
     assert_eq!(
         took.len(),
         KEYS,
-        "{what}: one frame per key took it: {took:?}\nthe program: {own:?}\n{}",
+        "{what}: one frame per key took it: {took:?}\nthe program's: {:?}\n{}",
+        own.presses,
         out.stderr
     );
     let origin = text
@@ -193,44 +187,41 @@ fn keys_are_taken_by_frames(busy: bool) {
         .find_map(|l| l.strip_prefix("# origin_monotonic_ns: "))
         .and_then(|v| v.trim().parse::<u64>().ok())
         .expect("the log's origin");
-    for (p, r) in own.iter().zip(&took) {
-        let (present, start, close) = expected(p);
+    for (&ms, r) in own.presses.iter().zip(&took) {
+        let t = ms * 1_000_000;
+        let (present, start, call, close) = expected(&own, t).expect("a frame after the press");
         // Row k is the frame that present k+1 ends.
         if !close {
             assert_eq!(
                 r.frame + 1,
                 present,
-                "{what}: the same frame took {p:?}: {r:?}"
+                "{what}: the same frame took {ms}: {r:?}"
             );
         }
-        let t = p.time_ms * 1_000_000;
         assert_eq!(
             r.input_ns.unwrap() + origin as i64,
             t as i64,
-            "{what}: the input's own time, {p:?}: {r:?}"
+            "{what}: the input's own time, {ms}: {r:?}"
         );
         let i2fs_own = (start - t) as f64 / 1e6;
         let i2fs = r.i2fs_ms.expect("an I2FS");
+        let fs2p = r.fs2p_ms.expect("FS2P");
+        let fs2p_own = (call - start) as f64 / 1e6;
         if !close {
             // The same millisecond stamp, the same frame start within µs.
             assert!(
                 (i2fs - i2fs_own).abs() < 1.0,
                 "{what}: I2FS {i2fs} vs the program's {i2fs_own}"
             );
-        }
-        let fs2p = r.fs2p_ms.expect("FS2P");
-        let fs2p_own = p
-            .present_ns
-            .filter(|_| present == p.present)
-            .map(|n| (n - p.frame_start_ns) as f64 / 1e6);
-        if let (Some(own_fs2p), false) = (fs2p_own, busy || close) {
-            assert!(
-                (fs2p - own_fs2p).abs() < 0.1,
-                "{what}: FS2P {fs2p} vs the program's {own_fs2p}"
-            );
+            if !busy {
+                assert!(
+                    (fs2p - fs2p_own).abs() < 0.1,
+                    "{what}: FS2P {fs2p} vs the program's {fs2p_own}"
+                );
+            }
         }
         eprintln!(
-            "latency_wayland ({what}): frame {} took a key: I2FS {i2fs:.3} ms (the program {i2fs_own:.3}), FS2P {fs2p:.3} ms (the program {fs2p_own:?})",
+            "latency_wayland ({what}): frame {} took a key: I2FS {i2fs:.3} ms (the program {i2fs_own:.3}), FS2P {fs2p:.3} ms (the program {fs2p_own:.3})",
             r.frame
         );
     }

@@ -196,8 +196,9 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     timestamps: Option<std::path::PathBuf>,
     /// Read the keys and buttons pressed in its window at each frame's
-    /// start (X11: KeyPress and ButtonPress on its window, the way a game
-    /// samples input) and write to FILE, per frame, `frame K START_NS
+    /// start (X11: KeyPress and ButtonPress on its window; `--wayland`: the
+    /// seat's keyboard and pointer on its own connection, read then; the
+    /// way a game samples input) and write to FILE, per frame, `frame K START_NS
     /// PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, as soon as present
     /// K−1 returned, where it reads; right before present K), and
     /// per press `input KIND TIME_MS READ_NS K` (key or button, the X
@@ -243,14 +244,6 @@ struct Args {
     /// none N`.
     #[arg(long, value_name = "FILE")]
     feedback_out: Option<std::path::PathBuf>,
-    /// With `--wayland`: read the seat's keyboard and pointer on the
-    /// program's own connection at every frame start (the dispatch right
-    /// after each present returns) and write one CSV row per key or button
-    /// press to FILE: `time_ms,read_ns,present,frame_start_ns` (the
-    /// event's own time, when the program read it, the present that
-    /// carried the frame that used it, that frame's start).
-    #[arg(long, value_name = "FILE")]
-    input_out: Option<std::path::PathBuf>,
     /// Present nothing: type N presses of `a` on the compositor's seat
     /// (`$WAYLAND_DISPLAY`, `zwp_virtual_keyboard_v1`), each stamped with
     /// the CLOCK_MONOTONIC ms it is sent at, one every `--key-gap-ms`.
@@ -396,21 +389,15 @@ fn run(args: &Args) -> Result<(), Error> {
         }
         Platform::Wayland(Box::new(std::sync::Mutex::new(w)))
     } else {
-        for (set, flag) in [
-            (args.feedback_out.is_some(), "--feedback-out"),
-            (args.input_out.is_some(), "--input-out"),
-        ] {
-            if set {
-                return Err(Error::Usage(format!(
-                    "{flag} needs --wayland or --wayland-unmapped"
-                )));
-            }
+        if args.feedback_out.is_some() {
+            return Err(Error::Usage(
+                "--feedback-out needs --wayland or --wayland-unmapped".into(),
+            ));
         }
         Platform::X11(Box::new(x11::Display::open()?))
     };
     if args.input_out.is_some()
-        && (args.wayland
-            || args.multi_present
+        && (args.multi_present
             || args.wayland_unmapped
             || args.swapchains > 1
             || args.threads > 1
@@ -418,7 +405,7 @@ fn run(args: &Args) -> Result<(), Error> {
             || args.repeat > 1)
     {
         return Err(Error::Usage(
-            "--input-out reads one X11 window: no --wayland, one swapchain, thread, device and round"
+            "--input-out reads one window (X11, or --wayland): one swapchain, thread, device and round"
                 .into(),
         ));
     }
@@ -466,10 +453,6 @@ fn check_wayland_args(args: &Args) -> Result<(), Error> {
 /// After the last present: reads the outstanding feedback (up to 1 s),
 /// writes `--feedback-out` and returns the counts.
 fn finish_feedback(args: &Args, platform: &Platform) -> Result<Option<wayland::Counts>, Error> {
-    if let (Some(path), Some(w)) = (&args.input_out, platform.wayland()) {
-        std::fs::write(path, w.input_csv())
-            .map_err(|e| Error::Wayland(format!("cannot write {}: {e}", path.display())))?;
-    }
     let (Some(path), Some(mut w)) = (&args.feedback_out, platform.wayland()) else {
         return Ok(None);
     };
@@ -881,10 +864,22 @@ impl LoopCtx<'_> {
     /// start of frame `k`, into `text`. Returns now (CLOCK_MONOTONIC ns).
     fn sample_input(&self, text: Option<&mut String>, k: u64) -> u64 {
         let start_ns = steadyhud_sys::clock::now_ns();
-        if let (Some(text), Platform::X11(display)) = (text, self.platform) {
-            for (kind, time_ms) in display.take_presses() {
-                text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
+        let Some(text) = text else {
+            return start_ns;
+        };
+        let presses = match self.platform {
+            Platform::X11(display) => display.take_presses(),
+            // Wayland: the socket read now, the seat's presses dispatched.
+            Platform::Wayland(w) => {
+                let mut w = w.lock_or_recover();
+                if let Err(e) = w.pump(Duration::ZERO) {
+                    say(format!("testapp: --input-out: {e}"));
+                }
+                w.take_presses()
             }
+        };
+        for (kind, time_ms) in presses {
+            text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
         }
         start_ns
     }
@@ -893,9 +888,6 @@ impl LoopCtx<'_> {
     /// reads and dispatches what the socket has, without blocking.
     fn after_present(&self, present_ns: u64) -> Result<(), Error> {
         if let Some(mut w) = self.platform.wayland() {
-            // The next frame starts now: the input this dispatch reads is
-            // the next present's.
-            w.frame_start(present_ns, wayland::clock_ns(libc::CLOCK_MONOTONIC) as u64);
             w.set_present_ns(present_ns);
             w.pump(Duration::ZERO).map_err(Error::Wayland)?;
         }

@@ -39,28 +39,11 @@
 //!   these three and `raw_ns` are empty unless presented;
 //! - `clock_id`: from `wp_presentation.clock_id` (empty if none came).
 //!
-//! # The input file (`--input-out FILE`, issue 50)
-//!
-//! The program reads its own `wl_seat`'s keyboard and pointer on its
-//! connection, at frame start (the dispatch right after each present
-//! returns). CSV, this header, one row per key or button press:
-//!
-//! ```text
-//! time_ms,read_ns,present,frame_start_ns,previous_frame_start_ns,present_ns
-//! ```
-//!
-//! - `time_ms`: the event's own time (`wl_keyboard.key` /
-//!   `wl_pointer.button`), as received;
-//! - `read_ns`: CLOCK_MONOTONIC ns when the program dispatched it;
-//! - `present`: 0-based index of the present call that carried the frame
-//!   that used it (the next present after it was read);
-//! - `frame_start_ns`: that frame's start: CLOCK_MONOTONIC ns right after
-//!   the present before it returned (PresentMon's rule);
-//! - `previous_frame_start_ns`: the start of the frame before (0 for the
-//!   first): an input stamped before it, read only now, belongs to that
-//!   frame by the rule "the first frame that starts at or after it";
-//! - `present_ns`: CLOCK_MONOTONIC ns right before the present call that
-//!   carried the frame (empty if the program ended first).
+//! With `--input-out` the program also reads its own `wl_seat`'s keyboard
+//! and pointer ([`WlWindow::read_input`]): each key or button press, with
+//! the event's own millisecond stamp, is kept until the frame start that
+//! takes it ([`WlWindow::take_presses`], the file's format is the X11
+//! one's, `steadyhud-testapp --help`).
 
 use std::ffi::c_void;
 use std::io::Write as _;
@@ -112,47 +95,17 @@ pub struct Counts {
     pub none: u64,
 }
 
-/// The input file's header line (module docs).
-pub const INPUT_HEADER: &str =
-    "time_ms,read_ns,present,frame_start_ns,previous_frame_start_ns,present_ns";
-
-/// One key or button press the program read (module docs).
-#[derive(Clone, Copy, Debug)]
-struct Press {
-    time_ms: u32,
-    read_ns: u64,
-    present: u64,
-    frame_start_ns: u64,
-    previous_frame_start_ns: u64,
-    present_ns: Option<u64>,
-}
-
 /// What the event handlers write.
 #[derive(Default)]
 struct State {
     configured: bool,
     clock_id: Option<u32>,
     rows: Vec<Row>,
-    /// Presents returned so far, and when the last one returned.
-    presents: u64,
-    frame_start_ns: u64,
-    previous_frame_start_ns: u64,
-    presses: Vec<Press>,
+    /// Key and button presses not taken yet: (`key` or `button`, the
+    /// event's ms).
+    presses: Vec<(&'static str, u64)>,
     keyboard: Option<wl_keyboard::WlKeyboard>,
     pointer: Option<wl_pointer::WlPointer>,
-}
-
-impl State {
-    fn press(&mut self, time_ms: u32) {
-        self.presses.push(Press {
-            time_ms,
-            read_ns: clock_ns(libc::CLOCK_MONOTONIC) as u64,
-            present: self.presents,
-            frame_start_ns: self.frame_start_ns,
-            previous_frame_start_ns: self.previous_frame_start_ns,
-            present_ns: None,
-        });
-    }
 }
 
 /// The program's Wayland window (module docs).
@@ -317,34 +270,9 @@ impl WlWindow {
         Ok(())
     }
 
-    /// A present called at `present_ns` returned at `now` (CLOCK_MONOTONIC
-    /// ns): the next frame starts; call before the dispatch that reads its
-    /// input.
-    pub fn frame_start(&mut self, present_ns: u64, now: u64) {
-        let done = self.state.presents;
-        for p in self.state.presses.iter_mut().rev() {
-            if p.present != done {
-                break;
-            }
-            p.present_ns = Some(present_ns);
-        }
-        self.state.presents += 1;
-        self.state.previous_frame_start_ns = self.state.frame_start_ns;
-        self.state.frame_start_ns = now;
-    }
-
-    /// The input file's text (module docs).
-    pub fn input_csv(&self) -> String {
-        let mut out = String::from(INPUT_HEADER);
-        out.push('\n');
-        for p in &self.state.presses {
-            let present_ns = p.present_ns.map_or(String::new(), |n| n.to_string());
-            out.push_str(&format!(
-                "{},{},{},{},{},{present_ns}\n",
-                p.time_ms, p.read_ns, p.present, p.frame_start_ns, p.previous_frame_start_ns
-            ));
-        }
-        out
+    /// The presses dispatched since the last take, oldest first.
+    pub fn take_presses(&mut self) -> Vec<(&'static str, u64)> {
+        std::mem::take(&mut self.state.presses)
     }
 
     /// Flushes, reads what the socket has (waiting up to `wait`), and
@@ -631,7 +559,7 @@ impl Dispatch<wl_keyboard::WlKeyboard, ()> for State {
                 time,
                 state: wayland_client::WEnum::Value(wl_keyboard::KeyState::Pressed),
                 ..
-            } => state.press(time),
+            } => state.presses.push(("key", u64::from(time))),
             // The keymap's fd is ours to close (dropping it does).
             wl_keyboard::Event::Keymap { fd, .. } => drop(fd),
             _ => {}
@@ -654,7 +582,7 @@ impl Dispatch<wl_pointer::WlPointer, ()> for State {
             ..
         } = event
         {
-            state.press(time);
+            state.presses.push(("button", u64::from(time)));
         }
     }
 }
