@@ -30,43 +30,6 @@ fn have_tools() -> bool {
     require::programs(&BED_PROGRAMS)
 }
 
-/// One latency row of the log: the frame, its input time (ns from the
-/// first present), I2FS and FS2P (ms).
-#[derive(Debug)]
-struct Row {
-    frame: u64,
-    input_ns: Option<i64>,
-    i2fs_ms: Option<f64>,
-    fs2p_ms: Option<f64>,
-}
-
-fn rows(csv: &str) -> Vec<Row> {
-    let mut lines = csv.lines().filter(|l| !l.starts_with('#'));
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    let at = |name: &str| {
-        header
-            .iter()
-            .position(|c| *c == name)
-            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
-    };
-    let names = steadyhud_log::columns::LATENCY.map(|c| c.name);
-    let (input, i2fs, fs2p) = (at(names[0]), at(names[1]), at(names[3]));
-    let frame = at("frame");
-    lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let cell = |k: usize| f.get(k).copied().filter(|c| !c.is_empty());
-            Row {
-                frame: f[frame].parse().expect("frame"),
-                input_ns: cell(input).map(|c| c.parse().expect("input_ns")),
-                i2fs_ms: cell(i2fs).map(|c| c.parse().expect("i2fs")),
-                fs2p_ms: cell(fs2p).map(|c| c.parse().expect("fs2p")),
-            }
-        })
-        .collect()
-}
-
 /// Waits for the program's 30th present; panics with its output if it
 /// does not get there.
 fn started(app: &mut Running) {
@@ -168,13 +131,12 @@ fn keys_are_taken_by_frames(busy: bool) {
     );
     let logs = session_logs_in(&bed.log_dir);
     assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
-    let text = std::fs::read_to_string(&logs[0].csv).expect("log");
-    let rows = rows(&text);
+    let (origin, rows) = latency_rows(&logs[0].csv);
     assert!(
         rows.iter().all(|r| r.fs2p_ms.is_some()),
         "{what}: FS2P on every frame"
     );
-    let took: Vec<&Row> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
+    let took: Vec<&LatencyRow> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
     assert_eq!(
         took.len(),
         KEYS,
@@ -182,11 +144,6 @@ fn keys_are_taken_by_frames(busy: bool) {
         own.presses,
         out.stderr
     );
-    let origin = text
-        .lines()
-        .find_map(|l| l.strip_prefix("# origin_monotonic_ns: "))
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .expect("the log's origin");
     for (&ms, r) in own.presses.iter().zip(&took) {
         let t = ms * 1_000_000;
         let (present, start, call, close) = expected(&own, t).expect("a frame after the press");
@@ -279,7 +236,10 @@ fn wayland_keys_stamped_zero_are_refused_with_one_line() {
         said[0].contains("more than 2 s before it was read (past)"),
         "{said:?}"
     );
-    assert!(rows(&text).iter().all(|r| r.input_ns.is_none()));
+    assert!(latency_rows(&logs[0].csv)
+        .1
+        .iter()
+        .all(|r| r.input_ns.is_none()));
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
     )
