@@ -210,53 +210,6 @@ fn median(v: &mut [f64]) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(0.0)
 }
 
-/// A row of the log: its input (ns from the first present), I2FS and
-/// FS2P (ms).
-#[derive(Debug)]
-struct Row {
-    present_ns: u64,
-    input_ns: Option<i64>,
-    i2fs_ms: Option<f64>,
-    fs2p_ms: Option<f64>,
-}
-
-/// The log's first present (CLOCK_MONOTONIC ns) and its rows.
-fn latency_rows(csv: &std::path::Path) -> (u64, Vec<Row>) {
-    let text = std::fs::read_to_string(csv).expect("the session log");
-    let origin = text
-        .lines()
-        .find_map(|l| l.strip_prefix(steadyhud_log::ORIGIN_PREFIX))
-        .expect("the log's origin line")
-        .trim()
-        .parse()
-        .expect("origin_monotonic_ns");
-    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    let at = |name: &str| {
-        header
-            .iter()
-            .position(|c| *c == name)
-            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
-    };
-    let names = steadyhud_log::columns::LATENCY.map(|c| c.name);
-    let (input, i2fs, fs2p) = (at(names[0]), at(names[1]), at(names[3]));
-    let present = at("present_ns");
-    let rows = lines
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            let cell = |k: usize| f.get(k).copied().filter(|c| !c.is_empty());
-            Row {
-                present_ns: f[present].parse().expect("present_ns"),
-                input_ns: cell(input).map(|c| c.parse().expect("input_ns")),
-                i2fs_ms: cell(i2fs).map(|c| c.parse().expect("I2FS")),
-                fs2p_ms: cell(fs2p).map(|c| c.parse().expect("FS2P")),
-            }
-        })
-        .collect();
-    (origin, rows)
-}
-
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames() {
     clicks_and_keys_are_taken_by_the_programs_frames(false);
@@ -298,7 +251,7 @@ fn vkcube_logs_each_press_and_its_i2fs() {
     let out = app.terminate();
     assert!(!out.stderr.contains("panicked"), "{}", out.stderr);
     let (_, rows) = latency_rows(&h.only_session_log().csv);
-    let taken: Vec<&Row> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
+    let taken: Vec<&LatencyRow> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
     assert_eq!(
         taken.len(),
         PRESSES,

@@ -166,3 +166,54 @@ pub fn is_catalog_metric(key: &str) -> bool {
         .iter()
         .any(|m| m.key == key)
 }
+
+/// A session log row's PC latency cells (docs/metrics.md, "PC latency"):
+/// its frame, its present (ns from the first present), the input it took
+/// (ns from the first present), I2FS and FS2P (ms).
+#[derive(Debug)]
+pub struct LatencyRow {
+    pub frame: u64,
+    pub present_ns: u64,
+    pub input_ns: Option<i64>,
+    pub i2fs_ms: Option<f64>,
+    pub fs2p_ms: Option<f64>,
+}
+
+/// The log's first present (CLOCK_MONOTONIC ns) and its latency rows;
+/// panics on a log without the latency columns.
+pub fn latency_rows(csv: &Path) -> (u64, Vec<LatencyRow>) {
+    let text = std::fs::read_to_string(csv).expect("the session log");
+    let origin = text
+        .lines()
+        .find_map(|l| l.strip_prefix(steadyhud_log::ORIGIN_PREFIX))
+        .expect("the log's origin line")
+        .trim()
+        .parse()
+        .expect("origin_monotonic_ns");
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|c| *c == name)
+            .unwrap_or_else(|| panic!("no {name} column in {header:?}"))
+    };
+    let names = steadyhud_log::columns::LATENCY.map(|c| c.name);
+    let (input, i2fs, fs2p) = (at(names[0]), at(names[1]), at(names[3]));
+    let (frame, present) = (at("frame"), at("present_ns"));
+    let rows = lines
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let cell = |k: usize| f.get(k).copied().filter(|c| !c.is_empty());
+            LatencyRow {
+                frame: f[frame].parse().expect("frame"),
+                present_ns: f[present].parse().expect("present_ns"),
+                input_ns: cell(input).map(|c| c.parse().expect("input_ns")),
+                i2fs_ms: cell(i2fs).map(|c| c.parse().expect("I2FS")),
+                fs2p_ms: cell(fs2p).map(|c| c.parse().expect("FS2P")),
+            }
+        })
+        .collect();
+    (origin, rows)
+}

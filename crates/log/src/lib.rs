@@ -81,8 +81,8 @@ pub use error::LogError;
 pub use numbers::{running_session, whole_session, RunningSession};
 pub use session_log::{
     default_log_dir, parse_target_fps, Api, Layout, SessionLog, API_PREFIX,
-    COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, FPS_LIMIT_PREFIX, MAGIC, MARK_PREFIX,
-    ORIGIN_PREFIX, OVERFLOW_PREFIX, PID_PREFIX, TARGET_FPS_PREFIX,
+    COUNTER_OVERFLOW_PREFIX, END_LINE, EXE_PREFIX, FPS_LIMIT_PREFIX, LATENCY_PREFIX, MAGIC,
+    MARK_PREFIX, ORIGIN_PREFIX, OVERFLOW_PREFIX, PID_PREFIX, TARGET_FPS_PREFIX,
 };
 pub use summary::{
     summary_path_for, write_summary, write_summary_streamed, Progress, SessionExtra, Streamed,

@@ -19,6 +19,9 @@ pub const OVERFLOW_PREFIX: &str = "# ring overflow: ";
 pub const FPS_LIMIT_PREFIX: &str = "# fps_limit: ";
 /// Prefix of the comment line of a mark (`steadyhud ctl mark`).
 pub const MARK_PREFIX: &str = "# mark: ";
+/// Prefix of the comment line that says why input times were refused
+/// (PC latency, once per reason).
+pub const LATENCY_PREFIX: &str = "# pc latency: ";
 /// Start of the comment line that records frames whose counters were lost.
 pub const COUNTER_OVERFLOW_PREFIX: &str = "# counter ring overflow: ";
 /// Prefix of the comment line naming the program.
@@ -307,6 +310,12 @@ impl SessionLog {
     /// `text` is one line (the control protocol checks it).
     pub fn note_mark(&mut self, text: &str, frame: u64) -> Result<(), LogError> {
         self.write(|out| writeln!(out, "{MARK_PREFIX}{text} at frame {frame}"))
+    }
+
+    /// Records, once per reason, why input times were not counted for PC
+    /// latency, as a `# pc latency: TEXT` line at this point of the log.
+    pub fn note_latency(&mut self, text: &str) -> Result<(), LogError> {
+        self.write(|out| writeln!(out, "{LATENCY_PREFIX}{text}"))
     }
 
     /// Pushes buffered rows to the file.

@@ -14,6 +14,7 @@ use size::{parse_resize, parse_size};
 mod error;
 mod gpu;
 mod gpu_work;
+mod keys;
 mod pacing;
 mod pattern;
 mod say;
@@ -195,8 +196,9 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     timestamps: Option<std::path::PathBuf>,
     /// Read the keys and buttons pressed in its window at each frame's
-    /// start (X11: KeyPress and ButtonPress on its window, the way a game
-    /// samples input) and write to FILE, per frame, `frame K START_NS
+    /// start (X11: KeyPress and ButtonPress on its window; `--wayland`: the
+    /// seat's keyboard and pointer on its own connection, read then; the
+    /// way a game samples input) and write to FILE, per frame, `frame K START_NS
     /// PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, as soon as present
     /// K−1 returned, where it reads; right before present K), and
     /// per press `input KIND TIME_MS READ_NS K` (key or button, the X
@@ -242,6 +244,14 @@ struct Args {
     /// none N`.
     #[arg(long, value_name = "FILE")]
     feedback_out: Option<std::path::PathBuf>,
+    /// Present nothing: type N presses of `a` on the compositor's seat
+    /// (`$WAYLAND_DISPLAY`, `zwp_virtual_keyboard_v1`), each stamped with
+    /// the CLOCK_MONOTONIC ms it is sent at, one every `--key-gap-ms`.
+    #[arg(long, value_name = "N")]
+    type_keys: Option<u32>,
+    /// With `--type-keys`: ms between two presses.
+    #[arg(long, value_name = "MS", default_value_t = 300)]
+    key_gap_ms: u64,
 }
 
 /// Where the windows live.
@@ -335,6 +345,9 @@ fn build_pattern(args: &Args) -> Result<Pattern, Error> {
 }
 
 fn run(args: &Args) -> Result<(), Error> {
+    if let Some(n) = args.type_keys {
+        return keys::type_keys(n, Duration::from_millis(args.key_gap_ms)).map_err(Error::Wayland);
+    }
     let pattern = build_pattern(args)?;
     if args.threads == 0 || args.swapchains == 0 || args.devices == 0 || args.repeat == 0 {
         return Err(Error::Usage(
@@ -370,6 +383,10 @@ fn run(args: &Args) -> Result<(), Error> {
             args.feedback_out.is_some(),
         )
         .map_err(Error::Wayland)?;
+        let mut w = w;
+        if args.input_out.is_some() {
+            w.read_input().map_err(Error::Wayland)?;
+        }
         Platform::Wayland(Box::new(std::sync::Mutex::new(w)))
     } else {
         if args.feedback_out.is_some() {
@@ -380,8 +397,7 @@ fn run(args: &Args) -> Result<(), Error> {
         Platform::X11(Box::new(x11::Display::open()?))
     };
     if args.input_out.is_some()
-        && (args.wayland
-            || args.multi_present
+        && (args.multi_present
             || args.wayland_unmapped
             || args.swapchains > 1
             || args.threads > 1
@@ -389,7 +405,7 @@ fn run(args: &Args) -> Result<(), Error> {
             || args.repeat > 1)
     {
         return Err(Error::Usage(
-            "--input-out reads one X11 window: no --wayland, one swapchain, thread, device and round"
+            "--input-out reads one window (X11, or --wayland): one swapchain, thread, device and round"
                 .into(),
         ));
     }
@@ -848,10 +864,22 @@ impl LoopCtx<'_> {
     /// start of frame `k`, into `text`. Returns now (CLOCK_MONOTONIC ns).
     fn sample_input(&self, text: Option<&mut String>, k: u64) -> u64 {
         let start_ns = steadyhud_sys::clock::now_ns();
-        if let (Some(text), Platform::X11(display)) = (text, self.platform) {
-            for (kind, time_ms) in display.take_presses() {
-                text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
+        let Some(text) = text else {
+            return start_ns;
+        };
+        let presses = match self.platform {
+            Platform::X11(display) => display.take_presses(),
+            // Wayland: the socket read now, the seat's presses dispatched.
+            Platform::Wayland(w) => {
+                let mut w = w.lock_or_recover();
+                if let Err(e) = w.pump(Duration::ZERO) {
+                    say(format!("testapp: --input-out: {e}"));
+                }
+                w.take_presses()
             }
+        };
+        for (kind, time_ms) in presses {
+            text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
         }
         start_ns
     }

@@ -38,6 +38,12 @@
 //! - `refresh_ns`, `msc` (`seq_hi << 32 | seq_lo`), `flags`: as received;
 //!   these three and `raw_ns` are empty unless presented;
 //! - `clock_id`: from `wp_presentation.clock_id` (empty if none came).
+//!
+//! With `--input-out` the program also reads its own `wl_seat`'s keyboard
+//! and pointer ([`WlWindow::read_input`]): each key or button press, with
+//! the event's own millisecond stamp, is kept until the frame start that
+//! takes it ([`WlWindow::take_presses`], the file's format is the X11
+//! one's, `steadyhud-testapp --help`).
 
 use std::ffi::c_void;
 use std::io::Write as _;
@@ -45,8 +51,11 @@ use std::os::fd::AsRawFd;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use wayland_client::globals::GlobalList;
 use wayland_client::globals::{registry_queue_init, GlobalListContents};
-use wayland_client::protocol::{wl_compositor, wl_registry, wl_surface};
+use wayland_client::protocol::{
+    wl_compositor, wl_keyboard, wl_pointer, wl_registry, wl_seat, wl_surface,
+};
 use wayland_client::{delegate_noop, Connection, Dispatch, EventQueue, Proxy, QueueHandle};
 use wayland_protocols::wp::presentation_time::client::{wp_presentation, wp_presentation_feedback};
 use wayland_protocols::xdg::shell::client::{xdg_surface, xdg_toplevel, xdg_wm_base};
@@ -92,6 +101,11 @@ struct State {
     configured: bool,
     clock_id: Option<u32>,
     rows: Vec<Row>,
+    /// Key and button presses not taken yet: (`key` or `button`, the
+    /// event's ms).
+    presses: Vec<(&'static str, u64)>,
+    keyboard: Option<wl_keyboard::WlKeyboard>,
+    pointer: Option<wl_pointer::WlPointer>,
 }
 
 /// The program's Wayland window (module docs).
@@ -105,6 +119,8 @@ pub struct WlWindow {
     presentation: Option<wp_presentation::WpPresentation>,
     /// CLOCK_MONOTONIC − CLOCK_MONOTONIC_RAW at start, ns.
     raw_offset_ns: i64,
+    globals: GlobalList,
+    seat: Option<wl_seat::WlSeat>,
 }
 
 // `time_t` and `c_long` are i32 in the i686 build, i64 here.
@@ -185,6 +201,8 @@ impl WlWindow {
             role,
             presentation,
             raw_offset_ns: monotonic_minus_raw_ns(),
+            globals,
+            seat: None,
         };
         // The clock_id comes right after the bind; the configure after the
         // first commit.
@@ -237,6 +255,24 @@ impl WlWindow {
                 r.present_ns = ns;
             }
         }
+    }
+
+    /// Reads the seat's keyboard and pointer from now on (`--input-out`).
+    pub fn read_input(&mut self) -> Result<(), String> {
+        let seat: wl_seat::WlSeat = self
+            .globals
+            .bind(&self.qh, 1..=5, ())
+            .map_err(|e| format!("wl_seat (needed by --input-out): {e}"))?;
+        self.seat = Some(seat);
+        self.queue
+            .roundtrip(&mut self.state)
+            .map_err(|e| format!("Wayland roundtrip: {e}"))?;
+        Ok(())
+    }
+
+    /// The presses dispatched since the last take, oldest first.
+    pub fn take_presses(&mut self) -> Vec<(&'static str, u64)> {
+        std::mem::take(&mut self.state.presses)
     }
 
     /// Flushes, reads what the socket has (waiting up to `wait`), and
@@ -353,6 +389,15 @@ impl WlWindow {
 
 impl Drop for WlWindow {
     fn drop(&mut self) {
+        if let Some(k) = self.state.keyboard.take() {
+            k.release();
+        }
+        if let Some(p) = self.state.pointer.take() {
+            p.release();
+        }
+        if let Some(s) = self.seat.take() {
+            s.release();
+        }
         // The WSI's objects on the surface are gone by now (callers destroy
         // the Vulkan surface or EGL window first).
         if let Some((xdg, top)) = self.role.take() {
@@ -473,6 +518,71 @@ impl Dispatch<wp_presentation_feedback::WpPresentationFeedback, usize> for State
         };
         if let Some(r) = state.rows.get_mut(*index) {
             r.answer = answer;
+        }
+    }
+}
+
+impl Dispatch<wl_seat::WlSeat, ()> for State {
+    fn event(
+        state: &mut Self,
+        seat: &wl_seat::WlSeat,
+        event: wl_seat::Event,
+        _: &(),
+        _: &Connection,
+        qh: &QueueHandle<Self>,
+    ) {
+        if let wl_seat::Event::Capabilities {
+            capabilities: wayland_client::WEnum::Value(caps),
+        } = event
+        {
+            if caps.contains(wl_seat::Capability::Keyboard) && state.keyboard.is_none() {
+                state.keyboard = Some(seat.get_keyboard(qh, ()));
+            }
+            if caps.contains(wl_seat::Capability::Pointer) && state.pointer.is_none() {
+                state.pointer = Some(seat.get_pointer(qh, ()));
+            }
+        }
+    }
+}
+
+impl Dispatch<wl_keyboard::WlKeyboard, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_keyboard::WlKeyboard,
+        event: wl_keyboard::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        match event {
+            wl_keyboard::Event::Key {
+                time,
+                state: wayland_client::WEnum::Value(wl_keyboard::KeyState::Pressed),
+                ..
+            } => state.presses.push(("key", u64::from(time))),
+            // The keymap's fd is ours to close (dropping it does).
+            wl_keyboard::Event::Keymap { fd, .. } => drop(fd),
+            _ => {}
+        }
+    }
+}
+
+impl Dispatch<wl_pointer::WlPointer, ()> for State {
+    fn event(
+        state: &mut Self,
+        _: &wl_pointer::WlPointer,
+        event: wl_pointer::Event,
+        _: &(),
+        _: &Connection,
+        _: &QueueHandle<Self>,
+    ) {
+        if let wl_pointer::Event::Button {
+            time,
+            state: wayland_client::WEnum::Value(wl_pointer::ButtonState::Pressed),
+            ..
+        } = event
+        {
+            state.presses.push(("button", u64::from(time)));
         }
     }
 }

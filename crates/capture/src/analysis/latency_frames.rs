@@ -11,7 +11,6 @@
 //! runs on the present path.
 
 use super::gpu_frames::Pending;
-use crate::guard;
 use crate::live::LiveLatency;
 use std::collections::VecDeque;
 use std::fmt::Write;
@@ -86,8 +85,10 @@ impl LatencyFrames {
     }
 
     /// Input times read; `until`: every input up to then is read (`None`:
-    /// no reader, nothing will come).
-    pub fn inputs(&mut self, inputs: &[InputTime], until: Option<u64>) {
+    /// no reader, nothing will come). `note` gets one line per reason the
+    /// first time an input is refused for it (the log's, not the game's
+    /// output: a compositor that stamps no real times refuses every key).
+    pub fn inputs(&mut self, inputs: &[InputTime], until: Option<u64>, mut note: impl FnMut(&str)) {
         for i in inputs {
             let source = match i.kind {
                 InputKind::Key => InputSource::Key,
@@ -97,8 +98,8 @@ impl LatencyFrames {
             if let Err(r) = self.tracker.input(i.t_ns, source, i.read_ns) {
                 let k = Rejection::ALL.iter().position(|&x| x == r).unwrap_or(0);
                 if !std::mem::replace(&mut self.said[k], true) {
-                    guard::say(format_args!(
-                        "steadyhud: PC latency: {} ({}): not counted; more are counted in the summary",
+                    note(&format!(
+                        "{} ({}): not counted; more are counted in the summary",
                         r.reason(),
                         r.name()
                     ));
@@ -334,12 +335,12 @@ mod tests {
         l.push(pending(1, 110 * MS, 120 * MS), shown(130), 6 * MS);
         let mut out = Vec::new();
         let mut cells = String::new();
-        l.inputs(&[], Some(100 * MS));
+        l.inputs(&[], Some(100 * MS), |_| {});
         l.flush(120 * MS, false, &mut cells, |p, _, c, _| {
             out.push((p.index, c.to_string()))
         });
         assert!(out.is_empty(), "inputs are read only up to 100 ms");
-        l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS));
+        l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS), |_| {});
         l.flush(120 * MS, false, &mut cells, |p, _, c, _| {
             out.push((p.index, c.to_string()))
         });
@@ -362,7 +363,7 @@ mod tests {
     #[test]
     fn a_reader_that_stops_holds_rows_back_no_longer_than_late_ns() {
         let mut l = LatencyFrames::new(0, 1000 * MS);
-        l.inputs(&[], Some(0));
+        l.inputs(&[], Some(0), |_| {});
         l.push(pending(0, 0, 10 * MS), None, 4 * MS);
         let mut n = 0;
         let mut cells = String::new();

@@ -98,6 +98,13 @@ impl Log {
         }
     }
 
+    pub fn note_latency(&mut self, text: &str) {
+        if let Log::Open(l) = self {
+            let r = l.note_latency(text);
+            self.check(r);
+        }
+    }
+
     pub fn note_fps_limit(&mut self, fps: u32, frame: u64) {
         if let Log::Open(l) = self {
             let r = l.note_fps_limit(fps, frame);

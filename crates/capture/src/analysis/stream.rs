@@ -471,7 +471,8 @@ impl StreamAnalysis {
         lost: u64,
     ) {
         if let Some(l) = self.latency.as_mut() {
-            l.inputs(inputs, until);
+            let log = &mut self.log;
+            l.inputs(inputs, until, |line| log.note_latency(line));
             l.lost += lost;
         }
     }

@@ -1,0 +1,260 @@
+//! PC latency's input times on Wayland (docs/metrics.md, "PC latency"),
+//! held against the program's own record: `steadyhud-testapp --wayland
+//! --input-out` with the layer in a headless sway reads its own seat at
+//! every frame start; `steadyhud-testapp --type-keys` types keys stamped
+//! with the CLOCK_MONOTONIC ms they are sent at. Input by input: the
+//! frame the rule gives (the first that starts at or after the input, by
+//! the program's own frame starts) took it in the log, with the input's
+//! own time, I2FS within the stamps' 1 ms and FS2P within 0.1 ms (quiet
+//! run) of the program's; the summary counts them. Once on a quiet
+//! machine and once beside two busy loops. And `wtype`'s keys, stamped 0,
+//! are refused with one line.
+//!
+//! Skipped (with a line saying so) where sway, wtype or grim is missing,
+//! unless `STEADYHUD_REQUIRE_TOOLS=1`.
+
+mod common;
+mod require;
+
+use common::wayland::{WaylandBed, BED_PROGRAMS};
+use common::*;
+use std::time::Duration;
+
+const W: u32 = 640;
+const H: u32 = 480;
+/// Keys typed, one every [`KEY_GAP`].
+const KEYS: usize = 5;
+const KEY_GAP: Duration = Duration::from_millis(300);
+
+fn have_tools() -> bool {
+    require::programs(&BED_PROGRAMS)
+}
+
+/// Waits for the program's 30th present; panics with its output if it
+/// does not get there.
+fn started(app: &mut Running) {
+    let ok = app.wait_for_line(Duration::from_secs(30), |l| {
+        l.strip_prefix("testapp: present ")
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n >= 30)
+    });
+    if !ok {
+        let out = std::mem::replace(app, spawn(&mut std::process::Command::new("true"))).kill();
+        panic!(
+            "the program did not present 30 frames:\n{}\n{}",
+            out.stdout, out.stderr
+        );
+    }
+}
+
+/// The program's record (`--input-out`): each frame's start and present
+/// call, by the present that ends it, and each press's own ms stamp.
+struct Record {
+    frames: std::collections::BTreeMap<u64, (u64, u64)>,
+    presses: Vec<u64>,
+}
+
+fn record(text: &str) -> Record {
+    let mut r = Record {
+        frames: Default::default(),
+        presses: Vec::new(),
+    };
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let n = |k: usize| f[k].parse::<u64>().expect("a number");
+        match f.first() {
+            Some(&"frame") => {
+                r.frames.insert(n(1), (n(2), n(3)));
+            }
+            Some(&"input") => r.presses.push(n(2)),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// The frame the rule gives an input at `t` ns (the first whose start, by
+/// the program's clock, is at or after it): the present that ends it, its
+/// start and present call, and whether a start lies within 50 µs of the
+/// input (either frame may take it then: the layer's start is the
+/// present's return inside the call, the program's a few µs later).
+fn expected(r: &Record, t: u64) -> Option<(u64, u64, u64, bool)> {
+    let close = r.frames.values().any(|&(s, _)| s.abs_diff(t) < 50_000);
+    r.frames
+        .iter()
+        .find(|(_, &(s, _))| s >= t)
+        .map(|(&k, &(s, p))| (k, s, p, close))
+}
+
+fn keys_are_taken_by_frames(busy: bool) {
+    if !have_tools() {
+        return;
+    }
+    let _s = serial();
+    let bed = WaylandBed::start(W, H);
+    let _load = busy.then(CpuLoad::start);
+    let exe = bed.install(&testapp_exe());
+    let record_path = bed.log_dir.join("input.presses");
+    let mut cmd = bed.command(&exe);
+    cmd.layer()
+        .args([
+            "--wayland",
+            "--present-mode",
+            "fifo",
+            "--progress",
+            "--frames",
+            "400",
+            "--input-out",
+        ])
+        .arg(&record_path);
+    let mut app = spawn(&mut cmd);
+    started(&mut app);
+    let typed = run(bed.command(&exe).args([
+        "--type-keys",
+        &KEYS.to_string(),
+        "--key-gap-ms",
+        &KEY_GAP.as_millis().to_string(),
+    ]));
+    typed.assert_success("steadyhud-testapp --type-keys");
+    let out = app.wait();
+    out.assert_success("steadyhud-testapp --wayland --input-out");
+    let what = if busy {
+        "under two busy loops"
+    } else {
+        "quiet"
+    };
+    let own = record(&std::fs::read_to_string(&record_path).expect("the program's record"));
+    assert_eq!(
+        own.presses.len(),
+        KEYS,
+        "{what}: the program read every key"
+    );
+    let logs = session_logs_in(&bed.log_dir);
+    assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
+    let (origin, rows) = latency_rows(&logs[0].csv);
+    assert!(
+        rows.iter().all(|r| r.fs2p_ms.is_some()),
+        "{what}: FS2P on every frame"
+    );
+    let took: Vec<&LatencyRow> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
+    assert_eq!(
+        took.len(),
+        KEYS,
+        "{what}: one frame per key took it: {took:?}\nthe program's: {:?}\n{}",
+        own.presses,
+        out.stderr
+    );
+    for (&ms, r) in own.presses.iter().zip(&took) {
+        let t = ms * 1_000_000;
+        let (present, start, call, close) = expected(&own, t).expect("a frame after the press");
+        // Row k is the frame that present k+1 ends.
+        if !close {
+            assert_eq!(
+                r.frame + 1,
+                present,
+                "{what}: the same frame took {ms}: {r:?}"
+            );
+        }
+        assert_eq!(
+            r.input_ns.unwrap() + origin as i64,
+            t as i64,
+            "{what}: the input's own time, {ms}: {r:?}"
+        );
+        let i2fs_own = (start - t) as f64 / 1e6;
+        let i2fs = r.i2fs_ms.expect("an I2FS");
+        let fs2p = r.fs2p_ms.expect("FS2P");
+        let fs2p_own = (call - start) as f64 / 1e6;
+        if !close {
+            // The same millisecond stamp, the same frame start within µs.
+            assert!(
+                (i2fs - i2fs_own).abs() < 1.0,
+                "{what}: I2FS {i2fs} vs the program's {i2fs_own}"
+            );
+            if !busy {
+                assert!(
+                    (fs2p - fs2p_own).abs() < 0.1,
+                    "{what}: FS2P {fs2p} vs the program's {fs2p_own}"
+                );
+            }
+        }
+        eprintln!(
+            "latency_wayland ({what}): frame {} took a key: I2FS {i2fs:.3} ms (the program {i2fs_own:.3}), FS2P {fs2p:.3} ms (the program {fs2p_own:.3})",
+            r.frame
+        );
+    }
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
+    )
+    .expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    assert_eq!(inputs["counted"], KEYS, "{what}: {inputs}");
+    assert_eq!(inputs["lost"], 0, "{what}: {inputs}");
+    let rejected = inputs["rejected"].as_object().expect("rejected");
+    assert!(rejected.values().all(|v| v == 0), "{what}: {inputs}");
+}
+
+/// `wtype` stamps every key 0: an input time more than 2 s before it was
+/// read, refused with one line in the log (none in the game's output);
+/// the cells stay empty, the game runs on.
+#[test]
+fn wayland_keys_stamped_zero_are_refused_with_one_line() {
+    if !have_tools() {
+        return;
+    }
+    let _s = serial();
+    let bed = WaylandBed::start(W, H);
+    let exe = bed.install(&testapp_exe());
+    let mut cmd = bed.command(&exe);
+    cmd.layer().args([
+        "--wayland",
+        "--present-mode",
+        "fifo",
+        "--progress",
+        "--frames",
+        "300",
+    ]);
+    let mut app = spawn(&mut cmd);
+    started(&mut app);
+    for _ in 0..3 {
+        bed.press("a");
+    }
+    let out = app.wait();
+    out.assert_success("steadyhud-testapp --wayland");
+    let complaints = out.output_lines(is_layer_complaint);
+    assert!(
+        complaints.is_empty(),
+        "the game's output is left alone: {complaints:?}"
+    );
+    let logs = session_logs_in(&bed.log_dir);
+    let text = std::fs::read_to_string(&logs[0].csv).expect("log");
+    let said: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with(steadyhud_log::LATENCY_PREFIX))
+        .collect();
+    assert_eq!(said.len(), 1, "one line in the log: {said:?}");
+    assert!(
+        said[0].contains("more than 2 s before it was read (past)"),
+        "{said:?}"
+    );
+    assert!(latency_rows(&logs[0].csv)
+        .1
+        .iter()
+        .all(|r| r.input_ns.is_none()));
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
+    )
+    .expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    assert_eq!(inputs["rejected"]["past"], 3, "{inputs}");
+    assert_eq!(inputs["counted"], 0, "{inputs}");
+}
+
+#[test]
+fn wayland_keys_are_taken_by_frames() {
+    keys_are_taken_by_frames(false);
+}
+
+#[test]
+fn wayland_keys_are_taken_by_frames_under_load() {
+    keys_are_taken_by_frames(true);
+}
