@@ -248,7 +248,10 @@ impl XConn {
             // extension the server lacks: ask first.
             self.opcode(e).ok_or(RequestError::NoExtension(name))?;
         }
-        debug_assert!(body.len() >= 4 && body.len().is_multiple_of(4));
+        // `%`, not `is_multiple_of`: the i686 build's compiler is Rust 1.85.
+        #[allow(clippy::manual_is_multiple_of)]
+        let whole_words = body.len() >= 4 && body.len() % 4 == 0;
+        debug_assert!(whole_words);
         // libxcb may use the two iovecs before the ones it is given.
         let mut parts = [libc::iovec {
             iov_base: std::ptr::null_mut(),
