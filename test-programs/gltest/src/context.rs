@@ -209,7 +209,7 @@ impl Context {
     /// The key and button presses that came since the last call, as a game
     /// reads them at its frame's start: (`key` or `button`, the server's
     /// millisecond stamp). Never waits.
-    pub fn take_presses(&self) -> Vec<(&'static str, u64)> {
+    pub fn take_presses(&self) -> Vec<(&'static str, std::os::raw::c_ulong)> {
         let x = &self.xlib;
         let mut out = Vec::new();
         // SAFETY: an open display; an event is read only while one is

@@ -97,7 +97,7 @@ impl Display {
     /// The key and button presses that came since the last call, as a game
     /// reads them at its frame's start: (`key` or `button`, the server's
     /// millisecond stamp). Never waits.
-    pub fn take_presses(&self) -> Vec<(&'static str, u64)> {
+    pub fn take_presses(&self) -> Vec<(&'static str, std::os::raw::c_ulong)> {
         let mut out = Vec::new();
         // SAFETY: the display is open (thread-safe: XInitThreads); an
         // event is read only while one is pending, into a whole XEvent.
