@@ -97,7 +97,7 @@ impl Display {
     /// The key and button presses that came since the last call, as a game
     /// reads them at its frame's start: (`key` or `button`, the server's
     /// millisecond stamp). Never waits.
-    pub fn take_presses(&self) -> Vec<(&'static str, std::os::raw::c_ulong)> {
+    pub fn take_presses(&self) -> Vec<(&'static str, u64)> {
         let mut out = Vec::new();
         // SAFETY: the display is open (thread-safe: XInitThreads); an
         // event is read only while one is pending, into a whole XEvent.
@@ -107,8 +107,9 @@ impl Display {
                 let mut ev: xlib::XEvent = std::mem::zeroed();
                 (self.xlib.XNextEvent)(dpy, &mut ev);
                 match ev.get_type() {
-                    xlib::KeyPress => out.push(("key", ev.key.time)),
-                    xlib::ButtonPress => out.push(("button", ev.button.time)),
+                    // An X Time is 32 bits (a c_ulong: 64 bits on x86_64).
+                    xlib::KeyPress => out.push(("key", u64::from(ev.key.time as u32))),
+                    xlib::ButtonPress => out.push(("button", u64::from(ev.button.time as u32))),
                     _ => {}
                 }
             }
