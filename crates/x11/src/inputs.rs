@@ -10,7 +10,7 @@
 //! it is 4 ms on this bed's kernel, so they use CLOCK_MONOTONIC). The
 //! stamp is the millisecond the server handled the event in: the time
 //! mapped back is that millisecond's start, at most 1 ms before the event
-//! and never after it (`tests/x11_inputs.rs` holds it to the moments
+//! and never after it (`crates/x11/tests/xvfb_inputs.rs` holds it to the moments
 //! around an `xdotool` click).
 //!
 //! **The focus.** Raw events come from every device whatever has the
