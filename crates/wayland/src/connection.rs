@@ -514,7 +514,6 @@ impl State {
 /// interface in wayland.xml).
 const DISPLAY_SYNC: u32 = 0;
 const DISPLAY_GET_REGISTRY: u32 = 1;
-const REGISTRY_BIND: u32 = 0;
 const SEAT_GET_POINTER: u32 = 0;
 const SEAT_GET_KEYBOARD: u32 = 1;
 const SEAT_RELEASE: u32 = 3;
@@ -817,21 +816,8 @@ impl Conn {
     fn bind_seat(&mut self, registry: *mut WlProxy, name: u32, version: u32) {
         let wl = &self.libs.wl;
         let version = version.min(SEAT_VERSION);
-        // SAFETY: `registry` is our live registry; bind's arguments are
-        // (name, interface name, version, new_id).
-        let seat = unsafe {
-            (wl.marshal_flags)(
-                registry,
-                REGISTRY_BIND,
-                wl.seat_interface,
-                version,
-                0,
-                name,
-                (*wl.seat_interface).name,
-                version,
-                null_mut::<c_void>(),
-            )
-        };
+        // SAFETY: `registry` is our live registry; libwayland's table.
+        let seat = unsafe { wl.bind(registry, wl.seat_interface, name, version) };
         if seat.is_null() {
             return;
         }
@@ -857,21 +843,8 @@ impl Conn {
     fn bind_timestamps(&mut self, registry: *mut WlProxy, name: u32) {
         let wl = &self.libs.wl;
         let iface = self.libs.inputs.manager;
-        // SAFETY: `registry` is our live registry; bind's arguments are
-        // (name, interface name, version, new_id).
-        let manager = unsafe {
-            (wl.marshal_flags)(
-                registry,
-                REGISTRY_BIND,
-                iface,
-                1,
-                0,
-                name,
-                iface.name,
-                1u32,
-                null_mut::<c_void>(),
-            )
-        };
+        // SAFETY: `registry` is our live registry; the manager's table.
+        let manager = unsafe { wl.bind(registry, iface, name, 1) };
         self.timestamps_manager = manager;
         self.stamp_devices();
     }

@@ -92,6 +92,38 @@ unsafe impl Send for Wayland {}
 unsafe impl Sync for Wayland {}
 
 impl Wayland {
+    /// `wl_registry.bind` of global `name` as `iface` at `version`: the new
+    /// proxy (null when libwayland could not make it).
+    ///
+    /// # Safety
+    /// `registry` is a live `wl_registry` of ours; `iface` is a valid
+    /// interface table.
+    pub unsafe fn bind(
+        &self,
+        registry: *mut WlProxy,
+        iface: *const WlInterface,
+        name: u32,
+        version: u32,
+    ) -> *mut WlProxy {
+        /// `wl_registry.bind`.
+        const REGISTRY_BIND: u32 = 0;
+        // SAFETY: bind's arguments are (name, interface name, version,
+        // new_id), on the caller's live registry and interface.
+        unsafe {
+            (self.marshal_flags)(
+                registry,
+                REGISTRY_BIND,
+                iface,
+                version,
+                0,
+                name,
+                (*iface).name,
+                version,
+                std::ptr::null_mut::<c_void>(),
+            )
+        }
+    }
+
     /// Loads `libwayland-client.so.0` (in a Wayland app already mapped, so
     /// this only adds a reference).
     pub fn load() -> Result<Wayland, LoadError> {

@@ -197,8 +197,7 @@ pub struct Feedback {
     pub notes: Vec<String>,
 }
 
-/// `wl_registry.bind`, `wp_presentation`'s `destroy` and `feedback`.
-const REGISTRY_BIND: u32 = 0;
+/// `wp_presentation`'s `destroy` and `feedback`.
 const PRESENTATION_DESTROY: u32 = 0;
 const PRESENTATION_FEEDBACK: u32 = 1;
 
@@ -246,21 +245,8 @@ impl Feedback {
         }
         let wl = self.wl;
         let iface = self.tables.presentation;
-        // SAFETY: our live registry; bind's arguments: the global's name,
-        // the interface name, the version, the new_id.
-        let p = unsafe {
-            (wl.marshal_flags)(
-                registry,
-                REGISTRY_BIND,
-                iface,
-                1,
-                0,
-                name,
-                iface.name,
-                1u32,
-                null_mut::<c_void>(),
-            )
-        };
+        // SAFETY: our live registry (caller); our table.
+        let p = unsafe { wl.bind(registry, iface, name, 1) };
         if p.is_null() {
             return;
         }
