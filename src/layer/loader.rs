@@ -177,6 +177,35 @@ pub(crate) unsafe fn device_loader_data_callback(
     }
 }
 
+/// Takes this layer's link out of a link entry's union slot
+/// (`pLayerInfo`): the link, null where there is none, with the slot moved
+/// on to the next layer's link, as the loader requires of each layer before
+/// it calls down.
+///
+/// # Safety
+/// `e` is null or the loader's link entry of a create info's valid `pNext`
+/// chain (an instance entry read as a device one: the two share the header
+/// and the union's first slot), `L` the link type of that entry
+/// (`VkLayerInstanceLink` or `VkLayerDeviceLink`, each starting with its
+/// `pNext`); called once per create call, since it moves the chain's link
+/// on in place.
+unsafe fn take_link<L>(e: *mut LayerDeviceCreateInfo) -> Option<&'static L> {
+    if e.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null loader link entry: the union holds `pLayerInfo`.
+    let link = unsafe { (*e).u[0] } as *const L;
+    if !link.is_null() {
+        // SAFETY: the loader's non-null link, whose first field is the next
+        // layer's link (`vk_layer.h`); the loader owns the chain and has each
+        // layer advance it past its own link before calling down.
+        unsafe { (*e).u[0] = *(link as *const *mut c_void) };
+    }
+    // SAFETY: null or the loader's link, alive for the create call and
+    // never written through.
+    unsafe { link.as_ref() }
+}
+
 /// The next layer's link for this instance; advances the chain for the next
 /// layer down, as the loader requires before calling its `vkCreateInstance`.
 ///
@@ -189,21 +218,8 @@ pub(crate) unsafe fn take_instance_link(
 ) -> Option<vk::PFN_vkGetInstanceProcAddr> {
     // SAFETY: `info` is the app's create info, its `pNext` a valid chain
     // (caller).
-    let e = unsafe { instance_link_info(info) };
-    if e.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null loader link entry: the union holds `pLayerInfo`.
-    let link = unsafe { (*e).u[0] } as *mut LayerInstanceLink;
-    if link.is_null() {
-        return None;
-    }
-    // SAFETY: `link` is the loader's non-null link for this layer.
-    let gipa = unsafe { (*link).pfn_next_get_instance_proc_addr };
-    // SAFETY: as above; the loader owns the chain and has each layer advance
-    // it past its own link before calling down.
-    unsafe { (*e).u[0] = (*link).p_next as *mut c_void };
-    Some(gipa)
+    let link = unsafe { take_link::<LayerInstanceLink>(instance_link_info(info).cast()) };
+    Some(link?.pfn_next_get_instance_proc_addr)
 }
 
 /// The next layer's gipa/gdpa for this device; advances the chain.
@@ -215,28 +231,12 @@ pub(crate) unsafe fn take_instance_link(
 pub(crate) unsafe fn take_device_link(
     info: &vk::DeviceCreateInfo,
 ) -> Option<(vk::PFN_vkGetInstanceProcAddr, vk::PFN_vkGetDeviceProcAddr)> {
-    // SAFETY: `info` is the app's create info, its `pNext` a valid chain
-    // (caller).
-    let e = unsafe { device_link_info(info) };
-    if e.is_null() {
-        return None;
-    }
-    // SAFETY: a non-null loader link entry: the union holds `pLayerInfo`.
-    let link = unsafe { (*e).u[0] } as *mut LayerDeviceLink;
-    if link.is_null() {
-        return None;
-    }
-    // SAFETY: `link` is the loader's non-null link for this layer.
-    let r = unsafe {
-        (
-            (*link).pfn_next_get_instance_proc_addr,
-            (*link).pfn_next_get_device_proc_addr,
-        )
-    };
-    // SAFETY: as above; the loader owns the chain and has each layer advance
-    // it past its own link before calling down.
-    unsafe { (*e).u[0] = (*link).p_next as *mut c_void };
-    Some(r)
+    // SAFETY: as in `take_instance_link`.
+    let link = unsafe { take_link::<LayerDeviceLink>(device_link_info(info)) }?;
+    Some((
+        link.pfn_next_get_instance_proc_addr,
+        link.pfn_next_get_device_proc_addr,
+    ))
 }
 
 /// A function of the next layer, looked up by `lookup` (a bound gipa or
@@ -302,6 +302,11 @@ mod tests {
         assert_eq!(std::mem::size_of::<LayerDeviceCreateInfo>(), device_info);
         assert_eq!(std::mem::size_of::<LayerInstanceLink>(), link);
         assert_eq!(std::mem::size_of::<LayerDeviceLink>(), link);
+        // `take_link` reads an instance entry as a device one.
+        assert_eq!(
+            std::mem::offset_of!(LayerInstanceCreateInfo, u),
+            std::mem::offset_of!(LayerDeviceCreateInfo, u)
+        );
     }
 
     #[test]
