@@ -163,7 +163,10 @@ impl Device {
             )
         }?;
         let counters = if client.config.counters {
-            DeviceCounters::new(next.ext.set_latency_marker.is_some())
+            DeviceCounters::new(
+                next.ext.set_latency_marker.is_some(),
+                next.ext.anti_lag_update.is_some(),
+            )
         } else {
             None
         };

@@ -26,6 +26,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn)]
 
+mod anti_lag;
 mod chain;
 mod counters;
 mod device;

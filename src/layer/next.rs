@@ -17,13 +17,13 @@ macro_rules! next_table {
     (
         $(#[$doc:meta])*
         pub struct $name:ident {
-            $( $field:ident: $pfn:ident = $vk:literal $(or $alias:literal)?, )*
+            $( $field:ident: $pfn:ty = $vk:literal $(or $alias:literal)?, )*
         }
     ) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Default)]
         pub struct $name {
-            $( #[doc = stringify!($vk)] pub $field: Option<vk::$pfn>, )*
+            $( #[doc = stringify!($vk)] pub $field: Option<$pfn>, )*
         }
 
         impl $name {
@@ -50,13 +50,13 @@ macro_rules! next_table {
 next_table! {
     /// The next layer's instance-level functions the layer uses.
     pub struct InstanceNext {
-        destroy_surface: PFN_vkDestroySurfaceKHR = c"vkDestroySurfaceKHR",
-        create_wayland_surface: PFN_vkCreateWaylandSurfaceKHR = c"vkCreateWaylandSurfaceKHR",
-        create_xlib_surface: PFN_vkCreateXlibSurfaceKHR = c"vkCreateXlibSurfaceKHR",
-        create_xcb_surface: PFN_vkCreateXcbSurfaceKHR = c"vkCreateXcbSurfaceKHR",
-        surface_caps: PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR =
+        destroy_surface: vk::PFN_vkDestroySurfaceKHR = c"vkDestroySurfaceKHR",
+        create_wayland_surface: vk::PFN_vkCreateWaylandSurfaceKHR = c"vkCreateWaylandSurfaceKHR",
+        create_xlib_surface: vk::PFN_vkCreateXlibSurfaceKHR = c"vkCreateXlibSurfaceKHR",
+        create_xcb_surface: vk::PFN_vkCreateXcbSurfaceKHR = c"vkCreateXcbSurfaceKHR",
+        surface_caps: vk::PFN_vkGetPhysicalDeviceSurfaceCapabilitiesKHR =
             c"vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
-        surface_caps2: PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR =
+        surface_caps2: vk::PFN_vkGetPhysicalDeviceSurfaceCapabilities2KHR =
             c"vkGetPhysicalDeviceSurfaceCapabilities2KHR",
     }
 }
@@ -66,16 +66,17 @@ next_table! {
     /// and versions the device may not have (each `None` where the next
     /// layer has no such function).
     pub struct DeviceExt {
-        create_swapchain: PFN_vkCreateSwapchainKHR = c"vkCreateSwapchainKHR",
-        create_shared_swapchains: PFN_vkCreateSharedSwapchainsKHR = c"vkCreateSharedSwapchainsKHR",
-        destroy_swapchain: PFN_vkDestroySwapchainKHR = c"vkDestroySwapchainKHR",
-        get_swapchain_images: PFN_vkGetSwapchainImagesKHR = c"vkGetSwapchainImagesKHR",
-        queue_present: PFN_vkQueuePresentKHR = c"vkQueuePresentKHR",
-        queue_submit2: PFN_vkQueueSubmit2 = c"vkQueueSubmit2" or c"vkQueueSubmit2KHR",
-        acquire_next_image: PFN_vkAcquireNextImageKHR = c"vkAcquireNextImageKHR",
-        acquire_next_image2: PFN_vkAcquireNextImage2KHR = c"vkAcquireNextImage2KHR",
-        set_latency_marker: PFN_vkSetLatencyMarkerNV = c"vkSetLatencyMarkerNV",
-        get_calibrated_timestamps: PFN_vkGetCalibratedTimestampsKHR =
+        create_swapchain: vk::PFN_vkCreateSwapchainKHR = c"vkCreateSwapchainKHR",
+        create_shared_swapchains: vk::PFN_vkCreateSharedSwapchainsKHR = c"vkCreateSharedSwapchainsKHR",
+        destroy_swapchain: vk::PFN_vkDestroySwapchainKHR = c"vkDestroySwapchainKHR",
+        get_swapchain_images: vk::PFN_vkGetSwapchainImagesKHR = c"vkGetSwapchainImagesKHR",
+        queue_present: vk::PFN_vkQueuePresentKHR = c"vkQueuePresentKHR",
+        queue_submit2: vk::PFN_vkQueueSubmit2 = c"vkQueueSubmit2" or c"vkQueueSubmit2KHR",
+        acquire_next_image: vk::PFN_vkAcquireNextImageKHR = c"vkAcquireNextImageKHR",
+        acquire_next_image2: vk::PFN_vkAcquireNextImage2KHR = c"vkAcquireNextImage2KHR",
+        set_latency_marker: vk::PFN_vkSetLatencyMarkerNV = c"vkSetLatencyMarkerNV",
+        anti_lag_update: super::anti_lag::PfnAntiLagUpdate = c"vkAntiLagUpdateAMD",
+        get_calibrated_timestamps: vk::PFN_vkGetCalibratedTimestampsKHR =
             c"vkGetCalibratedTimestampsEXT" or c"vkGetCalibratedTimestampsKHR",
     }
 }

@@ -82,7 +82,7 @@ macro_rules! counter_set {
     (
         $(#[$doc:meta])*
         $ids:ident, $list:ident {
-            $( $field:ident: $name:literal, $label:literal, $unit:ident; )*
+            $( $field:ident: $name:expr, $label:literal, $unit:ident; )*
         }
     ) => {
         $(#[$doc])*
@@ -91,7 +91,7 @@ macro_rules! counter_set {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug)]
         pub struct $ids {
-            $( #[doc = $name] pub $field: CounterId, )*
+            $( #[doc = $label] pub $field: CounterId, )*
         }
 
         impl $ids {
@@ -130,7 +130,16 @@ counter_set! {
     Reflex, REFLEX {
         sim: "nv_sim_ms", "simulation (Reflex)", Nanos;
         submit: "nv_render_submit_ms", "render submit (Reflex)", Nanos;
-        start_to_present: "nv_frame_start_to_present_ms", "frame start to present (Reflex)", Nanos;
+        start_to_present: crate::markers::SIMULATION_TO_PRESENT, "frame start to present (Reflex)", Nanos;
+        input_to_present: crate::markers::INPUT_SAMPLE_TO_PRESENT, "input sample to present (Reflex)", Nanos;
+    }
+}
+
+counter_set! {
+    /// The counter fed by AMD Anti-Lag's stages (`VK_AMD_anti_lag`:
+    /// `vkAntiLagUpdateAMD`), on devices that have it.
+    AntiLag, ANTI_LAG {
+        input_to_present: crate::markers::ANTI_LAG_INPUT_TO_PRESENT, "input to present (Anti-Lag)", Nanos;
     }
 }
 
@@ -140,6 +149,7 @@ pub fn label_of_column(name: &str) -> String {
     BUILTIN
         .iter()
         .chain(REFLEX)
+        .chain(ANTI_LAG)
         .find(|b| b.0 == name)
         .map_or_else(|| name.replace('_', " "), |b| b.1.to_string())
 }

@@ -7,11 +7,11 @@
 //!
 //! The columns' own declarations stay where their values are made and
 //! are only gathered here: the counters' names, labels and units are
-//! `steadyhud_counters::BUILTIN` and `REFLEX`, the readings'
+//! `steadyhud_counters::BUILTIN`, `REFLEX` and `ANTI_LAG`, the readings.
 //! `steadyhud_metrics::sensors::Sensor`, the GPU columns'
 //! `steadyhud_metrics::gpu`.
 
-use steadyhud_counters::{Unit, BUILTIN, REFLEX};
+use steadyhud_counters::{Unit, ANTI_LAG, BUILTIN, REFLEX};
 use steadyhud_metrics::sensors::{Sensor, THROTTLE_COLUMN};
 
 /// What a column holds.
@@ -172,13 +172,14 @@ fn counter_unit(u: Unit) -> &'static str {
 }
 
 /// Every column a session log can have, in the order a log writes them:
-/// the frame's, the counters (built-in, then Reflex, then GPU timing's,
+/// the frame's, the counters (built-in, then Reflex, Anti-Lag, then GPU timing's,
 /// which the device registers as counters when it starts timing),
 /// `cpu_busy_ms`, the display columns, the latency columns, the readings.
 pub fn all() -> impl Iterator<Item = Column> {
     let counters = BUILTIN
         .iter()
         .chain(REFLEX)
+        .chain(ANTI_LAG)
         .map(|&(name, label, unit)| Column {
             name,
             unit: counter_unit(unit),

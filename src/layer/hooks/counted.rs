@@ -32,6 +32,7 @@
 //! them on to the next layer unchanged.
 
 use super::lookup::on_device;
+use crate::layer::anti_lag::{AntiLagData, PfnAntiLagUpdate};
 use crate::layer::counters::DeviceCounters;
 use crate::layer::next::DeviceNext;
 use ash::vk;
@@ -222,22 +223,76 @@ pub(super) unsafe extern "system-unwind" fn set_latency_marker(
     swapchain: vk::SwapchainKHR,
     info: *const vk::SetLatencyMarkerInfoNV<'_>,
 ) {
-    // SAFETY: inside the app's call on its live `device`; the next layer's
-    // `vkSetLatencyMarkerNV` gets the app's own arguments; `info` is read
-    // only when not null (the app's valid marker info).
+    // SAFETY: inside the app's call on its live `device`, with its own
+    // arguments.
     unsafe {
         with_counters(device, (), |next_layer, dc| {
-            let t = now_ns();
-            let Some(next) = next_layer.ext.set_latency_marker else {
-                return;
-            };
-            next(device, swapchain, info);
-            if info.is_null() {
-                return;
+            if let Some(next) = next_layer.ext.set_latency_marker {
+                pass_marker(next, dc, device, swapchain, info);
             }
-            let (id, raw) = ((*info).present_id, (*info).marker.as_raw());
-            dc.mark(id, raw, t);
         })
+    }
+}
+
+/// The next layer's `vkSetLatencyMarkerNV` with the app's arguments, then
+/// the marker into `dc` at the time of the call.
+///
+/// # Safety
+/// `next` is the next layer's function of `device`; the rest are the app's
+/// arguments (`info` null or its valid marker info).
+unsafe fn pass_marker(
+    next: vk::PFN_vkSetLatencyMarkerNV,
+    dc: &DeviceCounters,
+    device: vk::Device,
+    swapchain: vk::SwapchainKHR,
+    info: *const vk::SetLatencyMarkerInfoNV<'_>,
+) {
+    let t = now_ns();
+    // SAFETY: caller's contract.
+    unsafe { next(device, swapchain, info) };
+    // SAFETY: null or the app's valid marker info (caller).
+    if let Some(i) = unsafe { info.as_ref() } {
+        dc.mark(i.present_id, i.marker.as_raw(), t);
+    }
+}
+
+/// `vkAntiLagUpdateAMD` (`VK_AMD_anti_lag`), counted.
+///
+/// # Safety
+/// Called as `vkAntiLagUpdateAMD` by the loader or the layer above, with
+/// arguments valid per the Vulkan spec, on a device this layer created.
+pub(super) unsafe extern "system-unwind" fn anti_lag_update(
+    device: vk::Device,
+    data: *const AntiLagData,
+) {
+    // SAFETY: inside the app's call on its live `device`, with its own
+    // arguments.
+    unsafe {
+        with_counters(device, (), |next_layer, dc| {
+            if let Some(next) = next_layer.ext.anti_lag_update {
+                pass_anti_lag(next, dc, device, data);
+            }
+        })
+    }
+}
+
+/// The next layer's `vkAntiLagUpdateAMD` with the app's arguments, then
+/// its stage into `dc` at the call's return (the driver may hold the input
+/// stage back to pace the game: input is read after that).
+///
+/// # Safety
+/// `next` is the next layer's function of `device`; `data` is the app's
+/// (null or a valid `VkAntiLagDataAMD`).
+unsafe fn pass_anti_lag(
+    next: PfnAntiLagUpdate,
+    dc: &DeviceCounters,
+    device: vk::Device,
+    data: *const AntiLagData,
+) {
+    // SAFETY: caller's contract.
+    unsafe {
+        next(device, data);
+        dc.anti_lag(data, now_ns());
     }
 }
 
@@ -272,5 +327,139 @@ pub(super) unsafe extern "system-unwind" fn queue_submit2(
         on_device(queue, NO_DEVICE, |_, d| {
             d.queue_submit2(queue, count, submits, fence)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The observe paths of the game's own frame-start calls, against the
+    //! spec's structures and fake next-layer functions: no driver here
+    //! offers `VK_NV_low_latency2` or `VK_AMD_anti_lag`.
+    use super::*;
+    use crate::layer::anti_lag::{
+        AntiLagPresentationInfo, ANTI_LAG_DATA, ANTI_LAG_PRESENTATION_INFO,
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    /// The input stage's wait in the fake driver.
+    const HELD: Duration = Duration::from_millis(3);
+    static LAST_DATA: AtomicUsize = AtomicUsize::new(0);
+    static LAST_MARKER: AtomicUsize = AtomicUsize::new(0);
+
+    /// A driver's `vkAntiLagUpdateAMD` that holds the input stage back.
+    unsafe extern "system" fn fake_anti_lag(_: vk::Device, data: *const AntiLagData) {
+        LAST_DATA.store(data as usize, Ordering::SeqCst);
+        // SAFETY: null or the test's valid structures.
+        let info = unsafe { data.as_ref().and_then(|d| d.presentation_info.as_ref()) };
+        if info.is_some_and(|i| i.stage == 0) {
+            std::thread::sleep(HELD);
+        }
+    }
+
+    /// A driver's `vkSetLatencyMarkerNV`.
+    unsafe extern "system" fn fake_marker(
+        _: vk::Device,
+        _: vk::SwapchainKHR,
+        info: *const vk::SetLatencyMarkerInfoNV<'_>,
+    ) {
+        LAST_MARKER.store(info as usize, Ordering::SeqCst);
+    }
+
+    fn frame(dc: &DeviceCounters) -> steadyhud_counters::FrameValues {
+        let mut v = [0; steadyhud_counters::MAX_COUNTERS];
+        dc.table.latch(&mut v);
+        v
+    }
+
+    #[test]
+    fn anti_lag_input_to_present_is_timed_from_the_input_stages_return() {
+        let dc = DeviceCounters::new(false, true).expect("counters");
+        let ids = dc.anti_lag.as_ref().expect("anti-lag counters").0;
+        let stage = |stage, frame_index| AntiLagPresentationInfo {
+            s_type: ANTI_LAG_PRESENTATION_INFO,
+            p_next: std::ptr::null_mut(),
+            stage,
+            frame_index,
+        };
+        let (input, present) = (stage(0, 7), stage(1, 7));
+        let data = |p: &AntiLagPresentationInfo| AntiLagData {
+            s_type: ANTI_LAG_DATA,
+            p_next: std::ptr::null(),
+            mode: 1,
+            max_fps: 0,
+            presentation_info: p,
+        };
+        let (d_in, d_present) = (data(&input), data(&present));
+        let a = now_ns();
+        // SAFETY: the fake driver and the test's structures.
+        unsafe { pass_anti_lag(fake_anti_lag, &dc, vk::Device::null(), &d_in) };
+        assert_eq!(LAST_DATA.load(Ordering::SeqCst), &d_in as *const _ as usize);
+        std::thread::sleep(Duration::from_millis(1));
+        // SAFETY: as above.
+        unsafe { pass_anti_lag(fake_anti_lag, &dc, vk::Device::null(), &d_present) };
+        let c = now_ns();
+        let span = frame(&dc)[ids.input_to_present.index()];
+        // From the input stage's return (after the driver's hold) to the
+        // present stage's: within the calls, and without the hold.
+        assert!(span >= 1_000_000, "{span} ns");
+        assert!(
+            span <= c - a - HELD.as_nanos() as u64,
+            "{span} ns: the input stage timed before the driver's hold"
+        );
+        // A present stage of another frame, or no presentation info: nothing.
+        let other = stage(1, 8);
+        let mode_only = AntiLagData {
+            presentation_info: std::ptr::null(),
+            ..data(&other)
+        };
+        // SAFETY: as above.
+        unsafe {
+            pass_anti_lag(fake_anti_lag, &dc, vk::Device::null(), &data(&other));
+            pass_anti_lag(fake_anti_lag, &dc, vk::Device::null(), &mode_only);
+            pass_anti_lag(fake_anti_lag, &dc, vk::Device::null(), std::ptr::null());
+        }
+        assert_eq!(frame(&dc)[ids.input_to_present.index()], 0);
+    }
+
+    #[test]
+    fn reflex_input_sample_and_simulation_start_end_at_present_start() {
+        let dc = DeviceCounters::new(true, false).expect("counters");
+        let ids = dc.markers.as_ref().expect("Reflex counters").0;
+        let mark = |marker, id| {
+            let info = vk::SetLatencyMarkerInfoNV::default()
+                .present_id(id)
+                .marker(marker);
+            let before = now_ns();
+            // SAFETY: the fake driver and the test's structure.
+            unsafe {
+                pass_marker(
+                    fake_marker,
+                    &dc,
+                    vk::Device::null(),
+                    vk::SwapchainKHR::null(),
+                    &info,
+                )
+            };
+            assert_eq!(
+                LAST_MARKER.load(Ordering::SeqCst),
+                &info as *const _ as usize
+            );
+            before
+        };
+        let a = mark(vk::LatencyMarkerNV::SIMULATION_START, 3);
+        std::thread::sleep(Duration::from_millis(1));
+        let b = mark(vk::LatencyMarkerNV::INPUT_SAMPLE, 3);
+        std::thread::sleep(Duration::from_millis(1));
+        mark(vk::LatencyMarkerNV::PRESENT_START, 3);
+        let end = now_ns();
+        let v = frame(&dc);
+        let (sim, input) = (
+            v[ids.start_to_present.index()],
+            v[ids.input_to_present.index()],
+        );
+        // Each from its marker's call to PRESENT_START's.
+        assert!(sim > input && input >= 1_000_000, "{sim} / {input} ns");
+        assert!(sim <= end - a && input <= end - b, "{sim} / {input} ns");
     }
 }

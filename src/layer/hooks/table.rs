@@ -110,6 +110,7 @@ fn hook(name: &[u8], faults: bool) -> Option<(Level, Needs, vk::PFN_vkVoidFuncti
         b"vkAcquireNextImageKHR" => (D, Needs::Counters, acquire_next_image as *const ()),
         b"vkAcquireNextImage2KHR" => (D, Needs::Counters, acquire_next_image2 as *const ()),
         b"vkSetLatencyMarkerNV" => (D, Needs::Counters, set_latency_marker as *const ()),
+        b"vkAntiLagUpdateAMD" => (D, Needs::Counters, anti_lag_update as *const ()),
         b"vkGetPastPresentationTimingGOOGLE" => (
             D,
             Needs::Observe(Method::DisplayTimingGoogle),

@@ -21,9 +21,11 @@ use crate::rings::{CounterFrame, Stream};
 use ringbuf::traits::Consumer;
 use ringbuf::HeapCons;
 use steadyhud_counters::health::{add_to_groups, sort_groups, HealthRule, Tracker};
+use steadyhud_counters::markers::{FrameStartSpan, FRAME_START_SPANS};
 use steadyhud_counters::{
     Cause, CauseGroup, CounterId, CounterInfo, FrameValues, History, Unit, MAX_COUNTERS,
 };
+use steadyhud_metrics::latency::Markers;
 
 /// Frames of counter history the HUD page shows.
 pub const HISTORY_FRAMES: usize = 240;
@@ -38,6 +40,9 @@ pub struct CounterTrack {
     infos: Vec<CounterInfo>,
     in_present: Option<usize>,
     limiter_wait: Option<usize>,
+    /// The game's own frame-start spans this device counts, by column
+    /// ([`steadyhud_counters::markers::FRAME_START_SPANS`]).
+    start_spans: Vec<(usize, FrameStartSpan)>,
     tracker: Tracker,
     /// The causes of the stutters judged for good, compact (issue 52:
     /// what a session keeps per stutter).
@@ -72,6 +77,10 @@ impl CounterTrack {
         let infos = table.infos();
         let in_present = infos.iter().position(|c| c.name == "in_present_ms");
         let limiter_wait = infos.iter().position(|c| c.name == "limiter_wait_ms");
+        let start_spans = FRAME_START_SPANS
+            .iter()
+            .filter_map(|&(name, s)| Some((infos.iter().position(|c| c.name == name)?, s)))
+            .collect();
         let mut viewed: Vec<CounterId> = Vec::new();
         for n in hud_names {
             match table.get(n) {
@@ -94,6 +103,7 @@ impl CounterTrack {
             infos,
             in_present,
             limiter_wait,
+            start_spans,
             kept: CauseRecords::default(),
             groups: Vec::new(),
             last: None,
@@ -158,6 +168,26 @@ impl CounterTrack {
         let in_present = self.in_present.map_or(0, |i| values[i]).min(d);
         let capped = self.limiter_wait.map_or(0, |i| values[i]);
         (d - in_present).saturating_sub(capped)
+    }
+
+    /// The game's own start of the frame whose present call was at
+    /// `present_ns`, from its `values`: each span the game marked (Reflex
+    /// SIMULATION_START or INPUT_SAMPLE to PRESENT_START, Anti-Lag's input
+    /// stage to its present stage) placed before the present call.
+    pub fn frame_starts(&self, present_ns: u64, values: &FrameValues) -> Markers {
+        let mut m = Markers::default();
+        for &(i, s) in &self.start_spans {
+            let start = match values[i] {
+                0 => None,
+                span => present_ns.checked_sub(span),
+            };
+            match s {
+                FrameStartSpan::Simulation => m.simulation_start_ns = start,
+                FrameStartSpan::InputSample => m.input_sample_ns = start,
+                FrameStartSpan::AntiLagInput => m.anti_lag_input_ns = start,
+            }
+        }
+        m
     }
 
     /// Keeps the causes the tracker just judged, compact.
@@ -307,6 +337,32 @@ mod tests {
                 ("pipeline creation", "ms", vec![3.0])
             ]
         );
+    }
+
+    /// The game's own frame starts come from the Reflex and Anti-Lag
+    /// counters the device registered, placed before the present call; a
+    /// span the game did not mark this frame (0) is no start.
+    #[test]
+    fn frame_starts_are_the_marked_spans_before_the_present() {
+        let table = Arc::new(Counters::new());
+        steadyhud_counters::Builtin::register(&table).unwrap();
+        let reflex = steadyhud_counters::Reflex::register(&table).unwrap();
+        let anti_lag = steadyhud_counters::AntiLag::register(&table).unwrap();
+        let (stream, _cons, vcons) = Stream::with_counters(1, 0, Some(table));
+        let track = CounterTrack::new(&stream, vcons, 0.2, &[]).unwrap();
+        let mut values = [0u64; MAX_COUNTERS];
+        values[reflex.start_to_present.index()] = 8_000;
+        values[anti_lag.input_to_present.index()] = 5_000;
+        assert_eq!(
+            track.frame_starts(100_000, &values),
+            Markers {
+                simulation_start_ns: Some(92_000),
+                input_sample_ns: None,
+                anti_lag_input_ns: Some(95_000),
+            }
+        );
+        values[reflex.input_to_present.index()] = 200_000;
+        assert_eq!(track.frame_starts(100_000, &values).input_sample_ns, None);
     }
 
     /// The HUD's "last stutter" is the newest judged stutter with its main

@@ -111,8 +111,9 @@ impl LatencyFrames {
 
     /// A decided row (its display answer `shown`, `None` without a source
     /// of display times), whose frame's time outside the present call and
-    /// the cap was `cpu_busy_ns`: held until its latency is known.
-    pub fn push(&mut self, p: Pending, shown: Option<Shown>, cpu_busy_ns: u64) {
+    /// the cap was `cpu_busy_ns` and whose game marked its own start at
+    /// `markers` (if it did): held until its latency is known.
+    pub fn push(&mut self, p: Pending, shown: Option<Shown>, cpu_busy_ns: u64, markers: Markers) {
         self.tracker
             .returned(p.to.saturating_sub(cpu_busy_ns).max(p.from));
         let id = p.index + 1;
@@ -120,7 +121,7 @@ impl LatencyFrames {
             id,
             call_ns: p.to,
             return_ns: p.to,
-            markers: Markers::default(),
+            markers,
         });
         let seen = match shown {
             Some(Shown::At { displayed_ns, .. }) => Seen::At {
@@ -331,8 +332,18 @@ mod tests {
                 refresh_ns: 0,
             })
         };
-        l.push(pending(0, 100 * MS, 110 * MS), shown(120), 6 * MS);
-        l.push(pending(1, 110 * MS, 120 * MS), shown(130), 6 * MS);
+        l.push(
+            pending(0, 100 * MS, 110 * MS),
+            shown(120),
+            6 * MS,
+            Markers::default(),
+        );
+        l.push(
+            pending(1, 110 * MS, 120 * MS),
+            shown(130),
+            6 * MS,
+            Markers::default(),
+        );
         let mut out = Vec::new();
         let mut cells = String::new();
         l.inputs(&[], Some(100 * MS), |_| {});
@@ -364,7 +375,7 @@ mod tests {
     fn a_reader_that_stops_holds_rows_back_no_longer_than_late_ns() {
         let mut l = LatencyFrames::new(0, 1000 * MS);
         l.inputs(&[], Some(0), |_| {});
-        l.push(pending(0, 0, 10 * MS), None, 4 * MS);
+        l.push(pending(0, 0, 10 * MS), None, 4 * MS, Markers::default());
         let mut n = 0;
         let mut cells = String::new();
         l.flush(10 * MS + LATE_NS, false, &mut cells, |_, _, _, _| n += 1);
@@ -374,5 +385,49 @@ mod tests {
             n += 1
         });
         assert_eq!((n, l.held()), (1, 0));
+    }
+
+    /// The game's own start of frame 1 (Reflex SIMULATION_START at 112, 8 ms
+    /// before its present at 120) is its start, not the previous present's
+    /// return (114): a key at 111 is taken by frame 1 (I2FS 1, FS2P 8), one
+    /// at 113 by frame 2 (start 124 = 130 − 6: I2FS 11).
+    #[test]
+    fn a_frame_the_game_marked_starts_at_its_marker() {
+        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
+        let marked = Markers {
+            simulation_start_ns: Some(112 * MS),
+            ..Markers::default()
+        };
+        l.push(
+            pending(0, 100 * MS, 110 * MS),
+            None,
+            6 * MS,
+            Markers::default(),
+        );
+        l.push(pending(1, 110 * MS, 120 * MS), None, 6 * MS, marked);
+        l.push(
+            pending(2, 120 * MS, 130 * MS),
+            None,
+            6 * MS,
+            Markers::default(),
+        );
+        l.inputs(
+            &[input(111 * MS, 125 * MS), input(113 * MS, 125 * MS)],
+            Some(130 * MS),
+            |_| {},
+        );
+        let mut out = Vec::new();
+        let mut cells = String::new();
+        l.flush(130 * MS, false, &mut cells, |p, _, c, _| {
+            out.push((p.index, c.to_string()))
+        });
+        assert_eq!(
+            out,
+            [
+                (0, ",,,,6.000000,".to_string()),
+                (1, ",11000000,1.000000,,8.000000,".to_string()),
+                (2, ",13000000,11.000000,,6.000000,".to_string()),
+            ]
+        );
     }
 }

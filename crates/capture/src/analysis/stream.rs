@@ -506,7 +506,8 @@ impl StreamAnalysis {
     fn write(&mut self, p: &Pending, shown: Option<steadyhud_log::display::Shown>) {
         match (self.latency.as_mut(), self.counters.as_ref()) {
             (Some(l), Some(c)) => {
-                l.push(*p, shown, c.cpu_busy(p.duration_ns, &p.values));
+                let starts = c.frame_starts(p.to, &p.values);
+                l.push(*p, shown, c.cpu_busy(p.duration_ns, &p.values), starts);
                 self.flush_latency(false);
             }
             _ => self.write_out(p, shown, "", None),
