@@ -30,11 +30,12 @@ SETUP_DEMO=(mesa-vulkan-drivers libvulkan1 vulkan-tools xvfb xdotool imagemagick
 # RetroArch and dbus-run-session (a real GL menu, tests/gl_games.rs),
 # SuperTuxKart (a real GL game there; its data is ~630 MB, ~35 s here),
 # libxcb and libxcb-present (X11 Present's observer loads them at run time;
-# crates/x11present/tests/xvfb_present.rs).
+# crates/x11present/tests/xvfb_present.rs), strace (the present's system
+# calls counted: tests/present_syscalls.rs).
 SETUP_TEST=(libvulkan-dev vulkan-validationlayers glslc chromium fonts-dejavu-core
   fonts-noto-core util-linux mpv vkd3d-demos mangohud sway wtype grim weston dpkg-dev
   python3-venv valgrind mesa-utils warzone2100 prometheus debootstrap libx11-dev libegl-dev
-  libgles-dev libgl-dev retroarch dbus supertuxkart libxcb1 libxcb-present0)
+  libgles-dev libgl-dev retroarch dbus supertuxkart libxcb1 libxcb-present0 strace)
 
 # Whether a Debian package is installed.
 setup_installed() {

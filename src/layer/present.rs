@@ -203,8 +203,10 @@ impl Device {
     /// Wayland hotkeys' events read. No guard: the steps that are the
     /// present's own work are `#[no_panic]` ([`Device::latch`],
     /// [`Device::record_frame`]), checked when the library links; a
-    /// display source or the hotkeys run under a guard, and only when they
-    /// have work (a window with a display ring; the hotkeys' pump due).
+    /// display source and the hotkeys run under one guard, and only when
+    /// they have work (a window with a display ring; the hotkeys' pump
+    /// due); the Wayland listeners that run inside it take none of their
+    /// own (`tests/present_syscalls.rs` counts the calls).
     ///
     /// # Safety
     /// As [`Device::before_present`].
@@ -218,13 +220,19 @@ impl Device {
             let Some((s, key)) = (unsafe { self.record_frame(sc, t, values.take()) }) else {
                 continue;
             };
-            if let (true, Some(k)) = (s.stream.has_display(), key) {
-                // SAFETY: the caller's contract, `sc` being the `i`-th.
-                guard::contain((), || unsafe { self.ask_display(s, info, i, k) });
+            let ask = key.filter(|_| s.stream.has_display());
+            let pump = self.client.input_due(t);
+            if ask.is_none() && !pump {
+                continue;
             }
-            if self.client.input_due(t) {
-                out.setup |= guard::contain(false, || self.client.input_pump(s.surface, t));
-            }
+            // One guard for both (each costs two system calls).
+            out.setup |= guard::contain(false, || {
+                if let Some(k) = ask {
+                    // SAFETY: the caller's contract, `sc` being the `i`-th.
+                    unsafe { self.ask_display(s, info, i, k) };
+                }
+                pump && self.client.input_pump(s.surface, t)
+            });
         }
     }
 

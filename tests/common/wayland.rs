@@ -325,6 +325,12 @@ impl WaylandBed {
         c
     }
 
+    /// The user the bed's processes run as when it is not ourselves
+    /// (`nobody`, when we are root).
+    pub fn user_name(&self) -> Option<&'static str> {
+        self.user.map(|_| "nobody")
+    }
+
     /// `program` as the bed's user in the session: `WAYLAND_DISPLAY`,
     /// `SWAYSOCK` (sway), private XDG dirs with the layer manifest, the log
     /// dir; no `DISPLAY`, the layer not enabled (see `CommandExt::layer`).

@@ -17,7 +17,9 @@
 //! call inside the game's own). It then unwinds through the entry points,
 //! which are `extern "system-unwind"` / `"C-unwind"` for that reason, as it
 //! would through the driver alone. A guard costs two `rt_sigprocmask`
-//! calls, so the hot paths take at most one per present or swap, and none
+//! calls (a guard inside another costs none: the outer one holds the
+//! exits back until it ends), so the hot paths take at most one per
+//! present or swap, and none
 //! where they only capture: a present or swap whose HUD is not drawn runs
 //! its own work unguarded, and that work is `#[no_panic]` (the `no-panic`
 //! crate: a function the optimizer cannot prove panic-free leaves an
@@ -88,7 +90,10 @@ pub fn contain<R>(fallback: R, f: impl FnOnce() -> R) -> R {
 /// Like [`contain`] but reports whether `f` panicked.
 pub fn try_run<R>(f: impl FnOnce() -> R) -> Option<R> {
     install_hook();
-    let exits = ExitsWait::begin();
+    // Inside another guard of this thread the exits already wait (the
+    // outer one restores them): no second pair of system calls, e.g. for
+    // a Wayland listener run by the dispatch of a guarded present.
+    let exits = (GUARDED.with(|g| g.get()) == 0).then(ExitsWait::begin);
     GUARDED.with(|g| g.set(g.get() + 1));
     let r = panic::catch_unwind(AssertUnwindSafe(f)).ok();
     GUARDED.with(|g| g.set(g.get().saturating_sub(1)));
@@ -167,6 +172,31 @@ impl Drop for ExitsWait {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether this thread blocks SIGTERM now.
+    fn blocked() -> bool {
+        // SAFETY: valid pointers to this frame's set; a query only.
+        unsafe {
+            let mut now: libc::sigset_t = std::mem::zeroed();
+            pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut now);
+            libc::sigismember(&now, libc::SIGTERM) == 1
+        }
+    }
+
+    /// A guard inside a guard leaves the exits waiting until the outer one
+    /// ends, panic or not, and the outer one restores them.
+    #[test]
+    fn inner_guards_leave_the_exits_to_the_outer_one() {
+        assert!(!blocked());
+        contain((), || {
+            assert!(blocked());
+            contain((), || assert!(blocked()));
+            assert!(blocked(), "the inner guard restored the mask");
+            contain((), || panic!("inner"));
+            assert!(blocked(), "the inner panic restored the mask");
+        });
+        assert!(!blocked(), "the outer guard restores the mask");
+    }
 
     #[test]
     fn contain_returns_fallback_on_panic() {
