@@ -57,8 +57,7 @@ fn main_thread_calls(trace: &Path) -> [usize; 2] {
     let tid = |l: &str| l.split_whitespace().next().unwrap_or("").to_string();
     let main = text
         .lines()
-        .filter(|l| l.contains("execve("))
-        .last()
+        .rfind(|l| l.contains("execve("))
         .map(tid)
         .expect("the exec is traced");
     let mut n = [0, 0];
