@@ -1,63 +1,14 @@
 //! The HUD hotkey against a real X server (Xvfb), keys pressed with xdotool.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+#[path = "common/xvfb.rs"]
+mod xvfb;
+
 use steadyhud_input::x11::{Hotkey, HotkeyError};
 use steadyhud_x11::Displays;
+use xvfb::Xvfb;
 
 /// Our X connections, one per display, as the client record keeps them.
 static DISPLAYS: Displays = Displays::new();
-
-/// An Xvfb server on a free display number, killed on drop.
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    fn start() -> Xvfb {
-        let mut child = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-screen",
-                "0",
-                "640x480x24",
-                "-nolisten",
-                "tcp",
-                // Without it the server resets when its last client goes,
-                // and a connection made just then fails (seen: NoDisplay).
-                "-noreset",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb is required (apt-get install xvfb)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let display = format!(":{}", line.trim());
-        Xvfb { child, display }
-    }
-
-    fn xdotool(&self, args: &[&str]) {
-        let ok = Command::new("xdotool")
-            .args(args)
-            .env("DISPLAY", &self.display)
-            .status()
-            .expect("xdotool is required (apt-get install xdotool)")
-            .success();
-        assert!(ok, "xdotool {args:?} failed");
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The X server has handled the key presses another client sent before
 /// (a round trip), then the hotkey's answer.
@@ -70,15 +21,15 @@ fn poll(hk: &mut Hotkey) -> bool {
 /// Xvfb has) and `QueryKeymap` polling (where XInput 2 lacks).
 #[test]
 fn hotkey_reports_each_press_of_the_whole_combination_once() {
-    let x = Xvfb::start();
+    let x = Xvfb::start(640, 480);
     for events in [true, false] {
-        let hk = Hotkey::on_display_with("Shift_R+F12", &DISPLAYS, &x.display, events).unwrap();
+        let hk = Hotkey::on_display_with("Shift_R+F12", &DISPLAYS, &x.display(), events).unwrap();
         assert_eq!(hk.events(), events, "XInput 2 raw key events on Xvfb");
         presses(&x, hk);
     }
 
     // Lower-case spellings are accepted.
-    let hk2 = Hotkey::on_display("control_l+f10", &DISPLAYS, &x.display).unwrap();
+    let hk2 = Hotkey::on_display("control_l+f10", &DISPLAYS, &x.display()).unwrap();
     assert_eq!(hk2.keycodes().len(), 2);
 }
 
@@ -86,8 +37,8 @@ fn hotkey_reports_each_press_of_the_whole_combination_once() {
 /// still counts once (a polled keymap cannot see it).
 #[test]
 fn key_events_see_a_tap_between_two_polls() {
-    let x = Xvfb::start();
-    let mut hk = Hotkey::on_display("Shift_R+F12", &DISPLAYS, &x.display).unwrap();
+    let x = Xvfb::start(640, 480);
+    let mut hk = Hotkey::on_display("Shift_R+F12", &DISPLAYS, &x.display()).unwrap();
     assert!(hk.events());
     assert!(hk.fd().is_some(), "a socket to wait on");
     x.xdotool(&["key", "Shift_R+F12"]);
@@ -125,13 +76,13 @@ fn presses(x: &Xvfb, mut hk: Hotkey) {
 
 #[test]
 fn hotkey_errors_are_clear() {
-    let x = Xvfb::start();
-    match Hotkey::on_display("Shift_R+NoSuchKey", &DISPLAYS, &x.display) {
+    let x = Xvfb::start(640, 480);
+    match Hotkey::on_display("Shift_R+NoSuchKey", &DISPLAYS, &x.display()) {
         Err(e @ HotkeyError::UnknownKey { .. }) => assert!(e.to_string().contains("NoSuchKey")),
         other => panic!("expected UnknownKey, got {:?}", other.err()),
     }
     assert!(matches!(
-        Hotkey::on_display("+", &DISPLAYS, &x.display),
+        Hotkey::on_display("+", &DISPLAYS, &x.display()),
         Err(HotkeyError::Empty(_))
     ));
     // No X server on this display: an error naming it, not a hang or crash.

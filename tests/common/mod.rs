@@ -15,7 +15,8 @@
 //!
 //! This file is the index; each job has its file:
 //! - `harness.rs`: [`Harness`], one isolated environment, and its commands;
-//! - `xserver.rs`: its Xvfb, and xdotool input;
+//! - `xserver.rs`, `xvfb.rs`: its Xvfb (`xvfb.rs` also serves the crates'
+//!   tests), and xdotool input;
 //! - `builds.rs`: the binaries and libraries of this build, gcc for C test
 //!   programs, the 32-bit run;
 //! - `process.rs`: running, killing and timing processes ([`run`],
@@ -36,6 +37,7 @@ mod process;
 mod screenshots;
 mod testapp;
 mod xserver;
+mod xvfb;
 
 pub mod feedback;
 pub mod gl;
@@ -47,4 +49,5 @@ pub mod wayland;
 #[allow(unused_imports)]
 pub use self::{
     builds::*, harness::*, layers::*, logs::*, process::*, screenshots::*, testapp::*, xserver::*,
+    xvfb::*,
 };

@@ -5,55 +5,15 @@
 //! pointer (the focus, under `PointerRoot`) is outside the game's window
 //! are dropped.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+#[path = "../../../tests/common/xvfb.rs"]
+mod xvfb;
+
 use steadyhud_sys::clock::now_ns;
 use steadyhud_x11::inputs::{InputKind, Inputs};
 use steadyhud_x11::{Displays, XConn};
+use xvfb::Xvfb;
 
 static DISPLAYS: Displays = Displays::new();
-
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    fn start() -> Xvfb {
-        let mut child = Command::new("Xvfb")
-            .args(["-displayfd", "1", "-screen", "0", "640x480x24"])
-            .args(["-nolisten", "tcp", "-noreset"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb is required (apt-get install xvfb)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        Xvfb {
-            child,
-            display: format!(":{}", line.trim()),
-        }
-    }
-
-    fn xdotool(&self, args: &[&str]) {
-        let ok = Command::new("xdotool")
-            .args(args)
-            .env("DISPLAY", &self.display)
-            .status()
-            .expect("xdotool is required (apt-get install xdotool)")
-            .success();
-        assert!(ok, "xdotool {args:?} failed");
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The "game": a 200×200 window at (0, 0), mapped, on a connection of its
 /// own (CreateWindow and MapWindow by their wire bytes).
@@ -87,9 +47,9 @@ fn taken(inputs: &Inputs, windows: &[u32]) -> (Vec<(u64, InputKind)>, u64) {
 
 #[test]
 fn presses_are_taken_once_at_their_server_millisecond_while_the_game_has_the_focus() {
-    let x = Xvfb::start();
-    let (_game, window) = game_window(&x.display);
-    let inputs = Inputs::on(&DISPLAYS, Some(&x.display)).expect("XInput 2 on Xvfb");
+    let x = Xvfb::start(640, 480);
+    let (_game, window) = game_window(&x.display());
+    let inputs = Inputs::on(&DISPLAYS, Some(&x.display())).expect("XInput 2 on Xvfb");
     let windows = [window];
     x.xdotool(&["mousemove", "100", "100"]);
     let _ = taken(&inputs, &windows); // the motion is no press

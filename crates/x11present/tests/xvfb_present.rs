@@ -9,9 +9,10 @@
 //! Nothing here depends on timing: every target msc is explicit, and the
 //! deadlines only stop a hung server from hanging the test.
 
+#[path = "../../../tests/common/xvfb.rs"]
+mod xvfb;
+
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use steadyhud_sys::clock::now_ns;
@@ -19,51 +20,10 @@ use steadyhud_x11::Displays;
 use steadyhud_x11present::ffi::{complete_notify, event_len, QueryExtensionReply, VoidCookie};
 use steadyhud_x11present::matcher::{Chain, Complete, Mode, Outcome};
 use steadyhud_x11present::observer::{Observer, Sink};
+use xvfb::Xvfb;
 
 /// Our X connections, one per display, as the client record keeps them.
 static DISPLAYS: Displays = Displays::new();
-
-/// A private Xvfb on a display it picks itself (`-displayfd`).
-struct Xvfb {
-    child: Child,
-    display: String,
-}
-
-impl Xvfb {
-    fn start() -> Xvfb {
-        let mut child = Command::new("Xvfb")
-            .args([
-                "-displayfd",
-                "1",
-                "-nolisten",
-                "tcp",
-                "-screen",
-                "0",
-                "320x240x24",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb (package xvfb)");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("Xvfb's display number");
-        let n: u32 = line.trim().parse().expect("a display number");
-        Xvfb {
-            child,
-            display: format!(":{n}"),
-        }
-    }
-}
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 type Conn = c_void;
 
@@ -300,10 +260,10 @@ fn expected(c: &Complete, prev: Option<&Complete>, refresh_ns: &mut u64) -> Outc
 
 #[test]
 fn observer_matches_every_present_on_xvfb() {
-    let x = Xvfb::start();
-    let game = Game::new(&x.display);
+    let x = Xvfb::start(640, 480);
+    let game = Game::new(&x.display());
     let obs = Observer::new();
-    obs.surface_created(1, 7, Some(&x.display), game.window);
+    obs.surface_created(1, 7, Some(&x.display()), game.window);
     assert!(obs.knows(7));
     let answers = Arc::new(Answers::default());
     let chain: Arc<Chain> = obs
@@ -402,10 +362,10 @@ fn observer_matches_every_present_on_xvfb() {
 /// one note, and records nothing more.
 #[test]
 fn silent_window_is_turned_off_with_one_note() {
-    let x = Xvfb::start();
-    let game = Game::new(&x.display);
+    let x = Xvfb::start(640, 480);
+    let game = Game::new(&x.display());
     let obs = Observer::new();
-    obs.surface_created(1, 9, Some(&x.display), game.window);
+    obs.surface_created(1, 9, Some(&x.display()), game.window);
     let answers = Arc::new(Answers::default());
     let chain = obs
         .follow(&DISPLAYS, 9, answers.clone(), now_ns())
@@ -433,9 +393,9 @@ fn silent_window_is_turned_off_with_one_note() {
 /// swap's way, followed on the next poll), its chain is turned off there.
 #[test]
 fn bad_window_is_one_note() {
-    let x = Xvfb::start();
+    let x = Xvfb::start(640, 480);
     let obs = Observer::new();
-    obs.surface_created(1, 3, Some(&x.display), 0x7fff_fff0);
+    obs.surface_created(1, 3, Some(&x.display()), 0x7fff_fff0);
     assert!(obs
         .follow(&DISPLAYS, 3, Arc::new(Answers::default()), 0)
         .is_none());
@@ -454,10 +414,10 @@ fn bad_window_is_one_note() {
 /// (recorded before and after) are answered.
 #[test]
 fn adopted_window_is_followed_at_the_next_poll() {
-    let x = Xvfb::start();
-    let game = Game::new(&x.display);
+    let x = Xvfb::start(640, 480);
+    let game = Game::new(&x.display());
     let obs = Observer::new();
-    obs.surface_created(1, 5, Some(&x.display), game.window);
+    obs.surface_created(1, 5, Some(&x.display()), game.window);
     let answers = Arc::new(Answers::default());
     let chain = Arc::new(Chain::new());
     obs.adopt(5, chain.clone(), answers.clone());
