@@ -21,6 +21,8 @@
 //!   handler, so the next steadyhud command recovers the rows after the
 //!   last flush from the present tail: rows = presents − 1 and a summary
 //!   of them all.
+//! - AMD Anti-Lag through Mesa's anti-lag layer in the same root: the
+//!   game's input stage is each frame's start.
 
 mod common;
 mod require;
@@ -529,4 +531,89 @@ fn exits_games_do_leave_every_frame_logged() {
     );
     check_killed(h, "SIGTERM", &out, &w.counts);
     wineserver_kill(h, &w.root);
+}
+
+/// AMD Anti-Lag live: Mesa's anti-lag layer (in the sid root, Mesa 26)
+/// offers `VK_AMD_anti_lag` over lavapipe; the test app calls its input
+/// stage right before it samples input and its present stage right before
+/// each present (`--anti-lag`). Our layer, above Mesa's, hooks
+/// `vkAntiLagUpdateAMD`: every frame's start is the game's own (the log's
+/// FS2P is its `al_input_to_present_ms`), and FS2P is the program's own
+/// record's (its present call − when its input stage returned and it
+/// sampled) within 0.1 ms at the median.
+#[test]
+fn anti_lag_input_stage_is_the_frame_start_live() {
+    let Some(w) = Wine::open(640, 480) else {
+        return;
+    };
+    let h = &w.h;
+    let app = h.root.path().join("steadyhud-testapp");
+    std::fs::copy(testapp_exe(), &app).expect("copy the test app");
+    let record = h.root.path().join("inputs.txt");
+    let mut cmd = h.command(&app);
+    cmd.args(["--frames", "120", "--anti-lag", "--input-out"])
+        .arg(&record)
+        .env("ENABLE_LAYER_MESA_ANTI_LAG", "1")
+        .env("STEADYHUD_CONFIG", "hud_hidden=1,sensor_hz=0")
+        .layer();
+    let out = run(inside(&w.root, &mut cmd));
+    out.assert_success("testapp --anti-lag");
+    let log = h.only_session_log();
+    let text = std::fs::read_to_string(&log.csv).expect("the log");
+    let header: Vec<&str> = text
+        .lines()
+        .find(|l| !l.starts_with('#'))
+        .expect("a header")
+        .split(',')
+        .collect();
+    let al = header
+        .iter()
+        .position(|c| *c == steadyhud_counters::markers::ANTI_LAG_INPUT_TO_PRESENT)
+        .unwrap_or_else(|| panic!("no Anti-Lag column: {header:?}\n{}", out.stderr));
+    let spans: Vec<f64> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .map(|l| l.split(',').nth(al).expect("a cell").parse().expect("ms"))
+        .collect();
+    let (_, rows) = latency_rows(&log.csv);
+    assert_eq!(rows.len(), spans.len());
+    let frames: Vec<(u64, u64)> = std::fs::read_to_string(&record)
+        .expect("the program's record")
+        .lines()
+        .filter_map(
+            |l| match l.split_whitespace().collect::<Vec<_>>().as_slice() {
+                ["frame", _, start, present] => {
+                    Some((start.parse().unwrap(), present.parse().unwrap()))
+                }
+                _ => None,
+            },
+        )
+        .collect();
+    assert_eq!(
+        frames.len(),
+        rows.len() + 1,
+        "a row per present but the first"
+    );
+    assert!(rows.len() >= 100, "{} rows:\n{}", rows.len(), out.stderr);
+    let mut off = Vec::new();
+    for (r, (row, span)) in rows.iter().zip(&spans).enumerate() {
+        let fs2p = row.fs2p_ms.expect("FS2P on every frame");
+        assert!(*span > 0.0, "row {r}: no Anti-Lag span");
+        assert!(
+            (fs2p - span).abs() <= 0.000_001 + 1e-9,
+            "row {r}: FS2P {fs2p} ms is not the Anti-Lag span {span} ms"
+        );
+        let (start, present) = frames[r + 1];
+        let program = (present - start) as f64 / 1e6;
+        if (fs2p - program).abs() > 0.1 {
+            off.push((r, fs2p, program));
+        }
+    }
+    assert!(
+        off.len() <= rows.len() / 2,
+        "FS2P off the program's by more than 0.1 ms on {} of {} frames: {off:?}",
+        off.len(),
+        rows.len()
+    );
 }

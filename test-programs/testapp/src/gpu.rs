@@ -11,6 +11,11 @@ use raw_window_handle::{RawDisplayHandle, RawWindowHandle};
 
 use crate::error::{Error, VkContext};
 
+/// `VK_AMD_anti_lag`'s structures, the layer's own declaration of them.
+#[path = "../../../src/layer/anti_lag.rs"]
+#[allow(dead_code)]
+pub mod anti_lag;
+
 /// The instance and the surface extension functions.
 pub struct Instance {
     pub entry: ash::Entry,
@@ -83,12 +88,16 @@ pub struct Gpu {
     pub device_name: String,
     /// Property flags of each memory type, by index.
     pub memory_types: Vec<vk::MemoryPropertyFlags>,
+    /// `vkAntiLagUpdateAMD` of the device, with `--anti-lag`.
+    pub anti_lag: Option<anti_lag::PfnAntiLagUpdate>,
 }
 
 impl Gpu {
     /// Picks the first device with a queue family that can draw and present
     /// to every surface.
-    pub fn new(inst: &Instance, surfaces: &[vk::SurfaceKHR]) -> Result<Gpu, Error> {
+    /// With `anti_lag`, the device enables `VK_AMD_anti_lag` (an error
+    /// where it is not offered).
+    pub fn new(inst: &Instance, surfaces: &[vk::SurfaceKHR], anti_lag: bool) -> Result<Gpu, Error> {
         // SAFETY: plain queries on a live instance.
         let physicals = unsafe { inst.instance.enumerate_physical_devices() }
             .ctx("vkEnumeratePhysicalDevices")?;
@@ -132,13 +141,62 @@ impl Gpu {
         let queues = [vk::DeviceQueueCreateInfo::default()
             .queue_family_index(family)
             .queue_priorities(&priorities)];
-        let extensions = [khr::swapchain::NAME.as_ptr()];
-        let info = vk::DeviceCreateInfo::default()
-            .queue_create_infos(&queues)
-            .enabled_extension_names(&extensions);
-        // SAFETY: valid create info for a device we enumerated.
+        const ANTI_LAG: &std::ffi::CStr = c"VK_AMD_anti_lag";
+        if anti_lag {
+            // SAFETY: a plain query on a live physical device.
+            let offered = unsafe {
+                inst.instance
+                    .enumerate_device_extension_properties(physical)
+            }
+            .ctx("vkEnumerateDeviceExtensionProperties")?;
+            if !offered
+                .iter()
+                .any(|e| e.extension_name_as_c_str() == Ok(ANTI_LAG))
+            {
+                return Err(Error::Unsupported(format!(
+                    "--anti-lag: {device_name} offers no VK_AMD_anti_lag (Mesa's anti-lag layer: ENABLE_LAYER_MESA_ANTI_LAG=1)"
+                )));
+            }
+        }
+        let mut extensions = vec![khr::swapchain::NAME.as_ptr()];
+        // `VkPhysicalDeviceAntiLagFeaturesAMD` { antiLag: VK_TRUE }.
+        #[repr(C)]
+        struct AntiLagFeatures {
+            s_type: vk::StructureType,
+            p_next: *mut std::ffi::c_void,
+            anti_lag: vk::Bool32,
+        }
+        let mut features = AntiLagFeatures {
+            s_type: vk::StructureType::from_raw(1_000_476_000),
+            p_next: std::ptr::null_mut(),
+            anti_lag: vk::TRUE,
+        };
+        let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
+        if anti_lag {
+            extensions.push(ANTI_LAG.as_ptr());
+            info.p_next = (&mut features as *mut AntiLagFeatures).cast();
+        }
+        let info = info.enabled_extension_names(&extensions);
+        // SAFETY: valid create info for a device we enumerated (the
+        // features struct outlives the call).
         let device =
             unsafe { inst.instance.create_device(physical, &info, None) }.ctx("vkCreateDevice")?;
+        let anti_lag = if anti_lag {
+            // SAFETY: the live device enabled the extension.
+            let f = unsafe {
+                (inst.instance.fp_v1_0().get_device_proc_addr)(
+                    device.handle(),
+                    c"vkAntiLagUpdateAMD".as_ptr(),
+                )
+            }
+            .ok_or_else(|| Error::Unsupported("--anti-lag: no vkAntiLagUpdateAMD".into()))?;
+            // SAFETY: the function of that name has this type.
+            Some(unsafe {
+                std::mem::transmute::<unsafe extern "system" fn(), anti_lag::PfnAntiLagUpdate>(f)
+            })
+        } else {
+            None
+        };
         let queue = unsafe { device.get_device_queue(family, 0) };
         let swapchain_fn = khr::swapchain::Device::new(&inst.instance, &device);
         let mem = unsafe {
@@ -158,7 +216,31 @@ impl Gpu {
             swapchain_fn,
             device_name,
             memory_types,
+            anti_lag,
         })
+    }
+
+    /// `vkAntiLagUpdateAMD` for frame `frame` at `stage` (0: input, 1:
+    /// present), with anti-lag on; nothing without `--anti-lag`.
+    pub fn anti_lag(&self, stage: i32, frame: u64) {
+        let Some(update) = self.anti_lag else {
+            return;
+        };
+        let info = anti_lag::AntiLagPresentationInfo {
+            s_type: anti_lag::ANTI_LAG_PRESENTATION_INFO,
+            p_next: std::ptr::null_mut(),
+            stage,
+            frame_index: frame,
+        };
+        let data = anti_lag::AntiLagData {
+            s_type: anti_lag::ANTI_LAG_DATA,
+            p_next: std::ptr::null(),
+            mode: 1,
+            max_fps: 0,
+            presentation_info: &info,
+        };
+        // SAFETY: the device's function, with valid structures.
+        unsafe { update(self.device.handle(), &data) };
     }
 
     /// A memory type allowed by `bits`, device-local if there is one;

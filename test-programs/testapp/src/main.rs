@@ -206,6 +206,13 @@ struct Args {
     /// frame that used it). One window, one thread.
     #[arg(long, value_name = "FILE")]
     input_out: Option<std::path::PathBuf>,
+    /// Call `vkAntiLagUpdateAMD` (`VK_AMD_anti_lag`; Mesa's anti-lag layer
+    /// offers it over any driver): its input stage for frame K right
+    /// before the frame samples input (so `--input-out`'s START is when
+    /// that call returned), its present stage right before present K. An
+    /// error where the device does not offer it.
+    #[arg(long)]
+    anti_lag: bool,
     /// Make the GPU execution of each frame's command buffer (one per
     /// swapchain per present) last about MS milliseconds (e.g. 8, 0.5; 0:
     /// no load, measure only): a compute loop before the render pass, its
@@ -583,7 +590,7 @@ fn session(
             .filter(|(i, _)| i % args.devices as usize == d)
             .map(|(_, s)| *s)
             .collect();
-        gpus.push(Gpu::new(&inst, &mine)?);
+        gpus.push(Gpu::new(&inst, &mine, args.anti_lag)?);
     }
     // The `--gpu-work` load of each device (index = device index), shared
     // by the device's targets; destroyed after them, before the device.
@@ -1001,7 +1008,10 @@ impl LoopCtx<'_> {
             // samples its input (the first frame's: now).
             let start_ns = match next_start.take() {
                 Some(t) => t,
-                None => self.sample_input(inputs.as_mut(), k),
+                None => {
+                    self.gpus[0].anti_lag(0, k);
+                    self.sample_input(inputs.as_mut(), k)
+                }
             };
             let t_render = Instant::now();
             ready.clear();
@@ -1034,6 +1044,7 @@ impl LoopCtx<'_> {
             } else {
                 for (t, r) in targets.iter_mut().zip(&ready) {
                     let g = t.gpu;
+                    self.gpus[g].anti_lag(1, k);
                     self.before_present();
                     let e = target::present(
                         &self.gpus[g],
@@ -1045,6 +1056,7 @@ impl LoopCtx<'_> {
                         text.push_str(&format!("frame {k} {start_ns} {}\n", e.monotonic_ns));
                         // No frame follows the last present.
                         if k + 1 < total {
+                            self.gpus[g].anti_lag(0, k + 1);
                             next_start = Some(self.sample_input(Some(text), k + 1));
                         }
                     }
