@@ -1,7 +1,8 @@
-//! PC latency's input times on X11 (docs/metrics.md, "PC latency"): the
-//! test app with the layer (Vulkan) on Xvfb reads the presses in its
-//! window at each frame's start (`--input-out`), as a game does; clicks and keys come
-//! from xdotool (XTest). The layer's log is held against the program's
+//! PC latency's input times on X11 (docs/metrics.md, "PC latency"): a
+//! test program on Xvfb reads the presses in its window at each frame's
+//! start (`--input-out`), as a game does: the Vulkan test app with the
+//! layer, and the GL one (GLX) with the GL library ([`Program`]); clicks
+//! and keys come from xdotool (XTest). The layer's log is held against the program's
 //! record, input by input: the same frame takes each one (or, where the
 //! input's millisecond holds the frame's start, the frame before: the X
 //! server stamps milliseconds), I2FS the program's within that
@@ -14,9 +15,53 @@
 mod common;
 mod require;
 
+use common::gl::{gl_library, gltest_exe, preload};
 use common::*;
 use std::collections::BTreeMap;
+use std::process::Command;
 use std::time::Duration;
+
+/// The program held against its own record, and what measures it.
+#[derive(Clone, Copy, Debug)]
+enum Program {
+    /// `steadyhud-testapp` with the Vulkan layer.
+    Vulkan,
+    /// `steadyhud-gltest` (GLX, a compatibility context) with the GL
+    /// library preloaded.
+    Gl,
+}
+
+impl Program {
+    /// The program swapping 240 frames at 60 fps, writing its record to `out`.
+    fn command(self, h: &Harness, out: &str) -> Command {
+        match self {
+            Program::Vulkan => {
+                let mut c = h.testapp(&["--frames", "240", "--progress", "--input-out", out]);
+                c.layer();
+                c
+            }
+            Program::Gl => {
+                let mut c = h.command(gltest_exe());
+                c.args(["--frames", "240", "--fps", "60", "--input-out", out]);
+                preload(&mut c, &[&gl_library()]);
+                c
+            }
+        }
+    }
+
+    /// Waits until frames flow (a press before the first present has no
+    /// frame of the log to take it); whether they do.
+    fn flowing(self, app: &mut Running) -> bool {
+        match self {
+            Program::Vulkan => {
+                app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30")
+            }
+            Program::Gl => {
+                app.wait_for_line(Duration::from_secs(60), |l| l.starts_with("gltest: ready"))
+            }
+        }
+    }
+}
 
 /// Presses sent, one every [`GAP`].
 const PRESSES: usize = 6;
@@ -48,19 +93,17 @@ fn record(text: &str) -> Record {
     r
 }
 
-fn clicks_and_keys_are_taken_by_the_programs_frames(busy: bool) {
+fn clicks_and_keys_are_taken_by_the_programs_frames(program: Program, busy: bool) {
     let h = Harness::new();
     let _loops = busy.then(CpuLoad::start);
     let out_path = h.root.path().join("inputs.txt");
     let out = out_path.to_str().unwrap().to_string();
-    let mut app = spawn(
-        h.testapp(&["--frames", "240", "--progress", "--input-out", &out])
-            .layer(),
+    let mut app = spawn(&mut program.command(&h, &out));
+    // Presses once frames flow, and our reader is up.
+    assert!(
+        program.flowing(&mut app),
+        "{program:?}: the program presents"
     );
-    // Presses once frames flow (a press before the first present has no
-    // frame of the log to take it), and the layer's reader is up.
-    let flowing = app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30");
-    assert!(flowing, "the program presents");
     std::thread::sleep(Duration::from_millis(500));
     h.xdotool(&["mousemove", "100", "100"]);
     for i in 0..PRESSES {
@@ -72,7 +115,11 @@ fn clicks_and_keys_are_taken_by_the_programs_frames(busy: bool) {
         std::thread::sleep(GAP);
     }
     let run = app.wait();
-    assert!(run.status.success(), "testapp failed: {}", run.stderr);
+    assert!(
+        run.status.success(),
+        "{program:?}: the program failed: {}",
+        run.stderr
+    );
     let rec = record(&std::fs::read_to_string(&out_path).expect("the program's record"));
     assert_eq!(
         rec.inputs.len(),
@@ -212,12 +259,22 @@ fn median(v: &mut [f64]) -> f64 {
 
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames() {
-    clicks_and_keys_are_taken_by_the_programs_frames(false);
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Vulkan, false);
 }
 
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames_under_load() {
-    clicks_and_keys_are_taken_by_the_programs_frames(true);
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Vulkan, true);
+}
+
+#[test]
+fn gl_x11_presses_are_taken_by_the_programs_frames() {
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Gl, false);
+}
+
+#[test]
+fn gl_x11_presses_are_taken_by_the_programs_frames_under_load() {
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Gl, true);
 }
 
 /// A real Vulkan program on X11: vkcube (an xcb surface) with the layer,

@@ -56,6 +56,6 @@ pub use health::{
 };
 pub use history::History;
 pub use table::{
-    label_of_column, unit_of_column, Builtin, CounterColumns, CounterError, CounterId, CounterInfo,
-    Counters, FrameValues, Reflex, Unit, BUILTIN, MAX_COUNTERS, REFLEX,
+    is_builtin, label_of_column, unit_of_column, Builtin, CounterColumns, CounterError, CounterId,
+    CounterInfo, Counters, FrameValues, Reflex, Swap, Unit, BUILTIN, MAX_COUNTERS, REFLEX,
 };
