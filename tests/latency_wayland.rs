@@ -1,7 +1,9 @@
 //! PC latency's input times on Wayland (docs/metrics.md, "PC latency"),
-//! held against the program's own record: `steadyhud-testapp --wayland
-//! --input-out` with the layer in a headless sway reads its own seat at
-//! every frame start; `steadyhud-testapp --type-keys` types keys stamped
+//! held against the program's own record: a test program with `--wayland
+//! --input-out` in a headless sway reads its own seat at every frame
+//! start: `steadyhud-testapp` with the layer (Vulkan) and
+//! `steadyhud-gltest` (EGL, GLES 3) with the GL library ([`Program`]);
+//! `steadyhud-testapp --type-keys` types keys stamped
 //! with the CLOCK_MONOTONIC ms they are sent at. Input by input: the
 //! frame the rule gives (the first that starts at or after the input, by
 //! the program's own frame starts) took it in the log, with the input's
@@ -16,9 +18,52 @@
 mod common;
 mod require;
 
+use common::gl::{gl_library, gltest_exe, preload};
 use common::wayland::{WaylandBed, BED_PROGRAMS};
 use common::*;
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
+
+/// The program held against its own record, and what measures it.
+#[derive(Clone, Copy, Debug)]
+enum Program {
+    /// `steadyhud-testapp` with the Vulkan layer (FIFO).
+    Vulkan,
+    /// `steadyhud-gltest` with the GL library preloaded (swap interval 1,
+    /// 60 fps).
+    Gl,
+}
+
+impl Program {
+    /// The program in `bed`, 400 frames, writing its record to `record`.
+    fn command(self, bed: &WaylandBed, record: &Path) -> Command {
+        match self {
+            Program::Vulkan => {
+                let mut cmd = bed.command(bed.install(&testapp_exe()));
+                cmd.layer()
+                    .args([
+                        "--wayland",
+                        "--present-mode",
+                        "fifo",
+                        "--progress",
+                        "--frames",
+                        "400",
+                        "--input-out",
+                    ])
+                    .arg(record);
+                cmd
+            }
+            Program::Gl => {
+                let mut cmd = bed.command(bed.install(&gltest_exe()));
+                preload(&mut cmd, &[&bed.install(&gl_library())]);
+                cmd.args(["--wayland", "--frames", "400", "--input-out"])
+                    .arg(record);
+                cmd
+            }
+        }
+    }
+}
 
 const W: u32 = 640;
 const H: u32 = 480;
@@ -30,14 +75,27 @@ fn have_tools() -> bool {
     require::programs(&BED_PROGRAMS)
 }
 
-/// Waits for the program's 30th present; panics with its output if it
-/// does not get there.
-fn started(app: &mut Running) {
-    let ok = app.wait_for_line(Duration::from_secs(30), |l| {
-        l.strip_prefix("testapp: present ")
-            .and_then(|n| n.parse::<u64>().ok())
-            .is_some_and(|n| n >= 30)
-    });
+/// Waits for the program's 30th present (the GL program, which prints no
+/// progress: its window ready, its log in `bed` begun, then 1.5 s: beside
+/// busy loops sway gives the new window the keyboard's focus later); panics with its output if it does not get there.
+fn started(app: &mut Running, program: Program, bed: &WaylandBed) {
+    let ok = match program {
+        Program::Vulkan => app.wait_for_line(Duration::from_secs(30), |l| {
+            l.strip_prefix("testapp: present ")
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|n| n >= 30)
+        }),
+        Program::Gl => {
+            let ready =
+                app.wait_for_line(Duration::from_secs(30), |l| l.starts_with("gltest: ready"));
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while session_logs_in(&bed.log_dir).is_empty() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(1500));
+            ready && !session_logs_in(&bed.log_dir).is_empty()
+        }
+    };
     if !ok {
         let out = std::mem::replace(app, spawn(&mut std::process::Command::new("true"))).kill();
         panic!(
@@ -86,7 +144,7 @@ fn expected(r: &Record, t: u64) -> Option<(u64, u64, u64, bool)> {
         .map(|(&k, &(s, p))| (k, s, p, close))
 }
 
-fn keys_are_taken_by_frames(busy: bool) {
+fn keys_are_taken_by_frames(program: Program, busy: bool) {
     if !have_tools() {
         return;
     }
@@ -95,20 +153,8 @@ fn keys_are_taken_by_frames(busy: bool) {
     let _load = busy.then(CpuLoad::start);
     let exe = bed.install(&testapp_exe());
     let record_path = bed.log_dir.join("input.presses");
-    let mut cmd = bed.command(&exe);
-    cmd.layer()
-        .args([
-            "--wayland",
-            "--present-mode",
-            "fifo",
-            "--progress",
-            "--frames",
-            "400",
-            "--input-out",
-        ])
-        .arg(&record_path);
-    let mut app = spawn(&mut cmd);
-    started(&mut app);
+    let mut app = spawn(&mut program.command(&bed, &record_path));
+    started(&mut app, program, &bed);
     let typed = run(bed.command(&exe).args([
         "--type-keys",
         &KEYS.to_string(),
@@ -117,17 +163,20 @@ fn keys_are_taken_by_frames(busy: bool) {
     ]));
     typed.assert_success("steadyhud-testapp --type-keys");
     let out = app.wait();
-    out.assert_success("steadyhud-testapp --wayland --input-out");
+    out.assert_success(&format!("{program:?}: --wayland --input-out"));
     let what = if busy {
-        "under two busy loops"
+        format!("{program:?}, under two busy loops")
     } else {
-        "quiet"
+        format!("{program:?}, quiet")
     };
     let own = record(&std::fs::read_to_string(&record_path).expect("the program's record"));
     assert_eq!(
         own.presses.len(),
         KEYS,
-        "{what}: the program read every key"
+        "{what}: the program read every key: {:?}\n{}\n{}",
+        own.presses,
+        typed.stdout,
+        out.stderr
     );
     let logs = session_logs_in(&bed.log_dir);
     assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
@@ -214,7 +263,7 @@ fn wayland_keys_stamped_zero_are_refused_with_one_line() {
         "300",
     ]);
     let mut app = spawn(&mut cmd);
-    started(&mut app);
+    started(&mut app, Program::Vulkan, &bed);
     for _ in 0..3 {
         bed.press("a");
     }
@@ -251,10 +300,20 @@ fn wayland_keys_stamped_zero_are_refused_with_one_line() {
 
 #[test]
 fn wayland_keys_are_taken_by_frames() {
-    keys_are_taken_by_frames(false);
+    keys_are_taken_by_frames(Program::Vulkan, false);
 }
 
 #[test]
 fn wayland_keys_are_taken_by_frames_under_load() {
-    keys_are_taken_by_frames(true);
+    keys_are_taken_by_frames(Program::Vulkan, true);
+}
+
+#[test]
+fn gl_wayland_keys_are_taken_by_frames() {
+    keys_are_taken_by_frames(Program::Gl, false);
+}
+
+#[test]
+fn gl_wayland_keys_are_taken_by_frames_under_load() {
+    keys_are_taken_by_frames(Program::Gl, true);
 }
