@@ -76,8 +76,10 @@ fn have_tools() -> bool {
 }
 
 /// Waits for the program's 30th present (the GL program, which prints no
-/// progress: its window ready, its log in `bed` begun, then 1.5 s: beside
-/// busy loops sway gives the new window the keyboard's focus later); panics with its output if it does not get there.
+/// progress: its window ready and 30 rows in its log in `bed`, then half a
+/// second: our reader binds the seat at a swap after the analysis thread
+/// loaded the Wayland libraries, and beside busy loops the first frames
+/// take seconds); panics with its output if it does not get there.
 fn started(app: &mut Running, program: Program, bed: &WaylandBed) {
     let ok = match program {
         Program::Vulkan => app.wait_for_line(Duration::from_secs(30), |l| {
@@ -88,12 +90,9 @@ fn started(app: &mut Running, program: Program, bed: &WaylandBed) {
         Program::Gl => {
             let ready =
                 app.wait_for_line(Duration::from_secs(30), |l| l.starts_with("gltest: ready"));
-            let deadline = std::time::Instant::now() + Duration::from_secs(30);
-            while session_logs_in(&bed.log_dir).is_empty() && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            std::thread::sleep(Duration::from_millis(1500));
-            ready && !session_logs_in(&bed.log_dir).is_empty()
+            let flowing = wait_for_rows(&bed.log_dir, 30, Duration::from_secs(60));
+            std::thread::sleep(Duration::from_millis(500));
+            ready && flowing
         }
     };
     if !ok {
@@ -109,7 +108,8 @@ fn started(app: &mut Running, program: Program, bed: &WaylandBed) {
 /// call, by the present that ends it, and each press's own ms stamp.
 struct Record {
     frames: std::collections::BTreeMap<u64, (u64, u64)>,
-    presses: Vec<u64>,
+    /// (the press's ms stamp, the present that ended the frame that read it)
+    presses: Vec<(u64, u64)>,
 }
 
 fn record(text: &str) -> Record {
@@ -124,7 +124,7 @@ fn record(text: &str) -> Record {
             Some(&"frame") => {
                 r.frames.insert(n(1), (n(2), n(3)));
             }
-            Some(&"input") => r.presses.push(n(2)),
+            Some(&"input") => r.presses.push((n(2), n(4))),
             _ => {}
         }
     }
@@ -186,16 +186,32 @@ fn keys_are_taken_by_frames(program: Program, busy: bool) {
         "{what}: FS2P on every frame"
     );
     let took: Vec<&LatencyRow> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
-    assert_eq!(
-        took.len(),
-        KEYS,
-        "{what}: one frame per key took it: {took:?}\nthe program's: {:?}\n{}",
-        own.presses,
-        out.stderr
-    );
-    for (&ms, r) in own.presses.iter().zip(&took) {
+    let summary =
+        std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary");
+    let summary: serde_json::Value = serde_json::from_str(&summary).expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    // A press the compositor delivered so late that it reached the program
+    // only after the frame the rule gives it had started, and our reader
+    // after that frame was written (two of our pumps after its start; seen
+    // on this shared machine for the first key of a new virtual keyboard),
+    // is refused as `late` (docs/metrics.md): allowed, counted as such.
+    let mut late = 0;
+    for &(ms, k) in &own.presses {
         let t = ms * 1_000_000;
         let (present, start, call, close) = expected(&own, t).expect("a frame after the press");
+        let Some(r) = took
+            .iter()
+            .find(|r| r.input_ns.unwrap() + origin as i64 == t as i64)
+        else {
+            assert!(
+                k > present,
+                "{what}: the press at {ms} ms, read by the program with its frame {k} (the rule's: {present}), is in no row: {took:?}\nthe program's: {:?}\ninputs: {inputs}\n{}",
+                own.presses,
+                out.stderr
+            );
+            late += 1;
+            continue;
+        };
         // Row k is the frame that present k+1 ends.
         if !close {
             assert_eq!(
@@ -204,11 +220,6 @@ fn keys_are_taken_by_frames(program: Program, busy: bool) {
                 "{what}: the same frame took {ms}: {r:?}"
             );
         }
-        assert_eq!(
-            r.input_ns.unwrap() + origin as i64,
-            t as i64,
-            "{what}: the input's own time, {ms}: {r:?}"
-        );
         let i2fs_own = (start - t) as f64 / 1e6;
         let i2fs = r.i2fs_ms.expect("an I2FS");
         let fs2p = r.fs2p_ms.expect("FS2P");
@@ -231,15 +242,19 @@ fn keys_are_taken_by_frames(program: Program, busy: bool) {
             r.frame
         );
     }
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
-    )
-    .expect("summary JSON");
-    let inputs = &summary["latency"]["inputs"];
-    assert_eq!(inputs["counted"], KEYS, "{what}: {inputs}");
+    assert_eq!(
+        took.len() + late,
+        KEYS,
+        "{what}: one frame per key took it: {took:?}"
+    );
+    assert_eq!(inputs["counted"], KEYS - late, "{what}: {inputs}");
     assert_eq!(inputs["lost"], 0, "{what}: {inputs}");
+    assert_eq!(inputs["rejected"]["late"], late, "{what}: {inputs}");
     let rejected = inputs["rejected"].as_object().expect("rejected");
-    assert!(rejected.values().all(|v| v == 0), "{what}: {inputs}");
+    assert!(
+        rejected.iter().all(|(k, v)| k == "late" || v == 0),
+        "{what}: {inputs}"
+    );
 }
 
 /// `wtype` stamps every key 0: an input time more than 2 s before it was

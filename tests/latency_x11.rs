@@ -290,18 +290,7 @@ fn real_program_logs_each_press_and_its_i2fs(
 ) {
     // Frames flow once the log has rows (a game that loads has its long
     // first frames behind it after `rows_first`).
-    let rows = || {
-        h.session_logs().first().map_or(0, |l| {
-            let text = std::fs::read_to_string(&l.csv).unwrap_or_default();
-            text.lines()
-                .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
-                .count()
-        })
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
-    while rows() < rows_first && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_for_rows(&h.log_dir, rows_first, Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(1000));
     h.xdotool(&["mousemove", x, y]);
     for i in 0..PRESSES {
