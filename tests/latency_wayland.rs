@@ -1,7 +1,9 @@
 //! PC latency's input times on Wayland (docs/metrics.md, "PC latency"),
-//! held against the program's own record: `steadyhud-testapp --wayland
-//! --input-out` with the layer in a headless sway reads its own seat at
-//! every frame start; `steadyhud-testapp --type-keys` types keys stamped
+//! held against the program's own record: a test program with `--wayland
+//! --input-out` in a headless sway reads its own seat at every frame
+//! start: `steadyhud-testapp` with the layer (Vulkan) and
+//! `steadyhud-gltest` (EGL, GLES 3) with the GL library ([`Program`]);
+//! `steadyhud-testapp --type-keys` types keys stamped
 //! with the CLOCK_MONOTONIC ms they are sent at. Input by input: the
 //! frame the rule gives (the first that starts at or after the input, by
 //! the program's own frame starts) took it in the log, with the input's
@@ -16,9 +18,52 @@
 mod common;
 mod require;
 
+use common::gl::{gl_library, gltest_exe, preload};
 use common::wayland::{WaylandBed, BED_PROGRAMS};
 use common::*;
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
+
+/// The program held against its own record, and what measures it.
+#[derive(Clone, Copy, Debug)]
+enum Program {
+    /// `steadyhud-testapp` with the Vulkan layer (FIFO).
+    Vulkan,
+    /// `steadyhud-gltest` with the GL library preloaded (swap interval 1,
+    /// 60 fps).
+    Gl,
+}
+
+impl Program {
+    /// The program in `bed`, 400 frames, writing its record to `record`.
+    fn command(self, bed: &WaylandBed, record: &Path) -> Command {
+        match self {
+            Program::Vulkan => {
+                let mut cmd = bed.command(bed.install(&testapp_exe()));
+                cmd.layer()
+                    .args([
+                        "--wayland",
+                        "--present-mode",
+                        "fifo",
+                        "--progress",
+                        "--frames",
+                        "400",
+                        "--input-out",
+                    ])
+                    .arg(record);
+                cmd
+            }
+            Program::Gl => {
+                let mut cmd = bed.command(bed.install(&gltest_exe()));
+                preload(&mut cmd, &[&bed.install(&gl_library())]);
+                cmd.args(["--wayland", "--frames", "400", "--input-out"])
+                    .arg(record);
+                cmd
+            }
+        }
+    }
+}
 
 const W: u32 = 640;
 const H: u32 = 480;
@@ -30,14 +75,26 @@ fn have_tools() -> bool {
     require::programs(&BED_PROGRAMS)
 }
 
-/// Waits for the program's 30th present; panics with its output if it
-/// does not get there.
-fn started(app: &mut Running) {
-    let ok = app.wait_for_line(Duration::from_secs(30), |l| {
-        l.strip_prefix("testapp: present ")
-            .and_then(|n| n.parse::<u64>().ok())
-            .is_some_and(|n| n >= 30)
-    });
+/// Waits for the program's 30th present (the GL program, which prints no
+/// progress: its window ready and 30 rows in its log in `bed`, then half a
+/// second: our reader binds the seat at a swap after the analysis thread
+/// loaded the Wayland libraries, and beside busy loops the first frames
+/// take seconds); panics with its output if it does not get there.
+fn started(app: &mut Running, program: Program, bed: &WaylandBed) {
+    let ok = match program {
+        Program::Vulkan => app.wait_for_line(Duration::from_secs(30), |l| {
+            l.strip_prefix("testapp: present ")
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|n| n >= 30)
+        }),
+        Program::Gl => {
+            let ready =
+                app.wait_for_line(Duration::from_secs(30), |l| l.starts_with("gltest: ready"));
+            let flowing = wait_for_rows(&bed.log_dir, 30, Duration::from_secs(60));
+            std::thread::sleep(Duration::from_millis(500));
+            ready && flowing
+        }
+    };
     if !ok {
         let out = std::mem::replace(app, spawn(&mut std::process::Command::new("true"))).kill();
         panic!(
@@ -51,7 +108,8 @@ fn started(app: &mut Running) {
 /// call, by the present that ends it, and each press's own ms stamp.
 struct Record {
     frames: std::collections::BTreeMap<u64, (u64, u64)>,
-    presses: Vec<u64>,
+    /// (the press's ms stamp, the present that ended the frame that read it)
+    presses: Vec<(u64, u64)>,
 }
 
 fn record(text: &str) -> Record {
@@ -66,7 +124,7 @@ fn record(text: &str) -> Record {
             Some(&"frame") => {
                 r.frames.insert(n(1), (n(2), n(3)));
             }
-            Some(&"input") => r.presses.push(n(2)),
+            Some(&"input") => r.presses.push((n(2), n(4))),
             _ => {}
         }
     }
@@ -86,7 +144,7 @@ fn expected(r: &Record, t: u64) -> Option<(u64, u64, u64, bool)> {
         .map(|(&k, &(s, p))| (k, s, p, close))
 }
 
-fn keys_are_taken_by_frames(busy: bool) {
+fn keys_are_taken_by_frames(program: Program, busy: bool) {
     if !have_tools() {
         return;
     }
@@ -95,20 +153,8 @@ fn keys_are_taken_by_frames(busy: bool) {
     let _load = busy.then(CpuLoad::start);
     let exe = bed.install(&testapp_exe());
     let record_path = bed.log_dir.join("input.presses");
-    let mut cmd = bed.command(&exe);
-    cmd.layer()
-        .args([
-            "--wayland",
-            "--present-mode",
-            "fifo",
-            "--progress",
-            "--frames",
-            "400",
-            "--input-out",
-        ])
-        .arg(&record_path);
-    let mut app = spawn(&mut cmd);
-    started(&mut app);
+    let mut app = spawn(&mut program.command(&bed, &record_path));
+    started(&mut app, program, &bed);
     let typed = run(bed.command(&exe).args([
         "--type-keys",
         &KEYS.to_string(),
@@ -117,17 +163,20 @@ fn keys_are_taken_by_frames(busy: bool) {
     ]));
     typed.assert_success("steadyhud-testapp --type-keys");
     let out = app.wait();
-    out.assert_success("steadyhud-testapp --wayland --input-out");
+    out.assert_success(&format!("{program:?}: --wayland --input-out"));
     let what = if busy {
-        "under two busy loops"
+        format!("{program:?}, under two busy loops")
     } else {
-        "quiet"
+        format!("{program:?}, quiet")
     };
     let own = record(&std::fs::read_to_string(&record_path).expect("the program's record"));
     assert_eq!(
         own.presses.len(),
         KEYS,
-        "{what}: the program read every key"
+        "{what}: the program read every key: {:?}\n{}\n{}",
+        own.presses,
+        typed.stdout,
+        out.stderr
     );
     let logs = session_logs_in(&bed.log_dir);
     assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
@@ -137,16 +186,32 @@ fn keys_are_taken_by_frames(busy: bool) {
         "{what}: FS2P on every frame"
     );
     let took: Vec<&LatencyRow> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
-    assert_eq!(
-        took.len(),
-        KEYS,
-        "{what}: one frame per key took it: {took:?}\nthe program's: {:?}\n{}",
-        own.presses,
-        out.stderr
-    );
-    for (&ms, r) in own.presses.iter().zip(&took) {
+    let summary =
+        std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary");
+    let summary: serde_json::Value = serde_json::from_str(&summary).expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    // A press the compositor delivered so late that it reached the program
+    // only after the frame the rule gives it had started, and our reader
+    // after that frame was written (two of our pumps after its start; seen
+    // on this shared machine for the first key of a new virtual keyboard),
+    // is refused as `late` (docs/metrics.md): allowed, counted as such.
+    let mut late = 0;
+    for &(ms, k) in &own.presses {
         let t = ms * 1_000_000;
         let (present, start, call, close) = expected(&own, t).expect("a frame after the press");
+        let Some(r) = took
+            .iter()
+            .find(|r| r.input_ns.unwrap() + origin as i64 == t as i64)
+        else {
+            assert!(
+                k > present,
+                "{what}: the press at {ms} ms, read by the program with its frame {k} (the rule's: {present}), is in no row: {took:?}\nthe program's: {:?}\ninputs: {inputs}\n{}",
+                own.presses,
+                out.stderr
+            );
+            late += 1;
+            continue;
+        };
         // Row k is the frame that present k+1 ends.
         if !close {
             assert_eq!(
@@ -155,11 +220,6 @@ fn keys_are_taken_by_frames(busy: bool) {
                 "{what}: the same frame took {ms}: {r:?}"
             );
         }
-        assert_eq!(
-            r.input_ns.unwrap() + origin as i64,
-            t as i64,
-            "{what}: the input's own time, {ms}: {r:?}"
-        );
         let i2fs_own = (start - t) as f64 / 1e6;
         let i2fs = r.i2fs_ms.expect("an I2FS");
         let fs2p = r.fs2p_ms.expect("FS2P");
@@ -182,15 +242,19 @@ fn keys_are_taken_by_frames(busy: bool) {
             r.frame
         );
     }
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
-    )
-    .expect("summary JSON");
-    let inputs = &summary["latency"]["inputs"];
-    assert_eq!(inputs["counted"], KEYS, "{what}: {inputs}");
+    assert_eq!(
+        took.len() + late,
+        KEYS,
+        "{what}: one frame per key took it: {took:?}"
+    );
+    assert_eq!(inputs["counted"], KEYS - late, "{what}: {inputs}");
     assert_eq!(inputs["lost"], 0, "{what}: {inputs}");
+    assert_eq!(inputs["rejected"]["late"], late, "{what}: {inputs}");
     let rejected = inputs["rejected"].as_object().expect("rejected");
-    assert!(rejected.values().all(|v| v == 0), "{what}: {inputs}");
+    assert!(
+        rejected.iter().all(|(k, v)| k == "late" || v == 0),
+        "{what}: {inputs}"
+    );
 }
 
 /// `wtype` stamps every key 0: an input time more than 2 s before it was
@@ -214,7 +278,7 @@ fn wayland_keys_stamped_zero_are_refused_with_one_line() {
         "300",
     ]);
     let mut app = spawn(&mut cmd);
-    started(&mut app);
+    started(&mut app, Program::Vulkan, &bed);
     for _ in 0..3 {
         bed.press("a");
     }
@@ -251,10 +315,20 @@ fn wayland_keys_stamped_zero_are_refused_with_one_line() {
 
 #[test]
 fn wayland_keys_are_taken_by_frames() {
-    keys_are_taken_by_frames(false);
+    keys_are_taken_by_frames(Program::Vulkan, false);
 }
 
 #[test]
 fn wayland_keys_are_taken_by_frames_under_load() {
-    keys_are_taken_by_frames(true);
+    keys_are_taken_by_frames(Program::Vulkan, true);
+}
+
+#[test]
+fn gl_wayland_keys_are_taken_by_frames() {
+    keys_are_taken_by_frames(Program::Gl, false);
+}
+
+#[test]
+fn gl_wayland_keys_are_taken_by_frames_under_load() {
+    keys_are_taken_by_frames(Program::Gl, true);
 }

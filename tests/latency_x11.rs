@@ -1,7 +1,8 @@
-//! PC latency's input times on X11 (docs/metrics.md, "PC latency"): the
-//! test app with the layer (Vulkan) on Xvfb reads the presses in its
-//! window at each frame's start (`--input-out`), as a game does; clicks and keys come
-//! from xdotool (XTest). The layer's log is held against the program's
+//! PC latency's input times on X11 (docs/metrics.md, "PC latency"): a
+//! test program on Xvfb reads the presses in its window at each frame's
+//! start (`--input-out`), as a game does: the Vulkan test app with the
+//! layer, and the GL one (GLX) with the GL library ([`Program`]); clicks
+//! and keys come from xdotool (XTest). The layer's log is held against the program's
 //! record, input by input: the same frame takes each one (or, where the
 //! input's millisecond holds the frame's start, the frame before: the X
 //! server stamps milliseconds), I2FS the program's within that
@@ -14,9 +15,53 @@
 mod common;
 mod require;
 
+use common::gl::{gl_library, gltest_exe, mesa_util, preload};
 use common::*;
 use std::collections::BTreeMap;
+use std::process::Command;
 use std::time::Duration;
+
+/// The program held against its own record, and what measures it.
+#[derive(Clone, Copy, Debug)]
+enum Program {
+    /// `steadyhud-testapp` with the Vulkan layer.
+    Vulkan,
+    /// `steadyhud-gltest` (GLX, a compatibility context) with the GL
+    /// library preloaded.
+    Gl,
+}
+
+impl Program {
+    /// The program swapping 240 frames at 60 fps, writing its record to `out`.
+    fn command(self, h: &Harness, out: &str) -> Command {
+        match self {
+            Program::Vulkan => {
+                let mut c = h.testapp(&["--frames", "240", "--progress", "--input-out", out]);
+                c.layer();
+                c
+            }
+            Program::Gl => {
+                let mut c = h.command(gltest_exe());
+                c.args(["--frames", "240", "--fps", "60", "--input-out", out]);
+                preload(&mut c, &[&gl_library()]);
+                c
+            }
+        }
+    }
+
+    /// Waits until frames flow (a press before the first present has no
+    /// frame of the log to take it); whether they do.
+    fn flowing(self, app: &mut Running) -> bool {
+        match self {
+            Program::Vulkan => {
+                app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30")
+            }
+            Program::Gl => {
+                app.wait_for_line(Duration::from_secs(60), |l| l.starts_with("gltest: ready"))
+            }
+        }
+    }
+}
 
 /// Presses sent, one every [`GAP`].
 const PRESSES: usize = 6;
@@ -48,19 +93,17 @@ fn record(text: &str) -> Record {
     r
 }
 
-fn clicks_and_keys_are_taken_by_the_programs_frames(busy: bool) {
+fn clicks_and_keys_are_taken_by_the_programs_frames(program: Program, busy: bool) {
     let h = Harness::new();
     let _loops = busy.then(CpuLoad::start);
     let out_path = h.root.path().join("inputs.txt");
     let out = out_path.to_str().unwrap().to_string();
-    let mut app = spawn(
-        h.testapp(&["--frames", "240", "--progress", "--input-out", &out])
-            .layer(),
+    let mut app = spawn(&mut program.command(&h, &out));
+    // Presses once frames flow, and our reader is up.
+    assert!(
+        program.flowing(&mut app),
+        "{program:?}: the program presents"
     );
-    // Presses once frames flow (a press before the first present has no
-    // frame of the log to take it), and the layer's reader is up.
-    let flowing = app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30");
-    assert!(flowing, "the program presents");
     std::thread::sleep(Duration::from_millis(500));
     h.xdotool(&["mousemove", "100", "100"]);
     for i in 0..PRESSES {
@@ -72,7 +115,11 @@ fn clicks_and_keys_are_taken_by_the_programs_frames(busy: bool) {
         std::thread::sleep(GAP);
     }
     let run = app.wait();
-    assert!(run.status.success(), "testapp failed: {}", run.stderr);
+    assert!(
+        run.status.success(),
+        "{program:?}: the program failed: {}",
+        run.stderr
+    );
     let rec = record(&std::fs::read_to_string(&out_path).expect("the program's record"));
     assert_eq!(
         rec.inputs.len(),
@@ -212,38 +259,45 @@ fn median(v: &mut [f64]) -> f64 {
 
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames() {
-    clicks_and_keys_are_taken_by_the_programs_frames(false);
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Vulkan, false);
 }
 
 #[test]
 fn vulkan_x11_presses_are_taken_by_the_programs_frames_under_load() {
-    clicks_and_keys_are_taken_by_the_programs_frames(true);
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Vulkan, true);
 }
 
-/// A real Vulkan program on X11: vkcube (an xcb surface) with the layer,
-/// clicked and typed at by xdotool; its log takes each press once, with
-/// an I2FS no longer than the time between the press and the frame's
-/// present, and the summary counts them.
 #[test]
-fn vkcube_logs_each_press_and_its_i2fs() {
-    if !require::programs(&[("vkcube", "vulkan-tools")]) {
-        return;
-    }
-    let h = Harness::new();
-    let app = spawn(h.command("vkcube").args(["--c", "100000"]).layer());
-    // Frames flow once the log has rows.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while h.session_logs().is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
+fn gl_x11_presses_are_taken_by_the_programs_frames() {
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Gl, false);
+}
+
+#[test]
+fn gl_x11_presses_are_taken_by_the_programs_frames_under_load() {
+    clicks_and_keys_are_taken_by_the_programs_frames(Program::Gl, true);
+}
+
+/// A real program on X11 whose window lies under (`x`, `y`), clicked and
+/// typed at (`key`) by xdotool once its log has `rows_first` rows: its log
+/// takes each press once, with an I2FS no longer than the time between the
+/// press and the frame's present.
+fn real_program_logs_each_press_and_its_i2fs(
+    h: &Harness,
+    app: Running,
+    [x, y]: [&str; 2],
+    key: &str,
+    rows_first: usize,
+) {
+    // Frames flow once the log has rows (a game that loads has its long
+    // first frames behind it after `rows_first`).
+    wait_for_rows(&h.log_dir, rows_first, Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(1000));
-    // vkcube's window is 500×500 at (100, 100).
-    h.xdotool(&["mousemove", "300", "300"]);
+    h.xdotool(&["mousemove", x, y]);
     for i in 0..PRESSES {
         if i % 2 == 0 {
             h.xdotool(&["click", "1"]);
         } else {
-            h.xdotool(&["key", "b"]);
+            h.xdotool(&["key", key]);
         }
         std::thread::sleep(GAP);
     }
@@ -267,5 +321,63 @@ fn vkcube_logs_each_press_and_its_i2fs() {
             i2fs >= 0.0 && i2fs <= input_to_present + 0.001,
             "I2FS {i2fs} ms, the press {input_to_present} ms before the present: {r:?}"
         );
+        eprintln!("latency_x11: a press taken, I2FS {i2fs:.3} ms, {input_to_present:.3} ms before the present");
     }
+}
+
+/// A real Vulkan program on X11: vkcube (an xcb surface) with the layer.
+#[test]
+fn vkcube_logs_each_press_and_its_i2fs() {
+    if !require::programs(&[("vkcube", "vulkan-tools")]) {
+        return;
+    }
+    let h = Harness::new();
+    let app = spawn(h.command("vkcube").args(["--c", "100000"]).layer());
+    // vkcube's window is 500×500 at (100, 100).
+    real_program_logs_each_press_and_its_i2fs(&h, app, ["300", "300"], "b", 1);
+}
+
+/// A real GL program on X11: glxgears (GLX, an X window swapped directly)
+/// with the GL library preloaded.
+#[test]
+fn glxgears_logs_each_press_and_its_i2fs() {
+    let gears = mesa_util("glxgears");
+    if !require::programs(&[(&gears, "mesa-utils")]) {
+        return;
+    }
+    let h = Harness::new();
+    let mut cmd = h.command(&gears);
+    preload(&mut cmd, &[&gl_library()]);
+    let app = spawn(&mut cmd);
+    // glxgears's window is 300×300 at (0, 0); it ignores clicks and `b`.
+    real_program_logs_each_press_and_its_i2fs(&h, app, ["150", "150"], "b", 1);
+}
+
+/// Where Debian installs SuperTuxKart.
+const SUPERTUXKART: &str = "/usr/games/supertuxkart";
+
+/// A real GL game on X11: SuperTuxKart 1.4 (SDL2, GLX; its first-run
+/// screen, as a fresh home shows) with the GL library preloaded, clicked
+/// in its window's corner (no button there) and typed at with Shift once
+/// its loading frames (most of a second each on llvmpipe) are behind it.
+/// It ignores SIGTERM (TESTBED): `terminate` kills it 20 s later, the
+/// log's rows flushed by then.
+#[test]
+fn supertuxkart_logs_each_press_and_its_i2fs() {
+    if skip_in_i686("Debian's supertuxkart is a 64-bit game") {
+        return;
+    }
+    if !std::path::Path::new(SUPERTUXKART).is_file() {
+        require::skip_or_fail("not installed: supertuxkart (apt-get install supertuxkart)");
+        return;
+    }
+    let h = Harness::with_screen(800, 600);
+    let home = h.root.path().join("stk-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = h.command(SUPERTUXKART);
+    cmd.args(["--windowed", "--screensize=800x600"])
+        .env("HOME", &home);
+    preload(&mut cmd, &[&gl_library()]);
+    let app = spawn(&mut cmd);
+    real_program_logs_each_press_and_its_i2fs(&h, app, ["790", "590"], "shift", 300);
 }

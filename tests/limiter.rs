@@ -1,10 +1,12 @@
 //! The frame limiter (issue 13) in a real app: the test app presenting as
 //! fast as it can (a 1 ms schedule, far above the caps) with `fps_limit`,
 //! both wait methods, the cap off, and the `toggle_fps_limit` hotkey
-//! pressed with xdotool under Xvfb.
+//! pressed with xdotool under Xvfb; and the same cap on a GL window (the
+//! GL library), its wait booked in the window's counters.
 
 mod common;
 
+use common::gl::{gl_library, gltest_exe, preload};
 use common::*;
 use std::path::Path;
 use std::time::Duration;
@@ -94,6 +96,41 @@ fn a_cap_paces_a_fast_app_late_and_early_and_zero_is_off() {
             assert_eq!(wait, 0.0, "{what}");
             assert!(caps.is_empty(), "{what}: {caps:?}");
         }
+        h.clear_logs();
+    }
+}
+
+/// `fps_limit=100` on the GL test program swapping as fast as it can,
+/// under the GL library, with either method: 10 ms frames (the median),
+/// every swap logged, the wait in the window's `limiter_wait_ms` and not
+/// in its `cpu_busy_ms` (FS2P: the swap's return to the next swap's call),
+/// as on Vulkan.
+#[test]
+fn a_cap_on_a_gl_window_is_booked_as_its_wait() {
+    let _serial = serial();
+    let h = Harness::new();
+    for method in ["late", "early"] {
+        let config = format!("fps_limit=100,fps_limit_method={method},hud_hidden=1");
+        let what = format!("steadyhud-gltest --fps 0 with STEADYHUD_CONFIG={config}");
+        let mut cmd = h.command(gltest_exe());
+        cmd.args(["--frames", "200", "--fps", "0"])
+            .env("STEADYHUD_CONFIG", &config);
+        preload(&mut cmd, &[&gl_library()]);
+        let out = run(&mut cmd);
+        out.assert_success(&what);
+        let log = h.only_session_log();
+        let rows = column(&log.csv, "frametime_ms");
+        assert_eq!(rows.len(), 199, "{what}: a row per swap but the first");
+        let typical = median(rows);
+        let wait: f64 = column(&log.csv, "limiter_wait_ms").iter().sum();
+        let busy = median(column(&log.csv, "cpu_busy_ms"));
+        eprintln!("{what}: median frame {typical:.2} ms, limiter wait {wait:.1} ms, median cpu_busy {busy:.2} ms");
+        assert!(
+            (9.5..=10.5).contains(&typical),
+            "{what}: median frame {typical:.2} ms, not 10"
+        );
+        assert!(wait > 0.0, "{what}: no limiter_wait_ms");
+        assert!(busy < 7.0, "{what}: median cpu_busy_ms {busy:.2}");
         h.clear_logs();
     }
 }

@@ -67,6 +67,28 @@ pub fn logged_durations_ns(csv: &Path) -> Vec<u64> {
     }
 }
 
+/// Waits until the first session log in `dir` has `rows` rows written
+/// (frames flow: a test's input then has frames to take it), at most
+/// `timeout`; whether it got there.
+pub fn wait_for_rows(dir: &Path, rows: usize, timeout: std::time::Duration) -> bool {
+    let written = || {
+        session_logs_in(dir).first().map_or(0, |l| {
+            let text = std::fs::read_to_string(&l.csv).unwrap_or_default();
+            text.lines()
+                .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+                .count()
+        })
+    };
+    let deadline = std::time::Instant::now() + timeout;
+    while written() < rows {
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    true
+}
+
 impl Harness {
     /// Session logs in the log dir, sorted by name.
     pub fn session_logs(&self) -> Vec<SessionLog> {

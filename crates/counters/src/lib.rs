@@ -56,6 +56,7 @@ pub use health::{
 };
 pub use history::History;
 pub use table::{
-    label_of_column, unit_of_column, AntiLag, Builtin, CounterColumns, CounterError, CounterId,
-    CounterInfo, Counters, FrameValues, Reflex, Unit, ANTI_LAG, BUILTIN, MAX_COUNTERS, REFLEX,
+    is_builtin, label_of_column, unit_of_column, AntiLag, Builtin, CounterColumns, CounterError,
+    CounterId, CounterInfo, Counters, FrameValues, Reflex, Swap, Unit, ANTI_LAG, BUILTIN,
+    MAX_COUNTERS, REFLEX,
 };

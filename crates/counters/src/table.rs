@@ -95,6 +95,13 @@ macro_rules! counter_set {
         }
 
         impl $ids {
+            $(
+                /// This counter's declaration (name, label, unit), for a
+                /// set that registers some of these ([`Swap`]).
+                #[allow(non_upper_case_globals)]
+                pub const $field: (&'static str, &'static str, Unit) = ($name, $label, Unit::$unit);
+            )*
+
             /// Registers every counter of the set in `c`; `None` when the
             /// table has no room.
             pub fn register(c: &Counters) -> Option<$ids> {
@@ -141,6 +148,35 @@ counter_set! {
     AntiLag, ANTI_LAG {
         input_to_present: crate::markers::ANTI_LAG_INPUT_TO_PRESENT, "input to present (Anti-Lag)", Nanos;
     }
+}
+
+/// The built-in counters a GL window counts: its swap's, the only call of
+/// the game's the GL library times (in the swap hook, `crates/gl`). Each is
+/// the [`Builtin`] declaration of the same field, so a GL log's columns are
+/// a Vulkan log's by name, label and unit.
+#[derive(Clone, Copy, Debug)]
+pub struct Swap {
+    /// `in_present_ms`: the swap hook's entry to the real swap's return.
+    pub in_present_ns: CounterId,
+    /// `limiter_wait_ms`: the frame cap's wait.
+    pub limiter_wait_ns: CounterId,
+}
+
+impl Swap {
+    /// Registers the set in `c`; `None` when the table has no room.
+    pub fn register(c: &Counters) -> Option<Swap> {
+        let reg = |(name, label, unit): (&str, &str, Unit)| c.register(name, label, unit).ok();
+        Some(Swap {
+            in_present_ns: reg(Builtin::in_present_ns)?,
+            limiter_wait_ns: reg(Builtin::limiter_wait_ns)?,
+        })
+    }
+}
+
+/// Whether `name` is a built-in counter (a device or window that does not
+/// count it simply has no column for it).
+pub fn is_builtin(name: &str) -> bool {
+    BUILTIN.iter().any(|b| b.0 == name)
 }
 
 /// Label of a session-log counter column: the declared label, else the
@@ -369,6 +405,21 @@ mod tests {
         c.latch(&mut f);
         total += f[0];
         assert_eq!(total, 40_000);
+    }
+
+    /// A GL window's set is the built-in declarations of the same fields.
+    #[test]
+    fn the_swap_set_is_the_builtin_declarations() {
+        let c = Counters::new();
+        let s = Swap::register(&c).unwrap();
+        let infos = c.infos();
+        assert_eq!(infos[s.in_present_ns.index()].name, "in_present_ms");
+        assert_eq!(infos[s.limiter_wait_ns.index()].name, "limiter_wait_ms");
+        for i in &infos {
+            assert!(BUILTIN.contains(&(i.name.as_str(), i.label.as_str(), i.unit)));
+            assert!(is_builtin(&i.name));
+        }
+        assert!(!is_builtin("nv_sim_ms"));
     }
 
     #[test]

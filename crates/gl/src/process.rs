@@ -34,6 +34,28 @@ pub struct Window {
     /// X11 Present: this GLX drawable's swaps by serial (GLX DRI3 numbers
     /// a drawable's presents from 1, never reset), when it is followed.
     pub x11: Option<Arc<steadyhud_x11present::matcher::Chain>>,
+    /// The swap's counters, with config `counters` on (as a Vulkan device's).
+    pub counters: Option<WindowCounters>,
+}
+
+/// A window's statistics counters: the built-ins its swap books
+/// ([`steadyhud_counters::Swap`]: the time in the swap, the frame cap's
+/// wait), latched at each swap into its stream, which turns them into the
+/// log's `in_present_ms`, `limiter_wait_ms` and `cpu_busy_ms` (FS2P) as
+/// for a Vulkan device.
+#[derive(Clone)]
+pub struct WindowCounters {
+    pub table: Arc<steadyhud_counters::Counters>,
+    pub ids: steadyhud_counters::Swap,
+}
+
+impl WindowCounters {
+    /// A new window's counters (`None`: the table has no room, never).
+    pub fn new() -> Option<WindowCounters> {
+        let table = Arc::new(steadyhud_counters::Counters::new());
+        let ids = steadyhud_counters::Swap::register(&table)?;
+        Some(WindowCounters { table, ids })
+    }
 }
 
 /// A window by display and drawable (GLX) or display and surface (EGL).

@@ -1,5 +1,7 @@
-//! One flow per swap, as the layer has one per present: timestamp →
-//! capture stream → HUD drawn into the back buffer → real swap → frame cap.
+//! One flow per swap, as the layer has one per present: timestamp (the
+//! window's counters latched with it) → capture stream → HUD drawn into
+//! the back buffer → real swap → its return booked (`in_present_ms`) →
+//! frame cap (its wait booked: `limiter_wait_ms`).
 //!
 //! The swapping thread takes two locks, each uncontended unless the game
 //! swaps two windows from two threads at once: the window list (to record)
@@ -9,7 +11,7 @@
 
 use crate::hud::ContextHud;
 use crate::path::{self, Path};
-use crate::process::{self, Context, Once, Process, Window, WindowKey};
+use crate::process::{self, Context, Once, Process, Window, WindowCounters, WindowKey};
 use crate::real::Api;
 use no_panic::no_panic;
 use std::ffi::{c_int, c_ulong, c_void};
@@ -65,9 +67,20 @@ impl Target {
     }
 }
 
-/// The swap of `t`: capture and HUD around `real`, the real swap. The
-/// frame cap's wait runs outside the guard, as the real swap does: a thread
-/// ended while it waits unwinds through it (see `steadyhud_sys::guard`).
+/// What a swap's capture leaves for after the real swap.
+enum Measured {
+    /// A window this library does not measure (the layer does, or none).
+    Not,
+    /// One it measures, with its counters when it counts.
+    Yes(Option<WindowCounters>),
+}
+
+/// The swap of `t`: capture and HUD around `real`, the real swap; then,
+/// on a window with counters, the time from the hook's entry to the real
+/// swap's return booked as `in_present_ms` (the next frame's start: FS2P
+/// counts from it). The frame cap's wait runs outside the guard, as the
+/// real swap does: a thread ended while it waits unwinds through it (see
+/// `steadyhud_sys::guard`).
 pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     let p = process::process();
     // A child forked without exec passes through: the record, its locks
@@ -79,8 +92,11 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     // The wait is part of the frame this swap ends (early) or starts.
     let cap = |after: bool| {
         if let Some(fps) = client.cap_at(after) {
-            if let Some(d) = guard::contain(None, || deadline(p, t.key, fps)) {
-                limiter::wait_until(d);
+            if let Some((d, counters)) = guard::contain(None, || deadline(p, t.key, fps)) {
+                let waited = limiter::wait_until(d);
+                if let Some(c) = counters {
+                    book(&c, c.ids.limiter_wait_ns, waited);
+                }
             }
         }
     };
@@ -89,13 +105,35 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
     // Nothing but the capture due: no guard (no system call).
     let measured = match capture_only(p, t, now) {
         Some(measured) => measured,
-        None => guard::contain(false, || before_swap(p, t, now)),
+        None => guard::contain(Measured::Not, || before_swap(p, t, now)),
     };
     let r = real();
-    if measured {
+    if let Measured::Yes(counters) = measured {
+        if let Some(c) = counters {
+            // Lands in the next latch: the frame that starts at this swap.
+            book(&c, c.ids.in_present_ns, now_ns().saturating_sub(now));
+        }
         cap(true);
     }
     r
+}
+
+/// Adds `ns` to a window's counter `id`: one relaxed atomic add.
+#[no_panic]
+fn book(c: &WindowCounters, id: steadyhud_counters::CounterId, ns: u64) {
+    c.table.add(id, ns);
+}
+
+/// The swap's timestamp `now` into window `w`'s stream, with its counters
+/// latched (when it counts); the swap's key, as [`Stream::record_with`].
+#[inline]
+fn record(w: &Window, stream: &Stream, now: u64) -> Option<u64> {
+    let mut latched = [0u64; steadyhud_counters::MAX_COUNTERS];
+    let values = w.counters.as_ref().map(|c| {
+        c.table.latch(&mut latched);
+        &latched
+    });
+    stream.record_with(now, values)
 }
 
 /// The swap's own work when it is all that is due: the timestamp `now`
@@ -107,7 +145,7 @@ pub fn swap<R>(t: Target, real: impl FnOnce() -> R) -> R {
 /// builds), so a swap that takes this path needs no guard, and a forced
 /// thread exit meets no `catch_unwind` (see `steadyhud_sys::guard`).
 #[no_panic]
-fn capture_only(p: &Process, t: Target, now: u64) -> Option<bool> {
+fn capture_only(p: &Process, t: Target, now: u64) -> Option<Measured> {
     if p.client.hud.drawn(now) || (t.key.egl && p.client.input_due(now)) {
         return None;
     }
@@ -115,21 +153,23 @@ fn capture_only(p: &Process, t: Target, now: u64) -> Option<bool> {
     let w = windows.iter().find(|w| w.key == t.key)?;
     // GL on Vulkan with the layer on: the layer measures it.
     let Some(stream) = w.stream.as_ref() else {
-        return Some(false);
+        return Some(Measured::Not);
     };
     if stream.has_display() {
         return None;
     }
-    stream.record_with(now, None);
-    Some(true)
+    record(w, stream, now);
+    Some(Measured::Yes(w.counters.clone()))
 }
 
 /// The frame cap's deadline for window `key` (none before its first swap,
-/// and none for a window the layer measures: it caps its own).
-fn deadline(p: &Process, key: WindowKey, fps: u32) -> Option<u64> {
+/// and none for a window the layer measures: it caps its own), with the
+/// window's counters, which book the wait.
+fn deadline(p: &Process, key: WindowKey, fps: u32) -> Option<(u64, Option<WindowCounters>)> {
     let w = p.windows.lock_or_recover();
     let w = w.iter().find(|w| w.key == key)?;
-    w.stream.as_ref()?.cap_deadline(now_ns(), fps)
+    let d = w.stream.as_ref()?.cap_deadline(now_ns(), fps)?;
+    Some((d, w.counters.clone()))
 }
 
 /// The context current on this thread for `api` (0: none).
@@ -233,22 +273,24 @@ fn no_context(p: &Process) {
     );
 }
 
-/// Capture and HUD for one swap at `t`; whether this library measured it.
-/// The steps: find the window ([`window_for`], which makes it at its first
-/// swap: [`new_window`]), record the swap ([`record_swap`]), and while the
-/// HUD is shown draw it ([`draw_hud`]).
-fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
+/// Capture and HUD for one swap at `t`; whether this library measured it
+/// (with the window's counters). The steps: find the window
+/// ([`window_for`], which makes it at its first swap: [`new_window`]),
+/// record the swap ([`record_swap`]), and while the HUD is shown draw it
+/// ([`draw_hud`]).
+fn before_swap(p: &'static Process, t: Target, now: u64) -> Measured {
     let visible = p.client.hud.drawn(now);
-    let (stream, size) = {
+    let (stream, size, measured) = {
         let mut windows = p.windows.lock_or_recover();
         let Some(w) = window_for(p, &mut windows, t) else {
-            return false;
+            return Measured::Not;
         };
         if !record_swap(p, t, w, now) {
-            return false;
+            return Measured::Not;
         }
+        let measured = Measured::Yes(w.counters.clone());
         if !visible {
-            return true;
+            return measured;
         }
         if now.saturating_sub(w.size_at_ns) >= SIZE_EVERY_NS {
             if let Some(s) = window_size(t.api, t.key) {
@@ -257,12 +299,12 @@ fn before_swap(p: &'static Process, t: Target, now: u64) -> bool {
             w.size_at_ns = now;
         }
         let Some(stream) = w.stream.clone() else {
-            return true;
+            return measured;
         };
-        (stream, w.size)
+        (stream, w.size, measured)
     };
     draw_hud(p, t, &stream, size);
-    true
+    measured
 }
 
 /// The native window of the window `t` swaps, for the client's display
@@ -318,6 +360,10 @@ fn new_window(p: &'static Process, t: Target) -> Window {
         context_path(p, t, ctx)
     };
     let id = NEXT_WINDOW.fetch_add(1, Ordering::Relaxed);
+    // Counters as a Vulkan device's: config `counters`.
+    let counters = (path == Path::Gl && p.client.config.counters)
+        .then(WindowCounters::new)
+        .flatten();
     // GL on Vulkan with the layer on: the layer measures it, and follows
     // it on the display.
     let stream = (path == Path::Gl).then(|| {
@@ -329,6 +375,7 @@ fn new_window(p: &'static Process, t: Target) -> Window {
         };
         p.client.new_stream(StreamSpec {
             device_key: id,
+            counters: counters.as_ref().map(|c| c.table.clone()),
             display,
             ..StreamSpec::default()
         })
@@ -344,6 +391,7 @@ fn new_window(p: &'static Process, t: Target) -> Window {
         size: [0, 0],
         size_at_ns: 0,
         x11,
+        counters,
     }
 }
 
@@ -356,7 +404,7 @@ fn record_swap(p: &'static Process, t: Target, w: &Window, now: u64) -> bool {
     let Some(stream) = w.stream.as_ref() else {
         return false;
     };
-    let key = stream.record_with(now, None);
+    let key = record(w, stream, now);
     if let (true, Some(k)) = (stream.has_display(), key) {
         if !p
             .client

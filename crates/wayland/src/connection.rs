@@ -437,10 +437,12 @@ impl Connections {
 
     /// Hands every input time read on the connections to `f` (oldest first
     /// per connection; off the present path, under the lock) and returns
-    /// how far they are read: the earliest of the connections' last pumps
-    /// (every event read from the socket before then has been handed
-    /// over), `None` without a connection. Inputs lost to a full reader
-    /// are added to `lost`.
+    /// how far they are read: the earliest of the connections' pumps
+    /// before their last (every event that reached the socket before then
+    /// has been handed over: we never read the socket, the game does, at
+    /// least once a frame, so an event still on it at a pump is read before
+    /// the next one and dispatched there), `None` without a connection.
+    /// Inputs lost to a full reader are added to `lost`.
     pub fn take_inputs(&self, mut f: impl FnMut(InputTime), lost: &mut u64) -> Option<u64> {
         let mut st = self.state()?;
         let mut until: Option<u64> = None;
@@ -448,7 +450,7 @@ impl Connections {
             let c = c.get();
             c.inputs.take(&mut f);
             *lost += std::mem::take(&mut c.inputs.lost);
-            until = Some(until.map_or(c.pumped_ns, |u| u.min(c.pumped_ns)));
+            until = Some(until.map_or(c.pumped_before_ns, |u| u.min(c.pumped_before_ns)));
         }
         until
     }
@@ -561,6 +563,13 @@ pub struct Conn {
     /// When the last pump ended: every event read from the socket before
     /// then has been dispatched.
     pumped_ns: u64,
+    /// When the pump before it ended: every event that reached the socket
+    /// before then has been dispatched, as the game read the socket
+    /// between the two (a game that reads it at its frame's start, as SDL
+    /// does, leaves an event that came after that read on it at our next
+    /// pump: taking the last pump as the bound refused such an input as
+    /// `late`, seen with the GL test program on sway).
+    pumped_before_ns: u64,
     /// The presentation feedback reader.
     feedback: Feedback,
     /// The keyboard reader (the hotkeys), once they watch a key.
@@ -664,6 +673,7 @@ impl Conn {
             inputs: InputTimes::default(),
             pump_ns: 0,
             pumped_ns: 0,
+            pumped_before_ns: 0,
             feedback: Feedback::new(&libs.wl, &libs.tables),
             keys,
             compiled: false,
@@ -757,6 +767,7 @@ impl Conn {
         // SAFETY: the dispatch is over; nothing else borrows it.
         unsafe {
             (*this).feedback.keep_clock();
+            (*this).pumped_before_ns = (*this).pumped_ns;
             (*this).pumped_ns = now;
         }
     }

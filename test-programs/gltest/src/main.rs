@@ -28,7 +28,7 @@ mod state;
 mod size;
 use size::parse_resize;
 #[path = "../../testapp/src/wayland.rs"]
-// The Vulkan program's `--input-out` reading is not wired here (yet).
+// Some of the Vulkan program's calls are not used here.
 #[allow(dead_code)]
 mod wayland;
 mod wl;
@@ -124,7 +124,7 @@ struct Args {
     /// made; GLES (`--profile gles3`, the default there, or `gles2`). Each
     /// frame clears the window and swaps, paced by `--fps`. Takes
     /// `--frames`, `--fps`, `--width`, `--height`, `--swap-interval`,
-    /// `--resize-at`, `--feedback-out`; not the state checks or window
+    /// `--resize-at`, `--feedback-out`, `--input-out`; not the state checks or window
     /// modes of X11.
     #[arg(long)]
     wayland: bool,
@@ -155,14 +155,16 @@ struct Args {
     /// none N`.
     #[arg(long, value_name = "FILE")]
     feedback_out: Option<std::path::PathBuf>,
-    /// X11: read the keys and buttons pressed in the window at each frame's
-    /// start (KeyPress and ButtonPress, the way a game samples input; the
-    /// frame waits for `--fps` before its swap, so it starts where the
-    /// previous swap returned) and write to FILE, per frame, `frame K
-    /// START_NS PRESENT_NS` (CLOCK_MONOTONIC: the frame's start, where it
-    /// reads; right before swap K), and per press `input KIND TIME_MS
-    /// READ_NS K` (key or button, the X server's stamp, when it was read,
-    /// the swap that carried the frame that used it). Plain frames only.
+    /// Read the keys and buttons pressed in the window at each frame's
+    /// start (X11: KeyPress and ButtonPress; `--wayland`: the seat's
+    /// keyboard and pointer, as the Vulkan test program reads them; the
+    /// way a game samples input: the frame waits for `--fps` before its
+    /// swap, so it starts where the previous swap returned) and write to
+    /// FILE, per frame, `frame K START_NS PRESENT_NS` (CLOCK_MONOTONIC: the
+    /// frame's start, where it reads; right before swap K), and per press
+    /// `input KIND TIME_MS READ_NS K` (key or button, the event's own
+    /// millisecond stamp, when it was read, the swap that carried the
+    /// frame that used it). Plain frames only.
     #[arg(long, value_name = "FILE")]
     input_out: Option<std::path::PathBuf>,
 }
@@ -203,10 +205,16 @@ fn main() -> ExitCode {
 /// `k` (now) into `text`. Returns now (CLOCK_MONOTONIC ns).
 fn sample(ctx: &context::Context, text: &mut String, k: u64) -> u64 {
     let start_ns = wl::now_ns();
-    for (kind, time_ms) in ctx.take_presses() {
-        text.push_str(&format!("input {kind} {time_ms} {start_ns} {k}\n"));
-    }
+    write_presses(text, ctx.take_presses(), start_ns, k);
     start_ns
+}
+
+/// The `--input-out` lines of `presses` (kind, the event's ms), read at
+/// `read_ns` by frame `k`.
+fn write_presses(text: &mut String, presses: Vec<(&'static str, u64)>, read_ns: u64, k: u64) {
+    for (kind, time_ms) in presses {
+        text.push_str(&format!("input {kind} {time_ms} {read_ns} {k}\n"));
+    }
 }
 
 fn run(args: &Args) -> Result<(), String> {

@@ -3,7 +3,10 @@
 //! context, and a plain loop: clear to [`crate::WINDOW_RGB`], ask for
 //! presentation feedback, `eglSwapBuffers`, read the socket. The window
 //! and the feedback file: testapp's `wayland.rs` (included as
-//! [`crate::wayland`]), which documents the file's format.
+//! [`crate::wayland`]), which documents the file's format. With
+//! `--input-out` the window reads its seat's keys and buttons
+//! ([`WlWindow::read_input`], as testapp does) at each frame's start: the
+//! socket read right after the previous swap returns ([`sample`]).
 
 use std::ffi::{c_int, c_uint};
 use std::time::{Duration, Instant};
@@ -41,6 +44,9 @@ fn check(args: &Args, profile: Profile) -> Result<(), String> {
     if let Some((_, name)) = unsupported.iter().find(|(on, _)| *on) {
         return Err(format!("{flag} cannot be combined with {name}"));
     }
+    if args.input_out.is_some() && (args.wayland_unmapped || args.time_swaps) {
+        return Err("--input-out takes plain frames in a mapped window (--wayland)".into());
+    }
     if args.wayland_unmapped && args.swap_interval.unwrap_or(1) != 0 {
         return Err(
             "--wayland-unmapped needs --swap-interval 0: with interval 1 Mesa waits \
@@ -61,6 +67,10 @@ pub fn run(args: &Args) -> Result<(), String> {
         "steadyhud-gltest",
         args.feedback_out.is_some(),
     )?;
+    let mut inputs = args.input_out.as_ref().map(|_| String::new());
+    if inputs.is_some() {
+        win.read_input()?;
+    }
     let egl_win_lib = wayland_sys::egl::wayland_egl_option()
         .ok_or("cannot load libwayland-egl.so.1 (package libwayland-egl1)")?;
     let egl = Egl::load()?;
@@ -126,14 +136,27 @@ pub fn run(args: &Args) -> Result<(), String> {
         let mut swaps = 0u64;
         let mut timed = Vec::new();
         let mut result = Ok(());
+        // With --input-out: the next frame's start, where it read its input.
+        let mut next_start = None;
         for frame in 0..args.frames {
+            if let (Some(text), None) = (inputs.as_mut(), next_start) {
+                // The first frame's start: now.
+                next_start = Some(sample(&mut win, text, frame)?);
+            }
             for (_, (w, h)) in args.resize_at.iter().filter(|(f, _)| *f == frame) {
                 (width, height) = (*w, *h);
                 (egl_win_lib.wl_egl_window_resize)(egl_window, size(width)?, size(height)?, 0, 0);
             }
             crate::state::clear_window(&gl, profile, width, height);
             win.request_feedback();
+            if inputs.is_some() {
+                // The pacing wait is inside the frame, before its swap.
+                pace_until(pace.map(|i| start + i * frame as u32));
+            }
             let present_ns = now_ns();
+            if let (Some(text), Some(start_ns)) = (inputs.as_mut(), next_start.take()) {
+                text.push_str(&format!("frame {frame} {start_ns} {present_ns}\n"));
+            }
             let ok = (egl.swap_buffers)(dpy, surface);
             if args.time_swaps && frame >= args.warmup {
                 timed.push(now_ns() - present_ns);
@@ -144,16 +167,29 @@ pub fn run(args: &Args) -> Result<(), String> {
                 break;
             }
             swaps += 1;
+            if let Some(text) = inputs.as_mut() {
+                // The next frame starts here: its input read now (no frame
+                // follows the last swap).
+                if frame + 1 < args.frames {
+                    match sample(&mut win, text, frame + 1) {
+                        Ok(t) => next_start = Some(t),
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                }
+                continue;
+            }
             if let Err(e) = win.pump(Duration::ZERO) {
                 result = Err(e);
                 break;
             }
-            if let Some(i) = pace {
-                let due = start + i * (frame as u32 + 1);
-                if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                    std::thread::sleep(wait);
-                }
-            }
+            pace_until(pace.map(|i| start + i * (frame as u32 + 1)));
+        }
+        if let (Ok(()), Some(text), Some(path)) = (&result, &inputs, &args.input_out) {
+            result = std::fs::write(path, text)
+                .map_err(|e| format!("writing --input-out {}: {e}", path.display()));
         }
         if result.is_ok() {
             if let Some(path) = &args.feedback_out {
@@ -186,6 +222,24 @@ pub fn run(args: &Args) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Sleeps until `due` (none: returns at once).
+fn pace_until(due: Option<Instant>) {
+    if let Some(wait) = due.and_then(|d| d.checked_duration_since(Instant::now())) {
+        std::thread::sleep(wait);
+    }
+}
+
+/// With `--input-out`: the presses that came, read at the start of frame
+/// `k` (now: the socket read and the seat's events dispatched) into
+/// `text`, in the format of the X11 path ([`crate::sample`]). Returns now
+/// (CLOCK_MONOTONIC ns).
+fn sample(win: &mut WlWindow, text: &mut String, k: u64) -> Result<u64, String> {
+    let start_ns = now_ns();
+    win.pump(Duration::ZERO)?;
+    crate::write_presses(text, win.take_presses(), start_ns, k);
+    Ok(start_ns)
 }
 
 /// CLOCK_MONOTONIC ns, the clock of `present_ns`.

@@ -86,6 +86,9 @@ impl CounterTrack {
             match table.get(n) {
                 Some(id) if !viewed.contains(&id) => viewed.push(id),
                 Some(_) => {}
+                // A built-in this table does not count (a GL window counts
+                // only its swap's): no row on its page, nothing to say.
+                None if steadyhud_counters::is_builtin(n) => {}
                 None => {
                     let known: Vec<&str> = infos.iter().map(|i| i.name.as_str()).collect();
                     guard::say(format_args!("steadyhud: hud_counter_names: this device has no counter {n:?} (it has {})", known.join(", ")));
