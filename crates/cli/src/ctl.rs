@@ -15,7 +15,7 @@ use steadyhud_control::client::{self, ClientError, Socket};
 use steadyhud_control::protocol::{Reply, Request};
 use steadyhud_control::replies::{
     HelpReply, HistogramReply, HudReply, LimitReply, MarkReply, PresetReply, ReplyTypeError,
-    Status, WindowDisplay, WindowMetrics,
+    Status, WindowDisplay, WindowLatency, WindowMetrics,
 };
 
 #[derive(clap::Args, Debug)]
@@ -192,6 +192,9 @@ pub fn status_text(s: &Status) -> String {
         if let Some(d) = &w.display {
             out.push_str(&display_line(d));
         }
+        if let Some(l) = &w.latency {
+            out.push_str(&latency_lines(l));
+        }
     }
     out.trim_end().to_string()
 }
@@ -214,6 +217,20 @@ fn display_line(d: &WindowDisplay) -> String {
         ms(d.refresh_ms)
     ));
     line
+}
+
+/// PC latency over the window, a line per term of the summary's latency
+/// block under its label, `unknown` for a term not known (never 0):
+/// `    PC latency                     unknown`.
+fn latency_lines(l: &WindowLatency) -> String {
+    let width = l.iter().map(|(k, _)| k.label().chars().count()).max();
+    let width = width.unwrap_or(0);
+    let mut out = String::from("  latency:\n");
+    for (k, v) in l.iter() {
+        let v = v.map_or_else(|| "unknown".to_string(), |v| format!("{v:.2} ms"));
+        out.push_str(&format!("    {:<width$}  {v}\n", k.label()));
+    }
+    out
 }
 
 /// A window's metrics, one line each in the catalog's order: its label,
@@ -370,6 +387,22 @@ mod tests {
         );
         s.windows[0].display.as_mut().unwrap().unknown = 2;
         assert!(status_text(&s).contains("3 dropped, 2 unanswered, latency"));
+        // A window with a reader of input times gives PC latency's terms,
+        // last, `unknown` where a term is not known.
+        s.windows[0].latency = Some(WindowLatency::new([
+            None,
+            None,
+            Some(3.214),
+            Some(1.5),
+            None,
+        ]));
+        assert!(
+            status_text(&s).ends_with(
+                "\n  latency:\n    PC latency                     unknown\n    Click to photon                unknown\n    Input to frame start (I2FS)    3.21 ms\n    Frame start to present (FS2P)  1.50 ms\n    Present to display             unknown"
+            ),
+            "{}",
+            status_text(&s)
+        );
         let empty = Status {
             pid: 1,
             exe: "x".into(),

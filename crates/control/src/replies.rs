@@ -6,6 +6,8 @@
 use super::protocol::Reply;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use steadyhud_metrics::catalog::{self, Metric, Value};
+use steadyhud_metrics::display::ValueKey;
+use steadyhud_metrics::latency::SUMMARY_KEYS;
 use steadyhud_metrics::Summary;
 
 /// `status`: the process, the HUD and frame cap in force, each window.
@@ -56,6 +58,62 @@ pub struct WindowStatus {
     /// What reached the screen over the rolling window (`None` without a
     /// source of display times for this window).
     pub display: Option<WindowDisplay>,
+    /// PC latency and its terms over the rolling window (`None` without a
+    /// reader of input times for this window).
+    pub latency: Option<WindowLatency>,
+}
+
+/// PC latency over a window's rolling window, as `status` gives it
+/// (docs/metrics.md, "PC latency", live): each term of the summary's
+/// latency block ([`SUMMARY_KEYS`]) by the same key, in ms, `null` where
+/// unknown (never 0). Serialized as one JSON object, key → value; read
+/// leniently (keys it does not know ignored, missing ones unknown).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WindowLatency {
+    /// Per term of [`SUMMARY_KEYS`], in its order: ms, `None` unknown.
+    values: [Option<f64>; 5],
+}
+
+impl WindowLatency {
+    /// The terms in the order of [`SUMMARY_KEYS`], ms (`None`: unknown).
+    pub fn new(values: [Option<f64>; 5]) -> WindowLatency {
+        WindowLatency { values }
+    }
+
+    /// The term `key` in ms, if known.
+    pub fn get(&self, key: ValueKey) -> Option<f64> {
+        let i = SUMMARY_KEYS.iter().position(|&k| k == key)?;
+        self.values[i]
+    }
+
+    /// Every term with its value (`None`: unknown), in the summary's order.
+    pub fn iter(&self) -> impl Iterator<Item = (ValueKey, Option<f64>)> + '_ {
+        SUMMARY_KEYS
+            .iter()
+            .copied()
+            .zip(self.values.iter().copied())
+    }
+}
+
+impl Serialize for WindowLatency {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.values.len()))?;
+        for (k, v) in self.iter() {
+            // A value JSON cannot carry is unknown too.
+            map.serialize_entry(k.name(), &v.filter(|v| v.is_finite()))?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for WindowLatency {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+        Ok(WindowLatency {
+            values: SUMMARY_KEYS.map(|k| map.get(k.name()).and_then(serde_json::Value::as_f64)),
+        })
+    }
 }
 
 /// Displayed-frame timing over a window's rolling window, as `status`
@@ -428,5 +486,55 @@ mod tests {
         let old = r#"ok {"windows":[{"stream":2}]}"#;
         let s: Status = Reply::parse(old).unwrap().read().unwrap().unwrap();
         assert_eq!(s.windows[0].display, None);
+    }
+
+    /// A window's latency is each term of the summary's latency block by
+    /// the same key, unknown as `null` (never 0), and reads back the same;
+    /// an older layer's status (no `latency`) reads as none, a term it
+    /// lacks as unknown.
+    #[test]
+    fn latency_terms_go_by_the_summarys_keys_unknown_as_null() {
+        let l = WindowLatency::new([None, None, Some(3.25), Some(1.5), None]);
+        assert_eq!(l.get(ValueKey::InputToFrameStart), Some(3.25));
+        assert_eq!(l.get(ValueKey::FrameStartToPresent), Some(1.5));
+        assert_eq!(l.get(ValueKey::PcLatency), None);
+        assert_eq!(l.get(ValueKey::AnimationError), None);
+        let s = Status {
+            windows: vec![WindowStatus {
+                stream: 1,
+                latency: Some(l.clone()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let line = ok(&s).to_string();
+        let v = serde_json::to_value(&l).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 5, "{v}");
+        for (k, want) in SUMMARY_KEYS
+            .iter()
+            .zip([None, None, Some(3.25), Some(1.5), None])
+        {
+            assert_eq!(v[k.name()].as_f64(), want, "{}: {v}", k.name());
+            assert!(v.get(k.name()).is_some(), "{}: {v}", k.name());
+        }
+        assert!(line.contains(r#""pc_latency":null"#), "{line}");
+        let back: Status = Reply::parse(&line).unwrap().read().unwrap().unwrap();
+        assert_eq!(back.windows[0].latency, Some(l));
+        let old = r#"ok {"windows":[{"stream":2,"latency":{"pc_latency":20.5,"future":1}}]}"#;
+        let s: Status = Reply::parse(old).unwrap().read().unwrap().unwrap();
+        let l = s.windows[0].latency.as_ref().unwrap();
+        assert_eq!(l.get(ValueKey::PcLatency), Some(20.5));
+        assert_eq!(l.get(ValueKey::PresentToDisplay), None);
+        let s: Status = Reply::parse(r#"ok {"windows":[{"stream":2}]}"#)
+            .unwrap()
+            .read()
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.windows[0].latency, None);
+        // A NaN is unknown, not a reply that cannot be written.
+        let nan = WindowLatency::new([Some(f64::NAN), None, None, None, None]);
+        let v = serde_json::to_value(&nan).unwrap();
+        assert_eq!(v["pc_latency"], serde_json::Value::Null);
     }
 }

@@ -15,10 +15,10 @@ use crate::live::LiveLatency;
 use std::collections::VecDeque;
 use std::fmt::Write;
 use steadyhud_log::display::Shown;
-use steadyhud_metrics::display::Seen;
+use steadyhud_metrics::display::{Seen, ValueKey};
 use steadyhud_metrics::latency::{
     InputLimits, InputSource, LatencyRow, LatencySummary, LatencyTracker, Markers, Present,
-    Rejection, StartSource,
+    Rejection, StartSource, SUMMARY_KEYS, WINDOW_FRAMES,
 };
 use steadyhud_wayland::input_times::{InputKind, InputTime};
 
@@ -42,6 +42,14 @@ struct Terms {
     p2d: i64,
 }
 
+/// A row's terms each known or not, ns, for the live terms' window.
+struct Known {
+    call_ns: u64,
+    fs2p: u64,
+    p2d: Option<i64>,
+    click_to_photon: Option<i64>,
+}
+
 /// PC latency of one stream.
 pub struct LatencyFrames {
     tracker: LatencyTracker,
@@ -58,6 +66,11 @@ pub struct LatencyFrames {
     /// The HUD's window: the shown rows that have a PCL.
     window: VecDeque<Terms>,
     window_ns: u64,
+    /// Every row of the same window, for the terms known without a PCL.
+    known: VecDeque<Known>,
+    /// The I2FS window's mean at the newest row not dropped (`None`: no
+    /// input in it).
+    window_i2fs: Option<u64>,
 }
 
 impl LatencyFrames {
@@ -81,6 +94,8 @@ impl LatencyFrames {
             exact: [0; 2],
             window: VecDeque::new(),
             window_ns,
+            known: VecDeque::new(),
+            window_i2fs: None,
         }
     }
 
@@ -188,8 +203,29 @@ impl LatencyFrames {
         }
     }
 
-    /// Keeps a shown row in the HUD's window.
+    /// Keeps a row in the live windows: every row in the terms' window,
+    /// a shown row with a PCL in the HUD's.
     fn keep(&mut self, r: &LatencyRow) {
+        if r.fate != Seen::Dropped {
+            self.window_i2fs = r.window_i2fs_ns;
+        }
+        self.known.push_back(Known {
+            call_ns: r.call_ns,
+            fs2p: r.fs2p_ns(),
+            p2d: r.p2d_ns(),
+            click_to_photon: r.click_to_photon_ns(),
+        });
+        let window_ns = self.window_ns;
+        let old = |call_ns: u64| r.call_ns.saturating_sub(call_ns) > window_ns;
+        while self.known.len() > WINDOW_FRAMES || self.known.front().is_some_and(|f| old(f.call_ns))
+        {
+            self.known.pop_front();
+        }
+        // The HUD's window too, on every row: PCL frames older than the
+        // window leave it even when no new one comes (inputs stopped).
+        while self.window.front().is_some_and(|f| old(f.call_ns)) {
+            self.window.pop_front();
+        }
         let (Some(pcl), Some(i2fs), Some(p2d)) = (r.pcl_ns(), r.window_i2fs_ns, r.p2d_ns()) else {
             return;
         };
@@ -200,13 +236,6 @@ impl LatencyFrames {
             fs2p: r.fs2p_ns(),
             p2d,
         });
-        while self
-            .window
-            .front()
-            .is_some_and(|f| r.call_ns.saturating_sub(f.call_ns) > self.window_ns)
-        {
-            self.window.pop_front();
-        }
     }
 
     /// The window's means for the HUD: PCL and its terms over the shown
@@ -222,6 +251,38 @@ impl LatencyFrames {
             i2fs_ms: mean(|w| w.i2fs as f64),
             fs2p_ms: mean(|w| w.fs2p as f64),
             p2d_ms: mean(|w| w.p2d as f64),
+        })
+    }
+
+    /// The live terms for `ctl status` and the exporter, ms, in the order
+    /// of [`SUMMARY_KEYS`], `None` where unknown (docs/metrics.md, "PC
+    /// latency", live): where the window has shown frames with a PCL, PCL
+    /// and its terms are the HUD's ([`LatencyFrames::live`]: they add up);
+    /// else each term known on its own (I2FS the window's mean over its
+    /// inputs, FS2P over its frames, P2D over its shown frames) and PCL
+    /// unknown. Click to photon: the mean over the window's frames that
+    /// have one.
+    pub fn terms(&self) -> [Option<f64>; 5] {
+        fn mean<I: Iterator<Item = f64>>(values: I) -> Option<f64> {
+            let (n, sum) = values.fold((0u64, 0.0), |(n, s), v| (n + 1, s + v));
+            (n > 0).then(|| sum / n as f64 / 1e6)
+        }
+        let live = self.live();
+        let known = &self.known;
+        SUMMARY_KEYS.map(|key| match (key, &live) {
+            (ValueKey::PcLatency, l) => l.map(|l| f64::from(l.pcl_ms)),
+            (ValueKey::InputToFrameStart, Some(l)) => Some(f64::from(l.i2fs_ms)),
+            (ValueKey::FrameStartToPresent, Some(l)) => Some(f64::from(l.fs2p_ms)),
+            (ValueKey::PresentToDisplay, Some(l)) => Some(f64::from(l.p2d_ms)),
+            (ValueKey::InputToFrameStart, None) => self.window_i2fs.map(|ns| ns as f64 / 1e6),
+            (ValueKey::FrameStartToPresent, None) => mean(known.iter().map(|k| k.fs2p as f64)),
+            (ValueKey::PresentToDisplay, None) => {
+                mean(known.iter().filter_map(|k| Some(k.p2d? as f64)))
+            }
+            (ValueKey::ClickToPhoton, _) => {
+                mean(known.iter().filter_map(|k| Some(k.click_to_photon? as f64)))
+            }
+            _ => None,
         })
     }
 
@@ -369,6 +430,51 @@ mod tests {
         assert_eq!((live.pcl_ms, live.i2fs_ms), (17.0, 1.0));
         let keys = l.summary_keys();
         assert_eq!(keys["inputs"]["counted"], 1);
+    }
+
+    /// The live terms: without display times, I2FS (the window's inputs)
+    /// and FS2P (every frame) are known, PCL, click to photon and P2D
+    /// unknown; with them, PCL and its terms are the HUD's, which add up.
+    /// Frames older than the window leave both windows, so the HUD does
+    /// not keep a PCL once the inputs stopped.
+    #[test]
+    fn live_terms_are_known_each_on_its_own_and_leave_with_the_window() {
+        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
+        l.push(pending(0, 100 * MS, 110 * MS), None, 6 * MS);
+        l.push(pending(1, 110 * MS, 120 * MS), None, 4 * MS);
+        l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS), |_| {});
+        l.flush(120 * MS, false, &mut String::new(), |_, _, _, _| {});
+        // Frame 1 starts at 116 (120 − 4): I2FS 3; FS2P 6 and 4.
+        assert_eq!(l.terms(), [None, None, Some(3.0), Some(5.0), None]);
+        assert!(l.live().is_none());
+
+        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
+        let shown = |at: u64| {
+            Some(Shown::At {
+                source: Source::Wayland,
+                displayed_ns: at * MS,
+                refresh_ns: 0,
+            })
+        };
+        l.push(pending(0, 100 * MS, 110 * MS), shown(120), 6 * MS);
+        l.push(pending(1, 110 * MS, 120 * MS), shown(130), 6 * MS);
+        l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS), |_| {});
+        l.flush(120 * MS, false, &mut String::new(), |_, _, _, _| {});
+        // Frame 1 (start 114, present 120, on screen at 130): PCL 1 + 6 + 10.
+        assert_eq!(
+            l.terms(),
+            [Some(17.0), Some(17.0), Some(1.0), Some(6.0), Some(10.0)]
+        );
+        // 2 s of frames later, no input since: the window holds neither
+        // the PCL nor the input.
+        for k in 2..=210 {
+            let at = 100 + 10 * k;
+            l.push(pending(k, at * MS, (at + 10) * MS), shown(at + 20), 6 * MS);
+        }
+        l.inputs(&[], Some(2300 * MS), |_| {});
+        l.flush(2300 * MS, false, &mut String::new(), |_, _, _, _| {});
+        assert!(l.live().is_none());
+        assert_eq!(l.terms(), [None, None, None, Some(6.0), Some(10.0)]);
     }
 
     #[test]

@@ -29,7 +29,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 use steadyhud_config::hud;
-use steadyhud_control::replies::{WindowDisplay, WindowHistogram, WindowMetrics, WindowStatus};
+use steadyhud_control::replies::{
+    WindowDisplay, WindowHistogram, WindowLatency, WindowMetrics, WindowStatus,
+};
 use steadyhud_log::running_session;
 use steadyhud_metrics::{Options, Rolling, WholeSession};
 
@@ -258,6 +260,7 @@ impl StreamAnalysis {
                 .and_then(DisplayFrames::live)
                 .as_ref()
                 .map(WindowDisplay::from),
+            latency: self.latency.as_ref().map(|l| WindowLatency::new(l.terms())),
             readings: self.sensors.as_ref().map_or_else(Default::default, |f| {
                 use steadyhud_sys::lock::Recover;
                 f.lock_or_recover().latest()

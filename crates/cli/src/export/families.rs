@@ -6,7 +6,9 @@
 
 use std::sync::OnceLock;
 use steadyhud_metrics::catalog::{Group, Metric, METRICS};
+use steadyhud_metrics::display::ValueKey;
 use steadyhud_metrics::histogram::{bucket_count, bucket_range};
+use steadyhud_metrics::latency::SUMMARY_KEYS;
 use steadyhud_metrics::sensors::Sensor;
 
 /// A metric family's Prometheus type.
@@ -116,6 +118,41 @@ pub const DISPLAY: [Family; 5] = [
     DISPLAY_LATENCY,
     DISPLAY_REFRESH,
 ];
+
+/// The gauge of one PC latency term over a window's rolling window, as
+/// `status` gives it (`latency`).
+#[derive(Clone, Copy)]
+pub struct LatencyGauge {
+    pub key: ValueKey,
+    pub family: Family,
+}
+
+/// One gauge per term of the summary's latency block ([`SUMMARY_KEYS`]),
+/// in its order: `steadyhud_` and the summary's key, in seconds, its help
+/// the term's label. A term unknown on a window (no display times, no
+/// input in the window) has no sample, as a display number the source did
+/// not give.
+pub fn latency_gauges() -> &'static [LatencyGauge] {
+    static GAUGES: OnceLock<Vec<LatencyGauge>> = OnceLock::new();
+    GAUGES.get_or_init(|| {
+        SUMMARY_KEYS
+            .iter()
+            .map(|&key| {
+                let name = format!("steadyhud_{}_seconds", key.name());
+                let help = format!(
+                    "{} over the rolling window, seconds; no sample while unknown (docs/metrics.md, \"PC latency\", key latency.{})",
+                    key.label(),
+                    key.name()
+                );
+                // Made once per process, so leaking is bounded.
+                LatencyGauge {
+                    key,
+                    family: family(name.leak(), Kind::Gauge, help.leak()),
+                }
+            })
+            .collect()
+    })
+}
 
 pub const READING_RATIO: Family = family(
     "steadyhud_reading_ratio",
@@ -259,7 +296,8 @@ fn gauge_of(m: &'static Metric) -> MetricGauge {
 
 /// Every family, in the order they are written: the exporter's own, the
 /// counters, the histogram, the catalog's gauges ([`metric_gauges`]), the
-/// GPU-bound ratio and frame cap, displayed-frame timing's, the readings.
+/// GPU-bound ratio and frame cap, displayed-frame timing's, PC latency's
+/// ([`latency_gauges`]), the readings.
 pub fn all() -> &'static [Family] {
     static ALL: OnceLock<Vec<Family>> = OnceLock::new();
     ALL.get_or_init(|| {
@@ -279,6 +317,7 @@ pub fn all() -> &'static [Family] {
         .chain(metric_gauges().iter().map(|g| g.family))
         .chain([GPU_BOUND, FRAME_CAP])
         .chain(DISPLAY)
+        .chain(latency_gauges().iter().map(|g| g.family))
         .chain(READINGS)
         .collect()
     })
@@ -398,6 +437,31 @@ mod tests {
             assert_eq!(f.kind, Kind::Gauge, "{}", f.name);
             assert!(!reserved.iter().any(|e| f.name.ends_with(e)), "{}", f.name);
             assert!(all().iter().any(|a| a.name == f.name), "{}", f.name);
+        }
+    }
+
+    /// PC latency's gauges are the summary's latency keys, in seconds.
+    #[test]
+    fn latency_gauges_are_the_summarys_keys() {
+        let names: Vec<&str> = latency_gauges().iter().map(|g| g.family.name).collect();
+        assert_eq!(
+            names,
+            [
+                "steadyhud_pc_latency_seconds",
+                "steadyhud_click_to_photon_seconds",
+                "steadyhud_input_to_frame_start_seconds",
+                "steadyhud_frame_start_to_present_seconds",
+                "steadyhud_present_to_display_seconds",
+            ]
+        );
+        for g in latency_gauges() {
+            assert_eq!(g.family.kind, Kind::Gauge);
+            assert!(
+                g.family.help.starts_with(g.key.label()),
+                "{}",
+                g.family.help
+            );
+            assert!(all().iter().any(|a| a.name == g.family.name));
         }
     }
 

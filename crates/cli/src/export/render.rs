@@ -119,6 +119,7 @@ impl Monotonic {
         histogram(&mut out, &rows, bounds);
         window_gauges(&mut out, &rows);
         display(&mut out, &rows);
+        latency(&mut out, &rows);
         readings(&mut out, &rows);
         out
     }
@@ -281,6 +282,24 @@ fn display(out: &mut String, rows: &[Row<'_>]) {
     }
 }
 
+/// PC latency's terms over the rolling window, in seconds; a term
+/// unknown has no sample, a window without a reader of input times none.
+fn latency(out: &mut String, rows: &[Row<'_>]) {
+    for gauge in f::latency_gauges() {
+        head(out, &gauge.family);
+        for (labels, g, i, _) in rows {
+            let latency = g.windows[*i].0.latency.as_ref();
+            let Some(ms) = latency.and_then(|l| l.get(gauge.key)) else {
+                continue;
+            };
+            let v = ms / 1e3;
+            if v.is_finite() {
+                let _ = writeln!(out, "{}{{{labels}}} {v}", gauge.family.name);
+            }
+        }
+    }
+}
+
 /// Readings in base units, one family per unit.
 fn readings(out: &mut String, rows: &[Row<'_>]) {
     for fam in &f::READINGS {
@@ -377,6 +396,37 @@ mod tests {
         assert_eq!(global, 3, "{text}");
     }
 
+    /// With PC latency's five gauges (a reader of input times, every term
+    /// known), one launch is 250 series at most, as docs/fleet.md says;
+    /// a further window adds 249.
+    #[test]
+    fn a_game_launch_with_latency_is_250_series_at_most() {
+        use steadyhud_control::replies::WindowLatency;
+        let d = [10_000_000u64; 30];
+        let mut g = game(7, &d, 0);
+        for s in steadyhud_metrics::sensors::Sensor::ALL {
+            g.windows[0].0.readings.insert(s.column().into(), 1.0);
+        }
+        let summary = steadyhud_metrics::summarize(&d, &Default::default()).unwrap();
+        g.windows[0].0.metrics = Some(WindowMetrics::from(&summary));
+        g.windows[0].0.gpu_bound_pct = Some(10.0);
+        g.windows[0].0.display = Some(wayland());
+        g.windows[0].0.latency = Some(WindowLatency::new([Some(20.0); 5]));
+        let count = |text: &str| {
+            text.lines()
+                .filter(|l| !l.starts_with('#') && l.contains("pid=\"7\""))
+                .count()
+        };
+        let text = Monotonic::default().render(std::slice::from_ref(&g), 0, 0);
+        assert_eq!(count(&text), 250, "{text}");
+        let mut second = g.windows[0].clone();
+        second.0.stream = 2;
+        second.1.stream = 2;
+        g.windows.push(second);
+        let text = Monotonic::default().render(&[g], 0, 0);
+        assert_eq!(count(&text), 250 + 249, "{text}");
+    }
+
     fn wayland() -> steadyhud_control::replies::WindowDisplay {
         steadyhud_control::replies::WindowDisplay {
             source: "wayland".into(),
@@ -418,6 +468,48 @@ mod tests {
         g.windows[0].0.display = None;
         let text = Monotonic::default().render(&[g], 0, 0);
         assert!(!text.contains("source=\""), "{text}");
+    }
+
+    /// PC latency's terms are gauges in seconds; an unknown term has no
+    /// sample (as a display number the source did not give), and a window
+    /// without a reader of input times has none.
+    #[test]
+    fn latency_terms_are_gauges_unknown_ones_absent() {
+        use steadyhud_control::replies::WindowLatency;
+        let mut g = game(7, &[10_000_000; 30], 0);
+        g.windows[0].0.latency = Some(WindowLatency::new([
+            None,
+            None,
+            Some(3.25),
+            Some(1.5),
+            Some(f64::NAN),
+        ]));
+        let text = Monotonic::default().render(std::slice::from_ref(&g), 0, 0);
+        let l = "exe=\"a \\\"quoted\\\" game\",pid=\"7\",window=\"1\"";
+        for g in f::latency_gauges() {
+            let name = g.family.name;
+            assert!(text.contains(&format!("# TYPE {name} gauge\n")), "{name}");
+        }
+        let got = value(
+            &text,
+            &format!("steadyhud_input_to_frame_start_seconds{{{l}}}"),
+        );
+        assert!((got - 0.00325).abs() < 1e-12, "{got}");
+        let got = value(
+            &text,
+            &format!("steadyhud_frame_start_to_present_seconds{{{l}}}"),
+        );
+        assert!((got - 0.0015).abs() < 1e-12, "{got}");
+        for unknown in [
+            "steadyhud_pc_latency_seconds{",
+            "steadyhud_click_to_photon_seconds{",
+            "steadyhud_present_to_display_seconds{",
+        ] {
+            assert!(!text.contains(unknown), "{unknown}: {text}");
+        }
+        g.windows[0].0.latency = None;
+        let text = Monotonic::default().render(&[g], 0, 0);
+        assert!(!text.contains("_to_frame_start_seconds{"), "{text}");
     }
 
     /// Every metric of the catalog is exported: a game window with live
