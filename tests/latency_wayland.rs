@@ -332,3 +332,139 @@ fn gl_wayland_keys_are_taken_by_frames() {
 fn gl_wayland_keys_are_taken_by_frames_under_load() {
     keys_are_taken_by_frames(Program::Gl, true);
 }
+
+/// A real Vulkan program on Wayland: `vkcube-wayland` with the layer in a
+/// headless sway, typed at by `steadyhud-testapp --type-keys` (keys
+/// stamped with the CLOCK_MONOTONIC ms they are sent at, on evdev code
+/// 30, `KEY_A`, which vkcube ignores: code 1 is its Escape). Its log has
+/// one frame per key, each with the key's own time and an I2FS at least 0
+/// and below the run's longest frame plus the stamps' 1 ms; the summary
+/// counts them. Once quiet, once beside two busy loops.
+fn vkcube_wayland_keys(busy: bool) {
+    let mut tools = BED_PROGRAMS.to_vec();
+    tools.push(("vkcube-wayland", "vulkan-tools"));
+    if !require::programs(&tools) {
+        return;
+    }
+    let _s = serial();
+    let bed = WaylandBed::start(W, H);
+    let _load = busy.then(CpuLoad::start);
+    let what = if busy {
+        "under two busy loops"
+    } else {
+        "quiet"
+    };
+    let typist = bed.install(&testapp_exe());
+    let mut app = bed.spawn_app("vkcube-wayland", &["--c", "100000"]);
+    // Frames flow once the log has rows.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let rows = || {
+        session_logs_in(&bed.log_dir)
+            .first()
+            .and_then(|l| std::fs::read_to_string(&l.csv).ok())
+            .map_or(0, |t| t.lines().filter(|l| !l.starts_with('#')).count())
+    };
+    while rows() < 30 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(rows() >= 30, "{what}: vkcube-wayland presents");
+    let typed = run(&mut typist_command(&bed, &typist));
+    typed.assert_success("steadyhud-testapp --type-keys");
+    let sent: Vec<u64> = typed
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("testapp: typed ")?.split(" at ").nth(1))
+        .map(|ms| ms.trim().parse().expect("a ms stamp"))
+        .collect();
+    assert_eq!(sent.len(), KEYS, "{what}: {}", typed.stdout);
+    std::thread::sleep(Duration::from_millis(500));
+    // vkcube quits on Escape's release (evdev code 1): a clean exit, so
+    // the layer writes the session's final summary.
+    let mut escape = bed.command(&typist);
+    escape.args(["--type-keys", "1", "--key-gap-ms", "1", "--key-code", "1"]);
+    run(&mut escape).assert_success("steadyhud-testapp --type-keys (Escape)");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !app.has_exited() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let quit = app.has_exited();
+    let out = app.terminate();
+    assert!(
+        quit,
+        "{what}: vkcube-wayland quit on Escape\n{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("panicked"), "{what}: {}", out.stderr);
+    let logs = session_logs_in(&bed.log_dir);
+    assert_eq!(logs.len(), 1, "{what}: one session log\n{}", out.stderr);
+    let (origin, rows) = latency_rows(&logs[0].csv);
+    assert!(
+        rows.iter().all(|r| r.fs2p_ms.is_some()),
+        "{what}: FS2P on every frame"
+    );
+    let longest_ms = std::iter::once(0)
+        .chain(rows.iter().map(|r| r.present_ns))
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|w| (w[1] - w[0]) as f64 / 1e6)
+        .fold(0.0, f64::max);
+    // The keys' frames, and maybe the frame that took Escape (if one was
+    // presented before vkcube quit).
+    let took: Vec<&LatencyRow> = rows.iter().filter(|r| r.input_ns.is_some()).collect();
+    assert!(
+        took.len() == KEYS || took.len() == KEYS + 1,
+        "{what}: one frame per key took it: {took:?}\nsent at {sent:?}\n{}",
+        out.stderr
+    );
+    for (&ms, r) in sent.iter().zip(&took) {
+        assert_eq!(
+            r.input_ns.unwrap() + origin as i64,
+            (ms * 1_000_000) as i64,
+            "{what}: the key's own time, {ms}: {r:?}"
+        );
+        let i2fs = r.i2fs_ms.expect("an I2FS with an input");
+        assert!(
+            (0.0..longest_ms + 1.0).contains(&i2fs),
+            "{what}: I2FS {i2fs} ms, the longest frame {longest_ms} ms: {r:?}"
+        );
+        eprintln!(
+            "latency_wayland vkcube ({what}): frame {} took a key: I2FS {i2fs:.3} ms (longest frame {longest_ms:.1} ms)",
+            r.frame
+        );
+    }
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
+    )
+    .expect("summary JSON");
+    let inputs = &summary["latency"]["inputs"];
+    let counted = inputs["counted"].as_u64().expect("inputs counted");
+    assert!(
+        counted == KEYS as u64 || counted == KEYS as u64 + 1,
+        "{what}: the keys (and Escape) counted: {inputs}"
+    );
+    assert_eq!(inputs["lost"], 0, "{what}: {inputs}");
+}
+
+/// `steadyhud-testapp --type-keys` typing [`KEYS`] keys on `KEY_A`.
+fn typist_command(bed: &WaylandBed, exe: &std::path::Path) -> std::process::Command {
+    let mut c = bed.command(exe);
+    c.args([
+        "--type-keys",
+        &KEYS.to_string(),
+        "--key-gap-ms",
+        &KEY_GAP.as_millis().to_string(),
+        "--key-code",
+        "30",
+    ]);
+    c
+}
+
+#[test]
+fn vkcube_wayland_logs_keys_and_their_i2fs() {
+    vkcube_wayland_keys(false);
+}
+
+#[test]
+fn vkcube_wayland_logs_keys_and_their_i2fs_under_load() {
+    vkcube_wayland_keys(true);
+}

@@ -2,8 +2,9 @@
 //! seat through `zwp_virtual_keyboard_v1`, each stamped with the
 //! CLOCK_MONOTONIC milliseconds of when it is sent, as a real keyboard's
 //! events are (`wtype` stamps every key 0, which no reader can map to a
-//! clock). The key is `a`, pressed then released 2 ms later; one press
-//! every `--key-gap-ms`. Prints `testapp: typed K at MS` per key.
+//! clock). The key is `a` on evdev code `--key-code` (1 unless told),
+//! pressed then released 2 ms later; one press every `--key-gap-ms`.
+//! Prints `testapp: typed K at MS` per key.
 
 use crate::wayland::clock_ns;
 use std::io::Write as _;
@@ -29,13 +30,18 @@ mod vk {
 use vk::zwp_virtual_keyboard_manager_v1::ZwpVirtualKeyboardManagerV1;
 use vk::zwp_virtual_keyboard_v1::ZwpVirtualKeyboardV1;
 
-/// A keymap of one key, `a` on evdev code 1 (xkb keycode 9).
-const KEYMAP: &str = "xkb_keymap {\n\
-    xkb_keycodes \"k\" { minimum = 8; maximum = 9; <K1> = 9; };\n\
-    xkb_types \"k\" {};\n\
-    xkb_compatibility \"k\" {};\n\
-    xkb_symbols \"k\" { key <K1> { [ a ] }; };\n\
-};\n";
+/// A keymap of one key, `a` on evdev code `code` (xkb keycode code + 8).
+fn keymap(code: u32) -> String {
+    let xkb = code + 8;
+    format!(
+        "xkb_keymap {{\n\
+    xkb_keycodes \"k\" {{ minimum = 8; maximum = {xkb}; <K1> = {xkb}; }};\n\
+    xkb_types \"k\" {{}};\n\
+    xkb_compatibility \"k\" {{}};\n\
+    xkb_symbols \"k\" {{ key <K1> {{ [ a ] }}; }};\n\
+}};\n"
+    )
+}
 
 struct Nothing;
 
@@ -54,8 +60,8 @@ delegate_noop!(Nothing: ignore wl_seat::WlSeat);
 delegate_noop!(Nothing: ignore ZwpVirtualKeyboardManagerV1);
 delegate_noop!(Nothing: ignore ZwpVirtualKeyboardV1);
 
-/// Types `n` presses of `a`, one every `gap`.
-pub fn type_keys(n: u32, gap: Duration) -> Result<(), String> {
+/// Types `n` presses of `a` on evdev code `code`, one every `gap`.
+pub fn type_keys(n: u32, gap: Duration, code: u32) -> Result<(), String> {
     let conn = Connection::connect_to_env().map_err(|e| format!("Wayland connect: {e}"))?;
     let (globals, mut queue) =
         registry_queue_init::<Nothing>(&conn).map_err(|e| format!("Wayland registry: {e}"))?;
@@ -68,10 +74,11 @@ pub fn type_keys(n: u32, gap: Duration) -> Result<(), String> {
         .map_err(|e| format!("zwp_virtual_keyboard_manager_v1: {e}"))?;
     let kb = manager.create_virtual_keyboard(&seat, &qh, ());
     let mut file = tempfile_keymap()?;
-    file.write_all(KEYMAP.as_bytes())
+    let keymap = keymap(code);
+    file.write_all(keymap.as_bytes())
         .and_then(|()| file.write_all(b"\0"))
         .map_err(|e| format!("keymap file: {e}"))?;
-    kb.keymap(1, file.as_fd(), KEYMAP.len() as u32 + 1);
+    kb.keymap(1, file.as_fd(), keymap.len() as u32 + 1);
     queue
         .roundtrip(&mut Nothing)
         .map_err(|e| format!("Wayland roundtrip: {e}"))?;
@@ -79,13 +86,13 @@ pub fn type_keys(n: u32, gap: Duration) -> Result<(), String> {
     for k in 0..n {
         std::thread::sleep(gap);
         let t = ms();
-        kb.key(t, 1, 1);
+        kb.key(t, code, 1);
         queue
             .roundtrip(&mut Nothing)
             .map_err(|e| format!("Wayland roundtrip: {e}"))?;
         println!("testapp: typed {k} at {t}");
         std::thread::sleep(Duration::from_millis(2));
-        kb.key(ms(), 1, 0);
+        kb.key(ms(), code, 0);
         queue
             .roundtrip(&mut Nothing)
             .map_err(|e| format!("Wayland roundtrip: {e}"))?;

@@ -259,6 +259,12 @@ struct Args {
     /// With `--type-keys`: ms between two presses.
     #[arg(long, value_name = "MS", default_value_t = 300)]
     key_gap_ms: u64,
+    /// With `--type-keys`: the evdev code the key `a` is typed on (1, the
+    /// default, is `KEY_ESC` to a program that reads raw codes, as vkcube
+    /// does and quits on; 30 is `KEY_A`).
+    #[arg(long, value_name = "CODE", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=247))]
+    key_code: u32,
 }
 
 /// Where the windows live.
@@ -353,7 +359,8 @@ fn build_pattern(args: &Args) -> Result<Pattern, Error> {
 
 fn run(args: &Args) -> Result<(), Error> {
     if let Some(n) = args.type_keys {
-        return keys::type_keys(n, Duration::from_millis(args.key_gap_ms)).map_err(Error::Wayland);
+        let gap = Duration::from_millis(args.key_gap_ms);
+        return keys::type_keys(n, gap, args.key_code).map_err(Error::Wayland);
     }
     let pattern = build_pattern(args)?;
     if args.threads == 0 || args.swapchains == 0 || args.devices == 0 || args.repeat == 0 {
