@@ -24,12 +24,14 @@
 //! - `layers.rs`: the steadyhud and validation layers, and the loader checks;
 //! - `testapp.rs`: what the scripted test app prints and draws;
 //! - `logs.rs`: session logs;
+//! - `export.rs`: `steadyhud export` on a free port, and HTTP to it;
 //! - `screenshots.rs`: [`Screenshot`];
 //! - `gl.rs`, `wayland.rs`, `hud_panel.rs`: the GL library's tests, a
 //!   headless sway, the HUD panel's geometry.
 #![allow(dead_code)]
 
 mod builds;
+mod export;
 mod harness;
 mod layers;
 mod logs;
@@ -48,6 +50,6 @@ pub mod wayland;
 // one of these files may go unused in it.
 #[allow(unused_imports)]
 pub use self::{
-    builds::*, harness::*, layers::*, logs::*, process::*, screenshots::*, testapp::*, xserver::*,
-    xvfb::*,
+    builds::*, export::*, harness::*, layers::*, logs::*, process::*, screenshots::*, testapp::*,
+    xserver::*, xvfb::*,
 };
