@@ -1,17 +1,22 @@
 //! PC latency live (docs/metrics.md, "PC latency"): while the test app
-//! runs with the layer on Xvfb and xdotool clicks and types in its window,
-//! `steadyhud ctl status` and the exporter's `/metrics` give the rolling
-//! window's I2FS and FS2P, and PC latency, click to photon and P2D as
-//! unknown (`null`, `unknown`, no sample: Xvfb gives no display times),
-//! never as 0. The app presents 300 frames, pauses 5 s (when both are
-//! read), then presents on: over the window (every row up to the pause)
-//! the values agree with the session log's cells, I2FS with the mean of
-//! the rows that took the presses, FS2P with the mean over the rows, and
-//! the summary counts the presses and has no PC latency either.
+//! runs with the layer and gets presses, `steadyhud ctl status` (JSON and
+//! text) and the exporter's `/metrics` give the rolling window's terms,
+//! each known or unknown on its own (`null`, `unknown`, no sample; never
+//! 0). The app presents 300 frames, pauses 5 s (when all three are read),
+//! then presents on: every row up to the pause is in the window, and the
+//! values are the session log's cells averaged by the rule, within what
+//! the printed digits allow.
+//! - X11 (Xvfb, xdotool clicks and keys): no display times, so PCL, P2D
+//!   and click to photon are unknown; I2FS and FS2P are the log's.
+//! - Wayland (sway nested in headless Weston, keys with real times from
+//!   `steadyhud-testapp --type-keys`): display times too, so PCL and its
+//!   terms are the means over the log's rows that have a PCL, and click
+//!   to photon over those that have one.
 
 mod common;
 mod require;
 
+use common::wayland::{WaylandBed, BED_PROGRAMS, WESTON_PROGRAMS};
 use common::*;
 use std::time::Duration;
 
@@ -20,17 +25,160 @@ const PRESSES: usize = 6;
 const GAP: Duration = Duration::from_millis(300);
 /// Frames before the pause in which status and metrics are read.
 const BEFORE: usize = 300;
+/// The app's pacing: [`BEFORE`] frames, the pause, a few more.
+fn pattern() -> String {
+    format!("16.6ms*{BEFORE},5s*1,16.6ms*10")
+}
+/// The summary's latency keys, in their order, and their labels in `ctl
+/// status` (`steadyhud_metrics::latency::SUMMARY_KEYS`).
+const TERMS: [(&str, &str); 5] = [
+    ("pc_latency", "PC latency"),
+    ("click_to_photon", "Click to photon"),
+    ("input_to_frame_start", "Input to frame start (I2FS)"),
+    ("frame_start_to_present", "Frame start to present (FS2P)"),
+    ("present_to_display", "Present to display"),
+];
+
+/// What was read in the pause.
+struct Read {
+    json: RunOutput,
+    text: RunOutput,
+    metrics: (u16, String),
+}
+
+/// The pause: waits for present [`BEFORE`] + 1, then a second (the rows
+/// decided), then reads `ctl status` and `/metrics`.
+fn read_in_the_pause(app: &mut Running, ctl: impl Fn(&[&str]) -> RunOutput, port: u16) -> Read {
+    let last = format!("testapp: present {}", BEFORE + 1);
+    let paused = app.wait_for_line(Duration::from_secs(120), |l| l == last);
+    assert!(paused, "the program reaches its pause");
+    std::thread::sleep(Duration::from_secs(1));
+    Read {
+        json: ctl(&["ctl", "--json", "status"]),
+        text: ctl(&["ctl", "status"]),
+        metrics: get(port, "/metrics"),
+    }
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// The terms the window should give, from the log's first `n` rows (each
+/// press taken by a frame of its own), in [`TERMS`]' order.
+fn expected(rows: &[LatencyRow], n: usize) -> [Option<f64>; 5] {
+    let window = &rows[..n];
+    let took: Vec<&LatencyRow> = window.iter().filter(|r| r.input_ns.is_some()).collect();
+    assert_eq!(took.len(), PRESSES, "a row per press: {took:?}");
+    let of = |rows: &[&LatencyRow], f: fn(&LatencyRow) -> Option<f64>| {
+        mean(&rows.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
+    };
+    let all: Vec<&LatencyRow> = window.iter().collect();
+    let c2p = of(&all, |r| r.click_to_photon_ms);
+    let with_pcl: Vec<&LatencyRow> = window.iter().filter(|r| r.pcl_ms.is_some()).collect();
+    if with_pcl.is_empty() {
+        return [
+            None,
+            c2p,
+            of(&took, |r| r.i2fs_ms),
+            of(&all, |r| r.fs2p_ms),
+            of(&all, |r| r.p2d_ms),
+        ];
+    }
+    // PCL and its terms over the frames that have a PCL: the window's I2FS
+    // of each is its PCL − FS2P − P2D.
+    [
+        of(&with_pcl, |r| r.pcl_ms),
+        c2p,
+        of(&with_pcl, |r| Some(r.pcl_ms? - r.fs2p_ms? - r.p2d_ms?)),
+        of(&with_pcl, |r| r.fs2p_ms),
+        of(&with_pcl, |r| r.p2d_ms),
+    ]
+}
+
+/// The JSON's terms, ms, in [`TERMS`]' order.
+fn status_terms(read: &Read) -> [Option<f64>; 5] {
+    let status: serde_json::Value = serde_json::from_str(&read.json.stdout).unwrap_or_default();
+    TERMS.map(|(key, _)| status["windows"][0]["latency"][key].as_f64())
+}
+
+/// `read` gives `want`: each known term within 0.001 ms (the log's
+/// digits, the HUD window's f32) in the JSON and the gauge, to 0.01 ms
+/// in ctl's lines; each unknown one `null`, `unknown` and no sample.
+fn check(read: &Read, want: [Option<f64>; 5], what: &str) {
+    assert!(read.json.status.success(), "{what}: {}", read.json.stderr);
+    assert!(read.text.status.success(), "{what}: {}", read.text.stderr);
+    assert_eq!(read.metrics.0, 200, "{what}: /metrics");
+    let status: serde_json::Value = serde_json::from_str(&read.json.stdout).expect("status JSON");
+    let latency = &status["windows"][0]["latency"];
+    assert!(latency.is_object(), "{what}: {status}");
+    let line = |label: &str| {
+        read.text
+            .stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("{what}: no {label} line in\n{}", read.text.stdout))
+            .trim()
+            .to_string()
+    };
+    let sample = |name: &str| {
+        read.metrics
+            .1
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}{{")))
+            .map(|l| {
+                l.rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .parse::<f64>()
+                    .expect("a value")
+            })
+    };
+    for ((key, label), want) in TERMS.iter().zip(want) {
+        let gauge = format!("steadyhud_{key}_seconds");
+        assert!(read.metrics.1.contains(&format!("# TYPE {gauge} gauge")));
+        let line = line(label);
+        eprintln!("latency_live ({what}): {key}: the log's {want:?}, ctl: {line}");
+        match want {
+            None => {
+                assert_eq!(
+                    latency.get(*key),
+                    Some(&serde_json::Value::Null),
+                    "{what}: {key} unknown (null), not 0: {latency}"
+                );
+                assert!(line.ends_with("  unknown"), "{what}: {line}");
+                assert_eq!(sample(&gauge), None, "{what}: no {gauge} while unknown");
+            }
+            Some(v) => {
+                let got = latency[*key]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{what}: {key}: {latency}"));
+                assert!(
+                    (got - v).abs() < 1e-3,
+                    "{what}: {key} {got} vs the log's {v}"
+                );
+                let shown: f64 = line
+                    .strip_suffix(" ms")
+                    .and_then(|l| l.rsplit(' ').next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or_else(|| panic!("{what}: {line}"));
+                assert!((shown - v).abs() <= 0.006, "{what}: {line} vs {v}");
+                let s = sample(&gauge).unwrap_or_else(|| panic!("{what}: no {gauge}"));
+                assert!((s * 1e3 - v).abs() < 1e-3, "{what}: {gauge} {s} vs {v} ms");
+            }
+        }
+    }
+}
 
 #[test]
-fn ctl_status_and_the_exporter_give_the_latency_terms_of_the_log() {
+fn x11_ctl_status_and_the_exporter_give_the_latency_terms_of_the_log() {
     if !require::programs(&[("xdotool", "xdotool")]) {
         return;
     }
     let h = Harness::new();
     let port = free_port();
     let _export = export(&h, port);
-    let pattern = format!("16.6ms*{BEFORE},5s*1,16.6ms*10");
-    let mut app = spawn(h.testapp(&["--pattern", &pattern, "--progress"]).layer());
+    let mut app = spawn(h.testapp(&["--pattern", &pattern(), "--progress"]).layer());
     let flowing = app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30");
     assert!(flowing, "the program presents");
     std::thread::sleep(Duration::from_millis(300));
@@ -43,116 +191,18 @@ fn ctl_status_and_the_exporter_give_the_latency_terms_of_the_log() {
         }
         std::thread::sleep(GAP);
     }
-    // The pause: present BEFORE + 1 was the last for 5 s.
-    let last = format!("testapp: present {}", BEFORE + 1);
-    let paused = app.wait_for_line(Duration::from_secs(60), |l| l == last);
-    assert!(paused, "the program reaches its pause");
-    std::thread::sleep(Duration::from_secs(1));
-    let json = run(&mut h.steadyhud(&["ctl", "--json", "status"]));
-    let text = run(&mut h.steadyhud(&["ctl", "status"]));
-    let (code, metrics) = get(port, "/metrics");
-    let run_out = app.wait();
-    assert!(run_out.status.success(), "testapp: {}", run_out.stderr);
-    assert!(json.status.success(), "ctl --json status: {}", json.stderr);
-    assert!(text.status.success(), "ctl status: {}", text.stderr);
-    assert_eq!(code, 200, "/metrics");
-
-    // The log up to the pause: rows 0..BEFORE (row k: the frame present
-    // k+1 ends).
+    let read = read_in_the_pause(&mut app, |a| run(&mut h.steadyhud(a)), port);
+    let out = app.wait();
+    assert!(out.status.success(), "testapp: {}", out.stderr);
     let (_, rows) = latency_rows(&h.only_session_log().csv);
-    assert!(rows.len() > BEFORE, "{} rows", rows.len());
-    let window = &rows[..BEFORE];
-    let took: Vec<f64> = window
-        .iter()
-        .filter(|r| r.input_ns.is_some())
-        .map(|r| r.i2fs_ms.expect("I2FS with an input"))
-        .collect();
-    assert_eq!(took.len(), PRESSES, "a row per press: {took:?}");
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let i2fs = mean(&took);
-    let fs2ps: Vec<f64> = window
-        .iter()
-        .map(|r| r.fs2p_ms.expect("FS2P on every frame"))
-        .collect();
-    let fs2p = mean(&fs2ps);
-    eprintln!("latency_live: the log's I2FS {i2fs:.6} ms, FS2P {fs2p:.6} ms");
-
-    // ctl status --json: the summary's keys, ms; null where unknown.
-    let status: serde_json::Value = serde_json::from_str(&json.stdout).expect("status JSON");
-    let latency = &status["windows"][0]["latency"];
-    assert!(latency.is_object(), "{status}");
-    for unknown in ["pc_latency", "click_to_photon", "present_to_display"] {
-        assert!(
-            latency.get(unknown) == Some(&serde_json::Value::Null),
-            "{unknown} is unknown (null), not 0: {latency}"
-        );
-    }
-    let got = |k: &str| {
-        latency[k]
-            .as_f64()
-            .unwrap_or_else(|| panic!("{k}: {latency}"))
-    };
-    // The log's cells are whole ns; the status means of the same ns.
+    let want = expected(&rows, BEFORE);
     assert!(
-        (got("input_to_frame_start") - i2fs).abs() < 1e-5,
-        "I2FS {} vs the log's {i2fs}",
-        got("input_to_frame_start")
+        want[0].is_none() && want[1].is_none() && want[4].is_none(),
+        "no display times on Xvfb: {want:?}"
     );
-    assert!(
-        (got("frame_start_to_present") - fs2p).abs() < 1e-5,
-        "FS2P {} vs the log's {fs2p}",
-        got("frame_start_to_present")
-    );
-
-    // ctl status for people: the same numbers to 0.01 ms, `unknown` for
-    // the rest.
-    let line = |label: &str| {
-        text.stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with(label))
-            .unwrap_or_else(|| panic!("no {label} line in\n{}", text.stdout))
-            .trim()
-            .to_string()
-    };
-    for label in ["PC latency", "Click to photon", "Present to display"] {
-        assert!(line(label).ends_with("  unknown"), "{}", line(label));
-    }
-    let shown = |label: &str| -> f64 {
-        let l = line(label);
-        let v = l.strip_suffix(" ms").expect("ms");
-        v.rsplit(' ').next().unwrap().parse().expect("a number")
-    };
-    assert!((shown("Input to frame start (I2FS)") - i2fs).abs() <= 0.005 + 1e-9);
-    assert!((shown("Frame start to present (FS2P)") - fs2p).abs() <= 0.005 + 1e-9);
-
-    // /metrics: seconds; no sample for an unknown term.
-    let series = |name: &str| {
-        metrics
-            .lines()
-            .find(|l| l.starts_with(&format!("{name}{{")))
-            .map(|l| {
-                l.rsplit(' ')
-                    .next()
-                    .unwrap()
-                    .parse::<f64>()
-                    .expect("a value")
-            })
-    };
-    for unknown in [
-        "steadyhud_pc_latency_seconds",
-        "steadyhud_click_to_photon_seconds",
-        "steadyhud_present_to_display_seconds",
-    ] {
-        assert_eq!(series(unknown), None, "{unknown}: no sample while unknown");
-        assert!(metrics.contains(&format!("# TYPE {unknown} gauge")));
-    }
-    let s = series("steadyhud_input_to_frame_start_seconds").expect("an I2FS sample");
-    assert!((s * 1e3 - i2fs).abs() < 1e-5, "I2FS {s} s vs {i2fs} ms");
-    let s = series("steadyhud_frame_start_to_present_seconds").expect("an FS2P sample");
-    assert!((s * 1e3 - fs2p).abs() < 1e-5, "FS2P {s} s vs {fs2p} ms");
-
-    // The summary: the presses counted, no PC latency without display
-    // times (as live).
+    assert!(want[2].is_some() && want[3].is_some(), "{want:?}");
+    check(&read, want, "X11");
+    // The summary counts the presses and has no PC latency either.
     let log = h.only_session_log();
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(log.summary.as_ref().expect("a summary")).expect("summary"),
@@ -163,4 +213,64 @@ fn ctl_status_and_the_exporter_give_the_latency_terms_of_the_log() {
     for unknown in ["pc_latency", "click_to_photon", "present_to_display"] {
         assert!(block[unknown].is_null(), "{unknown}: {block}");
     }
+}
+
+#[test]
+fn wayland_ctl_status_and_the_exporter_give_pcl_and_its_terms_of_the_log() {
+    let mut tools = BED_PROGRAMS.to_vec();
+    tools.extend(WESTON_PROGRAMS);
+    if !require::programs(&tools) {
+        return;
+    }
+    let _s = serial();
+    let bed = WaylandBed::sway_in_weston(640, 480);
+    let exe = bed.install(&testapp_exe());
+    let cli = bed.install(&steadyhud_exe());
+    let port = free_port();
+    let mut export = bed.command(&cli);
+    export.args(["export", "--listen", &format!("127.0.0.1:{port}")]);
+    let _export = spawn(&mut export);
+    let mut cmd = bed.command(&exe);
+    cmd.layer()
+        .env("STEADYHUD_CONFIG", "window_seconds=60")
+        .args(["--wayland", "--present-mode", "fifo", "--progress"])
+        .args(["--pattern", &pattern()]);
+    let mut app = spawn(&mut cmd);
+    let flowing = app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30");
+    assert!(flowing, "the program presents");
+    let typed = run(bed.command(&exe).args([
+        "--type-keys",
+        &PRESSES.to_string(),
+        "--key-gap-ms",
+        &GAP.as_millis().to_string(),
+    ]));
+    typed.assert_success("steadyhud-testapp --type-keys");
+    let read = read_in_the_pause(&mut app, |a| run(bed.command(&cli).args(a)), port);
+    let out = app.wait();
+    out.assert_success("steadyhud-testapp --wayland");
+    let logs = session_logs_in(&bed.log_dir);
+    assert_eq!(logs.len(), 1, "one session log\n{}", out.stderr);
+    let (_, rows) = latency_rows(&logs[0].csv);
+    // On Wayland our queue (input times, display answers) is dispatched
+    // by the present path: in the pause the newest rows wait for the next
+    // present, so the window ends a frame or a few before the pause.
+    let got = status_terms(&read);
+    let close = |w: &[Option<f64>; 5]| {
+        w.iter().zip(&got).all(|(w, g)| match (w, g) {
+            (Some(w), Some(g)) => (w - g).abs() < 1e-3,
+            _ => false,
+        })
+    };
+    let n = (BEFORE - 5..=BEFORE)
+        .rev()
+        .find(|&n| close(&expected(&rows, n)))
+        .unwrap_or(BEFORE);
+    eprintln!("latency_live (Wayland): the window is the log's first {n} rows");
+    let want = expected(&rows, n);
+    assert!(
+        want.iter().all(Option::is_some),
+        "display times and keys: every term known: {want:?}\n{}",
+        bed.compositor_log()
+    );
+    check(&read, want, "Wayland, sway in Weston");
 }

@@ -199,6 +199,11 @@ pub struct LatencyRow {
     pub input_ns: Option<i64>,
     pub i2fs_ms: Option<f64>,
     pub fs2p_ms: Option<f64>,
+    pub click_to_photon_ms: Option<f64>,
+    pub pcl_ms: Option<f64>,
+    /// P2D: the display columns' `display_latency_ms` (`None` in a log
+    /// without them, or for a frame not shown).
+    pub p2d_ms: Option<f64>,
 }
 
 /// The log's first present (CLOCK_MONOTONIC ns) and its latency rows;
@@ -222,6 +227,8 @@ pub fn latency_rows(csv: &Path) -> (u64, Vec<LatencyRow>) {
     };
     let names = steadyhud_log::columns::LATENCY.map(|c| c.name);
     let (input, i2fs, fs2p) = (at(names[0]), at(names[1]), at(names[3]));
+    let (c2p, pcl) = (at(names[2]), at(names[4]));
+    let p2d = header.iter().position(|c| *c == "display_latency_ms");
     let (frame, present) = (at("frame"), at("present_ns"));
     let rows = lines
         .filter(|l| !l.is_empty())
@@ -234,6 +241,11 @@ pub fn latency_rows(csv: &Path) -> (u64, Vec<LatencyRow>) {
                 input_ns: cell(input).map(|c| c.parse().expect("input_ns")),
                 i2fs_ms: cell(i2fs).map(|c| c.parse().expect("I2FS")),
                 fs2p_ms: cell(fs2p).map(|c| c.parse().expect("FS2P")),
+                click_to_photon_ms: cell(c2p).map(|c| c.parse().expect("click to photon")),
+                pcl_ms: cell(pcl).map(|c| c.parse().expect("PCL")),
+                p2d_ms: p2d
+                    .and_then(cell)
+                    .map(|c| c.parse().expect("display_latency_ms")),
             }
         })
         .collect();

@@ -74,8 +74,14 @@ pub struct WaylandBed {
     user: Option<(u32, u32)>,
     /// The compositor's process.
     server: Option<Child>,
+    /// The headless Weston a nested sway runs in ([`WaylandBed::sway_in_weston`]).
+    parent: Option<Child>,
     keyboard: Option<Child>,
 }
+
+/// The socket of the Weston a nested sway runs in (not `wayland-*`: the
+/// bed's display is sway's).
+const PARENT_SOCKET: &str = "weston-parent";
 
 /// `nobody`'s (uid, gid) when we are root, else `None`.
 fn bed_user() -> Option<(u32, u32)> {
@@ -109,6 +115,38 @@ impl WaylandBed {
     pub fn start_with(width: u32, height: u32, keyboard: bool) -> WaylandBed {
         let bed = WaylandBed::new(Compositor::Sway, width, height);
         bed.start_sway(keyboard)
+    }
+
+    /// sway on wlroots' Wayland backend, nested in a headless Weston 10 (a
+    /// window of `width`x`height` there), with a keyboard: the one session
+    /// here that has both display times and input. sway answers its
+    /// clients' presentation feedback `presented` from Weston's (headless
+    /// sway alone never does; headless Weston has no seat input).
+    pub fn sway_in_weston(width: u32, height: u32) -> WaylandBed {
+        let mut bed = WaylandBed::new(Compositor::Sway, width, height);
+        let log = std::fs::File::create(bed.root.path().join("weston.log")).expect("weston log");
+        let mut weston = bed.raw_command("weston");
+        weston
+            .args([
+                "--backend=headless-backend.so",
+                &format!("--socket={PARENT_SOCKET}"),
+                "--idle-time=0",
+                "--no-config",
+            ])
+            .arg(format!("--width={width}"))
+            .arg(format!("--height={height}"))
+            .stdout(Stdio::null())
+            .stderr(log);
+        bed.parent = Some(weston.spawn().expect("spawn weston"));
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while UnixStream::connect(bed.runtime_dir.join(PARENT_SOCKET)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "weston did not create its socket within 15 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        bed.start_sway(true)
     }
 
     /// Starts Weston on its headless backend with one `width`x`height`
@@ -168,6 +206,7 @@ impl WaylandBed {
             height,
             user,
             server: None,
+            parent: None,
             keyboard: None,
         };
         let lib = bed.install(&layer_library());
@@ -180,10 +219,15 @@ impl WaylandBed {
         let bed = &mut self;
         let (width, height) = (bed.width, bed.height);
         let config = bed.root.path().join("sway.conf");
+        // Headless: its one output; nested: its window in Weston.
+        let (backend, output) = match bed.parent {
+            None => ("headless", "HEADLESS-1"),
+            Some(_) => ("wayland", "*"),
+        };
         std::fs::write(
             &config,
             format!(
-                "output HEADLESS-1 resolution {width}x{height}\n\
+                "output {output} resolution {width}x{height}\n\
                  default_border none\n\
                  xwayland disable\n\
                  bindsym {DUMMY_KEY} nop\n"
@@ -192,9 +236,12 @@ impl WaylandBed {
         .expect("write sway config");
         let log = std::fs::File::create(bed.log_path()).expect("sway log");
         let mut sway = bed.raw_command("sway");
+        if bed.parent.is_some() {
+            sway.env("WAYLAND_DISPLAY", PARENT_SOCKET);
+        }
         sway.arg("-c")
             .arg(&config)
-            .env("WLR_BACKENDS", "headless")
+            .env("WLR_BACKENDS", backend)
             .env("WLR_RENDERER", "pixman")
             .env("WLR_LIBINPUT_NO_DEVICES", "1")
             .stdout(Stdio::null())
@@ -425,6 +472,9 @@ impl Drop for WaylandBed {
             stop(c);
         }
         if let Some(c) = self.server.as_mut() {
+            stop(c);
+        }
+        if let Some(c) = self.parent.as_mut() {
             stop(c);
         }
     }
