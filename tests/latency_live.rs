@@ -203,11 +203,7 @@ fn x11_ctl_status_and_the_exporter_give_the_latency_terms_of_the_log() {
     assert!(want[2].is_some() && want[3].is_some(), "{want:?}");
     check(&read, want, "X11");
     // The summary counts the presses and has no PC latency either.
-    let log = h.only_session_log();
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(log.summary.as_ref().expect("a summary")).expect("summary"),
-    )
-    .expect("summary JSON");
+    let summary = h.only_session_log().summary_json();
     let block = &summary["latency"];
     assert_eq!(block["inputs"]["counted"], PRESSES, "{block}");
     for unknown in ["pc_latency", "click_to_photon", "present_to_display"] {

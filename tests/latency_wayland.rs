@@ -432,10 +432,7 @@ fn vkcube_wayland_keys(busy: bool) {
             r.frame
         );
     }
-    let summary: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(logs[0].summary.as_ref().expect("a summary")).expect("summary"),
-    )
-    .expect("summary JSON");
+    let summary = logs[0].summary_json();
     let inputs = &summary["latency"]["inputs"];
     let counted = inputs["counted"].as_u64().expect("inputs counted");
     assert!(

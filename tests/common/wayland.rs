@@ -124,19 +124,7 @@ impl WaylandBed {
     /// sway alone never does; headless Weston has no seat input).
     pub fn sway_in_weston(width: u32, height: u32) -> WaylandBed {
         let mut bed = WaylandBed::new(Compositor::Sway, width, height);
-        let log = std::fs::File::create(bed.root.path().join("weston.log")).expect("weston log");
-        let mut weston = bed.raw_command("weston");
-        weston
-            .args([
-                "--backend=headless-backend.so",
-                &format!("--socket={PARENT_SOCKET}"),
-                "--idle-time=0",
-                "--no-config",
-            ])
-            .arg(format!("--width={width}"))
-            .arg(format!("--height={height}"))
-            .stdout(Stdio::null())
-            .stderr(log);
+        let mut weston = bed.weston_command(PARENT_SOCKET, &bed.root.path().join("weston.log"));
         bed.parent = Some(weston.spawn().expect("spawn weston"));
         let deadline = Instant::now() + Duration::from_secs(15);
         while UnixStream::connect(bed.runtime_dir.join(PARENT_SOCKET)).is_err() {
@@ -154,22 +142,29 @@ impl WaylandBed {
     /// 25 ms); waits for its socket.
     pub fn weston(width: u32, height: u32) -> WaylandBed {
         let mut bed = WaylandBed::new(Compositor::Weston, width, height);
-        let log = std::fs::File::create(bed.log_path()).expect("weston log");
-        let mut weston = bed.raw_command("weston");
-        weston
-            .args([
-                "--backend=headless-backend.so",
-                "--socket=wayland-steadyhud",
-                "--idle-time=0",
-                "--no-config",
-            ])
-            .arg(format!("--width={width}"))
-            .arg(format!("--height={height}"))
-            .stdout(Stdio::null())
-            .stderr(log);
+        let mut weston = bed.weston_command("wayland-steadyhud", &bed.log_path());
         bed.server = Some(weston.spawn().expect("spawn weston"));
         bed.wait_for_sockets();
         bed
+    }
+
+    /// Weston on its headless backend, a `width`x`height` output, serving
+    /// `socket` in the runtime dir, its stderr into `log`.
+    fn weston_command(&self, socket: &str, log: &Path) -> Command {
+        let log = std::fs::File::create(log).expect("weston log");
+        let mut weston = self.raw_command("weston");
+        weston
+            .args([
+                "--backend=headless-backend.so",
+                &format!("--socket={socket}"),
+                "--idle-time=0",
+                "--no-config",
+            ])
+            .arg(format!("--width={}", self.width))
+            .arg(format!("--height={}", self.height))
+            .stdout(Stdio::null())
+            .stderr(log);
+        weston
     }
 
     /// The bed's directories and layer manifest, no compositor yet.

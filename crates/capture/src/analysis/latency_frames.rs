@@ -371,6 +371,15 @@ mod tests {
         }
     }
 
+    /// Shown at `at` ms.
+    fn shown(at: u64) -> Option<Shown> {
+        Some(Shown::At {
+            source: Source::Wayland,
+            displayed_ns: at * MS,
+            refresh_ns: 0,
+        })
+    }
+
     fn input(t_ns: u64, read_ns: u64) -> InputTime {
         InputTime {
             t_ns,
@@ -386,13 +395,6 @@ mod tests {
     #[test]
     fn rows_get_their_cells_once_inputs_are_read_past_their_start() {
         let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
-        let shown = |at: u64| {
-            Some(Shown::At {
-                source: Source::Wayland,
-                displayed_ns: at * MS,
-                refresh_ns: 0,
-            })
-        };
         l.push(
             pending(0, 100 * MS, 110 * MS),
             shown(120),
@@ -440,8 +442,18 @@ mod tests {
     #[test]
     fn live_terms_are_known_each_on_its_own_and_leave_with_the_window() {
         let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
-        l.push(pending(0, 100 * MS, 110 * MS), None, 6 * MS);
-        l.push(pending(1, 110 * MS, 120 * MS), None, 4 * MS);
+        l.push(
+            pending(0, 100 * MS, 110 * MS),
+            None,
+            6 * MS,
+            Markers::default(),
+        );
+        l.push(
+            pending(1, 110 * MS, 120 * MS),
+            None,
+            4 * MS,
+            Markers::default(),
+        );
         l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS), |_| {});
         l.flush(120 * MS, false, &mut String::new(), |_, _, _, _| {});
         // Frame 1 starts at 116 (120 − 4): I2FS 3; FS2P 6 and 4.
@@ -449,15 +461,18 @@ mod tests {
         assert!(l.live().is_none());
 
         let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
-        let shown = |at: u64| {
-            Some(Shown::At {
-                source: Source::Wayland,
-                displayed_ns: at * MS,
-                refresh_ns: 0,
-            })
-        };
-        l.push(pending(0, 100 * MS, 110 * MS), shown(120), 6 * MS);
-        l.push(pending(1, 110 * MS, 120 * MS), shown(130), 6 * MS);
+        l.push(
+            pending(0, 100 * MS, 110 * MS),
+            shown(120),
+            6 * MS,
+            Markers::default(),
+        );
+        l.push(
+            pending(1, 110 * MS, 120 * MS),
+            shown(130),
+            6 * MS,
+            Markers::default(),
+        );
         l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS), |_| {});
         l.flush(120 * MS, false, &mut String::new(), |_, _, _, _| {});
         // Frame 1 (start 114, present 120, on screen at 130): PCL 1 + 6 + 10.
@@ -469,7 +484,12 @@ mod tests {
         // the PCL nor the input.
         for k in 2..=210 {
             let at = 100 + 10 * k;
-            l.push(pending(k, at * MS, (at + 10) * MS), shown(at + 20), 6 * MS);
+            l.push(
+                pending(k, at * MS, (at + 10) * MS),
+                shown(at + 20),
+                6 * MS,
+                Markers::default(),
+            );
         }
         l.inputs(&[], Some(2300 * MS), |_| {});
         l.flush(2300 * MS, false, &mut String::new(), |_, _, _, _| {});
