@@ -64,6 +64,15 @@ bed() {
   "${as[@]}" env -i PATH="$PATH" XDG_RUNTIME_DIR="$work/run" XDG_DATA_HOME="$work/data" \
     XDG_CONFIG_HOME="$work/config" STEADYHUD_LOG_DIR="$work/logs" "$@"
 }
+# The same in the background, the program itself in $pids (exec: no shell
+# between, so the cleanup's kill reaches it).
+bed_bg() {
+  local out=$1
+  shift
+  (exec "${as[@]}" env -i PATH="$PATH" XDG_RUNTIME_DIR="$work/run" XDG_DATA_HOME="$work/data" \
+    XDG_CONFIG_HOME="$work/config" STEADYHUD_LOG_DIR="$work/logs" "$@" >"$out" 2>&1) &
+  pids+=($!)
+}
 # Waits up to 10 s for the socket $1 in the runtime dir.
 wait_socket() {
   for _ in $(seq 100); do [ -S "$work/run/$1" ] && return 0; sleep 0.1; done
@@ -71,19 +80,16 @@ wait_socket() {
   exit 1
 }
 
-bed weston --backend=headless-backend.so --socket=weston-0 --idle-time=0 --no-config \
-  --width=800 --height=600 >"$out/weston.log" 2>&1 &
-pids+=($!)
+bed_bg "$out/weston.log" weston --backend=headless-backend.so --socket=weston-0 \
+  --idle-time=0 --no-config --width=800 --height=600
 wait_socket weston-0
-bed env WAYLAND_DISPLAY=weston-0 WLR_BACKENDS=wayland WLR_RENDERER=pixman \
-  WLR_LIBINPUT_NO_DEVICES=1 sway -c "$work/sway.conf" >"$out/sway.log" 2>&1 &
-pids+=($!)
+bed_bg "$out/sway.log" env WAYLAND_DISPLAY=weston-0 WLR_BACKENDS=wayland WLR_RENDERER=pixman \
+  WLR_LIBINPUT_NO_DEVICES=1 sway -c "$work/sway.conf"
 wait_socket wayland-1
 in_sway() { bed env WAYLAND_DISPLAY=wayland-1 "$@"; }
 
-in_sway env STEADYHUD=1 STEADYHUD_CONFIG="hud_rows=fps+frame_ms+display+latency" \
-  vkcube-wayland >"$out/vkcube.log" 2>&1 &
-pids+=($!)
+bed_bg "$out/vkcube.log" env WAYLAND_DISPLAY=wayland-1 STEADYHUD=1 \
+  STEADYHUD_CONFIG="hud_rows=fps+frame_ms+display+latency" vkcube-wayland
 sleep 3
 in_sway "$work/steadyhud-testapp" --type-keys 12 --key-gap-ms 250 --key-code 30 >"$out/keys.txt"
 in_sway "$work/steadyhud" ctl status >"$out/status.txt"
