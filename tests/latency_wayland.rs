@@ -357,17 +357,8 @@ fn vkcube_wayland_keys(busy: bool) {
     let typist = bed.install(&testapp_exe());
     let mut app = bed.spawn_app("vkcube-wayland", &["--c", "100000"]);
     // Frames flow once the log has rows.
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    let rows = || {
-        session_logs_in(&bed.log_dir)
-            .first()
-            .and_then(|l| std::fs::read_to_string(&l.csv).ok())
-            .map_or(0, |t| t.lines().filter(|l| !l.starts_with('#')).count())
-    };
-    while rows() < 30 && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    assert!(rows() >= 30, "{what}: vkcube-wayland presents");
+    let flowing = wait_for_rows(&bed.log_dir, 30, Duration::from_secs(60));
+    assert!(flowing, "{what}: vkcube-wayland presents");
     let typed = run(&mut typist_command(&bed, &typist));
     typed.assert_success("steadyhud-testapp --type-keys");
     let sent = typed_at(&typed.stdout);
