@@ -416,17 +416,28 @@ fn vkcube_wayland_keys(busy: bool) {
             "{what}: a row's input is a key's own time: {r:?}, sent at {sent:?} and {escape_ms:?}"
         );
     }
+    // A key the compositor delivered after the frame the rule gives it
+    // was written is refused `late` (docs/metrics.md; seen beside two busy
+    // loops): allowed, and counted as such in the summary.
+    let summary = logs[0].summary_json();
+    let inputs = &summary["latency"]["inputs"];
+    let mut late = 0;
     for &ms in &sent {
         let t = ms * 1_000_000;
         let earliest = took.iter().any(|r| stamp(r) == t);
         let with_the_one_before = took
             .iter()
             .any(|r| stamp(r) < t && origin + r.present_ns > t);
-        assert!(
-            earliest || with_the_one_before,
-            "{what}: the key at {ms} was taken: {took:?}"
-        );
+        if !(earliest || with_the_one_before) {
+            late += 1;
+        }
     }
+    // (Escape, typed as vkcube quits, may be refused late too.)
+    let refused = inputs["rejected"]["late"].as_u64().expect("late");
+    assert!(
+        refused == late || refused == late + 1,
+        "{what}: a key in no row is one refused late: {took:?}\nsent at {sent:?}\n{inputs}"
+    );
     for r in &took {
         let i2fs = r.i2fs_ms.expect("an I2FS with an input");
         assert!(
@@ -438,12 +449,11 @@ fn vkcube_wayland_keys(busy: bool) {
             r.frame
         );
     }
-    let summary = logs[0].summary_json();
-    let inputs = &summary["latency"]["inputs"];
     let counted = inputs["counted"].as_u64().expect("inputs counted");
+    let keys = KEYS as u64 - late;
     assert!(
-        counted == KEYS as u64 || counted == KEYS as u64 + 1,
-        "{what}: the keys (and Escape) counted: {inputs}"
+        counted == keys || counted == keys + 1,
+        "{what}: the keys not refused (and Escape) counted: {inputs}"
     );
     assert_eq!(inputs["lost"], 0, "{what}: {inputs}");
 }
