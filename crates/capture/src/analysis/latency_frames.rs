@@ -371,6 +371,17 @@ mod tests {
         }
     }
 
+    /// Frames 0 and 1 of 10 ms from 100 ms, 6 ms outside the present call,
+    /// shown 10 ms after their present.
+    fn two_shown_frames() -> LatencyFrames {
+        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
+        for (k, at) in [(0, 100), (1, 110)] {
+            let frame = pending(k, at * MS, (at + 10) * MS);
+            l.push(frame, shown(at + 20), 6 * MS, Markers::default());
+        }
+        l
+    }
+
     /// Shown at `at` ms.
     fn shown(at: u64) -> Option<Shown> {
         Some(Shown::At {
@@ -394,19 +405,7 @@ mod tests {
     /// frame is shown at 130: P2D 10, click to photon 17.
     #[test]
     fn rows_get_their_cells_once_inputs_are_read_past_their_start() {
-        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
-        l.push(
-            pending(0, 100 * MS, 110 * MS),
-            shown(120),
-            6 * MS,
-            Markers::default(),
-        );
-        l.push(
-            pending(1, 110 * MS, 120 * MS),
-            shown(130),
-            6 * MS,
-            Markers::default(),
-        );
+        let mut l = two_shown_frames();
         let mut out = Vec::new();
         let mut cells = String::new();
         l.inputs(&[], Some(100 * MS), |_| {});
@@ -460,19 +459,7 @@ mod tests {
         assert_eq!(l.terms(), [None, None, Some(3.0), Some(5.0), None]);
         assert!(l.live().is_none());
 
-        let mut l = LatencyFrames::new(100 * MS, 1000 * MS);
-        l.push(
-            pending(0, 100 * MS, 110 * MS),
-            shown(120),
-            6 * MS,
-            Markers::default(),
-        );
-        l.push(
-            pending(1, 110 * MS, 120 * MS),
-            shown(130),
-            6 * MS,
-            Markers::default(),
-        );
+        let mut l = two_shown_frames();
         l.inputs(&[input(113 * MS, 125 * MS)], Some(125 * MS), |_| {});
         l.flush(120 * MS, false, &mut String::new(), |_, _, _, _| {});
         // Frame 1 (start 114, present 120, on screen at 130): PCL 1 + 6 + 10.
