@@ -216,15 +216,7 @@ fn x11_ctl_status_and_the_exporter_give_the_latency_terms_of_the_log() {
     let flowing = app.wait_for_line(Duration::from_secs(60), |l| l == "testapp: present 30");
     assert!(flowing, "the program presents");
     std::thread::sleep(Duration::from_millis(300));
-    h.xdotool(&["mousemove", "100", "100"]);
-    for i in 0..PRESSES {
-        if i % 2 == 0 {
-            h.xdotool(&["click", "1"]);
-        } else {
-            h.xdotool(&["key", "a"]);
-        }
-        std::thread::sleep(GAP);
-    }
+    h.click_and_type(PRESSES, GAP);
     let read = read_in_the_pause(&mut app, X11.before, |a| run(&mut h.steadyhud(a)), port);
     let out = app.wait();
     assert!(out.status.success(), "testapp: {}", out.stderr);

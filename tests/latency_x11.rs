@@ -105,15 +105,7 @@ fn clicks_and_keys_are_taken_by_the_programs_frames(program: Program, busy: bool
         "{program:?}: the program presents"
     );
     std::thread::sleep(Duration::from_millis(500));
-    h.xdotool(&["mousemove", "100", "100"]);
-    for i in 0..PRESSES {
-        if i % 2 == 0 {
-            h.xdotool(&["click", "1"]);
-        } else {
-            h.xdotool(&["key", "a"]);
-        }
-        std::thread::sleep(GAP);
-    }
+    h.click_and_type(PRESSES, GAP);
     let run = app.wait();
     assert!(
         run.status.success(),
